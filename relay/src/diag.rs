@@ -1,0 +1,128 @@
+//! The relay's diagnostics file: where its failures go instead of stderr.
+//!
+//! One JSON object per line (`ts_ns`, `pid`, `cli`, `event`, `level`, `message`), appended to
+//! [`location::diagnostics_path`](crate::location::diagnostics_path). When the file reaches
+//! [`MAX_BYTES`] it is renamed to `….1` (replacing the previous one) and a new file is started,
+//! so the two together never exceed about twice that size. Writing it never follows a symlink
+//! and never fails loudly: if it cannot be written, the message is dropped.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Size at which the diagnostics file is rotated: 64 KiB.
+pub const MAX_BYTES: u64 = 64 << 10;
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// The event was written, but something was off (stdin deadline, truncation, lock timeout).
+    Warn,
+    /// The event could not be written.
+    Error,
+}
+
+/// One line of the diagnostics file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// When, in nanoseconds since the Unix epoch.
+    pub ts_ns: u64,
+    /// The relay's pid.
+    pub pid: u32,
+    /// The profile name.
+    pub cli: String,
+    /// The native event name, when known.
+    pub event: Option<String>,
+    /// Warning or error.
+    pub level: Level,
+    /// What happened.
+    pub message: String,
+}
+
+/// Appends a record; silently does nothing when it cannot.
+pub fn append(path: &Path, record: &Record) {
+    let Ok(mut line) = serde_json::to_vec(record) else { return };
+    line.push(b'\n');
+    let open = || {
+        OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+    };
+    let Ok(mut file) = open() else { return };
+    if file.metadata().is_ok_and(|m| m.size() + line.len() as u64 > MAX_BYTES) {
+        let _ = std::fs::rename(path, rotated_path(path));
+        match open() {
+            Ok(fresh) => file = fresh,
+            Err(_) => return,
+        }
+    }
+    let _ = file.write_all(&line);
+}
+
+/// The rotated copy's path: the same name with `.1` appended.
+pub fn rotated_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".1");
+    PathBuf::from(name)
+}
+
+/// Reads the records of a diagnostics file and its rotated copy, oldest first. Lines that do
+/// not parse are skipped.
+pub fn read(path: &Path) -> Vec<Record> {
+    [rotated_path(path), path.to_owned()]
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .flat_map(|text| {
+            text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(message: &str) -> Record {
+        Record {
+            ts_ns: 1,
+            pid: 2,
+            cli: "claude".into(),
+            event: Some("Stop".into()),
+            level: Level::Error,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn the_file_never_grows_past_twice_its_cap() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("events.relay.log");
+        for i in 0..5000 {
+            append(&path, &record(&format!("failure number {i}")));
+        }
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        assert!(size(&path) <= MAX_BYTES);
+        assert!(size(&rotated_path(&path)) <= MAX_BYTES);
+        let records = read(&path);
+        assert_eq!(records.last().unwrap().message, "failure number 4999");
+        assert!(records.len() > 500, "{}", records.len());
+    }
+
+    #[test]
+    fn a_symlinked_log_is_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("target");
+        std::fs::write(&target, "").unwrap();
+        let path = tmp.path().join("events.relay.log");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        append(&path, &record("x"));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "");
+    }
+}

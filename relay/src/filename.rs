@@ -1,0 +1,181 @@
+//! Names of the files in an events directory.
+//!
+//! * Event files: `SSSSSSSSSSSSSSSSSSSS-PPPPPPPPPP.json`: the 20-digit zero-padded `seq` and the
+//!   writer's 10-digit pid. Names sort exactly as their `seq`.
+//! * Unordered event files (the counter lock timed out):
+//!   `SSSSSSSSSSSSSSSSSSSS-uTTTTTTTTTTTTTTTTTTTT-PPPPPPPPPP.json`, where `S` is the counter value the
+//!   writer saw and `T` its clock in nanoseconds; they sort after the ordered event with the same
+//!   `seq` and before the next one.
+//! * Temp files start with `.tmp-` and are never visible under a final name until complete.
+//! * `.seq` is the counter; other dot files belong to hookline (cursors, quarantine).
+//!
+//! Only digits, `-`, `u`, `.` and the fixed words above appear in a name: nothing from a payload
+//! ever reaches a path.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// The sequence counter's file name inside an events directory.
+pub const COUNTER_FILE: &str = ".seq";
+/// Prefix of temp files.
+pub const TEMP_PREFIX: &str = ".tmp-";
+/// Extension of event files.
+pub const EVENT_EXTENSION: &str = ".json";
+
+const SEQ_DIGITS: usize = 20;
+const PID_DIGITS: usize = 10;
+
+/// The parsed name of an event file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EventFileName {
+    /// The sequence number (for an unordered event, the counter value its writer saw).
+    pub seq: u64,
+    /// For an unordered event, the writer's clock in nanoseconds.
+    pub unordered_ts_ns: Option<u64>,
+    /// The writer's pid.
+    pub pid: u32,
+}
+
+impl EventFileName {
+    /// The name of an event that got its `seq` under the counter lock.
+    pub fn ordered(seq: u64, pid: u32) -> EventFileName {
+        EventFileName { seq, unordered_ts_ns: None, pid }
+    }
+
+    /// The name of an event written without the counter lock.
+    pub fn unordered(seq: u64, ts_ns: u64, pid: u32) -> EventFileName {
+        EventFileName { seq, unordered_ts_ns: Some(ts_ns), pid }
+    }
+
+    /// Whether the event's `seq` was allocated under the lock.
+    pub fn is_ordered(&self) -> bool {
+        self.unordered_ts_ns.is_none()
+    }
+
+    /// Parses a file name; `None` for anything that is not an event file.
+    pub fn parse(name: &str) -> Option<EventFileName> {
+        let stem = name.strip_suffix(EVENT_EXTENSION)?;
+        let (seq, rest) = stem.split_once('-')?;
+        let seq = digits(seq, SEQ_DIGITS)?;
+        match rest.strip_prefix('u') {
+            None => Some(EventFileName::ordered(seq, digits(rest, PID_DIGITS)? as u32)),
+            Some(rest) => {
+                let (ts, pid) = rest.split_once('-')?;
+                let ts = digits(ts, SEQ_DIGITS)?;
+                Some(EventFileName::unordered(seq, ts, digits(pid, PID_DIGITS)? as u32))
+            }
+        }
+    }
+}
+
+fn digits(text: &str, width: usize) -> Option<u64> {
+    if text.len() != width || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let value: u64 = text.parse().ok()?;
+    if width == PID_DIGITS && value > u64::from(u32::MAX) {
+        return None;
+    }
+    Some(value)
+}
+
+impl fmt::Display for EventFileName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.unordered_ts_ns {
+            None => write!(f, "{:020}-{:010}{EVENT_EXTENSION}", self.seq, self.pid),
+            Some(ts) => write!(f, "{:020}-u{ts:020}-{:010}{EVENT_EXTENSION}", self.seq, self.pid),
+        }
+    }
+}
+
+impl Ord for EventFileName {
+    /// The same order as the names' bytes.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.seq, self.unordered_ts_ns.is_some(), self.unordered_ts_ns, self.pid).cmp(&(
+            other.seq,
+            other.unordered_ts_ns.is_some(),
+            other.unordered_ts_ns,
+            other.pid,
+        ))
+    }
+}
+
+impl PartialOrd for EventFileName {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// What a directory entry is, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// An event file.
+    Event(EventFileName),
+    /// A temp file of a writer in progress (or of one that was killed).
+    Temp,
+    /// Any other dot file: the counter, hookline's own state.
+    Hidden,
+    /// Anything else: not written by hookline.
+    Foreign,
+}
+
+/// Classifies a directory entry by name.
+pub fn classify(name: &str) -> FileKind {
+    if name.starts_with(TEMP_PREFIX) {
+        FileKind::Temp
+    } else if name.starts_with('.') {
+        FileKind::Hidden
+    } else {
+        EventFileName::parse(name).map_or(FileKind::Foreign, FileKind::Event)
+    }
+}
+
+/// A temp file name, unique per writer pid and nonce.
+pub fn temp_name(pid: u32, nonce: u64) -> String {
+    format!("{TEMP_PREFIX}{pid}-{nonce:x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_sort_like_their_bytes() {
+        let names = [
+            EventFileName::ordered(9, 4_000_000_000),
+            EventFileName::ordered(10, 7),
+            EventFileName::unordered(10, 5, 3),
+            EventFileName::unordered(10, 6, 1),
+            EventFileName::ordered(11, 1),
+            EventFileName::ordered(u64::MAX, u32::MAX),
+        ];
+        for pair in names.windows(2) {
+            assert!(pair[0] < pair[1]);
+            assert!(pair[0].to_string() < pair[1].to_string(), "{} {}", pair[0], pair[1]);
+        }
+        for name in names {
+            assert_eq!(EventFileName::parse(&name.to_string()), Some(name));
+        }
+        assert_eq!(names[1].to_string(), "00000000000000000010-0000000007.json");
+    }
+
+    #[test]
+    fn anything_else_is_not_an_event_name() {
+        for name in [
+            "",
+            "x.json",
+            "00000000000000000010-0000000007.json.tmp",
+            "0000000000000000010-0000000007.json",
+            "00000000000000000010-000000007.json",
+            "00000000000000000010-9999999999.json",
+            "00000000000000000010-u1-0000000007.json",
+            "../00000000000000000010-0000000007.json",
+            "99999999999999999999-0000000007.json",
+        ] {
+            assert_eq!(EventFileName::parse(name), None, "{name}");
+        }
+        assert_eq!(classify(".tmp-1-a"), FileKind::Temp);
+        assert_eq!(classify(".seq"), FileKind::Hidden);
+        assert_eq!(classify("notes.txt"), FileKind::Foreign);
+    }
+}

@@ -1,0 +1,276 @@
+//! Reading the hook's input: bounded in size and in time.
+//!
+//! Some Claude Code versions leave a hook's stdin open without ever sending EOF, so the relay
+//! stops reading as soon as one complete JSON value has arrived, and gives up at a deadline if
+//! none ever completes. Input beyond [`DEFAULT_MAX_BYTES`] is read (so the host never blocks
+//! on a full pipe) but not kept: the event is marked truncated.
+
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::time::{Duration, Instant};
+
+/// The most input bytes kept: 16 MiB.
+pub const DEFAULT_MAX_BYTES: usize = 16 << 20;
+/// How long the relay waits for input to complete: 2 s.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(2);
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Bounds for reading input.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The most bytes kept.
+    pub max_bytes: usize,
+    /// The longest time spent reading.
+    pub deadline: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_bytes: DEFAULT_MAX_BYTES, deadline: DEFAULT_DEADLINE }
+    }
+}
+
+/// What was read.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Input {
+    /// The bytes kept (at most `max_bytes`), with a leading UTF-8 BOM removed.
+    pub bytes: Vec<u8>,
+    /// Where the first complete JSON value ends in `bytes`, when one was seen.
+    pub json_end: Option<usize>,
+    /// Bytes seen in total, including any beyond the cap and the BOM.
+    pub total: u64,
+    /// More input arrived than was kept.
+    pub truncated: bool,
+    /// The deadline passed before the input ended or a JSON value completed.
+    pub timed_out: bool,
+}
+
+impl Input {
+    /// Input given whole (Codex's `notify` passes its JSON as the last argument).
+    pub fn from_bytes(bytes: &[u8], max_bytes: usize) -> Input {
+        let mut reader = Reader::new(max_bytes);
+        reader.feed(bytes);
+        reader.finish(false)
+    }
+}
+
+/// Reads a file descriptor (stdin) until a JSON value completes, EOF, or the deadline.
+pub fn read_fd(fd: BorrowedFd<'_>, limits: Limits) -> io::Result<Input> {
+    let start = Instant::now();
+    let mut reader = Reader::new(limits.max_bytes);
+    let mut file = std::mem::ManuallyDrop::new(std::fs::File::from(fd.try_clone_to_owned()?));
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let Some(remaining) = limits.deadline.checked_sub(start.elapsed()) else {
+            return Ok(reader.finish(true));
+        };
+        if !wait_readable(fd.as_raw_fd(), remaining)? {
+            return Ok(reader.finish(true));
+        }
+        let n = match file.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 || reader.feed(&chunk[..n]) {
+            return Ok(reader.finish(false));
+        }
+    }
+}
+
+/// Waits until `fd` can be read without blocking (data, EOF or an error), at most `timeout`.
+fn wait_readable(fd: i32, timeout: Duration) -> io::Result<bool> {
+    let mut pollfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let millis = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+    loop {
+        // SAFETY: `pollfd` is a valid, initialized pollfd and we pass a count of one.
+        let ret = unsafe { libc::poll(&mut pollfd, 1, millis) };
+        if ret >= 0 {
+            return Ok(ret > 0);
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Accumulates input and tracks, byte by byte, whether one JSON value has completed.
+struct Reader {
+    input: Input,
+    max_bytes: usize,
+    bom_checked: bool,
+    scan: Scan,
+    /// Bytes fed so far, after the BOM (kept or not).
+    offset: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scan {
+    /// Before the first non-whitespace byte.
+    Start,
+    /// Inside an object or array.
+    Nested { depth: u32, in_string: bool, escaped: bool },
+    /// Inside a top-level string.
+    TopString { escaped: bool },
+    /// Inside a top-level scalar (number, literal, or garbage): it ends at whitespace or EOF.
+    TopScalar,
+    /// One value has completed.
+    Done,
+}
+
+/// Where a value ended, relative to the byte just scanned.
+enum Ended {
+    No,
+    /// The byte just scanned closed the value.
+    After,
+    /// The value ended before the byte just scanned (whitespace after a scalar).
+    Before,
+}
+
+impl Reader {
+    fn new(max_bytes: usize) -> Reader {
+        Reader { input: Input::default(), max_bytes, bom_checked: false, scan: Scan::Start, offset: 0 }
+    }
+
+    /// Takes a chunk; returns true once a JSON value has completed.
+    fn feed(&mut self, mut chunk: &[u8]) -> bool {
+        self.input.total += chunk.len() as u64;
+        if !self.bom_checked && !chunk.is_empty() {
+            self.bom_checked = true;
+            chunk = chunk.strip_prefix(BOM).unwrap_or(chunk);
+        }
+        let mut end = None;
+        for (i, &byte) in chunk.iter().enumerate() {
+            match self.step(byte) {
+                Ended::No => {}
+                Ended::After => end = Some(self.offset + i + 1),
+                Ended::Before => end = Some(self.offset + i),
+            }
+            if end.is_some() {
+                break;
+            }
+        }
+        self.keep(chunk);
+        self.offset += chunk.len();
+        match end {
+            Some(end) => {
+                // A value that ends beyond the cap was not kept whole: not usable.
+                self.input.json_end = Some(end).filter(|&end| end <= self.max_bytes);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn keep(&mut self, chunk: &[u8]) {
+        let room = self.max_bytes - self.input.bytes.len();
+        if chunk.len() > room {
+            self.input.truncated = true;
+        }
+        self.input.bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+
+    /// Advances the scanner by one byte.
+    fn step(&mut self, byte: u8) -> Ended {
+        let ws = matches!(byte, b' ' | b'\t' | b'\n' | b'\r');
+        self.scan = match self.scan {
+            Scan::Done => return Ended::No,
+            Scan::Start if ws => Scan::Start,
+            Scan::Start => match byte {
+                b'{' | b'[' => Scan::Nested { depth: 1, in_string: false, escaped: false },
+                b'"' => Scan::TopString { escaped: false },
+                _ => Scan::TopScalar,
+            },
+            Scan::TopString { escaped: true } => Scan::TopString { escaped: false },
+            Scan::TopString { escaped: false } => match byte {
+                b'\\' => Scan::TopString { escaped: true },
+                b'"' => Scan::Done,
+                _ => Scan::TopString { escaped: false },
+            },
+            Scan::TopScalar if ws => {
+                self.scan = Scan::Done;
+                return Ended::Before;
+            }
+            Scan::TopScalar => Scan::TopScalar,
+            Scan::Nested { depth, in_string: true, escaped } => Scan::Nested {
+                depth,
+                in_string: !(byte == b'"' && !escaped),
+                escaped: !escaped && byte == b'\\',
+            },
+            Scan::Nested { depth, in_string: false, .. } => match byte {
+                b'"' => Scan::Nested { depth, in_string: true, escaped: false },
+                b'{' | b'[' => Scan::Nested { depth: depth + 1, in_string: false, escaped: false },
+                b'}' | b']' if depth == 1 => Scan::Done,
+                b'}' | b']' => Scan::Nested { depth: depth - 1, in_string: false, escaped: false },
+                _ => Scan::Nested { depth, in_string: false, escaped: false },
+            },
+        };
+        if self.scan == Scan::Done { Ended::After } else { Ended::No }
+    }
+
+    fn finish(mut self, timed_out: bool) -> Input {
+        let complete = self.scan == Scan::Done;
+        if !complete && !timed_out && self.scan == Scan::TopScalar {
+            // EOF ends a top-level scalar.
+            self.input.json_end = Some(self.offset).filter(|&end| end <= self.max_bytes);
+        }
+        self.input.timed_out = timed_out && !complete;
+        self.input
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn whole(text: &[u8]) -> Input {
+        Input::from_bytes(text, 1 << 20)
+    }
+
+    #[test]
+    fn an_object_completes_at_its_closing_brace_even_with_more_after_it() {
+        let text = br#"  {"a": "}\"{", "b": [1, {"c": 2}]} trailing"#;
+        let input = whole(text);
+        let end = input.json_end.unwrap();
+        assert_eq!(&input.bytes[..end], &text[..text.len() - " trailing".len()]);
+        assert!(!input.truncated && !input.timed_out);
+    }
+
+    #[test]
+    fn a_value_split_over_many_chunks_completes_once() {
+        let text = br#"{"k": "v\\", "n": [1,2,3]}"#;
+        let mut reader = Reader::new(1 << 20);
+        for (i, b) in text.iter().enumerate() {
+            assert_eq!(reader.feed(&[*b]), i + 1 == text.len(), "byte {i}");
+        }
+    }
+
+    #[test]
+    fn a_bom_is_stripped_and_counted() {
+        let input = whole(b"\xEF\xBB\xBF{}");
+        assert_eq!(input.bytes, b"{}");
+        assert_eq!(input.json_end, Some(2));
+        assert_eq!(input.total, 5);
+    }
+
+    #[test]
+    fn scalars_end_at_whitespace_or_eof_and_strings_at_their_quote() {
+        assert_eq!(whole(b"123 456").json_end, Some(3));
+        assert_eq!(whole(b"true").json_end, Some(4));
+        assert_eq!(whole(br#""a\"b" x"#).json_end, Some(6));
+        assert_eq!(whole(b"").json_end, None);
+        assert_eq!(whole(b"{\"open\": 1").json_end, None);
+    }
+
+    #[test]
+    fn input_beyond_the_cap_is_counted_but_not_kept() {
+        let text = format!("{{\"x\": \"{}\"}}", "y".repeat(100));
+        let input = Input::from_bytes(text.as_bytes(), 10);
+        assert_eq!(input.bytes.len(), 10);
+        assert!(input.truncated);
+        assert_eq!(input.json_end, None, "a value that ends beyond the cap is not usable");
+        assert_eq!(input.total, text.len() as u64);
+    }
+}

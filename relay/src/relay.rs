@@ -1,0 +1,441 @@
+//! The relay program: `hookline-relay [--cli NAME] [--event NAME] [JSON]`.
+//!
+//! Reads the hook's JSON (from the last argument when one is given, as Codex's `notify` does,
+//! else from stdin within [`input::Limits`]), wraps it in an envelope and writes it into the
+//! events directory. Whatever happens it prints nothing and the process exits 0: problems go
+//! to the diagnostics file.
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::os::fd::BorrowedFd;
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::diag::{self, Level};
+use crate::envelope::{EnvelopeOut, FORMAT_VERSION, RawEncoding, base64_encode};
+use crate::input::{self, Input, Limits};
+use crate::location::{self, ENV_DISABLE, ENV_FSYNC, ENV_TAG};
+use crate::store::{EventsDir, WriteOptions, Written};
+
+/// The profile used when `--cli` is not given.
+pub const DEFAULT_CLI: &str = "claude";
+const MAX_NAME_LEN: usize = 64;
+const MAX_TAG_LEN: usize = 256;
+
+/// The relay's command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    /// `--cli`: the profile name.
+    pub cli: String,
+    /// `--event`: the native event name, for CLIs whose payload lacks it.
+    pub event: Option<String>,
+    /// The last positional argument: the payload, when the CLI passes it on the command line.
+    pub json_arg: Option<Vec<u8>>,
+    /// Arguments that were not understood (recorded, never fatal).
+    pub problems: Vec<String>,
+}
+
+impl Args {
+    /// Parses the arguments after the program name. Never fails: anything not understood is
+    /// kept in `problems`.
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Args {
+        let mut parsed =
+            Args { cli: DEFAULT_CLI.into(), event: None, json_arg: None, problems: Vec::new() };
+        let mut args = args.into_iter().map(|a| a.to_string_lossy().into_owned());
+        let mut positionals = Vec::new();
+        let mut options_done = false;
+        while let Some(arg) = args.next() {
+            if options_done || !arg.starts_with("--") {
+                positionals.push(arg);
+                continue;
+            }
+            if arg == "--" {
+                options_done = true;
+                continue;
+            }
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
+                None => (arg.clone(), None),
+            };
+            let slot = match flag.as_str() {
+                "--cli" => &mut parsed.cli,
+                "--event" => parsed.event.get_or_insert_with(String::new),
+                _ => {
+                    parsed.problems.push(format!("unknown option {arg:?} ignored"));
+                    continue;
+                }
+            };
+            match inline.or_else(|| args.next()) {
+                Some(value) => *slot = value,
+                None => parsed.problems.push(format!("{flag} needs a value")),
+            }
+        }
+        if parsed.event.as_deref() == Some("") {
+            parsed.event = None;
+        }
+        if parsed.cli.is_empty() {
+            parsed.cli = DEFAULT_CLI.into();
+        }
+        if let Some(last) = positionals.pop() {
+            parsed.json_arg = Some(last.into_bytes());
+        }
+        for extra in positionals {
+            parsed.problems.push(format!("extra argument {extra:?} ignored"));
+        }
+        parsed.cli = clip(&parsed.cli, MAX_NAME_LEN).into_owned();
+        parsed.event = parsed.event.map(|e| clip(&e, MAX_NAME_LEN).into_owned());
+        parsed
+    }
+}
+
+/// What one run did, for the diagnostics file and for tests.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// The events directory, when it could be resolved.
+    pub events_dir: Option<PathBuf>,
+    /// The event written, if any.
+    pub written: Option<Written>,
+    /// Warnings and errors, in the order they happened.
+    pub notes: Vec<(Level, String)>,
+    /// The native event name recorded.
+    pub event: Option<String>,
+}
+
+/// The whole relay: everything the binary does except catching panics and exiting.
+pub fn main() {
+    let started = now_ns();
+    let env = |key: &str| std::env::var_os(key);
+    if env(ENV_DISABLE).is_some_and(|v| v == "1") {
+        return;
+    }
+    let args = Args::parse(std::env::args_os().skip(1));
+    let cli = args.cli.clone();
+    // SAFETY: fd 0 is only borrowed here, for the duration of the run, and never closed.
+    let stdin = unsafe { BorrowedFd::borrow_raw(0) };
+    let report = run(&env, args, Some(stdin), Limits::default(), started);
+    record(&report, &cli, started);
+}
+
+/// Writes a report's notes to the diagnostics file beside its events directory.
+pub fn record(report: &Report, cli: &str, ts_ns: u64) {
+    let Some(dir) = &report.events_dir else { return };
+    if report.notes.is_empty() {
+        return;
+    }
+    let path = location::diagnostics_path(dir);
+    for (level, message) in &report.notes {
+        diag::append(
+            &path,
+            &diag::Record {
+                ts_ns,
+                pid: std::process::id(),
+                cli: cli.to_owned(),
+                event: report.event.clone(),
+                level: *level,
+                message: message.clone(),
+            },
+        );
+    }
+}
+
+/// Runs the relay with an explicit environment and stdin (`None`: no stdin at all).
+pub fn run(
+    env: &impl Fn(&str) -> Option<OsString>,
+    args: Args,
+    stdin: Option<BorrowedFd<'_>>,
+    limits: Limits,
+    ts_ns: u64,
+) -> Report {
+    let mut report = Report::default();
+    for problem in &args.problems {
+        report.notes.push((Level::Warn, problem.clone()));
+    }
+    let input = match (&args.json_arg, stdin) {
+        (Some(json), _) => Input::from_bytes(json, limits.max_bytes),
+        (None, Some(fd)) => match input::read_fd(fd, limits) {
+            Ok(input) => input,
+            Err(e) => {
+                report.notes.push((Level::Warn, format!("cannot read stdin: {e}")));
+                Input::default()
+            }
+        },
+        (None, None) => Input::default(),
+    };
+    let parsed = Parsed::from_input(&input, limits);
+    report.event = args.event.clone().or_else(|| parsed.event.clone());
+    if input.timed_out {
+        report.notes.push((Level::Warn, format!("stdin deadline ({:?}) passed", limits.deadline)));
+    }
+    if input.truncated {
+        report.notes.push((
+            Level::Warn,
+            format!("input of {} bytes cut to {} bytes", input.total, limits.max_bytes),
+        ));
+    }
+
+    let dir = match location::events_dir_from(env) {
+        Ok(dir) => dir,
+        Err(e) => {
+            report.events_dir = location::events_dir_from(|k| match k {
+                location::ENV_EVENTS_DIR => None,
+                _ => env(k),
+            })
+            .ok();
+            report.notes.push((Level::Error, e.to_string()));
+            return report;
+        }
+    };
+    report.events_dir = Some(dir.clone());
+    let events = match EventsDir::create(&dir) {
+        Ok(events) => events,
+        Err(e) => {
+            report.notes.push((Level::Error, error_chain(&e)));
+            return report;
+        }
+    };
+
+    let tag = env(ENV_TAG).map(|t| clip(&t.to_string_lossy(), MAX_TAG_LEN).into_owned());
+    let host_pid = env("CLAUDE_PID").and_then(|p| p.to_str()?.trim().parse().ok());
+    let host_session_id = ["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"]
+        .iter()
+        .find_map(|k| env(k).filter(|v| !v.is_empty()))
+        .map(|v| clip(&v.to_string_lossy(), MAX_NAME_LEN * 2).into_owned());
+    let options = WriteOptions {
+        fsync: env(ENV_FSYNC).is_some_and(|v| v == "1"),
+        ..WriteOptions::default()
+    };
+    let pid = std::process::id();
+    let (raw_encoding, raw) = match (&parsed.payload, input.bytes.is_empty()) {
+        (None, false) => match std::str::from_utf8(&input.bytes) {
+            Ok(text) => (Some(RawEncoding::Utf8), Some(Cow::Borrowed(text))),
+            Err(_) => (Some(RawEncoding::Base64), Some(Cow::Owned(base64_encode(&input.bytes)))),
+        },
+        _ => (None, None),
+    };
+    let written = events.write_event(pid, ts_ns, &options, |seq, seq_unordered| {
+        let envelope = EnvelopeOut {
+            v: FORMAT_VERSION,
+            seq,
+            seq_unordered,
+            ts_ns,
+            cli: &args.cli,
+            event: report.event.as_deref(),
+            tag: tag.as_deref(),
+            pid,
+            ppid: std::os::unix::process::parent_id(),
+            host_pid,
+            host_session_id: host_session_id.as_deref(),
+            relay_version: crate::RELAY_VERSION,
+            truncated: input.truncated,
+            bytes: input.total,
+            error: parsed.error.as_deref(),
+            raw_encoding,
+            raw: raw.clone(),
+            payload: parsed.payload,
+        };
+        let mut out = Vec::with_capacity(input.bytes.len() + 512);
+        // Serializing borrowed strings and a raw value into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut out, &envelope);
+        out.push(b'\n');
+        out
+    });
+    match written {
+        Ok(written) => {
+            if written.name.unordered_ts_ns.is_some() {
+                report.notes.push((
+                    Level::Warn,
+                    format!("counter lock not obtained in {:?}: wrote unordered", options.lock_bound),
+                ));
+            }
+            if written.counter_recovered {
+                report.notes.push((Level::Warn, "counter rebuilt from the event files".into()));
+            }
+            report.written = Some(written);
+        }
+        Err(e) => report.notes.push((Level::Error, error_chain(&e))),
+    }
+    report
+}
+
+/// The input, understood.
+struct Parsed<'a> {
+    payload: Option<&'a RawValue>,
+    event: Option<String>,
+    error: Option<String>,
+}
+
+impl<'a> Parsed<'a> {
+    fn from_input(input: &'a Input, limits: Limits) -> Parsed<'a> {
+        let fail = |error: String| Parsed {
+            payload: None,
+            event: salvage_event_name(&input.bytes),
+            error: Some(error),
+        };
+        if input.truncated {
+            return fail(format!(
+                "input is longer than the {} byte cap; only its head is kept",
+                limits.max_bytes
+            ));
+        }
+        let Some(end) = input.json_end else {
+            return fail(match (input.bytes.iter().all(u8::is_ascii_whitespace), input.timed_out) {
+                (true, true) => format!("no input before the {:?} deadline", limits.deadline),
+                (true, false) => "empty input".into(),
+                (false, true) => format!("input incomplete at the {:?} deadline", limits.deadline),
+                (false, false) => invalid(&input.bytes),
+            });
+        };
+        let text = match std::str::from_utf8(&input.bytes[..end]) {
+            Ok(text) => text,
+            Err(e) => return fail(format!("input is not UTF-8: {e}")),
+        };
+        let raw: &RawValue = match serde_json::from_str(text) {
+            Ok(raw) => raw,
+            Err(e) => return fail(format!("invalid JSON: {e}")),
+        };
+        if !raw.get().starts_with('{') {
+            let kind = match raw.get().as_bytes()[0] {
+                b'[' => "an array",
+                b'"' => "a string",
+                b't' | b'f' => "a boolean",
+                b'n' => "null",
+                _ => "a number",
+            };
+            return fail(format!("payload is {kind}, not a JSON object"));
+        }
+        Parsed { payload: Some(raw), event: event_name(raw), error: None }
+    }
+}
+
+fn invalid(bytes: &[u8]) -> String {
+    match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+        Err(e) => format!("invalid JSON: {e}"),
+        Ok(_) => "invalid JSON".into(),
+    }
+}
+
+/// The native event name from a payload object: `hook_event_name`, `hookEventName`, or `type`
+/// (Codex's `notify`).
+fn event_name(payload: &RawValue) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Names<'a> {
+        #[serde(borrow)]
+        hook_event_name: Option<&'a RawValue>,
+        #[serde(borrow, rename = "hookEventName")]
+        hook_event_name_camel: Option<&'a RawValue>,
+        #[serde(borrow, rename = "type")]
+        kind: Option<&'a RawValue>,
+    }
+    let names: Names<'_> = serde_json::from_str(payload.get()).ok()?;
+    [names.hook_event_name, names.hook_event_name_camel, names.kind]
+        .into_iter()
+        .flatten()
+        .find_map(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()).ok())
+        .filter(|name| !name.is_empty())
+        .map(|name| clip(&name, MAX_NAME_LEN).into_owned())
+}
+
+/// Finds `"hook_event_name": "X"` (or `hookEventName`) in bytes that are not valid JSON, so a
+/// truncated or damaged payload still names its event. Only plain names are accepted.
+pub fn salvage_event_name(bytes: &[u8]) -> Option<String> {
+    for key in [&b"\"hook_event_name\""[..], b"\"hookEventName\""] {
+        let Some(at) = bytes.windows(key.len()).position(|w| w == key) else { continue };
+        let rest = &bytes[at + key.len()..];
+        let rest = skip_ws(rest).strip_prefix(b":").map(skip_ws);
+        let Some(rest) = rest.and_then(|r| r.strip_prefix(b"\"")) else { continue };
+        let len = rest.iter().take_while(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(b)).count();
+        if len > 0 && len <= MAX_NAME_LEN && rest.get(len) == Some(&b'"') {
+            return Some(String::from_utf8_lossy(&rest[..len]).into_owned());
+        }
+    }
+    None
+}
+
+fn skip_ws(bytes: &[u8]) -> &[u8] {
+    let n = bytes.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    &bytes[n..]
+}
+
+/// At most `max` bytes of `text`, cut at a character boundary.
+fn clip(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(text[..end].to_owned())
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+/// Nanoseconds since the Unix epoch (0 if the clock is before it).
+pub fn now_ns() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Args {
+        Args::parse(list.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn arguments_are_parsed_in_every_form() {
+        let a = args(&["--cli", "codex", "--event=Stop", "{\"type\":\"x\"}"]);
+        assert_eq!(a.cli, "codex");
+        assert_eq!(a.event.as_deref(), Some("Stop"));
+        assert_eq!(a.json_arg.as_deref(), Some(&b"{\"type\":\"x\"}"[..]));
+        assert!(a.problems.is_empty());
+        let a = args(&[]);
+        assert_eq!((a.cli.as_str(), a.event, a.json_arg), ("claude", None, None));
+    }
+
+    #[test]
+    fn bad_arguments_are_recorded_not_fatal() {
+        let a = args(&["--bogus", "--cli", "", "x", "y", "--event"]);
+        assert_eq!(a.cli, "claude");
+        assert_eq!(a.json_arg.as_deref(), Some(&b"y"[..]));
+        assert_eq!(a.problems.len(), 3, "{:?}", a.problems);
+        let long = "n".repeat(500);
+        assert_eq!(args(&["--cli", &long]).cli.len(), MAX_NAME_LEN);
+    }
+
+    #[test]
+    fn the_event_name_comes_from_any_known_field() {
+        let name = |json: &str| event_name(&RawValue::from_string(json.into()).unwrap());
+        assert_eq!(name(r#"{"hook_event_name":"Stop"}"#).as_deref(), Some("Stop"));
+        assert_eq!(name(r#"{"hookEventName":"PreToolUse"}"#).as_deref(), Some("PreToolUse"));
+        assert_eq!(name(r#"{"type":"agent-turn-complete"}"#).as_deref(), Some("agent-turn-complete"));
+        assert_eq!(name(r#"{"hook_event_name":7,"type":"x"}"#).as_deref(), Some("x"));
+        assert_eq!(name(r#"{"other":1}"#), None);
+    }
+
+    #[test]
+    fn a_damaged_payload_still_names_its_event() {
+        let cut = br#"{"session_id":"a","hook_event_name" : "PostToolUse","tool_response":"xxx"#;
+        assert_eq!(salvage_event_name(cut).as_deref(), Some("PostToolUse"));
+        assert_eq!(salvage_event_name(br#"{"hook_event_name":"a/../b"}"#), None);
+    }
+
+    #[test]
+    fn clip_cuts_at_a_character_boundary() {
+        assert_eq!(clip("héllo", 2), "h");
+        assert_eq!(clip("abc", 5), "abc");
+    }
+}

@@ -1,0 +1,405 @@
+//! The events directory: safety checks, sequence allocation and atomic writes.
+//!
+//! ## The write protocol
+//! A writer takes an exclusive lock on the counter file `.seq` (bounded wait), reads the last
+//! `seq`, stores `seq + 1`, writes the event to a uniquely named temp file (`O_EXCL`,
+//! `O_NOFOLLOW`, mode 0600), hard-links it under its final name (which fails rather than
+//! replace an existing file), removes the temp name and only then releases the lock. So:
+//!
+//! * an event is never visible under its final name before it is complete;
+//! * final names appear in `seq` order: when a reader holds the lock (shared) and reads the
+//!   counter as `C`, every event with `seq <= C` is either visible or will never exist (its
+//!   writer died after taking the number: a gap). See [`EventsDir::committed_seq`].
+//!
+//! If the lock cannot be had within the bound (a writer stopped while holding it), the event is
+//! still written, without the lock, under an *unordered* name carrying the counter value seen
+//! and the writer's clock; readers track those by name and order them by time.
+//!
+//! No fsync by default: an event is a signal whose loss in a machine crash is covered by the
+//! watcher's rescan on start, and fsync costs more than the whole rest of the relay (see the
+//! benchmark in README). `HOOKLINE_FSYNC=1` makes the relay fsync the file and the directory.
+
+use std::fs::{File, Permissions, TryLockError};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, UnsafeReason};
+use crate::filename::{COUNTER_FILE, EventFileName, FileKind, classify, temp_name};
+use crate::sys::{DirFd, euid};
+
+/// How long a writer waits for the counter lock before writing an unordered event.
+pub const DEFAULT_LOCK_BOUND: Duration = Duration::from_millis(500);
+
+const COUNTER_WIDTH: usize = 21;
+const LINK_ATTEMPTS: u32 = 4;
+
+/// An open, checked events directory.
+#[derive(Debug)]
+pub struct EventsDir {
+    path: PathBuf,
+    dir: DirFd,
+}
+
+/// How to write an event.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOptions {
+    /// Longest wait for the counter lock.
+    pub lock_bound: Duration,
+    /// Fsync the event file and the directory.
+    pub fsync: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { lock_bound: DEFAULT_LOCK_BOUND, fsync: false }
+    }
+}
+
+/// What [`EventsDir::write_event`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// The event's file name.
+    pub name: EventFileName,
+    /// The counter was missing or unreadable and was rebuilt from the directory's files.
+    pub counter_recovered: bool,
+}
+
+impl EventsDir {
+    /// Opens the directory for writing, creating it and its missing parents with mode 0700.
+    /// Refuses a symlink, a directory owned by another user, or one writable by group or others.
+    pub fn create(path: &Path) -> Result<EventsDir, Error> {
+        match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path) {
+            Ok(()) => {}
+            // A symlink or a file in the way: let open() below say which.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io("create dir", path, e)),
+        }
+        EventsDir::open(path)
+    }
+
+    /// Opens an existing directory, with the same checks as [`EventsDir::create`].
+    pub fn open(path: &Path) -> Result<EventsDir, Error> {
+        let unsafe_dir = |reason| Error::UnsafeDir { path: path.to_owned(), reason };
+        let dir = match DirFd::open_nofollow(path) {
+            Ok(dir) => dir,
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(unsafe_dir(UnsafeReason::Symlink));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                let is_link = path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+                let reason =
+                    if is_link { UnsafeReason::Symlink } else { UnsafeReason::NotADirectory };
+                return Err(unsafe_dir(reason));
+            }
+            Err(e) => return Err(Error::io("open dir", path, e)),
+        };
+        let meta = dir
+            .as_file()
+            .and_then(|f| f.metadata())
+            .map_err(|e| Error::io("stat dir", path, e))?;
+        let us = euid();
+        if meta.uid() != us {
+            return Err(unsafe_dir(UnsafeReason::ForeignOwner { owner: meta.uid(), us }));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(unsafe_dir(UnsafeReason::Writable { mode: meta.mode() & 0o7777 }));
+        }
+        Ok(EventsDir { path: path.to_owned(), dir })
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes one event file. `render(seq, unordered)` returns the file's content for the
+    /// `seq` allocated; it may be called more than once if a name collides.
+    pub fn write_event(
+        &self,
+        pid: u32,
+        ts_ns: u64,
+        options: &WriteOptions,
+        mut render: impl FnMut(u64, bool) -> Vec<u8>,
+    ) -> Result<Written, Error> {
+        let counter = self.open_counter()?;
+        if !lock_bounded(&counter, options.lock_bound, false)? {
+            let seq = read_counter(&counter).ok().flatten().unwrap_or(0);
+            return self.write_unordered(pid, ts_ns, seq, options, &mut render);
+        }
+        // The lock is released when `counter` is dropped, on every path out of here.
+        let (mut last, mut recovered) = match read_counter(&counter) {
+            Ok(Some(seq)) => (seq, false),
+            // A new counter, or one deleted by hand: continue after the files present.
+            Ok(None) => (self.max_seq()?, false),
+            Err(_) => (self.max_seq()?, true),
+        };
+        for _ in 0..LINK_ATTEMPTS {
+            let seq = last + 1;
+            counter
+                .write_all_at(format!("{seq:020}\n").as_bytes(), 0)
+                .map_err(|e| Error::io("write counter", self.path.join(COUNTER_FILE), e))?;
+            let name = EventFileName::ordered(seq, pid);
+            match self.publish(&name, &render(seq, false), pid, ts_ns, options) {
+                Ok(()) => return Ok(Written { name, counter_recovered: recovered }),
+                // The counter fell behind the files (restored, or lost in a crash): catch up.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    recovered = true;
+                    last = self.max_seq()?.max(seq);
+                }
+                Err(e) => return Err(Error::io("write event", self.path.join(name.to_string()), e)),
+            }
+        }
+        Err(Error::io(
+            "allocate a free seq in",
+            &self.path,
+            io::Error::from(io::ErrorKind::AlreadyExists),
+        ))
+    }
+
+    fn write_unordered(
+        &self,
+        pid: u32,
+        ts_ns: u64,
+        seq: u64,
+        options: &WriteOptions,
+        render: &mut impl FnMut(u64, bool) -> Vec<u8>,
+    ) -> Result<Written, Error> {
+        let content = render(seq, true);
+        for bump in 0..u64::from(LINK_ATTEMPTS) {
+            let name = EventFileName::unordered(seq, ts_ns + bump, pid);
+            match self.publish(&name, &content, pid, ts_ns + bump, options) {
+                Ok(()) => return Ok(Written { name, counter_recovered: false }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::io("write event", self.path.join(name.to_string()), e)),
+            }
+        }
+        Err(Error::io(
+            "find a free unordered name in",
+            &self.path,
+            io::Error::from(io::ErrorKind::AlreadyExists),
+        ))
+    }
+
+    /// Writes `content` to a temp file and links it under `name`; the temp name is always
+    /// removed. Fails with `AlreadyExists` when `name` is taken.
+    fn publish(
+        &self,
+        name: &EventFileName,
+        content: &[u8],
+        pid: u32,
+        nonce: u64,
+        options: &WriteOptions,
+    ) -> io::Result<()> {
+        let (temp, mut file) = self.create_temp(pid, nonce)?;
+        let result = (|| {
+            file.write_all(content)?;
+            if options.fsync {
+                file.sync_all()?;
+            }
+            self.dir.link(&temp, &name.to_string())?;
+            if options.fsync {
+                self.dir.as_file()?.sync_all()?;
+            }
+            Ok(())
+        })();
+        let _ = self.dir.unlink(&temp);
+        result
+    }
+
+    fn create_temp(&self, pid: u32, nonce: u64) -> io::Result<(String, File)> {
+        let mut attempt = 0u64;
+        loop {
+            let name = temp_name(pid, nonce.wrapping_add(attempt));
+            match self.dir.create_new(&name, 0o600) {
+                Ok(file) => return Ok((name, file)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn open_counter(&self) -> Result<File, Error> {
+        self.dir
+            .open_or_create_rw(COUNTER_FILE, 0o600)
+            .map_err(|e| Error::io("open counter", self.path.join(COUNTER_FILE), e))
+    }
+
+    /// The highest `seq` among the event files present (0 when there are none).
+    pub fn max_seq(&self) -> Result<u64, Error> {
+        let entries =
+            std::fs::read_dir(&self.path).map_err(|e| Error::io("list dir", &self.path, e))?;
+        let mut max = 0;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("list dir", &self.path, e))?;
+            if let Some(FileKind::Event(name)) = entry.file_name().to_str().map(classify) {
+                max = max.max(name.seq);
+            }
+        }
+        Ok(max)
+    }
+
+    /// The highest `seq` that is committed: every ordered event with a `seq` at or below it is
+    /// visible now or will never exist. Read under a shared lock on the counter, waiting at
+    /// most `bound`; `None` when the lock could not be had in time (a writer is stuck holding
+    /// it): then only unordered events can be trusted to be complete.
+    ///
+    /// A directory with no counter has no writer in progress: everything visible is committed.
+    pub fn committed_seq(&self, bound: Duration) -> Result<Option<u64>, Error> {
+        let counter = match self.dir.open_read(COUNTER_FILE) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Some(u64::MAX)),
+            Err(e) => return Err(Error::io("open counter", self.path.join(COUNTER_FILE), e)),
+        };
+        if !lock_bounded(&counter, bound, true)? {
+            return Ok(None);
+        }
+        match read_counter(&counter) {
+            Ok(Some(seq)) => Ok(Some(seq)),
+            // Created but never written, or damaged: the next writer rebuilds it from the
+            // files, so nothing visible can still be in flight below what is there.
+            _ => Ok(Some(u64::MAX)),
+        }
+    }
+
+    /// Sets the directory's permission bits (used by tests and `doctor --fix`).
+    pub fn set_mode(&self, mode: u32) -> Result<(), Error> {
+        self.dir
+            .as_file()
+            .and_then(|f| f.set_permissions(Permissions::from_mode(mode)))
+            .map_err(|e| Error::io("chmod", &self.path, e))
+    }
+}
+
+/// Takes the lock (exclusive or shared), retrying with growing sleeps until `bound` has passed.
+/// `Ok(false)` when the bound passed; an error when the filesystem cannot lock at all.
+fn lock_bounded(file: &File, bound: Duration, shared: bool) -> Result<bool, Error> {
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(20);
+    loop {
+        let attempt = if shared { file.try_lock_shared() } else { file.try_lock() };
+        match attempt {
+            Ok(()) => return Ok(true),
+            Err(TryLockError::WouldBlock) => {}
+            // No locking on this filesystem: behave as if the bound passed.
+            Err(TryLockError::Error(_)) => return Ok(false),
+        }
+        let elapsed = start.elapsed();
+        if elapsed >= bound {
+            return Ok(false);
+        }
+        thread::sleep(pause.min(bound - elapsed));
+        pause = (pause * 2).min(Duration::from_millis(2));
+    }
+}
+
+/// `Ok(None)` for an empty counter, an error for a damaged one.
+fn read_counter(file: &File) -> io::Result<Option<u64>> {
+    let mut buf = [0u8; COUNTER_WIDTH + 8];
+    let n = file.read_at(&mut buf, 0)?;
+    let text = std::str::from_utf8(&buf[..n]).map_err(|_| io::ErrorKind::InvalidData)?;
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| io::ErrorKind::InvalidData.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> (tempfile::TempDir, EventsDir) {
+        let tmp = tempfile::tempdir().unwrap();
+        let events = EventsDir::create(&tmp.path().join("a/b/events")).unwrap();
+        (tmp, events)
+    }
+
+    #[test]
+    fn create_makes_private_parents_and_writes_private_files() {
+        let (_tmp, events) = dir();
+        let mode = std::fs::metadata(events.path()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let written = events.write_event(7, 1, &WriteOptions::default(), |_, _| b"{}".to_vec());
+        let file = events.path().join(written.unwrap().name.to_string());
+        assert_eq!(std::fs::metadata(file).unwrap().mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn seqs_increase_and_names_carry_them() {
+        let (_tmp, events) = dir();
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            let w = events
+                .write_event(7, 1, &WriteOptions::default(), |seq, unordered| {
+                    assert!(!unordered);
+                    format!("{{\"seq\":{seq}}}").into_bytes()
+                })
+                .unwrap();
+            seen.push(w.name.seq);
+        }
+        assert_eq!(seen, [1, 2, 3, 4, 5]);
+        assert_eq!(events.committed_seq(Duration::from_millis(10)).unwrap(), Some(5));
+        let names: Vec<_> = std::fs::read_dir(events.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        assert_eq!(names.len(), 5, "no temp file is left: {names:?}");
+    }
+
+    #[test]
+    fn a_lost_or_stale_counter_is_rebuilt_from_the_files() {
+        let (_tmp, events) = dir();
+        let opts = WriteOptions::default();
+        for _ in 0..3 {
+            events.write_event(7, 1, &opts, |_, _| b"{}".to_vec()).unwrap();
+        }
+        std::fs::write(events.path().join(COUNTER_FILE), "garbage").unwrap();
+        let w = events.write_event(7, 1, &opts, |_, _| b"{}".to_vec()).unwrap();
+        assert_eq!((w.name.seq, w.counter_recovered), (4, true));
+        std::fs::write(events.path().join(COUNTER_FILE), format!("{:020}\n", 2)).unwrap();
+        let w = events.write_event(7, 1, &opts, |_, _| b"{}".to_vec()).unwrap();
+        assert_eq!((w.name.seq, w.counter_recovered), (5, true));
+    }
+
+    #[test]
+    fn a_held_lock_gives_an_unordered_event_and_no_committed_seq() {
+        let (_tmp, events) = dir();
+        let opts = WriteOptions { lock_bound: Duration::from_millis(20), fsync: false };
+        events.write_event(7, 1, &opts, |_, _| b"{}".to_vec()).unwrap();
+        let holder = File::options().write(true).open(events.path().join(COUNTER_FILE)).unwrap();
+        holder.lock().unwrap();
+        let w = events
+            .write_event(8, 99, &opts, |seq, unordered| {
+                assert!(unordered);
+                assert_eq!(seq, 1);
+                b"{}".to_vec()
+            })
+            .unwrap();
+        assert_eq!(w.name, EventFileName::unordered(1, 99, 8));
+        assert_eq!(events.committed_seq(Duration::from_millis(20)).unwrap(), None);
+        holder.unlock().unwrap();
+        assert_eq!(events.committed_seq(Duration::from_millis(20)).unwrap(), Some(1));
+    }
+
+    #[test]
+    fn unsafe_dirs_are_refused_with_the_reason() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        EventsDir::create(&real).unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let err = EventsDir::create(&link).unwrap_err();
+        assert!(matches!(err, Error::UnsafeDir { reason: UnsafeReason::Symlink, .. }), "{err}");
+        std::fs::set_permissions(&real, Permissions::from_mode(0o777)).unwrap();
+        let err = EventsDir::create(&real).unwrap_err();
+        assert!(err.to_string().contains("mode 777"), "{err}");
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let err = EventsDir::create(&file).unwrap_err();
+        assert!(matches!(err, Error::UnsafeDir { reason: UnsafeReason::NotADirectory, .. }));
+    }
+}

@@ -1,0 +1,1 @@
+//! Spawns the built relay as an agent CLI would.
