@@ -45,7 +45,9 @@ pub struct Record {
 
 /// Appends a record; silently does nothing when it cannot.
 pub fn append(path: &Path, record: &Record) {
-    let Ok(mut line) = serde_json::to_vec(record) else { return };
+    let Ok(mut line) = serde_json::to_vec(record) else {
+        return;
+    };
     line.push(b'\n');
     let open = || {
         OpenOptions::new()
@@ -56,7 +58,10 @@ pub fn append(path: &Path, record: &Record) {
             .open(path)
     };
     let Ok(mut file) = open() else { return };
-    if file.metadata().is_ok_and(|m| m.size() + line.len() as u64 > MAX_BYTES) {
+    if file
+        .metadata()
+        .is_ok_and(|m| m.size() + line.len() as u64 > MAX_BYTES)
+    {
         let _ = std::fs::rename(path, rotated_path(path));
         match open() {
             Ok(fresh) => file = fresh,
@@ -80,7 +85,9 @@ pub fn read(path: &Path) -> Vec<Record> {
         .iter()
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .flat_map(|text| {
-            text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect::<Vec<_>>()
+            text.lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect::<Vec<_>>()
         })
         .collect()
 }

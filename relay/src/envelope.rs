@@ -182,7 +182,10 @@ impl std::fmt::Display for EnvelopeError {
         match self {
             EnvelopeError::Json(e) => write!(f, "not a valid envelope: {e}"),
             EnvelopeError::Version(v) => {
-                write!(f, "envelope version {v} is not supported (this build reads {FORMAT_VERSION})")
+                write!(
+                    f,
+                    "envelope version {v} is not supported (this build reads {FORMAT_VERSION})"
+                )
             }
         }
     }
@@ -200,7 +203,11 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 pub fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let sextets = [n >> 18, n >> 12, n >> 6, n];
         for (i, s) in sextets.iter().enumerate() {
@@ -217,7 +224,7 @@ pub fn base64_encode(bytes: &[u8]) -> String {
 /// Decodes standard base64 with padding; `None` on any invalid input.
 pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
@@ -258,7 +265,11 @@ mod tests {
         let data: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
         for len in 0..data.len() {
             let encoded = base64_encode(&data[..len]);
-            assert_eq!(base64_decode(&encoded).as_deref(), Some(&data[..len]), "len {len}");
+            assert_eq!(
+                base64_decode(&encoded).as_deref(),
+                Some(&data[..len]),
+                "len {len}"
+            );
         }
         assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
         assert_eq!(base64_encode(b"fo"), "Zm8=");
@@ -268,8 +279,8 @@ mod tests {
 
     #[test]
     fn an_envelope_written_reads_back_with_every_field() {
-        let payload = RawValue::from_string(r#"{"hook_event_name": "Stop", "x": [1, 2]}"#.into())
-            .unwrap();
+        let payload =
+            RawValue::from_string(r#"{"hook_event_name": "Stop", "x": [1, 2]}"#.into()).unwrap();
         let out = EnvelopeOut {
             v: FORMAT_VERSION,
             seq: 42,
@@ -291,7 +302,10 @@ mod tests {
             payload: Some(&payload),
         };
         let text = serde_json::to_string(&out).unwrap();
-        assert!(text.contains(r#""payload":{"hook_event_name": "Stop", "x": [1, 2]}"#), "{text}");
+        assert!(
+            text.contains(r#""payload":{"hook_event_name": "Stop", "x": [1, 2]}"#),
+            "{text}"
+        );
         let back = Envelope::from_slice(text.as_bytes()).unwrap();
         assert_eq!(back.seq, 42);
         assert!(back.seq_unordered);

@@ -39,7 +39,10 @@ pub fn events_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf
 
 /// The per-user state directory: `$XDG_STATE_HOME`, else `$HOME/.local/state`.
 pub fn state_home_from(env: &impl Fn(&str) -> Option<OsString>) -> Result<PathBuf, Error> {
-    if let Some(state) = env("XDG_STATE_HOME").map(PathBuf::from).filter(|p| p.is_absolute()) {
+    if let Some(state) = env("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
         return Ok(state);
     }
     match env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from) {
@@ -52,7 +55,10 @@ pub fn state_home_from(env: &impl Fn(&str) -> Option<OsString>) -> Result<PathBu
 /// (`…/hookline/events` → `…/hookline/events.relay.log`), so that it can be written even when
 /// the events directory itself is refused.
 pub fn diagnostics_path(events_dir: &Path) -> PathBuf {
-    let mut name = events_dir.file_name().unwrap_or(OsStr::new("events")).to_os_string();
+    let mut name = events_dir
+        .file_name()
+        .unwrap_or(OsStr::new("events"))
+        .to_os_string();
     name.push(".relay.log");
     events_dir.with_file_name(name)
 }
@@ -62,7 +68,12 @@ mod tests {
     use super::*;
 
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
-        move |key| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| OsString::from(v))
+        move |key| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| OsString::from(v))
+        }
     }
 
     #[test]
@@ -85,7 +96,11 @@ mod tests {
 
     #[test]
     fn empty_and_relative_values_are_handled() {
-        let empty = [("HOOKLINE_EVENTS_DIR", ""), ("XDG_STATE_HOME", "rel"), ("HOME", "/h")];
+        let empty = [
+            ("HOOKLINE_EVENTS_DIR", ""),
+            ("XDG_STATE_HOME", "rel"),
+            ("HOME", "/h"),
+        ];
         assert_eq!(
             events_dir_from(env(&empty)).unwrap(),
             PathBuf::from("/h/.local/state/hookline/events")

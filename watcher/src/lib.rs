@@ -17,3 +17,8 @@ pub use hookline_relay as format;
 mod error;
 
 pub use error::Error;
+
+pub mod canonical;
+pub mod mapping;
+pub mod profile;
+pub mod units;

@@ -1,0 +1,442 @@
+//! Canonical events: one small, closed, versioned vocabulary across CLIs.
+//!
+//! Every native hook event is mapped by its CLI's profile to exactly one canonical [`Event`].
+//! A native event no rule maps becomes [`Kind::Unknown`]: surfaced, never dropped.
+//!
+//! On the wire (the NDJSON of `hookline watch`), an event is one flat JSON object: the `kind`
+//! and its fields, then the session identity, the time and the source. See README for the table.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the canonical vocabulary, carried as `v` by every event.
+pub const CANONICAL_VERSION: u32 = 1;
+
+/// What happened, with the fields that matter for that kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Kind {
+    /// A session started, resumed, was cleared, compacted or forked.
+    SessionStart {
+        /// `startup`, `resume`, `clear`, `compact`, `fork`, ... as the CLI says.
+        #[serde(default)]
+        source: Option<String>,
+    },
+    /// The session ended.
+    SessionEnd {
+        /// `prompt_input_exit`, `clear`, `logout`, `exit`, `other`, ... as the CLI says.
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    /// A prompt was submitted: a turn begins.
+    TurnStart,
+    /// A tool is about to run.
+    ToolStart {
+        /// The tool's name in the CLI's own words (`Bash`, `run_shell_command`, ...).
+        #[serde(default)]
+        tool: Option<String>,
+    },
+    /// A tool finished.
+    ToolEnd {
+        /// The tool's name.
+        #[serde(default)]
+        tool: Option<String>,
+        /// Whether it succeeded.
+        #[serde(default = "yes")]
+        ok: bool,
+    },
+    /// The CLI is about to ask the human for permission to run a tool.
+    PermissionRequest {
+        /// The tool's name.
+        #[serde(default)]
+        tool: Option<String>,
+    },
+    /// The CLI is waiting for the human.
+    WaitingForInput {
+        /// Why.
+        #[serde(default)]
+        reason: WaitReason,
+        /// The CLI's message, when it gives one.
+        #[serde(default)]
+        message: Option<String>,
+    },
+    /// The CLI has been idle at its prompt for a while (e.g. Claude's `idle_prompt`).
+    IdlePrompt,
+    /// The agent finished its turn.
+    Stop {
+        /// The last assistant message, capped.
+        #[serde(default)]
+        last_message: Option<String>,
+        /// Background tasks still running when the turn ended.
+        #[serde(default)]
+        pending_tasks: u32,
+        /// Wake-ups the session has scheduled (crons, timers).
+        #[serde(default)]
+        scheduled_wakes: u32,
+    },
+    /// The turn ended because of an API error: evidence of a quota or environment fault.
+    StopFailure {
+        /// The class of error.
+        #[serde(default)]
+        error: FailureKind,
+        /// The CLI's own error text, capped.
+        #[serde(default)]
+        detail: Option<String>,
+    },
+    /// Context compaction.
+    Compact {
+        /// Before or after.
+        #[serde(default)]
+        phase: CompactPhase,
+        /// `manual` or `auto`.
+        #[serde(default)]
+        trigger: Option<String>,
+    },
+    /// A subagent started.
+    SubagentStart {
+        /// The subagent's type.
+        #[serde(default)]
+        agent_type: Option<String>,
+    },
+    /// A subagent finished.
+    SubagentStop {
+        /// The subagent's type.
+        #[serde(default)]
+        agent_type: Option<String>,
+    },
+    /// Any other notification.
+    Notification {
+        /// The CLI's notification type.
+        #[serde(default)]
+        notification_type: Option<String>,
+        /// The CLI's message.
+        #[serde(default)]
+        message: Option<String>,
+    },
+    /// A native event no rule of the profile maps, or an event file whose payload could not
+    /// be read. Surfaced so that nothing is silently dropped.
+    Unknown {
+        /// Why it is unknown (no rule, no profile, unreadable payload).
+        #[serde(default)]
+        reason: Option<String>,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Why a session waits for its human.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitReason {
+    /// A permission dialog is open.
+    Permission,
+    /// The agent asked a question.
+    Question,
+    /// An MCP server asked for input.
+    Elicitation,
+    /// Anything else (e.g. a turn interrupted by the human).
+    #[default]
+    Other,
+}
+
+/// The class of error that ended a turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// Rate limit or usage quota.
+    RateLimit,
+    /// Billing problem.
+    Billing,
+    /// Authentication or authorization.
+    Auth,
+    /// The API is overloaded.
+    Overloaded,
+    /// A server error.
+    Server,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
+/// Before or after compaction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactPhase {
+    /// Compaction is about to run.
+    #[default]
+    Pre,
+    /// Compaction finished.
+    Post,
+}
+
+/// The type of a kind's field, for validating profiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// Free text.
+    Text,
+    /// `true` or `false`.
+    Bool,
+    /// A non-negative count.
+    Count,
+    /// One of a closed set of words.
+    OneOf(&'static [&'static str]),
+}
+
+/// Every kind's name and fields, in the order of the vocabulary.
+pub const KINDS: &[(&str, &[(&str, FieldType)])] = &[
+    ("session_start", &[("source", FieldType::Text)]),
+    ("session_end", &[("reason", FieldType::Text)]),
+    ("turn_start", &[]),
+    ("tool_start", &[("tool", FieldType::Text)]),
+    (
+        "tool_end",
+        &[("tool", FieldType::Text), ("ok", FieldType::Bool)],
+    ),
+    ("permission_request", &[("tool", FieldType::Text)]),
+    (
+        "waiting_for_input",
+        &[
+            (
+                "reason",
+                FieldType::OneOf(&["permission", "question", "elicitation", "other"]),
+            ),
+            ("message", FieldType::Text),
+        ],
+    ),
+    ("idle_prompt", &[]),
+    (
+        "stop",
+        &[
+            ("last_message", FieldType::Text),
+            ("pending_tasks", FieldType::Count),
+            ("scheduled_wakes", FieldType::Count),
+        ],
+    ),
+    (
+        "stop_failure",
+        &[
+            (
+                "error",
+                FieldType::OneOf(&[
+                    "rate_limit",
+                    "billing",
+                    "auth",
+                    "overloaded",
+                    "server",
+                    "other",
+                ]),
+            ),
+            ("detail", FieldType::Text),
+        ],
+    ),
+    (
+        "compact",
+        &[
+            ("phase", FieldType::OneOf(&["pre", "post"])),
+            ("trigger", FieldType::Text),
+        ],
+    ),
+    ("subagent_start", &[("agent_type", FieldType::Text)]),
+    ("subagent_stop", &[("agent_type", FieldType::Text)]),
+    (
+        "notification",
+        &[
+            ("notification_type", FieldType::Text),
+            ("message", FieldType::Text),
+        ],
+    ),
+    ("unknown", &[("reason", FieldType::Text)]),
+];
+
+/// The fields of a kind, or `None` for a name that is not a kind.
+pub fn kind_fields(kind: &str) -> Option<&'static [(&'static str, FieldType)]> {
+    KINDS
+        .iter()
+        .find(|(name, _)| *name == kind)
+        .map(|(_, fields)| *fields)
+}
+
+impl Kind {
+    /// The kind's name, as on the wire.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::SessionStart { .. } => "session_start",
+            Kind::SessionEnd { .. } => "session_end",
+            Kind::TurnStart => "turn_start",
+            Kind::ToolStart { .. } => "tool_start",
+            Kind::ToolEnd { .. } => "tool_end",
+            Kind::PermissionRequest { .. } => "permission_request",
+            Kind::WaitingForInput { .. } => "waiting_for_input",
+            Kind::IdlePrompt => "idle_prompt",
+            Kind::Stop { .. } => "stop",
+            Kind::StopFailure { .. } => "stop_failure",
+            Kind::Compact { .. } => "compact",
+            Kind::SubagentStart { .. } => "subagent_start",
+            Kind::SubagentStop { .. } => "subagent_stop",
+            Kind::Notification { .. } => "notification",
+            Kind::Unknown { .. } => "unknown",
+        }
+    }
+}
+
+/// Which session an event belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SessionKey {
+    /// The profile (CLI) name.
+    pub cli: String,
+    /// The CLI's session id, when the payload (or the host's environment) gave one.
+    pub session_id: Option<String>,
+    /// The orchestrator's tag (`HOOKLINE_TAG` or a legacy task id).
+    pub tag: Option<String>,
+}
+
+/// Where an event came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceRef {
+    /// The directory the file was read from.
+    pub dir: PathBuf,
+    /// The envelope's `seq` (0 for legacy files, which have none).
+    pub seq: u64,
+    /// The file's name in that directory.
+    pub file: String,
+    /// Whether the file came from a legacy directory.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub legacy: bool,
+}
+
+/// A canonical event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// The canonical vocabulary's version.
+    pub v: u32,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: Kind,
+    /// The profile (CLI) name.
+    pub cli: String,
+    /// The CLI's session id.
+    pub session_id: Option<String>,
+    /// The orchestrator's tag.
+    pub tag: Option<String>,
+    /// The subagent's id, when a subagent fired the event.
+    pub agent_id: Option<String>,
+    /// The turn's (or prompt's) id, when the CLI gives one.
+    pub turn_id: Option<String>,
+    /// The working directory the CLI reported.
+    pub cwd: Option<String>,
+    /// The CLI's transcript file.
+    pub transcript_path: Option<String>,
+    /// The native event name.
+    pub native: Option<String>,
+    /// The profile rule that produced this event (`claude:map[3]`), for `explain`.
+    pub rule: String,
+    /// When the relay ran, in nanoseconds since the Unix epoch.
+    pub ts_ns: u64,
+    /// The host CLI's pid, when known.
+    pub host_pid: Option<u32>,
+    /// The file it came from.
+    pub source: SourceRef,
+}
+
+impl Event {
+    /// The session this event belongs to.
+    pub fn session(&self) -> SessionKey {
+        SessionKey {
+            cli: self.cli.clone(),
+            session_id: self.session_id.clone(),
+            tag: self.tag.clone(),
+        }
+    }
+
+    /// Whether a subagent fired this event (it must never change its parent's state).
+    pub fn is_subagent(&self) -> bool {
+        self.agent_id.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_serialize_flat_with_their_name() {
+        let kinds = [
+            Kind::SessionStart {
+                source: Some("startup".into()),
+            },
+            Kind::SessionEnd { reason: None },
+            Kind::TurnStart,
+            Kind::ToolStart {
+                tool: Some("Bash".into()),
+            },
+            Kind::ToolEnd {
+                tool: None,
+                ok: false,
+            },
+            Kind::PermissionRequest { tool: None },
+            Kind::WaitingForInput {
+                reason: WaitReason::Question,
+                message: None,
+            },
+            Kind::IdlePrompt,
+            Kind::Stop {
+                last_message: None,
+                pending_tasks: 2,
+                scheduled_wakes: 0,
+            },
+            Kind::StopFailure {
+                error: FailureKind::RateLimit,
+                detail: None,
+            },
+            Kind::Compact {
+                phase: CompactPhase::Post,
+                trigger: Some("manual".into()),
+            },
+            Kind::SubagentStart { agent_type: None },
+            Kind::SubagentStop { agent_type: None },
+            Kind::Notification {
+                notification_type: None,
+                message: None,
+            },
+            Kind::Unknown {
+                reason: Some("no rule".into()),
+            },
+        ];
+        assert_eq!(kinds.len(), KINDS.len());
+        for (kind, (name, fields)) in kinds.iter().zip(KINDS) {
+            assert_eq!(kind.name(), *name);
+            let value = serde_json::to_value(kind).unwrap();
+            assert_eq!(value["kind"], *name);
+            for key in value.as_object().unwrap().keys().filter(|k| *k != "kind") {
+                assert!(
+                    fields.iter().any(|(f, _)| f == key),
+                    "{name} has undeclared {key}"
+                );
+            }
+            assert_eq!(&serde_json::from_value::<Kind>(value).unwrap(), kind);
+        }
+    }
+
+    #[test]
+    fn missing_fields_take_their_defaults() {
+        let kind: Kind = serde_json::from_str(r#"{"kind":"tool_end"}"#).unwrap();
+        assert_eq!(
+            kind,
+            Kind::ToolEnd {
+                tool: None,
+                ok: true
+            }
+        );
+        let kind: Kind = serde_json::from_str(r#"{"kind":"waiting_for_input"}"#).unwrap();
+        assert_eq!(
+            kind,
+            Kind::WaitingForInput {
+                reason: WaitReason::Other,
+                message: None
+            }
+        );
+    }
+}

@@ -1,0 +1,1046 @@
+//! Profiles: what hookline knows about each CLI, as data.
+//!
+//! One TOML file per CLI (`profiles/<cli>.toml`), embedded in the binary and overridable by
+//! overlays in `$XDG_CONFIG_HOME/hookline/profiles/` (or `~/.config/hookline/profiles/`) and a
+//! project's `.hookline/profiles/`, later ones winning. A profile declares the CLI's identity
+//! and supported versions, where its payloads keep the session id and friends, the native →
+//! canonical mapping rules, which canonical events mean "at the input prompt", the CLI's known
+//! holes (states it can leave without any event) and what `install` must register.
+//!
+//! Shipped profiles parse strictly (an unknown key is an error); overlays only warn about
+//! unknown keys. Errors name the file, the key and, where it can be found, the line.
+
+mod embedded;
+mod wire;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::canonical::{FieldType, kind_fields};
+use crate::units::{Version, parse_duration};
+
+/// The profile schema version this build reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// States a hole may name (the session-state vocabulary).
+pub const STATES: &[&str] = &[
+    "unknown",
+    "active",
+    "child_command",
+    "waiting_on_human",
+    "idle",
+    "env_fault",
+    "ended",
+];
+
+/// The settings dialects `install` can write.
+pub const DIALECTS: &[&str] = &["claude", "codex", "gemini", "copilot", "cursor"];
+
+/// A validated profile.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// The profile's name: the relay's `--cli` value.
+    pub name: String,
+    /// The CLI's name for people.
+    pub display_name: String,
+    /// The CLI's executable.
+    pub binary: String,
+    /// Oldest supported CLI version.
+    pub min_version: Version,
+    /// Newest supported CLI version, if bounded.
+    pub max_version: Option<Version>,
+    /// Versions this profile was checked against with the real CLI.
+    pub tested: Vec<Version>,
+    /// Payload keys that identify this CLI even when the relay was told another `--cli`
+    /// (Cursor runs Claude's hooks with its own payloads).
+    pub detect: Vec<String>,
+    /// Where identity fields live in payloads.
+    pub fields: FieldAliases,
+    /// Canonical kinds that mean "the CLI is at its input prompt".
+    pub input_ready: Vec<String>,
+    /// Mapping rules, first match wins.
+    pub rules: Vec<Rule>,
+    /// States the CLI can leave without firing any event.
+    pub holes: Vec<Hole>,
+    /// What `install` registers, when the CLI can be installed into.
+    pub install: Option<InstallSpec>,
+    /// The files this profile was built from, base first.
+    pub origins: Vec<String>,
+}
+
+/// Payload field aliases: for each identity field, the payload keys to try, in order.
+#[derive(Debug, Clone, Default)]
+pub struct FieldAliases {
+    /// Session id.
+    pub session_id: Vec<FieldPath>,
+    /// Transcript path.
+    pub transcript_path: Vec<FieldPath>,
+    /// Working directory.
+    pub cwd: Vec<FieldPath>,
+    /// Subagent id.
+    pub agent_id: Vec<FieldPath>,
+    /// Turn or prompt id.
+    pub turn_id: Vec<FieldPath>,
+    /// Tool name (used by tool kinds unless a rule says otherwise).
+    pub tool: Vec<FieldPath>,
+}
+
+/// A dotted path into a payload (`details.type`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPath(Vec<String>);
+
+impl FieldPath {
+    /// Parses `a.b.c`.
+    pub fn parse(text: &str) -> Result<FieldPath, String> {
+        let parts: Vec<String> = text.split('.').map(str::to_owned).collect();
+        if parts.iter().any(String::is_empty) {
+            return Err(format!("{text:?} is not a field path like \"a.b\""));
+        }
+        Ok(FieldPath(parts))
+    }
+
+    /// The value at this path in a payload.
+    pub fn get<'a>(&self, payload: &'a Value) -> Option<&'a Value> {
+        self.0
+            .iter()
+            .try_fold(payload, |value, key| value.get(key))
+            .filter(|v| !v.is_null())
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.join("."))
+    }
+}
+
+/// One native → canonical mapping rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Where the rule comes from: `claude.toml#map[3]`.
+    pub label: String,
+    /// The native event name it applies to.
+    pub native: String,
+    /// Conditions that must all hold.
+    pub when: Vec<Condition>,
+    /// Conditions none of which may hold.
+    pub unless: Vec<Condition>,
+    /// The canonical kind produced.
+    pub kind: &'static str,
+    /// Constant canonical fields.
+    pub set: serde_json::Map<String, Value>,
+    /// Canonical fields taken from the payload.
+    pub from: Vec<(String, Extract)>,
+    /// Why the rule is as it is.
+    pub note: Option<String>,
+}
+
+/// A condition on a payload field.
+#[derive(Debug, Clone)]
+pub struct Condition {
+    /// The field.
+    pub path: FieldPath,
+    /// The test.
+    pub test: Test,
+}
+
+/// What a condition tests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Test {
+    /// The field is present (not null) or absent.
+    Present(bool),
+    /// The field equals one of these values.
+    AnyOf(Vec<Value>),
+}
+
+impl Condition {
+    /// Whether the condition holds for a payload.
+    pub fn holds(&self, payload: &Value) -> bool {
+        let value = self.path.get(payload);
+        match &self.test {
+            Test::Present(present) => value.is_some() == *present,
+            Test::AnyOf(values) => value.is_some_and(|v| values.contains(v)),
+        }
+    }
+}
+
+/// How a canonical field is taken from a payload.
+#[derive(Debug, Clone)]
+pub struct Extract {
+    /// The payload field.
+    pub path: FieldPath,
+    /// The conversion.
+    pub convert: Convert,
+    /// For closed-set fields: payload value → canonical word.
+    pub values: BTreeMap<String, String>,
+    /// For closed-set fields: the word used when the payload value is not in `values`.
+    pub default: Option<String>,
+}
+
+/// Conversions from a payload value to a canonical field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Convert {
+    /// A string (other JSON values as compact JSON), capped.
+    Text,
+    /// A boolean.
+    Bool,
+    /// A number, or an array's length.
+    Count,
+    /// The number of array items whose `status` is not a finished one.
+    CountActive,
+    /// A word mapped through `values`.
+    Word,
+}
+
+/// A state the CLI can leave without any event.
+#[derive(Debug, Clone)]
+pub struct Hole {
+    /// Short id.
+    pub id: String,
+    /// What happens.
+    pub description: String,
+    /// The state a session is left in.
+    pub state: Option<String>,
+    /// After this much silence in `state`, the state reads `unknown`.
+    pub stale_after: Option<Duration>,
+}
+
+/// What `install` registers for a CLI.
+#[derive(Debug, Clone)]
+pub struct InstallSpec {
+    /// The settings dialect.
+    pub dialect: String,
+    /// The hook timeout, in seconds (the dialect converts units).
+    pub timeout_secs: u32,
+    /// Pass `--event <native>` to the relay (for payloads without the event name).
+    pub event_arg: bool,
+    /// The scope used when none is given.
+    pub default_scope: String,
+    /// Arguments that make the CLI print its version.
+    pub version_args: Vec<String>,
+    /// Scope name → settings path template (`${VAR:-default}` and a leading `~` expand).
+    pub scopes: Vec<(String, String)>,
+    /// Native events to register.
+    pub events: Vec<InstallEvent>,
+    /// Native events that must never be registered, with why.
+    pub never: Vec<(String, String)>,
+    /// Notes shown after installing.
+    pub notes: Vec<String>,
+}
+
+/// A native event to register.
+#[derive(Debug, Clone)]
+pub struct InstallEvent {
+    /// The native name.
+    pub native: String,
+    /// First CLI version that knows it.
+    pub since: Option<Version>,
+    /// First CLI version that no longer knows it.
+    pub until: Option<Version>,
+    /// The matcher to write, when the dialect uses one.
+    pub matcher: Option<String>,
+}
+
+impl InstallSpec {
+    /// The events to register for a CLI version; with no version, the conservative set every
+    /// supported version (from `min`) knows.
+    pub fn events_for<'a>(
+        &'a self,
+        version: Option<&Version>,
+        min: &Version,
+    ) -> Vec<&'a InstallEvent> {
+        let v = version.unwrap_or(min);
+        self.events
+            .iter()
+            .filter(|e| e.since.as_ref().is_none_or(|s| s <= v))
+            .filter(|e| e.until.as_ref().is_none_or(|u| v < u))
+            .collect()
+    }
+
+    /// The path template of a scope.
+    pub fn scope(&self, name: &str) -> Option<&str> {
+        self.scopes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.as_str())
+    }
+}
+
+/// A problem in a profile file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileError {
+    /// The file (`embedded:claude.toml` for shipped profiles).
+    pub file: String,
+    /// The key path, when known.
+    pub key: Option<String>,
+    /// The 1-based line, when known.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": {key}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+/// A profile source: its label (a path or `embedded:<name>.toml`) and its text.
+struct Source<'a> {
+    label: String,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn error(&self, key: Option<&str>, message: impl Into<String>) -> ProfileError {
+        ProfileError {
+            file: self.label.clone(),
+            key: key.map(str::to_owned),
+            line: key.and_then(|k| locate(self.text, k)),
+            message: message.into(),
+        }
+    }
+
+    /// Parses the TOML. `strict`: unknown keys are errors; otherwise they are returned as
+    /// warnings.
+    fn parse(&self, strict: bool) -> Result<(wire::ProfileFile, Vec<String>), ProfileError> {
+        let mut unknown = Vec::new();
+        let de = toml::Deserializer::parse(self.text).map_err(|e| self.toml_error(&e))?;
+        let file: wire::ProfileFile =
+            serde_ignored::deserialize(de, |path| unknown.push(path.to_string()))
+                .map_err(|e| self.toml_error(&e))?;
+        if strict && let Some(key) = unknown.first() {
+            return Err(self.error(Some(key), "unknown key"));
+        }
+        let warnings = unknown
+            .iter()
+            .map(|key| self.error(Some(key), "unknown key ignored").to_string())
+            .collect();
+        if let Some(v) = file.version
+            && v != SCHEMA_VERSION
+        {
+            return Err(self.error(
+                Some("version"),
+                format!("profile schema version {v} is not supported (this build reads {SCHEMA_VERSION})"),
+            ));
+        }
+        Ok((file, warnings))
+    }
+
+    fn toml_error(&self, e: &toml::de::Error) -> ProfileError {
+        let line = e.span().map(|span| {
+            self.text[..span.start.min(self.text.len())]
+                .lines()
+                .count()
+                .max(1)
+        });
+        ProfileError {
+            file: self.label.clone(),
+            key: None,
+            line,
+            message: e.message().to_owned(),
+        }
+    }
+}
+
+/// The 1-based line of a key path such as `map.3.kind` or `install.events.0.native`: the
+/// N-th `[[table]]` header for array indexes, then the key below it.
+fn locate(text: &str, key: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut start = 0;
+    let mut table = String::new();
+    let mut last_key = None;
+    let parts: Vec<&str> = key
+        .split(['.', '[', ']'])
+        .filter(|p| !p.is_empty())
+        .collect();
+    for (i, part) in parts.iter().enumerate() {
+        if let Ok(index) = part.parse::<usize>() {
+            let header = format!("[[{table}]]");
+            let found = lines
+                .iter()
+                .enumerate()
+                .skip(start)
+                .filter(|(_, l)| l.trim() == header)
+                .nth(index)?;
+            start = found.0;
+            last_key = None;
+            continue;
+        }
+        if !table.is_empty() {
+            table.push('.');
+        }
+        table.push_str(part);
+        if i + 1 == parts.len() || parts[i + 1].parse::<usize>().is_err() {
+            last_key = Some(*part);
+        }
+    }
+    let key = last_key?;
+    lines
+        .iter()
+        .enumerate()
+        .skip(start)
+        .find(|(_, l)| {
+            let l = l.trim_start();
+            l.strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+                || l.starts_with(&format!("[{table}]"))
+                || l.starts_with(&format!("[[{table}]]"))
+        })
+        .map(|(n, _)| n + 1)
+}
+
+fn paths(src: &Source<'_>, key: &str, list: &[String]) -> Result<Vec<FieldPath>, ProfileError> {
+    list.iter()
+        .map(|p| FieldPath::parse(p).map_err(|e| src.error(Some(key), e)))
+        .collect()
+}
+
+fn toml_to_json(value: &toml::Value) -> Option<Value> {
+    Some(match value {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::from(*i),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f).map(Value::Number)?,
+        _ => return None,
+    })
+}
+
+fn version(src: &Source<'_>, key: &str, text: &str) -> Result<Version, ProfileError> {
+    text.parse().map_err(|e: String| src.error(Some(key), e))
+}
+
+impl Rule {
+    fn from_wire(src: &Source<'_>, index: usize, rule: &wire::Rule) -> Result<Rule, ProfileError> {
+        let key = |k: &str| format!("map.{index}.{k}");
+        if rule.native.is_empty() {
+            return Err(src.error(Some(&key("native")), "a rule needs a native event name"));
+        }
+        let kind = crate::canonical::KINDS
+            .iter()
+            .map(|(name, _)| *name)
+            .find(|name| *name == rule.kind)
+            .ok_or_else(|| {
+                src.error(
+                    Some(&key("kind")),
+                    format!("{:?} is not a canonical kind", rule.kind),
+                )
+            })?;
+        let fields = kind_fields(kind).unwrap_or(&[]);
+        let field_type = |name: &str, k: &str| {
+            fields
+                .iter()
+                .find(|(f, _)| *f == name)
+                .map(|(_, t)| *t)
+                .ok_or_else(|| {
+                    let known: Vec<_> = fields.iter().map(|(f, _)| *f).collect();
+                    src.error(
+                        Some(k),
+                        format!("{kind} has no field {name:?} (fields: {known:?})"),
+                    )
+                })
+        };
+        let conditions = |map: &BTreeMap<String, wire::Match>, which: &str| {
+            map.iter()
+                .map(|(path, m)| {
+                    let k = key(&format!("{which}.{path}"));
+                    let test = match m {
+                        wire::Match::Presence { present } => Test::Present(*present),
+                        wire::Match::AnyOf(values) => Test::AnyOf(
+                            values.iter().map(toml_to_json).collect::<Option<_>>().ok_or_else(
+                                || src.error(Some(&k), "values must be strings, numbers or booleans"),
+                            )?,
+                        ),
+                        wire::Match::Equals(value) => Test::AnyOf(vec![toml_to_json(value).ok_or_else(
+                            || src.error(Some(&k), "a value must be a string, number, boolean, list, or { present = bool }"),
+                        )?]),
+                    };
+                    Ok(Condition { path: FieldPath::parse(path).map_err(|e| src.error(Some(&k), e))?, test })
+                })
+                .collect::<Result<Vec<_>, ProfileError>>()
+        };
+        let mut set = serde_json::Map::new();
+        for (name, value) in &rule.set {
+            let k = key(&format!("set.{name}"));
+            let ty = field_type(name, &k)?;
+            let value = toml_to_json(value).ok_or_else(|| src.error(Some(&k), "not a scalar"))?;
+            let fits = match ty {
+                FieldType::Text => value.is_string(),
+                FieldType::Bool => value.is_boolean(),
+                FieldType::Count => value.is_u64(),
+                FieldType::OneOf(words) => value.as_str().is_some_and(|w| words.contains(&w)),
+            };
+            if !fits {
+                return Err(src.error(Some(&k), format!("{value} does not fit {name} ({ty:?})")));
+            }
+            set.insert(name.clone(), value);
+        }
+        let mut from = Vec::new();
+        for (name, spec) in &rule.from {
+            let k = key(&format!("from.{name}"));
+            let ty = field_type(name, &k)?;
+            let (path, convert, values, default) = match spec {
+                wire::From::Path(path) => (path.as_str(), None, BTreeMap::new(), None),
+                wire::From::Spec(s) => (
+                    s.field.as_str(),
+                    s.convert.as_deref(),
+                    s.values.clone(),
+                    s.default.clone(),
+                ),
+            };
+            let convert = match (convert, ty) {
+                (None, FieldType::Text) | (Some("text"), _) => Convert::Text,
+                (None, FieldType::Bool) | (Some("bool"), _) => Convert::Bool,
+                (None, FieldType::Count) | (Some("count"), _) => Convert::Count,
+                (Some("count-active"), _) => Convert::CountActive,
+                (None, FieldType::OneOf(_)) | (Some("word"), _) => Convert::Word,
+                (Some(other), _) => {
+                    return Err(src.error(
+                        Some(&k),
+                        format!(
+                            "unknown conversion {other:?} (text, bool, count, count-active, word)"
+                        ),
+                    ));
+                }
+            };
+            if let FieldType::OneOf(words) = ty {
+                for word in values.values().chain(default.iter()) {
+                    if !words.contains(&word.as_str()) {
+                        return Err(
+                            src.error(Some(&k), format!("{word:?} is not one of {words:?}"))
+                        );
+                    }
+                }
+            }
+            let path = FieldPath::parse(path).map_err(|e| src.error(Some(&k), e))?;
+            from.push((
+                name.clone(),
+                Extract {
+                    path,
+                    convert,
+                    values,
+                    default,
+                },
+            ));
+        }
+        Ok(Rule {
+            label: format!("{}#map[{index}]", src.label.trim_start_matches("embedded:")),
+            native: rule.native.clone(),
+            when: conditions(&rule.when, "when")?,
+            unless: conditions(&rule.unless, "unless")?,
+            kind,
+            set,
+            from,
+            note: rule.note.clone(),
+        })
+    }
+
+    /// Whether the rule applies to a native event and its payload.
+    pub fn matches(&self, native: &str, payload: &Value) -> bool {
+        self.native == native
+            && self.when.iter().all(|c| c.holds(payload))
+            && !self.unless.iter().any(|c| c.holds(payload))
+    }
+}
+
+fn holes(src: &Source<'_>, list: &[wire::Hole]) -> Result<Vec<Hole>, ProfileError> {
+    list.iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let key = |k: &str| format!("holes.{i}.{k}");
+            if h.id.is_empty() || h.description.is_empty() {
+                return Err(src.error(Some(&key("id")), "a hole needs an id and a description"));
+            }
+            if let Some(state) = &h.state
+                && !STATES.contains(&state.as_str())
+            {
+                return Err(src.error(
+                    Some(&key("state")),
+                    format!("{state:?} is not a state ({STATES:?})"),
+                ));
+            }
+            let stale_after = h
+                .stale_after
+                .as_deref()
+                .map(parse_duration)
+                .transpose()
+                .map_err(|e| src.error(Some(&key("stale-after")), e))?;
+            if stale_after.is_some() && h.state.is_none() {
+                return Err(src.error(Some(&key("stale-after")), "stale-after needs a state"));
+            }
+            Ok(Hole {
+                id: h.id.clone(),
+                description: h.description.clone(),
+                state: h.state.clone(),
+                stale_after,
+            })
+        })
+        .collect()
+}
+
+fn install(
+    src: &Source<'_>,
+    w: &wire::Install,
+    base: Option<&InstallSpec>,
+) -> Result<InstallSpec, ProfileError> {
+    let dialect = w
+        .dialect
+        .clone()
+        .or_else(|| base.map(|b| b.dialect.clone()))
+        .unwrap_or_default();
+    if !DIALECTS.contains(&dialect.as_str()) {
+        return Err(src.error(
+            Some("install.dialect"),
+            format!("{dialect:?} is not a dialect ({DIALECTS:?})"),
+        ));
+    }
+    let mut scopes: Vec<(String, String)> = base.map(|b| b.scopes.clone()).unwrap_or_default();
+    for (name, template) in &w.scopes {
+        match scopes.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = template.clone(),
+            None => scopes.push((name.clone(), template.clone())),
+        }
+    }
+    if scopes.is_empty() {
+        return Err(src.error(Some("install.scopes"), "at least one scope is needed"));
+    }
+    let default_scope = w
+        .default_scope
+        .clone()
+        .or_else(|| base.map(|b| b.default_scope.clone()))
+        .unwrap_or_else(|| scopes[0].0.clone());
+    if !scopes.iter().any(|(n, _)| *n == default_scope) {
+        return Err(src.error(
+            Some("install.default-scope"),
+            format!("{default_scope:?} is not a scope"),
+        ));
+    }
+    let never = match &w.never {
+        Some(list) => list
+            .iter()
+            .map(|n| (n.native.clone(), n.reason.clone()))
+            .collect(),
+        None => base.map(|b| b.never.clone()).unwrap_or_default(),
+    };
+    let events = match &w.events {
+        Some(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let key = |k: &str| format!("install.events.{i}.{k}");
+                if let Some((_, why)) = never.iter().find(|(n, _)| *n == e.native) {
+                    return Err(src.error(
+                        Some(&key("native")),
+                        format!("{} must never be registered: {why}", e.native),
+                    ));
+                }
+                Ok(InstallEvent {
+                    native: e.native.clone(),
+                    since: e
+                        .since
+                        .as_deref()
+                        .map(|v| version(src, &key("since"), v))
+                        .transpose()?,
+                    until: e
+                        .until
+                        .as_deref()
+                        .map(|v| version(src, &key("until"), v))
+                        .transpose()?,
+                    matcher: e.matcher.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => base.map(|b| b.events.clone()).unwrap_or_default(),
+    };
+    if events.is_empty() {
+        return Err(src.error(Some("install.events"), "at least one event is needed"));
+    }
+    Ok(InstallSpec {
+        dialect,
+        timeout_secs: w
+            .timeout_secs
+            .or(base.map(|b| b.timeout_secs))
+            .unwrap_or(10),
+        event_arg: w.event_arg.or(base.map(|b| b.event_arg)).unwrap_or(false),
+        default_scope,
+        version_args: w
+            .version_args
+            .clone()
+            .or_else(|| base.map(|b| b.version_args.clone()))
+            .unwrap_or_else(|| vec!["--version".into()]),
+        scopes,
+        events,
+        never,
+        notes: w
+            .notes
+            .clone()
+            .or_else(|| base.map(|b| b.notes.clone()))
+            .unwrap_or_default(),
+    })
+}
+
+fn input_ready(src: &Source<'_>, list: &[String]) -> Result<Vec<String>, ProfileError> {
+    for kind in list {
+        if kind_fields(kind).is_none() {
+            return Err(src.error(
+                Some("input-ready"),
+                format!("{kind:?} is not a canonical kind"),
+            ));
+        }
+    }
+    Ok(list.to_vec())
+}
+
+impl Profile {
+    /// Builds a complete profile from one file.
+    fn from_wire(src: &Source<'_>, w: &wire::ProfileFile) -> Result<Profile, ProfileError> {
+        let need = |value: &Option<String>, key: &str| {
+            value
+                .clone()
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| src.error(None, format!("missing key {key}")))
+        };
+        let name = need(&w.name, "name")?;
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(src.error(
+                Some("name"),
+                format!("{name:?}: use letters, digits, - and _"),
+            ));
+        }
+        if w.version.is_none() {
+            return Err(src.error(None, "missing key version (the profile schema version, 1)"));
+        }
+        let versions = w
+            .versions
+            .as_ref()
+            .ok_or_else(|| src.error(None, "missing table [versions]"))?;
+        let min = versions
+            .min
+            .as_deref()
+            .ok_or_else(|| src.error(None, "missing key versions.min"))?;
+        let fields = w
+            .fields
+            .as_ref()
+            .ok_or_else(|| src.error(None, "missing table [fields]"))?;
+        let alias =
+            |list: &Option<Vec<String>>, key: &str| paths(src, key, list.as_deref().unwrap_or(&[]));
+        let aliases = FieldAliases {
+            session_id: alias(&fields.session_id, "fields.session-id")?,
+            transcript_path: alias(&fields.transcript_path, "fields.transcript-path")?,
+            cwd: alias(&fields.cwd, "fields.cwd")?,
+            agent_id: alias(&fields.agent_id, "fields.agent-id")?,
+            turn_id: alias(&fields.turn_id, "fields.turn-id")?,
+            tool: alias(&fields.tool, "fields.tool")?,
+        };
+        if aliases.session_id.is_empty() {
+            return Err(src.error(
+                Some("fields.session-id"),
+                "at least one session id field is needed",
+            ));
+        }
+        let rules = w.map.as_deref().unwrap_or(&[]);
+        if rules.is_empty() {
+            return Err(src.error(None, "missing [[map]] rules"));
+        }
+        Ok(Profile {
+            display_name: w.display_name.clone().unwrap_or_else(|| name.clone()),
+            binary: need(&w.binary, "binary")?,
+            min_version: version(src, "versions.min", min)?,
+            max_version: versions
+                .max
+                .as_deref()
+                .map(|v| version(src, "versions.max", v))
+                .transpose()?,
+            tested: versions
+                .tested
+                .iter()
+                .map(|v| version(src, "versions.tested", v))
+                .collect::<Result<_, _>>()?,
+            detect: w
+                .detect
+                .as_ref()
+                .map(|d| d.any_present.clone())
+                .unwrap_or_default(),
+            fields: aliases,
+            input_ready: input_ready(src, w.input_ready.as_deref().unwrap_or(&[]))?,
+            rules: rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Rule::from_wire(src, i, r))
+                .collect::<Result<_, _>>()?,
+            holes: holes(src, w.holes.as_deref().unwrap_or(&[]))?,
+            install: w
+                .install
+                .as_ref()
+                .map(|i| install(src, i, None))
+                .transpose()?,
+            origins: vec![src.label.clone()],
+            name,
+        })
+    }
+
+    /// Applies an overlay: what it gives replaces what the profile had, except mapping rules,
+    /// which go before the existing ones (so they win), and holes, which replace by id.
+    fn apply(&mut self, src: &Source<'_>, w: &wire::ProfileFile) -> Result<(), ProfileError> {
+        if let Some(name) = &w.name
+            && *name != self.name
+        {
+            return Err(src.error(
+                Some("name"),
+                format!("overlay for {name:?} applied to {:?}", self.name),
+            ));
+        }
+        if let Some(v) = &w.display_name {
+            self.display_name = v.clone();
+        }
+        if let Some(v) = &w.binary {
+            self.binary = v.clone();
+        }
+        if let Some(versions) = &w.versions {
+            if let Some(min) = &versions.min {
+                self.min_version = version(src, "versions.min", min)?;
+            }
+            if let Some(max) = &versions.max {
+                self.max_version = Some(version(src, "versions.max", max)?);
+            }
+            if !versions.tested.is_empty() {
+                self.tested = versions
+                    .tested
+                    .iter()
+                    .map(|v| version(src, "versions.tested", v))
+                    .collect::<Result<_, _>>()?;
+            }
+        }
+        if let Some(detect) = &w.detect {
+            self.detect = detect.any_present.clone();
+        }
+        if let Some(fields) = &w.fields {
+            let slots = [
+                (
+                    &fields.session_id,
+                    &mut self.fields.session_id,
+                    "fields.session-id",
+                ),
+                (
+                    &fields.transcript_path,
+                    &mut self.fields.transcript_path,
+                    "fields.transcript-path",
+                ),
+                (&fields.cwd, &mut self.fields.cwd, "fields.cwd"),
+                (
+                    &fields.agent_id,
+                    &mut self.fields.agent_id,
+                    "fields.agent-id",
+                ),
+                (&fields.turn_id, &mut self.fields.turn_id, "fields.turn-id"),
+                (&fields.tool, &mut self.fields.tool, "fields.tool"),
+            ];
+            for (given, slot, key) in slots {
+                if let Some(list) = given {
+                    *slot = paths(src, key, list)?;
+                }
+            }
+        }
+        if let Some(list) = &w.input_ready {
+            self.input_ready = input_ready(src, list)?;
+        }
+        if let Some(rules) = &w.map {
+            let mut new: Vec<Rule> = rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Rule::from_wire(src, i, r))
+                .collect::<Result<_, _>>()?;
+            new.append(&mut self.rules);
+            self.rules = new;
+        }
+        if let Some(list) = &w.holes {
+            for hole in holes(src, list)? {
+                match self.holes.iter_mut().find(|h| h.id == hole.id) {
+                    Some(slot) => *slot = hole,
+                    None => self.holes.push(hole),
+                }
+            }
+        }
+        if let Some(w_install) = &w.install {
+            self.install = Some(install(src, w_install, self.install.as_ref())?);
+        }
+        self.origins.push(src.label.clone());
+        Ok(())
+    }
+
+    /// The first rule that maps this native event and payload.
+    pub fn rule_for(&self, native: &str, payload: &Value) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.matches(native, payload))
+    }
+
+    /// Whether a canonical kind means "at the input prompt" for this CLI.
+    pub fn is_input_ready(&self, kind: &str) -> bool {
+        self.input_ready.iter().any(|k| k == kind)
+    }
+
+    /// The holes that leave a session in `state`.
+    pub fn holes_in(&self, state: &str) -> impl Iterator<Item = &Hole> {
+        self.holes
+            .iter()
+            .filter(move |h| h.state.as_deref() == Some(state))
+    }
+}
+
+/// Where overlays are read from.
+#[derive(Debug, Clone, Default)]
+pub struct OverlayDirs {
+    /// The user's overlays (`$XDG_CONFIG_HOME/hookline/profiles`).
+    pub user: Option<PathBuf>,
+    /// The project's overlays (`.hookline/profiles` in the current directory).
+    pub project: Option<PathBuf>,
+}
+
+impl OverlayDirs {
+    /// The standard places, from the environment and the current directory.
+    pub fn standard() -> OverlayDirs {
+        let config = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+        OverlayDirs {
+            user: config.map(|c| c.join("hookline").join("profiles")),
+            project: std::env::current_dir()
+                .ok()
+                .map(|d| d.join(".hookline").join("profiles")),
+        }
+    }
+}
+
+/// The profiles in force: shipped ones, then overlays.
+#[derive(Debug, Clone)]
+pub struct Profiles {
+    profiles: BTreeMap<String, Profile>,
+    /// Warnings from overlays (unknown keys).
+    pub warnings: Vec<String>,
+}
+
+impl Profiles {
+    /// The shipped profiles only. They are checked by tests, so this cannot fail in a
+    /// released build; it returns the error rather than panic all the same.
+    pub fn shipped() -> Result<Profiles, ProfileError> {
+        let mut profiles = BTreeMap::new();
+        for (file, text) in embedded::FILES {
+            let src = Source {
+                label: format!("embedded:{file}"),
+                text,
+            };
+            let (wire, _) = src.parse(true)?;
+            let profile = Profile::from_wire(&src, &wire)?;
+            profiles.insert(profile.name.clone(), profile);
+        }
+        Ok(Profiles {
+            profiles,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// Shipped profiles with the overlays found in `dirs` applied, user first, then project.
+    pub fn load(dirs: &OverlayDirs) -> Result<Profiles, ProfileError> {
+        let mut set = Profiles::shipped()?;
+        for dir in [&dirs.user, &dirs.project].into_iter().flatten() {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut files: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            files.sort();
+            for file in files {
+                set.overlay_file(&file)?;
+            }
+        }
+        Ok(set)
+    }
+
+    /// Applies one overlay file (named `<cli>.toml`); a file for a CLI with no shipped profile
+    /// must be a complete profile.
+    pub fn overlay_file(&mut self, path: &Path) -> Result<(), ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ProfileError {
+            file: path.display().to_string(),
+            key: None,
+            line: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        let src = Source {
+            label: path.display().to_string(),
+            text: &text,
+        };
+        let (wire, warnings) = src.parse(false)?;
+        self.warnings.extend(warnings);
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let name = wire.name.clone().unwrap_or_else(|| stem.to_owned());
+        match self.profiles.get_mut(&name) {
+            Some(profile) => profile.apply(&src, &wire),
+            None => {
+                let profile = Profile::from_wire(&src, &wire)?;
+                self.profiles.insert(profile.name.clone(), profile);
+                Ok(())
+            }
+        }
+    }
+
+    /// Checks one file as a complete profile (strict: unknown keys are errors).
+    pub fn check_file(path: &Path) -> Result<Profile, ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ProfileError {
+            file: path.display().to_string(),
+            key: None,
+            line: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        let src = Source {
+            label: path.display().to_string(),
+            text: &text,
+        };
+        let (wire, _) = src.parse(true)?;
+        Profile::from_wire(&src, &wire)
+    }
+
+    /// A profile by name.
+    pub fn get(&self, name: &str) -> Option<&Profile> {
+        self.profiles.get(name)
+    }
+
+    /// All profiles, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Profile> {
+        self.profiles.values()
+    }
+
+    /// The profile for an event: the one named by the relay's `--cli`, unless the payload
+    /// carries another profile's identifying keys (Cursor and VS Code run Claude's hooks with
+    /// their own payloads).
+    pub fn resolve(&self, cli: &str, payload: &Value) -> Option<&Profile> {
+        let claimed = self
+            .profiles
+            .values()
+            .find(|p| p.name != cli && p.detect.iter().any(|key| payload.get(key).is_some()));
+        claimed.or_else(|| self.profiles.get(cli))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,189 @@
+use super::*;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn every_shipped_profile_parses_strictly() {
+    let profiles = Profiles::shipped().unwrap();
+    let claude = profiles.get("claude").unwrap();
+    assert_eq!(claude.binary, "claude");
+    assert!(claude.is_input_ready("stop"));
+    assert!(!claude.is_input_ready("session_start"));
+    assert!(claude.install.is_some());
+    assert!(profiles.iter().count() >= 2);
+}
+
+#[test]
+fn an_unknown_key_in_a_complete_profile_is_an_error_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = include_str!("../../../profiles/claude.toml").to_owned();
+    text = text.replace(
+        "binary = \"claude\"",
+        "binary = \"claude\"\nbinray = \"typo\"",
+    );
+    let path = write(tmp.path(), "claude.toml", &text);
+    let err = Profiles::check_file(&path).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("binray"));
+    assert_eq!(err.line, Some(8), "{err}");
+    assert!(
+        err.to_string()
+            .contains("claude.toml:8: binray: unknown key"),
+        "{err}"
+    );
+}
+
+#[test]
+fn semantic_errors_name_the_key_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = include_str!("../../../profiles/claude.toml").replacen(
+        "kind = \"turn_start\"",
+        "kind = \"turn_begin\"",
+        1,
+    );
+    let path = write(tmp.path(), "claude.toml", &text);
+    let err = Profiles::check_file(&path).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("map.2.kind"));
+    let line = text.lines().position(|l| l.contains("turn_begin")).unwrap() + 1;
+    assert_eq!(err.line, Some(line), "{err}");
+
+    let text = include_str!("../../../profiles/claude.toml").replacen(
+        "set = { reason = \"question\" }",
+        "set = { reason = \"bored\" }",
+        1,
+    );
+    let path = write(tmp.path(), "claude.toml", &text);
+    let err = Profiles::check_file(&path).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("map.3.set.reason"), "{err}");
+
+    let text = include_str!("../../../profiles/claude.toml").replacen(
+        "stale-after = \"15m\"",
+        "stale-after = \"15\"",
+        1,
+    );
+    let path = write(tmp.path(), "claude.toml", &text);
+    assert!(
+        Profiles::check_file(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("unit")
+    );
+
+    let text = include_str!("../../../profiles/claude.toml").replace(
+        "[[install.never]]\nnative = \"WorktreeCreate\"",
+        "[[install.events]]\nnative = \"WorktreeCreate\"\n\n[[install.never]]\nnative = \"WorktreeCreate\"",
+    );
+    let path = write(tmp.path(), "claude.toml", &text);
+    let err = Profiles::check_file(&path).unwrap_err();
+    assert!(err.message.contains("must never be registered"), "{err}");
+}
+
+#[test]
+fn toml_syntax_errors_carry_the_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write(
+        tmp.path(),
+        "x.toml",
+        "version = 1\nname = \"x\"\nbroken = [\n",
+    );
+    let err = Profiles::check_file(&path).unwrap_err();
+    assert!(err.line.is_some(), "{err}");
+}
+
+#[test]
+fn an_overlay_warns_on_unknown_keys_and_its_rules_win() {
+    let tmp = tempfile::tempdir().unwrap();
+    let user = tmp.path().join("user");
+    std::fs::create_dir(&user).unwrap();
+    write(
+        &user,
+        "claude.toml",
+        "colour = \"blue\"\ninput-ready = [\"stop\"]\n\n[[map]]\nnative = \"Notification\"\nwhen = { notification_type = \"idle_prompt\" }\nkind = \"notification\"\n",
+    );
+    let dirs = OverlayDirs {
+        user: Some(user),
+        project: None,
+    };
+    let profiles = Profiles::load(&dirs).unwrap();
+    assert_eq!(profiles.warnings.len(), 1);
+    assert!(
+        profiles.warnings[0].contains("colour: unknown key ignored"),
+        "{:?}",
+        profiles.warnings
+    );
+    let claude = profiles.get("claude").unwrap();
+    assert!(!claude.is_input_ready("idle_prompt"));
+    let payload = serde_json::json!({"notification_type": "idle_prompt"});
+    let rule = claude.rule_for("Notification", &payload).unwrap();
+    assert_eq!(rule.kind, "notification");
+    assert!(rule.label.ends_with("claude.toml#map[0]"), "{}", rule.label);
+    assert_eq!(claude.origins.len(), 2);
+    // The project overlay comes after the user one and wins over it.
+    let project = tmp.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    write(&project, "claude.toml", "input-ready = [\"idle_prompt\"]\n");
+    let dirs = OverlayDirs {
+        user: dirs.user,
+        project: Some(project),
+    };
+    let profiles = Profiles::load(&dirs).unwrap();
+    assert!(
+        profiles
+            .get("claude")
+            .unwrap()
+            .is_input_ready("idle_prompt")
+    );
+}
+
+#[test]
+fn an_overlay_for_a_new_cli_must_be_complete() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "aider.toml", "version = 1\nname = \"aider\"\n");
+    let dirs = OverlayDirs {
+        user: Some(tmp.path().to_owned()),
+        project: None,
+    };
+    let err = Profiles::load(&dirs).unwrap_err();
+    assert!(err.message.contains("missing"), "{err}");
+}
+
+#[test]
+fn install_events_depend_on_the_cli_version() {
+    let profiles = Profiles::shipped().unwrap();
+    let claude = profiles.get("claude").unwrap();
+    let spec = claude.install.as_ref().unwrap();
+    let names = |v: Option<&str>| -> Vec<String> {
+        let v = v.map(|v| v.parse::<Version>().unwrap());
+        spec.events_for(v.as_ref(), &claude.min_version)
+            .iter()
+            .map(|e| e.native.clone())
+            .collect()
+    };
+    let conservative = names(None);
+    assert!(conservative.contains(&"PermissionRequest".to_owned()));
+    assert!(!conservative.contains(&"StopFailure".to_owned()));
+    assert!(names(Some("2.1.332")).contains(&"StopFailure".to_owned()));
+    assert!(!names(Some("2.1.77")).contains(&"StopFailure".to_owned()));
+    for (native, _) in &spec.never {
+        assert!(!names(Some("99.0.0")).contains(native));
+    }
+}
+
+#[test]
+fn conditions_test_presence_and_values() {
+    let c = Condition {
+        path: FieldPath::parse("a.b").unwrap(),
+        test: Test::Present(true),
+    };
+    assert!(c.holds(&serde_json::json!({"a": {"b": 1}})));
+    assert!(!c.holds(&serde_json::json!({"a": {"b": null}})));
+    let c = Condition {
+        path: FieldPath::parse("n").unwrap(),
+        test: Test::AnyOf(vec![1.into(), "x".into()]),
+    };
+    assert!(c.holds(&serde_json::json!({"n": 1})));
+    assert!(!c.holds(&serde_json::json!({"n": 2})));
+}

@@ -1,0 +1,133 @@
+//! The TOML shape of a profile file, as written. Every key is optional here so that a user
+//! overlay can give just what it changes; [`super::Profile::from_wire`] checks what a complete
+//! profile needs.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// A profile file (`profiles/<cli>.toml`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct ProfileFile {
+    /// Profile schema version; `1`.
+    pub version: Option<u32>,
+    pub name: Option<String>,
+    pub display_name: Option<String>,
+    pub binary: Option<String>,
+    pub versions: Option<Versions>,
+    pub detect: Option<Detect>,
+    pub fields: Option<Fields>,
+    pub input_ready: Option<Vec<String>>,
+    pub map: Option<Vec<Rule>>,
+    pub holes: Option<Vec<Hole>>,
+    pub install: Option<Install>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Versions {
+    pub min: Option<String>,
+    pub max: Option<String>,
+    pub tested: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Detect {
+    pub any_present: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Fields {
+    pub session_id: Option<Vec<String>>,
+    pub transcript_path: Option<Vec<String>>,
+    pub cwd: Option<Vec<String>>,
+    pub agent_id: Option<Vec<String>>,
+    pub turn_id: Option<Vec<String>>,
+    pub tool: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Rule {
+    pub native: String,
+    pub when: BTreeMap<String, Match>,
+    pub unless: BTreeMap<String, Match>,
+    pub kind: String,
+    pub set: BTreeMap<String, toml::Value>,
+    pub from: BTreeMap<String, From>,
+    pub note: Option<String>,
+}
+
+/// A condition on one payload field.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Match {
+    /// The field is present (`true`) or absent (`false`).
+    Presence { present: bool },
+    /// The field equals one of these.
+    AnyOf(Vec<toml::Value>),
+    /// The field equals this.
+    Equals(toml::Value),
+}
+
+/// Where a canonical field's value comes from.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum From {
+    /// A payload field path, converted by the canonical field's type.
+    Path(String),
+    /// A payload field path with a conversion.
+    Spec(FromSpec),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct FromSpec {
+    pub field: String,
+    #[serde(rename = "as")]
+    pub convert: Option<String>,
+    pub values: BTreeMap<String, String>,
+    pub default: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Hole {
+    pub id: String,
+    pub description: String,
+    pub state: Option<String>,
+    pub stale_after: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Install {
+    pub dialect: Option<String>,
+    pub timeout_secs: Option<u32>,
+    pub event_arg: Option<bool>,
+    pub default_scope: Option<String>,
+    pub version_args: Option<Vec<String>>,
+    pub scopes: BTreeMap<String, String>,
+    pub events: Option<Vec<InstallEvent>>,
+    pub never: Option<Vec<Never>>,
+    pub notes: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct InstallEvent {
+    pub native: String,
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub matcher: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Never {
+    pub native: String,
+    pub reason: String,
+}
