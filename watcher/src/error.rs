@@ -16,6 +16,27 @@ pub enum Error {
     },
     /// The events format library refused something.
     Format(hookline_relay::Error),
+    /// A profile file is wrong.
+    Profile(crate::profile::ProfileError),
+    /// A cursor name that could reach outside the cursors directory.
+    BadCursorName {
+        /// The name given.
+        name: String,
+    },
+    /// Another process has this cursor open.
+    CursorInUse {
+        /// The cursor.
+        name: String,
+        /// Its lock file.
+        path: PathBuf,
+    },
+    /// A cursor file that cannot be read back.
+    BadCursor {
+        /// The cursor file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -33,6 +54,21 @@ impl fmt::Display for Error {
         match self {
             Error::Io { op, path, .. } => write!(f, "cannot {op} {}", path.display()),
             Error::Format(e) => write!(f, "{e}"),
+            Error::Profile(e) => write!(f, "{e}"),
+            Error::BadCursorName { name } => write!(
+                f,
+                "bad cursor name {name:?}: use 1 to 64 letters, digits, '-', '_' or '.', not starting with '.'"
+            ),
+            Error::CursorInUse { name, path } => write!(
+                f,
+                "cursor {name:?} is in use by another process (lock {}); give each consumer its own cursor",
+                path.display()
+            ),
+            Error::BadCursor { path, reason } => write!(
+                f,
+                "cursor file {} is damaged ({reason}); delete it to restart that consumer from the beginning",
+                path.display()
+            ),
         }
     }
 }
@@ -42,6 +78,7 @@ impl std::error::Error for Error {
         match self {
             Error::Io { source, .. } => Some(source),
             Error::Format(e) => e.source(),
+            _ => None,
         }
     }
 }
@@ -49,5 +86,11 @@ impl std::error::Error for Error {
 impl From<hookline_relay::Error> for Error {
     fn from(e: hookline_relay::Error) -> Error {
         Error::Format(e)
+    }
+}
+
+impl From<crate::profile::ProfileError> for Error {
+    fn from(e: crate::profile::ProfileError) -> Error {
+        Error::Profile(e)
     }
 }

@@ -19,6 +19,10 @@ mod error;
 pub use error::Error;
 
 pub mod canonical;
+pub mod cursor;
+mod fsutil;
 pub mod mapping;
 pub mod profile;
+pub mod reader;
+pub mod source;
 pub mod units;

@@ -1,0 +1,455 @@
+//! The reader: canonical events from an events directory (and legacy directories), in order,
+//! exactly once per cursor.
+//!
+//! Each [`Reader::poll`] lists the directories and queues what is new; [`Reader::next`] hands
+//! out one event and moves the in-memory position past it; [`Reader::commit`] saves the
+//! position of a named cursor. A consumer that commits after it has handled an event never
+//! sees it again after a restart, and never misses one.
+//!
+//! Ordering: ordered events are read only up to the *committed* `seq` read under the
+//! counter's shared lock (see `hookline_relay::store`), so an event still being written by a
+//! relay that took a lower `seq` can never be overtaken and skipped. Unordered events (lock
+//! timeouts) and legacy files are tracked by name. Primary and legacy events are merged by
+//! time.
+//!
+//! A file that cannot be read as an envelope is moved to `.quarantine/` with its reason and
+//! delivered as an `unknown` event naming it; the events behind it are not held up.
+
+use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::Error;
+use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef};
+use crate::cursor::{Cursor, Position};
+use crate::format::envelope::Envelope;
+use crate::format::filename::EventFileName;
+use crate::format::store::EventsDir;
+use crate::mapping::map_envelope;
+use crate::profile::Profiles;
+use crate::source::{self, DirId, LegacyName};
+
+/// Where a reader starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// From a named, durable cursor (from the beginning the first time).
+    Cursor(String),
+    /// From the oldest event present; nothing is saved.
+    Beginning,
+    /// From events that arrive after the reader opens; nothing is saved.
+    Now,
+}
+
+/// How to read.
+#[derive(Debug, Clone)]
+pub struct ReaderConfig {
+    /// The events directory.
+    pub events_dir: PathBuf,
+    /// Legacy directories (older Python relay), read but never created or modified.
+    pub legacy_dirs: Vec<PathBuf>,
+    /// Where to start.
+    pub start: Start,
+    /// The profiles used to map events.
+    pub profiles: Profiles,
+    /// Most files read per poll, to bound memory on a large backlog.
+    pub batch: usize,
+    /// Longest wait for the counter's shared lock.
+    pub lock_bound: Duration,
+}
+
+impl ReaderConfig {
+    /// A configuration with the defaults: no legacy directory, a batch of 1024 files.
+    pub fn new(events_dir: impl Into<PathBuf>, start: Start, profiles: Profiles) -> ReaderConfig {
+        ReaderConfig {
+            events_dir: events_dir.into(),
+            legacy_dirs: Vec::new(),
+            start,
+            profiles,
+            batch: 1024,
+            lock_bound: Duration::from_millis(200),
+        }
+    }
+}
+
+/// Where a queued event sits in the cursor.
+#[derive(Debug, Clone)]
+enum Mark {
+    Ordered(u64),
+    Unordered(String),
+    Legacy(PathBuf, String),
+}
+
+/// Something a poll noticed that a consumer should hear about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// The events directory was deleted and created again: reading restarts at its start.
+    DirRecreated(PathBuf),
+    /// The events directory disappeared.
+    DirGone(PathBuf),
+    /// The counter lock could not be had: ordered events wait for the next poll.
+    CounterBusy(PathBuf),
+    /// An unreadable file was quarantined.
+    Quarantined {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Reads canonical events in order.
+#[derive(Debug)]
+pub struct Reader {
+    config: ReaderConfig,
+    cursor: Cursor,
+    position: Position,
+    dir_id: Option<DirId>,
+    /// Mapped events waiting to be handed out.
+    queue: VecDeque<(Event, Mark)>,
+    /// Listed event files not read yet.
+    backlog: VecDeque<EventFileName>,
+    /// Highest ordered seq queued or in the backlog.
+    listed_seq: u64,
+    /// Unordered and legacy files queued or in the backlog.
+    listed_names: HashSet<(PathBuf, String)>,
+    notices: Vec<Notice>,
+}
+
+impl Reader {
+    /// Opens a reader. With [`Start::Now`], everything already present counts as read.
+    pub fn open(config: ReaderConfig) -> Result<Reader, Error> {
+        let cursor = match &config.start {
+            Start::Cursor(name) => Cursor::open(&config.events_dir, name)?,
+            Start::Beginning | Start::Now => Cursor::anonymous(),
+        };
+        let mut reader = Reader {
+            position: cursor.position.clone(),
+            cursor,
+            dir_id: source::dir_id(&config.events_dir)?,
+            queue: VecDeque::new(),
+            backlog: VecDeque::new(),
+            listed_seq: 0,
+            listed_names: HashSet::new(),
+            notices: Vec::new(),
+            config,
+        };
+        reader.listed_seq = reader.position.seq;
+        if reader.config.start == Start::Now {
+            reader.skip_present()?;
+        }
+        Ok(reader)
+    }
+
+    fn skip_present(&mut self) -> Result<(), Error> {
+        if self.dir_id.is_some() {
+            let dir = &self.config.events_dir;
+            let committed = EventsDir::open(dir)?.committed_seq(self.config.lock_bound)?;
+            for name in source::list(dir)?.events {
+                match name.unordered_ts_ns {
+                    None => self.position.seq = self.position.seq.max(name.seq),
+                    Some(_) => drop(self.position.unordered.insert(name.to_string())),
+                }
+            }
+            if let Some(c) = committed.filter(|c| *c != u64::MAX) {
+                self.position.seq = self.position.seq.max(c);
+            }
+        }
+        for dir in self.config.legacy_dirs.clone() {
+            let names: BTreeSet<String> = source::list_legacy(&dir)?
+                .into_iter()
+                .map(|n| n.file)
+                .collect();
+            self.position.legacy.insert(dir, names);
+        }
+        self.listed_seq = self.position.seq;
+        Ok(())
+    }
+
+    /// The events directory.
+    pub fn events_dir(&self) -> &Path {
+        &self.config.events_dir
+    }
+
+    /// The profiles in use.
+    pub fn profiles(&self) -> &Profiles {
+        &self.config.profiles
+    }
+
+    /// Lists the directories and queues new events (at most one batch of files from the
+    /// events directory). Returns how many events were queued.
+    pub fn poll(&mut self) -> Result<usize, Error> {
+        let before = self.queue.len();
+        let dir = self.config.events_dir.clone();
+        let id = source::dir_id(&dir)?;
+        if id != self.dir_id {
+            match (self.dir_id, id) {
+                (Some(_), None) => self.notices.push(Notice::DirGone(dir.clone())),
+                (Some(_), Some(_)) => self.notices.push(Notice::DirRecreated(dir.clone())),
+                _ => {}
+            }
+            if self.dir_id.is_some() {
+                // A new directory starts its seqs again: forget the old one's.
+                self.position.seq = 0;
+                self.position.unordered.clear();
+                self.listed_seq = 0;
+                self.backlog.clear();
+                self.listed_names.retain(|(d, _)| *d != dir);
+            }
+            self.dir_id = id;
+        }
+        if id.is_some() && self.backlog.is_empty() {
+            self.list_primary(&dir)?;
+        }
+        let mut primary = Vec::new();
+        let mut read = 0;
+        while read < self.config.batch {
+            let Some(name) = self.backlog.pop_front() else {
+                break;
+            };
+            read += 1;
+            primary.extend(self.read_primary(&dir, name)?);
+        }
+        let legacy = self.poll_legacy()?;
+        self.enqueue_merged(primary, legacy);
+        Ok(self.queue.len() - before)
+    }
+
+    fn list_primary(&mut self, dir: &Path) -> Result<(), Error> {
+        let events_dir = EventsDir::open(dir)?;
+        let committed = events_dir.committed_seq(self.config.lock_bound)?;
+        if committed.is_none() {
+            self.notices.push(Notice::CounterBusy(dir.to_owned()));
+        }
+        let listing = source::list(dir)?;
+        let present: HashSet<String> = listing
+            .events
+            .iter()
+            .filter(|n| !n.is_ordered())
+            .map(ToString::to_string)
+            .collect();
+        // Unordered files pruned since: forget them so the cursor stays small.
+        self.position.unordered.retain(|f| present.contains(f));
+        for name in listing.events {
+            match name.unordered_ts_ns {
+                None => {
+                    if name.seq > self.listed_seq && committed.is_some_and(|c| name.seq <= c) {
+                        self.listed_seq = name.seq;
+                        self.backlog.push_back(name);
+                    }
+                }
+                Some(_) => {
+                    let file = name.to_string();
+                    if !self.position.unordered.contains(&file)
+                        && self.listed_names.insert((dir.to_owned(), file))
+                    {
+                        self.backlog.push_back(name);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads and maps one listed file; `None` when it vanished since (pruned by retention).
+    fn read_primary(
+        &mut self,
+        dir: &Path,
+        name: EventFileName,
+    ) -> Result<Option<(Event, Mark)>, Error> {
+        let file = name.to_string();
+        let source = SourceRef {
+            dir: dir.to_owned(),
+            seq: name.seq,
+            file: file.clone(),
+            legacy: false,
+        };
+        let mark = match name.unordered_ts_ns {
+            None => Mark::Ordered(name.seq),
+            Some(_) => Mark::Unordered(file.clone()),
+        };
+        let event = match source::read_event(dir, &name) {
+            Ok(Some(envelope)) => map_envelope(&self.config.profiles, &envelope, source),
+            Ok(None) => return Ok(None),
+            Err(problem) => {
+                let quarantined = if problem.quarantine {
+                    source::quarantine(dir, &file, &problem.reason)?
+                } else {
+                    None
+                };
+                let reason = match &quarantined {
+                    Some(to) => {
+                        self.notices.push(Notice::Quarantined {
+                            file: to.clone(),
+                            reason: problem.reason.clone(),
+                        });
+                        format!(
+                            "unreadable event file, quarantined to {}: {}",
+                            to.display(),
+                            problem.reason
+                        )
+                    }
+                    None => format!("unreadable event file: {}", problem.reason),
+                };
+                unreadable(source, reason, name.unordered_ts_ns.unwrap_or(0))
+            }
+        };
+        Ok(Some((event, mark)))
+    }
+
+    fn poll_legacy(&mut self) -> Result<Vec<(Event, Mark)>, Error> {
+        let mut events = Vec::new();
+        for dir in self.config.legacy_dirs.clone() {
+            for name in source::list_legacy(&dir)? {
+                let delivered = self
+                    .position
+                    .legacy
+                    .get(&dir)
+                    .is_some_and(|s| s.contains(&name.file));
+                if delivered || !self.listed_names.insert((dir.clone(), name.file.clone())) {
+                    continue;
+                }
+                events.push(self.read_legacy(&dir, &name));
+            }
+        }
+        Ok(events)
+    }
+
+    fn read_legacy(&self, dir: &Path, name: &LegacyName) -> (Event, Mark) {
+        let source = SourceRef {
+            dir: dir.to_owned(),
+            seq: 0,
+            file: name.file.clone(),
+            legacy: true,
+        };
+        let event = match source::read_legacy(dir, name) {
+            Ok(envelope) => map_envelope(&self.config.profiles, &envelope, source),
+            Err(reason) => unreadable(
+                source,
+                format!("unreadable legacy file: {reason}"),
+                name.ts_ns,
+            ),
+        };
+        (event, Mark::Legacy(dir.to_owned(), name.file.clone()))
+    }
+
+    /// Queues primary events (in seq order) and legacy events (in time order), merged by time
+    /// without reordering either list.
+    fn enqueue_merged(&mut self, primary: Vec<(Event, Mark)>, legacy: Vec<(Event, Mark)>) {
+        let mut primary = primary.into_iter().peekable();
+        let mut legacy = legacy.into_iter().peekable();
+        loop {
+            let take_legacy = match (primary.peek(), legacy.peek()) {
+                (Some(p), Some(l)) => l.0.ts_ns < p.0.ts_ns,
+                (None, Some(_)) => true,
+                (_, None) => false,
+            };
+            let next = if take_legacy {
+                legacy.next()
+            } else {
+                primary.next()
+            };
+            match next {
+                Some(item) => self.queue.push_back(item),
+                None => break,
+            }
+        }
+    }
+
+    /// Hands out the next queued event and moves the position past it.
+    pub fn next(&mut self) -> Option<Event> {
+        let (event, mark) = self.queue.pop_front()?;
+        match mark {
+            Mark::Ordered(seq) => self.position.seq = self.position.seq.max(seq),
+            Mark::Unordered(file) => {
+                self.listed_names
+                    .remove(&(self.config.events_dir.clone(), file.clone()));
+                self.position.unordered.insert(file);
+            }
+            Mark::Legacy(dir, file) => {
+                self.listed_names.remove(&(dir.clone(), file.clone()));
+                self.position.legacy.entry(dir).or_default().insert(file);
+            }
+        }
+        Some(event)
+    }
+
+    /// Whether events are queued or listed but not read yet.
+    pub fn has_pending(&self) -> bool {
+        !self.queue.is_empty() || !self.backlog.is_empty()
+    }
+
+    /// The position after the last event handed out.
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// Saves the position of a named cursor (nothing for an anonymous reader).
+    pub fn commit(&self) -> Result<(), Error> {
+        self.commit_at(&self.position)
+    }
+
+    /// Saves a given position (one the reader handed out earlier).
+    pub fn commit_at(&self, position: &Position) -> Result<(), Error> {
+        self.cursor.save(position)
+    }
+
+    /// Takes the notices gathered by the polls since the last call.
+    pub fn take_notices(&mut self) -> Vec<Notice> {
+        std::mem::take(&mut self.notices)
+    }
+}
+
+/// An event for a file whose content could not be used.
+fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
+    Event {
+        v: CANONICAL_VERSION,
+        kind: Kind::Unknown {
+            reason: Some(reason),
+        },
+        cli: String::new(),
+        session_id: None,
+        tag: None,
+        agent_id: None,
+        turn_id: None,
+        cwd: None,
+        transcript_path: None,
+        native: None,
+        rule: "none".into(),
+        ts_ns,
+        host_pid: None,
+        source,
+    }
+}
+
+/// Reads every event present in a directory once, from the beginning (for one-shot commands
+/// such as `status`).
+pub fn read_all(config: ReaderConfig) -> Result<Vec<Event>, Error> {
+    let mut reader = Reader::open(ReaderConfig {
+        start: Start::Beginning,
+        ..config
+    })?;
+    let mut events = Vec::new();
+    loop {
+        let queued = reader.poll()?;
+        while let Some(event) = reader.next() {
+            events.push(event);
+        }
+        if queued == 0 && !reader.has_pending() {
+            return Ok(events);
+        }
+    }
+}
+
+/// Converts an envelope to an event without a directory (for tests and the demo).
+pub fn event_from_envelope(profiles: &Profiles, envelope: &Envelope, file: &str) -> Event {
+    let source = SourceRef {
+        dir: PathBuf::new(),
+        seq: envelope.seq,
+        file: file.to_owned(),
+        legacy: false,
+    };
+    map_envelope(profiles, envelope, source)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,340 @@
+use std::fs;
+use std::path::Path;
+
+use serde_json::value::RawValue;
+
+use super::*;
+use crate::format::envelope::{EnvelopeOut, FORMAT_VERSION};
+use crate::format::store::WriteOptions;
+
+/// Writes an event the way the relay does (same library, same protocol).
+fn write(dir: &Path, native: &str, session: &str) -> EventFileName {
+    write_with(dir, native, session, &WriteOptions::default())
+}
+
+fn write_with(dir: &Path, native: &str, session: &str, options: &WriteOptions) -> EventFileName {
+    let payload = format!(r#"{{"session_id":"{session}","hook_event_name":"{native}"}}"#);
+    let payload = RawValue::from_string(payload).unwrap();
+    let events = EventsDir::create(dir).unwrap();
+    let ts = crate::format::relay::now_ns();
+    let written = events
+        .write_event(std::process::id(), ts, options, |seq, seq_unordered| {
+            serde_json::to_vec(&EnvelopeOut {
+                v: FORMAT_VERSION,
+                seq,
+                seq_unordered,
+                ts_ns: ts,
+                cli: "claude",
+                event: Some(native),
+                tag: None,
+                pid: 1,
+                ppid: 1,
+                host_pid: None,
+                host_session_id: None,
+                relay_version: "test",
+                truncated: false,
+                bytes: 0,
+                error: None,
+                raw_encoding: None,
+                raw: None,
+                payload: Some(&payload),
+            })
+            .unwrap()
+        })
+        .unwrap();
+    written.name
+}
+
+fn config(dir: &Path, start: Start) -> ReaderConfig {
+    ReaderConfig::new(dir, start, Profiles::shipped().unwrap())
+}
+
+fn drain(reader: &mut Reader) -> Vec<Event> {
+    let mut out = Vec::new();
+    loop {
+        let queued = reader.poll().unwrap();
+        while let Some(event) = reader.next() {
+            out.push(event);
+        }
+        if queued == 0 && !reader.has_pending() {
+            return out;
+        }
+    }
+}
+
+fn natives(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e.native.clone().unwrap_or_else(|| e.kind.name().to_owned()))
+        .collect()
+}
+
+#[test]
+fn events_come_in_seq_order_each_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    for native in ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"] {
+        write(tmp.path(), native, "s1");
+    }
+    let mut reader = Reader::open(config(tmp.path(), Start::Beginning)).unwrap();
+    let events = drain(&mut reader);
+    assert_eq!(
+        natives(&events),
+        ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"]
+    );
+    assert_eq!(
+        events.iter().map(|e| e.source.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+    assert!(drain(&mut reader).is_empty(), "nothing is delivered twice");
+    write(tmp.path(), "SessionEnd", "s1");
+    assert_eq!(natives(&drain(&mut reader)), ["SessionEnd"]);
+}
+
+#[test]
+fn a_restart_resumes_from_the_cursor_with_no_duplicate_and_no_miss() {
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..10 {
+        write(
+            tmp.path(),
+            if i % 2 == 0 {
+                "PreToolUse"
+            } else {
+                "PostToolUse"
+            },
+            "s1",
+        );
+    }
+    let mut reader = Reader::open(config(tmp.path(), Start::Cursor("loop".into()))).unwrap();
+    reader.poll().unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        seen.push(reader.next().unwrap().source.seq);
+    }
+    reader.commit().unwrap();
+    // A fifth event is handed out but never committed: the consumer died while handling it.
+    reader.next().unwrap();
+    drop(reader);
+    for _ in 0..3 {
+        write(tmp.path(), "Stop", "s1");
+    }
+    let mut reader = Reader::open(config(tmp.path(), Start::Cursor("loop".into()))).unwrap();
+    let rest: Vec<u64> = drain(&mut reader).iter().map(|e| e.source.seq).collect();
+    seen.extend(rest);
+    assert_eq!(seen, (1..=13).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_corrupt_file_is_quarantined_reported_and_does_not_block_the_next() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "SessionStart", "s1");
+    let bad = write(tmp.path(), "PreToolUse", "s1");
+    fs::write(
+        tmp.path().join(bad.to_string()),
+        b"{\"v\":1,\"seq\":2,\"trunc",
+    )
+    .unwrap();
+    write(tmp.path(), "Stop", "s1");
+    let mut reader = Reader::open(config(tmp.path(), Start::Beginning)).unwrap();
+    let events = drain(&mut reader);
+    assert_eq!(events.len(), 3);
+    let Kind::Unknown {
+        reason: Some(reason),
+    } = &events[1].kind
+    else {
+        panic!("{:?}", events[1])
+    };
+    assert!(reason.contains("quarantined"), "{reason}");
+    assert_eq!(events[2].native.as_deref(), Some("Stop"));
+    let quarantined = tmp.path().join(".quarantine").join(bad.to_string());
+    assert!(quarantined.exists());
+    let note =
+        fs::read_to_string(tmp.path().join(".quarantine").join(format!("{bad}.reason"))).unwrap();
+    assert!(note.contains("not a valid envelope"), "{note}");
+    assert!(matches!(
+        reader.take_notices()[..],
+        [Notice::Quarantined { .. }]
+    ));
+}
+
+#[test]
+fn a_newer_format_is_reported_but_left_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = write(tmp.path(), "SessionStart", "s1");
+    fs::write(tmp.path().join(name.to_string()), br#"{"v":2,"seq":1}"#).unwrap();
+    let events = drain(&mut Reader::open(config(tmp.path(), Start::Beginning)).unwrap());
+    let Kind::Unknown {
+        reason: Some(reason),
+    } = &events[0].kind
+    else {
+        panic!()
+    };
+    assert!(reason.contains("version 2"), "{reason}");
+    assert!(tmp.path().join(name.to_string()).exists());
+}
+
+#[test]
+fn events_above_the_committed_seq_wait_for_their_writers() {
+    let tmp = tempfile::tempdir().unwrap();
+    for _ in 0..3 {
+        write(tmp.path(), "PreToolUse", "s1");
+    }
+    // As if a relay took seq 3 and has not finished: the counter says 2 for a reader that
+    // arrives in between (the relay really holds the lock then; this is the same view).
+    let counter = tmp.path().join(".seq");
+    fs::write(&counter, format!("{:020}\n", 2)).unwrap();
+    let mut reader = Reader::open(config(tmp.path(), Start::Beginning)).unwrap();
+    assert_eq!(drain(&mut reader).len(), 2);
+    fs::write(&counter, format!("{:020}\n", 3)).unwrap();
+    let events = drain(&mut reader);
+    assert_eq!(events.iter().map(|e| e.source.seq).collect::<Vec<_>>(), [3]);
+}
+
+#[test]
+fn a_stuck_counter_lock_holds_ordered_events_but_not_unordered_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "SessionStart", "s1");
+    let holder = fs::File::options()
+        .write(true)
+        .open(tmp.path().join(".seq"))
+        .unwrap();
+    holder.lock().unwrap();
+    let quick = WriteOptions {
+        lock_bound: Duration::from_millis(10),
+        fsync: false,
+    };
+    let unordered = write_with(tmp.path(), "Stop", "s1", &quick);
+    assert!(!unordered.is_ordered());
+    let mut cfg = config(tmp.path(), Start::Cursor("c".into()));
+    cfg.lock_bound = Duration::from_millis(10);
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    let events = drain(&mut reader);
+    assert_eq!(natives(&events), ["Stop"]);
+    assert!(
+        reader
+            .take_notices()
+            .contains(&Notice::CounterBusy(tmp.path().to_owned()))
+    );
+    reader.commit().unwrap();
+    holder.unlock().unwrap();
+    drop(reader);
+    let mut reader = Reader::open(cfg).unwrap();
+    assert_eq!(
+        natives(&drain(&mut reader)),
+        ["SessionStart"],
+        "the unordered one is not repeated"
+    );
+}
+
+#[test]
+fn a_deleted_and_recreated_dir_is_read_from_its_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    write(&dir, "SessionStart", "s1");
+    write(&dir, "Stop", "s1");
+    let mut reader = Reader::open(config(&dir, Start::Beginning)).unwrap();
+    assert_eq!(drain(&mut reader).len(), 2);
+    fs::remove_dir_all(&dir).unwrap();
+    assert!(drain(&mut reader).is_empty());
+    write(&dir, "SessionEnd", "s2");
+    let events = drain(&mut reader);
+    assert_eq!(natives(&events), ["SessionEnd"]);
+    let notices = reader.take_notices();
+    assert!(
+        notices.contains(&Notice::DirGone(dir.clone())),
+        "{notices:?}"
+    );
+}
+
+#[test]
+fn a_dir_that_does_not_exist_yet_is_waited_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("later/events");
+    let mut reader = Reader::open(config(&dir, Start::Beginning)).unwrap();
+    assert!(drain(&mut reader).is_empty());
+    assert!(
+        !dir.exists(),
+        "a reader without a cursor never creates the directory"
+    );
+    write(&dir, "SessionStart", "s1");
+    assert_eq!(drain(&mut reader).len(), 1);
+}
+
+#[test]
+fn start_now_skips_what_is_already_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "SessionStart", "s1");
+    let mut reader = Reader::open(config(tmp.path(), Start::Now)).unwrap();
+    assert!(drain(&mut reader).is_empty());
+    write(tmp.path(), "Stop", "s1");
+    assert_eq!(natives(&drain(&mut reader)), ["Stop"]);
+}
+
+#[test]
+fn legacy_files_are_merged_by_time_delivered_once_and_never_modified() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    let legacy = tmp.path().join("run/events");
+    fs::create_dir_all(&legacy).unwrap();
+    let legacy_file = |ts: u64, event: &str| {
+        let name = format!("{ts}-story-1-dev-1-{event}.json");
+        let body = format!(
+            r#"{{"ts":{ts},"event":"{event}","task_id":"story-1-dev-1","session_id":"old","transcript_path":null,"cwd":"/p"}}"#
+        );
+        fs::write(legacy.join(&name), body).unwrap();
+        name
+    };
+    legacy_file(1, "SessionStart");
+    write(&events, "UserPromptSubmit", "s1");
+    legacy_file(u64::MAX / 2, "Stop");
+    fs::write(legacy.join("99-story-1-dev-1-Stop.json.tmp"), "{").unwrap();
+    let before: Vec<_> = fs::read_dir(&legacy)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+
+    let mut cfg = config(&events, Start::Cursor("c".into()));
+    cfg.legacy_dirs = vec![legacy.clone()];
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    let got = drain(&mut reader);
+    assert_eq!(natives(&got), ["SessionStart", "UserPromptSubmit", "Stop"]);
+    assert_eq!(got[0].cli, "legacy");
+    assert_eq!(got[0].tag.as_deref(), Some("story-1-dev-1"));
+    assert!(got[0].source.legacy);
+    reader.commit().unwrap();
+    drop(reader);
+    let mut reader = Reader::open(cfg).unwrap();
+    assert!(
+        drain(&mut reader).is_empty(),
+        "legacy files are delivered once per cursor"
+    );
+    let after: Vec<_> = fs::read_dir(&legacy)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before.len(), after.len());
+}
+
+#[test]
+fn a_missing_legacy_dir_is_never_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    let legacy = tmp.path().join("absent");
+    let mut cfg = config(&tmp.path().join("events"), Start::Beginning);
+    cfg.legacy_dirs = vec![legacy.clone()];
+    drain(&mut Reader::open(cfg).unwrap());
+    assert!(!legacy.exists());
+}
+
+#[test]
+fn a_large_backlog_is_read_in_batches() {
+    let tmp = tempfile::tempdir().unwrap();
+    for _ in 0..25 {
+        write(tmp.path(), "PreToolUse", "s1");
+    }
+    let mut cfg = config(tmp.path(), Start::Beginning);
+    cfg.batch = 10;
+    let mut reader = Reader::open(cfg).unwrap();
+    assert_eq!(reader.poll().unwrap(), 10);
+    let events = drain(&mut reader);
+    assert_eq!(events.len(), 25);
+    assert!(events.windows(2).all(|w| w[0].source.seq < w[1].source.seq));
+}

@@ -1,0 +1,314 @@
+//! Reading event files: the primary events directory (written by `hookline-relay`) and legacy
+//! directories (written by the older Python relay), never following symlinks, never
+//! panicking on a bad file.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::Error;
+use crate::format::envelope::{Envelope, EnvelopeError};
+use crate::format::filename::{EventFileName, FileKind, classify};
+
+/// Largest event file read: 64 MiB (the relay keeps at most 16 MiB of input, 22 MiB base64).
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Sub-directory of an events directory holding quarantined files.
+pub const QUARANTINE_DIR: &str = ".quarantine";
+
+/// A directory's identity: when it changes, the directory was deleted and recreated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirId {
+    dev: u64,
+    ino: u64,
+}
+
+/// What a directory listing found.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Event files, sorted (by `seq`).
+    pub events: Vec<EventFileName>,
+    /// Temp files of writers in progress or killed.
+    pub temps: Vec<String>,
+    /// Files hookline did not write.
+    pub foreign: Vec<String>,
+}
+
+/// The identity of a directory, or `None` when it does not exist.
+pub fn dir_id(dir: &Path) -> Result<Option<DirId>, Error> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(Some(DirId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })),
+        Ok(_) => Err(Error::io(
+            "read events dir (not a directory)",
+            dir,
+            std::io::ErrorKind::NotADirectory.into(),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("stat", dir, e)),
+    }
+}
+
+/// Lists an events directory.
+pub fn list(dir: &Path) -> Result<Listing, Error> {
+    let mut listing = Listing::default();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))? {
+        let entry = entry.map_err(|e| Error::io("list", dir, e))?;
+        let Ok(name) = entry.file_name().into_string() else {
+            listing
+                .foreign
+                .push(entry.file_name().to_string_lossy().into_owned());
+            continue;
+        };
+        match classify(&name) {
+            FileKind::Event(event) => listing.events.push(event),
+            FileKind::Temp => listing.temps.push(name),
+            FileKind::Hidden => {}
+            FileKind::Foreign => listing.foreign.push(name),
+        }
+    }
+    listing.events.sort_unstable();
+    Ok(listing)
+}
+
+/// Reads a file without following a symlink, refusing anything larger than
+/// [`MAX_FILE_BYTES`]. Returns the bytes and the modification time (ns since the epoch).
+pub fn read_file(path: &Path) -> std::io::Result<(Vec<u8>, u64)> {
+    let mut file: File = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, more than the {MAX_FILE_BYTES} byte limit",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64);
+    Ok((bytes, mtime))
+}
+
+/// Why an event file could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadProblem {
+    /// What is wrong.
+    pub reason: String,
+    /// Whether the file should be moved aside: damaged files are, files of a newer format
+    /// version are not (a newer reader can use them).
+    pub quarantine: bool,
+}
+
+/// Reads and parses an event file; `Ok(None)` when it vanished since it was listed.
+pub fn read_event(dir: &Path, name: &EventFileName) -> Result<Option<Envelope>, ReadProblem> {
+    let damaged = |reason: String| ReadProblem {
+        reason,
+        quarantine: true,
+    };
+    let bytes = match read_file(&dir.join(name.to_string())) {
+        Ok((bytes, _)) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(damaged(e.to_string())),
+    };
+    let envelope = match Envelope::from_slice(&bytes) {
+        Ok(envelope) => envelope,
+        Err(e @ EnvelopeError::Version(_)) => {
+            return Err(ReadProblem {
+                reason: e.to_string(),
+                quarantine: false,
+            });
+        }
+        Err(e) => return Err(damaged(e.to_string())),
+    };
+    if envelope.seq != name.seq {
+        return Err(damaged(format!(
+            "envelope seq {} does not match its file name",
+            envelope.seq
+        )));
+    }
+    Ok(Some(envelope))
+}
+
+/// Moves a file into the directory's quarantine with a note of the reason beside it.
+/// Returns where it went; a file that vanished meanwhile is not an error (`None`).
+pub fn quarantine(dir: &Path, file: &str, reason: &str) -> Result<Option<PathBuf>, Error> {
+    let target_dir = dir.join(QUARANTINE_DIR);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&target_dir)
+        .map_err(|e| Error::io("create quarantine dir", &target_dir, e))?;
+    let target = target_dir.join(file);
+    match std::fs::rename(dir.join(file), &target) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("quarantine", dir.join(file), e)),
+    }
+    let note = target_dir.join(format!("{file}.reason"));
+    crate::fsutil::write_atomic(&note, format!("{reason}\n").as_bytes(), 0o600)?;
+    Ok(Some(target))
+}
+
+/// A file of the older Python relay: `<ts_ns>-<task_id>-<event>.json`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LegacyName {
+    /// Wall-clock nanoseconds from the name.
+    pub ts_ns: u64,
+    /// The whole file name.
+    pub file: String,
+}
+
+impl LegacyName {
+    /// Parses a legacy file name; `None` for temp files and anything else.
+    pub fn parse(file: &str) -> Option<LegacyName> {
+        let stem = file.strip_suffix(".json")?;
+        let (ts, rest) = stem.split_once('-')?;
+        if ts.is_empty() || !ts.bytes().all(|b| b.is_ascii_digit()) || !rest.contains('-') {
+            return None;
+        }
+        Some(LegacyName {
+            ts_ns: ts.parse().ok()?,
+            file: file.to_owned(),
+        })
+    }
+}
+
+/// Lists a legacy directory (never creating it): its event files in time order.
+pub fn list_legacy(dir: &Path) -> Result<Vec<LegacyName>, Error> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io("list legacy dir", dir, e)),
+    };
+    let mut names: Vec<LegacyName> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|name| LegacyName::parse(&name))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Reads a legacy file as an envelope of the `legacy` profile: its `event` becomes the
+/// native name, `task_id` the tag, and the identity fields the payload.
+pub fn read_legacy(dir: &Path, name: &LegacyName) -> Result<Envelope, String> {
+    #[derive(Deserialize)]
+    struct Legacy {
+        event: Option<String>,
+        task_id: Option<String>,
+        session_id: Option<String>,
+        transcript_path: Option<String>,
+        cwd: Option<String>,
+    }
+    let (bytes, _) = read_file(&dir.join(&name.file)).map_err(|e| e.to_string())?;
+    let legacy: Legacy =
+        serde_json::from_slice(&bytes).map_err(|e| format!("not a legacy event: {e}"))?;
+    let event = legacy.event.or_else(|| {
+        name.file
+            .strip_suffix(".json")?
+            .rsplit('-')
+            .next()
+            .map(str::to_owned)
+    });
+    let mut payload = Map::new();
+    for (key, value) in [
+        ("session_id", legacy.session_id),
+        ("transcript_path", legacy.transcript_path),
+        ("cwd", legacy.cwd),
+        ("hook_event_name", event.clone()),
+    ] {
+        if let Some(value) = value {
+            payload.insert(key.into(), Value::String(value));
+        }
+    }
+    Ok(Envelope {
+        v: crate::format::envelope::FORMAT_VERSION,
+        seq: 0,
+        seq_unordered: true,
+        ts_ns: name.ts_ns,
+        cli: "legacy".into(),
+        event,
+        tag: legacy.task_id,
+        pid: 0,
+        ppid: 0,
+        host_pid: None,
+        host_session_id: None,
+        relay_version: "legacy".into(),
+        truncated: false,
+        bytes: bytes.len() as u64,
+        error: None,
+        raw_encoding: None,
+        raw: None,
+        payload: Some(Value::Object(payload)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_names_carry_time_task_and_event() {
+        let name = LegacyName::parse("1796048674135003796-story-1-dev-2-Stop.json").unwrap();
+        assert_eq!(name.ts_ns, 1796048674135003796);
+        for bad in [
+            "x-Stop.json",
+            "123-Stop.json.tmp",
+            "123.json",
+            "-a-b.json",
+            "12a-x-y.json",
+        ] {
+            assert_eq!(LegacyName::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_legacy_file_becomes_an_envelope_of_the_legacy_profile() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = "1796048674135003796-story-1-dev-2-Stop.json";
+        std::fs::write(
+            tmp.path().join(file),
+            r#"{"ts": 1796048674.1, "event": "Stop", "task_id": "story-1-dev-2", "session_id": "s1", "transcript_path": null, "cwd": "/p"}"#,
+        )
+        .unwrap();
+        let envelope = read_legacy(tmp.path(), &LegacyName::parse(file).unwrap()).unwrap();
+        assert_eq!(envelope.cli, "legacy");
+        assert_eq!(envelope.event.as_deref(), Some("Stop"));
+        assert_eq!(envelope.tag.as_deref(), Some("story-1-dev-2"));
+        assert_eq!(envelope.payload.unwrap()["session_id"], "s1");
+    }
+
+    #[test]
+    fn files_are_read_without_following_symlinks_and_with_a_size_cap() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("real"), "{}").unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("link")).unwrap();
+        assert!(read_file(&tmp.path().join("link")).is_err());
+        assert!(read_file(&tmp.path().join("real")).is_ok());
+        let fifo = tmp.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid path string; mkfifo has no other preconditions.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(
+            read_file(&fifo)
+                .unwrap_err()
+                .to_string()
+                .contains("regular")
+        );
+    }
+}
