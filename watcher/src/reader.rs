@@ -356,7 +356,7 @@ impl Reader {
     }
 
     /// Hands out the next queued event and moves the position past it.
-    pub fn next(&mut self) -> Option<Event> {
+    pub fn next_event(&mut self) -> Option<Event> {
         let (event, mark) = self.queue.pop_front()?;
         match mark {
             Mark::Ordered(seq) => self.position.seq = self.position.seq.max(seq),
@@ -431,7 +431,7 @@ pub fn read_all(config: ReaderConfig) -> Result<Vec<Event>, Error> {
     let mut events = Vec::new();
     loop {
         let queued = reader.poll()?;
-        while let Some(event) = reader.next() {
+        while let Some(event) = reader.next_event() {
             events.push(event);
         }
         if queued == 0 && !reader.has_pending() {

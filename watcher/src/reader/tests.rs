@@ -53,7 +53,7 @@ fn drain(reader: &mut Reader) -> Vec<Event> {
     let mut out = Vec::new();
     loop {
         let queued = reader.poll().unwrap();
-        while let Some(event) = reader.next() {
+        while let Some(event) = reader.next_event() {
             out.push(event);
         }
         if queued == 0 && !reader.has_pending() {
@@ -108,11 +108,11 @@ fn a_restart_resumes_from_the_cursor_with_no_duplicate_and_no_miss() {
     reader.poll().unwrap();
     let mut seen = Vec::new();
     for _ in 0..4 {
-        seen.push(reader.next().unwrap().source.seq);
+        seen.push(reader.next_event().unwrap().source.seq);
     }
     reader.commit().unwrap();
     // A fifth event is handed out but never committed: the consumer died while handling it.
-    reader.next().unwrap();
+    reader.next_event().unwrap();
     drop(reader);
     for _ in 0..3 {
         write(tmp.path(), "Stop", "s1");
