@@ -172,6 +172,42 @@ pub enum CompactPhase {
     Post,
 }
 
+impl WaitReason {
+    /// The word used on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitReason::Permission => "permission",
+            WaitReason::Question => "question",
+            WaitReason::Elicitation => "elicitation",
+            WaitReason::Other => "other",
+        }
+    }
+}
+
+impl FailureKind {
+    /// The word used on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::RateLimit => "rate_limit",
+            FailureKind::Billing => "billing",
+            FailureKind::Auth => "auth",
+            FailureKind::Overloaded => "overloaded",
+            FailureKind::Server => "server",
+            FailureKind::Other => "other",
+        }
+    }
+}
+
+impl CompactPhase {
+    /// The word used on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactPhase::Pre => "pre",
+            CompactPhase::Post => "post",
+        }
+    }
+}
+
 /// The type of a kind's field, for validating profiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
@@ -417,6 +453,27 @@ mod tests {
                 );
             }
             assert_eq!(&serde_json::from_value::<Kind>(value).unwrap(), kind);
+        }
+        for reason in [
+            WaitReason::Permission,
+            WaitReason::Question,
+            WaitReason::Elicitation,
+            WaitReason::Other,
+        ] {
+            assert_eq!(serde_json::to_value(reason).unwrap(), reason.as_str());
+        }
+        for error in [
+            FailureKind::RateLimit,
+            FailureKind::Billing,
+            FailureKind::Auth,
+            FailureKind::Overloaded,
+            FailureKind::Server,
+            FailureKind::Other,
+        ] {
+            assert_eq!(serde_json::to_value(error).unwrap(), error.as_str());
+        }
+        for phase in [CompactPhase::Pre, CompactPhase::Post] {
+            assert_eq!(serde_json::to_value(phase).unwrap(), phase.as_str());
         }
     }
 

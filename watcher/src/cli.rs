@@ -1,6 +1,8 @@
 //! The command-line grammar. One variant per subcommand; each is run by `cmd::<name>`.
 
-use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
 
 /// Structured signals about agent CLI sessions.
 #[derive(Debug, Parser)]
@@ -14,8 +16,83 @@ pub struct Cli {
 /// hookline's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print a sample event written by the relay (temporary until `demo` lands).
-    Sample,
+    /// Run a scripted Claude Code session through the real relay and show what hookline sees.
+    Demo(DemoArgs),
+    /// Stream canonical events as NDJSON, one object per line.
+    Watch(WatchArgs),
+    /// List the profiles in force, or check a profile file.
+    Profiles(ProfilesArgs),
+    /// Remove consumed events older than the retention age.
+    Prune(PruneArgs),
+}
+
+/// Where the events are.
+#[derive(Debug, Args)]
+pub struct DirArgs {
+    /// The events directory [default: $HOOKLINE_EVENTS_DIR, else
+    /// $XDG_STATE_HOME/hookline/events, else ~/.local/state/hookline/events].
+    #[arg(long, value_name = "DIR")]
+    pub events_dir: Option<PathBuf>,
+}
+
+/// `hookline demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Print canonical events as NDJSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Pause between hook calls, in milliseconds.
+    #[arg(long, default_value_t = 250, value_name = "MS")]
+    pub pace: u64,
+    /// Keep the events directory instead of deleting it at the end.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// `hookline watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Also read this legacy directory (the older Python relay's); never created. Repeatable.
+    #[arg(long = "legacy-dir", value_name = "DIR")]
+    pub legacy_dirs: Vec<PathBuf>,
+    /// Resume from this durable cursor and save it after each event written.
+    #[arg(long, value_name = "NAME", conflicts_with = "from_start")]
+    pub cursor: Option<String>,
+    /// Start from the oldest event present (default: only events that arrive from now on).
+    #[arg(long)]
+    pub from_start: bool,
+    /// Exit once every event present has been written, instead of waiting for more.
+    #[arg(long)]
+    pub no_follow: bool,
+    /// Poll the directory instead of using filesystem notifications.
+    #[arg(long)]
+    pub poll: bool,
+    /// Polling period with --poll, in milliseconds.
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    pub poll_interval: u64,
+    /// Prune consumed events older than this while watching with a cursor (e.g. 7d, 12h).
+    #[arg(long, default_value = "7d", value_name = "AGE")]
+    pub retention: String,
+}
+
+/// `hookline profiles`.
+#[derive(Debug, Args)]
+pub struct ProfilesArgs {
+    /// Check this file as a complete profile (strictly) instead of listing.
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
+}
+
+/// `hookline prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Remove consumed events older than this (e.g. 7d, 12h).
+    #[arg(long, default_value = "7d", value_name = "AGE")]
+    pub max_age: String,
 }
 
 #[cfg(test)]

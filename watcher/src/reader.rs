@@ -88,6 +88,8 @@ pub enum Notice {
     DirGone(PathBuf),
     /// The counter lock could not be had: ordered events wait for the next poll.
     CounterBusy(PathBuf),
+    /// Watching works less well than it should (e.g. notifications fell back to polling).
+    Degraded(String),
     /// An unreadable file was quarantined.
     Quarantined {
         /// The file.
@@ -113,6 +115,8 @@ pub struct Reader {
     /// Unordered and legacy files queued or in the backlog.
     listed_names: HashSet<(PathBuf, String)>,
     notices: Vec<Notice>,
+    /// The last listing saw ordered files above the committed seq (writers in progress).
+    uncommitted: bool,
 }
 
 impl Reader {
@@ -131,6 +135,7 @@ impl Reader {
             listed_seq: 0,
             listed_names: HashSet::new(),
             notices: Vec::new(),
+            uncommitted: false,
             config,
         };
         reader.listed_seq = reader.position.seq;
@@ -168,6 +173,11 @@ impl Reader {
     /// The events directory.
     pub fn events_dir(&self) -> &Path {
         &self.config.events_dir
+    }
+
+    /// The legacy directories read.
+    pub fn legacy_dirs(&self) -> &[PathBuf] {
+        &self.config.legacy_dirs
     }
 
     /// The profiles in use.
@@ -221,6 +231,9 @@ impl Reader {
             self.notices.push(Notice::CounterBusy(dir.to_owned()));
         }
         let listing = source::list(dir)?;
+        self.uncommitted = listing.events.iter().any(|n| {
+            n.is_ordered() && n.seq > self.listed_seq && committed.is_none_or(|c| n.seq > c)
+        });
         let present: HashSet<String> = listing
             .events
             .iter()
@@ -376,6 +389,12 @@ impl Reader {
     /// Whether events are queued or listed but not read yet.
     pub fn has_pending(&self) -> bool {
         !self.queue.is_empty() || !self.backlog.is_empty()
+    }
+
+    /// Whether the last listing saw event files that could not be read yet because their
+    /// writers still held the counter: poll again soon.
+    pub fn needs_rescan(&self) -> bool {
+        self.uncommitted
     }
 
     /// The position after the last event handed out.

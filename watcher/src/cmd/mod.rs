@@ -1,8 +1,17 @@
-//! One module per subcommand.
+//! One module per subcommand, plus what they share.
 
+mod demo;
+mod profiles;
+mod prune;
+mod watch;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cli::{Cli, Command};
+use hookline::profile::{OverlayDirs, Profiles};
+
+use crate::cli::{Cli, Command, DirArgs};
 
 /// The result of a subcommand: an exit code, or an error printed by `main`.
 pub type Outcome = Result<ExitCode, Box<dyn std::error::Error>>;
@@ -10,6 +19,53 @@ pub type Outcome = Result<ExitCode, Box<dyn std::error::Error>>;
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Outcome {
     match cli.command {
-        Command::Sample => Ok(ExitCode::SUCCESS),
+        Command::Demo(args) => demo::run(args),
+        Command::Watch(args) => watch::run(args),
+        Command::Profiles(args) => profiles::run(args),
+        Command::Prune(args) => prune::run(args),
     }
+}
+
+/// The events directory: `--events-dir`, else the relay's own resolution.
+fn events_dir(args: &DirArgs) -> Result<PathBuf, Box<dyn std::error::Error>> {
+    match &args.events_dir {
+        Some(dir) => Ok(dir.clone()),
+        None => Ok(hookline::format::location::events_dir()?),
+    }
+}
+
+/// The profiles in force, with overlay warnings printed to stderr.
+fn profiles() -> Result<Profiles, Box<dyn std::error::Error>> {
+    let profiles = Profiles::load(&OverlayDirs::standard())?;
+    for warning in &profiles.warnings {
+        eprintln!("hookline: warning: {warning}");
+    }
+    Ok(profiles)
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Makes SIGINT and SIGTERM set a flag instead of killing the process, so that a command can
+/// finish the line it is writing and save its cursor.
+fn catch_signals() {
+    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
+}
+
+/// Whether SIGINT or SIGTERM arrived since `catch_signals`.
+fn stopping() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+/// Whether an error is the reader of our stdout going away.
+fn is_broken_pipe(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::BrokenPipe
 }

@@ -1,0 +1,245 @@
+//! `hookline demo`: a scripted Claude Code session played through the real relay binary
+//! into a temp events directory, watched live.
+
+use std::io::Write;
+use std::process::{Command, ExitCode, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use hookline::canonical::{Event, Kind};
+use hookline::locate::relay_binary;
+use hookline::reader::{Reader, ReaderConfig, Start};
+use hookline::watch::{WatchOptions, Watcher};
+
+use super::{Outcome, profiles};
+use crate::cli::DemoArgs;
+
+/// One hook call of the story: what Claude Code 2.1.332 really sent (captured payloads).
+struct Step {
+    says: &'static str,
+    payload: &'static str,
+}
+
+macro_rules! fixture {
+    ($file:literal) => {
+        include_str!(concat!("../../tests/fixtures/claude-code/2.1.332/", $file))
+    };
+}
+
+const STORY: &[Step] = &[
+    Step {
+        says: "claude starts",
+        payload: fixture!("SessionStart-startup.json"),
+    },
+    Step {
+        says: "the user sends a prompt",
+        payload: fixture!("UserPromptSubmit.json"),
+    },
+    Step {
+        says: "claude wants to run Bash",
+        payload: fixture!("PreToolUse.json"),
+    },
+    Step {
+        says: "the permission dialog opens",
+        payload: fixture!("PermissionRequest.json"),
+    },
+    Step {
+        says: "6 s later, still open",
+        payload: fixture!("Notification-permission_prompt.json"),
+    },
+    Step {
+        says: "the user approves; Bash ran",
+        payload: fixture!("PostToolUse.json"),
+    },
+    Step {
+        says: "the turn ends",
+        payload: fixture!("Stop.json"),
+    },
+    Step {
+        says: "idle at the prompt for a while",
+        payload: fixture!("Notification-idle_prompt.json"),
+    },
+    Step {
+        says: "the user types /compact",
+        payload: fixture!("PreCompact.json"),
+    },
+    Step {
+        says: "the compaction subagent ends",
+        payload: fixture!("SubagentStop-compact.json"),
+    },
+    Step {
+        says: "the session restarts compacted",
+        payload: fixture!("SessionStart-compact.json"),
+    },
+    Step {
+        says: "compaction done",
+        payload: fixture!("PostCompact.json"),
+    },
+    Step {
+        says: "the user types /exit",
+        payload: fixture!("SessionEnd-prompt_input_exit.json"),
+    },
+];
+
+pub fn run(args: DemoArgs) -> Outcome {
+    let relay = relay_binary().ok_or(
+        "cannot find hookline-relay beside hookline or on PATH; build both with `cargo build --release`",
+    )?;
+    let tmp = tempfile::Builder::new()
+        .prefix("hookline-demo-")
+        .tempdir()?;
+    let events_dir = tmp.path().join("events");
+    let reader = Reader::open(ReaderConfig::new(
+        &events_dir,
+        Start::Beginning,
+        profiles()?,
+    ))?;
+    let mut watcher = Watcher::new(reader, WatchOptions::default())?;
+
+    if !args.json {
+        println!("hookline demo: a scripted Claude Code session, each hook call run through");
+        println!("  {}", relay.display());
+        println!("  writing into {}\n", events_dir.display());
+        println!(
+            "{:>4}  {:>7}  {:<34} {:<20} {}",
+            "seq", "+ms", "what happens", "native event", "canonical event"
+        );
+    }
+    let pace = Duration::from_millis(args.pace);
+    let script = {
+        let relay = relay.clone();
+        let events_dir = events_dir.clone();
+        thread::spawn(move || -> Result<(), String> {
+            for step in STORY {
+                run_relay(&relay, &events_dir, step.payload)?;
+                thread::sleep(pace);
+            }
+            Ok(())
+        })
+    };
+    let started = Instant::now();
+    let mut seen = 0;
+    while seen < STORY.len() {
+        let Some(event) = watcher.next_timeout(Duration::from_secs(10))? else {
+            return Err(
+                format!("only {seen} of {} events arrived within 10 s", STORY.len()).into(),
+            );
+        };
+        let step = &STORY[seen];
+        seen += 1;
+        if args.json {
+            println!("{}", serde_json::to_string(&event)?);
+        } else {
+            println!(
+                "{:>4}  {:>7}  {:<34} {:<20} {}",
+                event.source.seq,
+                started.elapsed().as_millis(),
+                step.says,
+                event.native.as_deref().unwrap_or("-"),
+                describe(&event)
+            );
+        }
+        std::io::stdout().flush()?;
+    }
+    script.join().map_err(|_| "the script thread panicked")??;
+
+    if !args.json {
+        let first = std::fs::read_dir(&events_dir)?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| !n.starts_with('.'))
+            .min()
+            .ok_or("no event file written")?;
+        let text = std::fs::read_to_string(events_dir.join(&first))?;
+        let value: serde_json::Value = serde_json::from_str(&text)?;
+        println!(
+            "\nThe relay wrote {} files; the first, {first}:",
+            STORY.len()
+        );
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    }
+    if args.keep {
+        let kept = tmp.keep();
+        eprintln!("events kept in {}", kept.join("events").display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the relay as Claude Code would: payload on stdin, nothing expected back.
+fn run_relay(
+    relay: &std::path::Path,
+    events_dir: &std::path::Path,
+    payload: &str,
+) -> Result<(), String> {
+    let mut child = Command::new(relay)
+        .args(["--cli", "claude"])
+        .env("HOOKLINE_EVENTS_DIR", events_dir)
+        .env("HOOKLINE_TAG", "demo-task-1")
+        .env("CLAUDE_PID", std::process::id().to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", relay.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(payload.as_bytes())
+            .map_err(|e| e.to_string())?;
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if !out.status.success() || !out.stdout.is_empty() || !out.stderr.is_empty() {
+        return Err(format!(
+            "the relay broke its contract: {}, stdout {:?}, stderr {:?}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
+/// One line about a canonical event.
+pub fn describe(event: &Event) -> String {
+    let kind = event.kind.name();
+    let detail = match &event.kind {
+        Kind::SessionStart { source } => source.clone().map(|s| format!("source={s}")),
+        Kind::SessionEnd { reason } => reason.clone().map(|r| format!("reason={r}")),
+        Kind::ToolStart { tool } | Kind::PermissionRequest { tool } => {
+            tool.clone().map(|t| format!("tool={t}"))
+        }
+        Kind::ToolEnd { tool, ok } => {
+            Some(format!("tool={} ok={ok}", tool.as_deref().unwrap_or("?")))
+        }
+        Kind::WaitingForInput { reason, .. } => Some(format!("reason={}", reason.as_str())),
+        Kind::Stop {
+            pending_tasks,
+            scheduled_wakes,
+            ..
+        } => Some(format!(
+            "pending_tasks={pending_tasks} scheduled_wakes={scheduled_wakes}"
+        )),
+        Kind::StopFailure { error, .. } => Some(format!("error={}", error.as_str())),
+        Kind::Compact { phase, trigger } => Some(format!(
+            "phase={} trigger={}",
+            phase.as_str(),
+            trigger.as_deref().unwrap_or("?")
+        )),
+        Kind::SubagentStart { agent_type } | Kind::SubagentStop { agent_type } => Some(format!(
+            "agent_type={:?}",
+            agent_type.as_deref().unwrap_or("")
+        )),
+        Kind::Notification {
+            notification_type, ..
+        } => notification_type.clone().map(|t| format!("type={t}")),
+        Kind::Unknown { reason } => reason.clone(),
+        Kind::TurnStart | Kind::IdlePrompt => None,
+    };
+    let subagent = if event.is_subagent() {
+        " (subagent)"
+    } else {
+        ""
+    };
+    match detail {
+        Some(detail) => format!("{kind} {detail}{subagent}"),
+        None => format!("{kind}{subagent}"),
+    }
+}

@@ -1,0 +1,185 @@
+//! Retention: keeping an events directory bounded over weeks of use.
+//!
+//! An event file is removed only when every registered cursor (`.cursors/*.json`) has consumed
+//! it *and* it is older than `max_age`; with no cursor registered, age alone decides. The
+//! newest event file is always kept, so that a lost counter can be rebuilt above every `seq`
+//! ever delivered. Temp files of killed relays go after `temp_age`, quarantined files after
+//! `max_age`. Nothing unconsumed is ever removed.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use crate::Error;
+use crate::cursor;
+use crate::format::filename::EventFileName;
+use crate::source::{self, QUARANTINE_DIR};
+
+/// How long files are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetentionPolicy {
+    /// Consumed event files and quarantined files older than this are removed.
+    pub max_age: Duration,
+    /// Temp files older than this (left by killed relays) are removed.
+    pub temp_age: Duration,
+}
+
+impl Default for RetentionPolicy {
+    fn default() -> Self {
+        RetentionPolicy {
+            max_age: Duration::from_secs(7 * 86400),
+            temp_age: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// What a prune did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PruneReport {
+    /// Event files removed.
+    pub events: usize,
+    /// Temp files removed.
+    pub temps: usize,
+    /// Quarantined files removed.
+    pub quarantined: usize,
+    /// Event files old enough to go but kept because a cursor has not consumed them.
+    pub unconsumed: usize,
+}
+
+/// Prunes an events directory as of `now`. A missing directory is not an error.
+pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<PruneReport, Error> {
+    let mut report = PruneReport::default();
+    if source::dir_id(dir)?.is_none() {
+        return Ok(report);
+    }
+    let cursors = cursor::all(dir)?;
+    let consumed = |name: &EventFileName| {
+        cursors
+            .iter()
+            .all(|(_, position)| match name.unordered_ts_ns {
+                None => name.seq <= position.seq,
+                Some(_) => position.unordered.contains(&name.to_string()),
+            })
+    };
+    let old = |path: &Path, age: Duration| {
+        std::fs::symlink_metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| now.duration_since(t).is_ok_and(|d| d > age))
+    };
+    let remove = |path: &Path| match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io("remove", path, e)),
+    };
+    let listing = source::list(dir)?;
+    let newest = listing
+        .events
+        .iter()
+        .filter(|n| n.is_ordered())
+        .max()
+        .copied();
+    for name in &listing.events {
+        let path = dir.join(name.to_string());
+        if Some(*name) == newest || !old(&path, policy.max_age) {
+            continue;
+        }
+        if !consumed(name) {
+            report.unconsumed += 1;
+        } else if remove(&path)? {
+            report.events += 1;
+        }
+    }
+    for temp in &listing.temps {
+        let path = dir.join(temp);
+        if old(&path, policy.temp_age) && remove(&path)? {
+            report.temps += 1;
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(dir.join(QUARANTINE_DIR)) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if old(&path, policy.max_age) && remove(&path)? {
+                report.quarantined += 1;
+            }
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cursor::Cursor;
+    use crate::format::store::{EventsDir, WriteOptions};
+
+    fn write_events(dir: &Path, n: usize) {
+        let events = EventsDir::create(dir).unwrap();
+        for _ in 0..n {
+            events
+                .write_event(1, 1, &WriteOptions::default(), |_, _| b"{}".to_vec())
+                .unwrap();
+        }
+    }
+
+    fn count(dir: &Path) -> usize {
+        source::list(dir).unwrap().events.len()
+    }
+
+    #[test]
+    fn only_events_every_cursor_consumed_and_old_enough_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_events(tmp.path(), 10);
+        let mut a = Cursor::open(tmp.path(), "a").unwrap();
+        a.position.seq = 8;
+        a.save(&a.position).unwrap();
+        let mut b = Cursor::open(tmp.path(), "b").unwrap();
+        b.position.seq = 5;
+        b.save(&b.position).unwrap();
+        let policy = RetentionPolicy::default();
+        let now = SystemTime::now();
+        assert_eq!(
+            prune(tmp.path(), &policy, now).unwrap(),
+            PruneReport::default(),
+            "too young"
+        );
+        let later = now + Duration::from_secs(8 * 86400);
+        let report = prune(tmp.path(), &policy, later).unwrap();
+        assert_eq!((report.events, report.unconsumed), (5, 4));
+        assert_eq!(count(tmp.path()), 5);
+    }
+
+    #[test]
+    fn the_newest_event_is_always_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_events(tmp.path(), 3);
+        let later = SystemTime::now() + Duration::from_secs(30 * 86400);
+        prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
+        let left = source::list(tmp.path()).unwrap().events;
+        assert_eq!(left.iter().map(|n| n.seq).collect::<Vec<_>>(), [3]);
+    }
+
+    #[test]
+    fn old_temp_files_of_killed_relays_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_events(tmp.path(), 1);
+        std::fs::write(tmp.path().join(".tmp-123-abc"), "{\"v\":1,").unwrap();
+        let report = prune(
+            tmp.path(),
+            &RetentionPolicy::default(),
+            SystemTime::now() + Duration::from_secs(7200),
+        )
+        .unwrap();
+        assert_eq!(report.temps, 1);
+        assert!(!tmp.path().join(".tmp-123-abc").exists());
+    }
+
+    #[test]
+    fn a_missing_dir_is_nothing_to_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let report = prune(
+            &tmp.path().join("none"),
+            &RetentionPolicy::default(),
+            SystemTime::now(),
+        );
+        assert_eq!(report.unwrap(), PruneReport::default());
+    }
+}

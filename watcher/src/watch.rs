@@ -1,0 +1,338 @@
+//! Watching: a [`Reader`] woken by filesystem notifications, with a periodic rescan as a
+//! safety net, or by plain polling.
+//!
+//! Notifications are only hints: on any of them (including inotify's overflow "rescan" flag,
+//! an atomic rename arriving as a rename, a deleted or recreated directory) the directory is
+//! listed again, and it is also listed every `rescan_interval` whatever happens, so a dropped
+//! notification delays an event by at most that interval and never loses it. A directory that
+//! does not exist yet is waited for through its parent.
+
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
+
+use crate::Error;
+use crate::canonical::Event;
+use crate::cursor::Position;
+use crate::reader::{Notice, Reader};
+
+/// How changes are noticed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Filesystem notifications (inotify on Linux) plus a periodic rescan.
+    Notify,
+    /// Listing the directory every `poll_interval` (network filesystems, exhausted watches).
+    Poll,
+}
+
+/// Watching options.
+#[derive(Debug, Clone, Copy)]
+pub struct WatchOptions {
+    /// How changes are noticed.
+    pub mode: Mode,
+    /// Polling period in [`Mode::Poll`].
+    pub poll_interval: Duration,
+    /// Safety-net rescan period in [`Mode::Notify`].
+    pub rescan_interval: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions {
+            mode: Mode::Notify,
+            poll_interval: Duration::from_millis(100),
+            rescan_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// A reader that waits for new events.
+pub struct Watcher {
+    reader: Reader,
+    options: WatchOptions,
+    wake_tx: Sender<()>,
+    wake_rx: Receiver<()>,
+    notifier: Option<RecommendedWatcher>,
+    watched: Vec<PathBuf>,
+    next_scan: Instant,
+    dirty: bool,
+    held: VecDeque<Event>,
+    hold_position: Option<Position>,
+    notices: Vec<Notice>,
+}
+
+impl std::fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watcher")
+            .field("reader", &self.reader)
+            .field("options", &self.options)
+            .field("watched", &self.watched)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Watcher {
+    /// Starts watching. In [`Mode::Notify`], if notifications cannot be set up (watch limit,
+    /// unsupported filesystem), the watcher falls back to polling and says so in its notices.
+    pub fn new(reader: Reader, options: WatchOptions) -> Result<Watcher, Error> {
+        let (wake_tx, wake_rx) = mpsc::channel();
+        let mut watcher = Watcher {
+            reader,
+            options,
+            wake_tx,
+            wake_rx,
+            notifier: None,
+            watched: Vec::new(),
+            next_scan: Instant::now(),
+            dirty: true,
+            held: VecDeque::new(),
+            hold_position: None,
+            notices: Vec::new(),
+        };
+        if options.mode == Mode::Notify {
+            let tx = watcher.wake_tx.clone();
+            match notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+                let _ = tx.send(());
+            }) {
+                Ok(notifier) => watcher.notifier = Some(notifier),
+                Err(e) => watcher.fall_back_to_polling(&e.to_string()),
+            }
+        }
+        watcher.arm();
+        Ok(watcher)
+    }
+
+    fn fall_back_to_polling(&mut self, why: &str) {
+        self.notifier = None;
+        self.options.mode = Mode::Poll;
+        self.notices.push(Notice::Degraded(format!(
+            "filesystem notifications unavailable ({why}); polling every {:?} instead \
+             (on Linux, raise fs.inotify.max_user_watches or pass --poll)",
+            self.options.poll_interval
+        )));
+    }
+
+    /// Watches what exists of: the events directory (else its parent, to see it appear) and
+    /// each legacy directory (else its parent).
+    fn arm(&mut self) {
+        let Some(notifier) = &mut self.notifier else {
+            return;
+        };
+        let mut wanted = Vec::new();
+        let dirs = std::iter::once(self.reader.events_dir().to_owned())
+            .chain(self.reader.legacy_dirs().to_vec());
+        for dir in dirs {
+            let target = if dir.is_dir() {
+                Some(dir)
+            } else {
+                dir.parent().filter(|p| p.is_dir()).map(Path::to_owned)
+            };
+            wanted.extend(target);
+        }
+        wanted.sort();
+        wanted.dedup();
+        if wanted == self.watched {
+            return;
+        }
+        for path in &self.watched {
+            let _ = notifier.unwatch(path);
+        }
+        self.watched.clear();
+        let mut failure = None;
+        for path in wanted {
+            match notifier.watch(&path, RecursiveMode::NonRecursive) {
+                Ok(()) => self.watched.push(path),
+                Err(e) => failure = Some(format!("{}: {e}", path.display())),
+            }
+        }
+        if let Some(why) = failure {
+            self.fall_back_to_polling(&why);
+        }
+    }
+
+    fn scan(&mut self) -> Result<(), Error> {
+        self.dirty = false;
+        self.reader.poll()?;
+        self.notices.extend(self.reader.take_notices());
+        self.arm();
+        if self.reader.has_pending() || self.reader.needs_rescan() {
+            self.dirty = true;
+        }
+        let period = match self.options.mode {
+            Mode::Notify => self.options.rescan_interval,
+            Mode::Poll => self.options.poll_interval,
+        };
+        self.next_scan = Instant::now() + period;
+        Ok(())
+    }
+
+    /// The next event, waiting at most `timeout` for one.
+    pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Event>, Error> {
+        if let Some(event) = self.held.pop_front() {
+            if self.held.is_empty() {
+                self.hold_position = None;
+            }
+            return Ok(Some(event));
+        }
+        self.next_from_reader(Instant::now() + timeout)
+    }
+
+    fn next_from_reader(&mut self, deadline: Instant) -> Result<Option<Event>, Error> {
+        loop {
+            if let Some(event) = self.reader.next_event() {
+                return Ok(Some(event));
+            }
+            let now = Instant::now();
+            if self.dirty || now >= self.next_scan {
+                self.scan()?;
+                if self.reader.has_pending() {
+                    continue;
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let wait = deadline.min(self.next_scan).saturating_duration_since(now);
+            match self.wake_rx.recv_timeout(wait) {
+                Ok(()) => {
+                    while self.wake_rx.try_recv().is_ok() {}
+                    self.dirty = true;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.fall_back_to_polling("notifier stopped")
+                }
+            }
+        }
+    }
+
+    /// The next event that `wanted` accepts, waiting at most `timeout`. Events it passes
+    /// over are kept, in order, for [`Watcher::next_timeout`]. While some are kept, a commit
+    /// saves the position before the first of them, so a restart may hand them out again
+    /// but never loses one.
+    pub fn next_matching(
+        &mut self,
+        wanted: impl Fn(&Event) -> bool,
+        timeout: Duration,
+    ) -> Result<Option<Event>, Error> {
+        if let Some(index) = self.held.iter().position(&wanted) {
+            return Ok(self.held.remove(index));
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let before = self.reader.position().clone();
+            let Some(event) = self.next_from_reader(deadline)? else {
+                return Ok(None);
+            };
+            if wanted(&event) {
+                return Ok(Some(event));
+            }
+            if self.held.is_empty() {
+                self.hold_position = Some(before);
+            }
+            self.held.push_back(event);
+        }
+    }
+
+    /// Saves the cursor past every event handed out (see [`Watcher::next_matching`] for
+    /// events passed over).
+    pub fn commit(&mut self) -> Result<(), Error> {
+        match &self.hold_position {
+            Some(position) => self.reader.commit_at(position),
+            None => self.reader.commit(),
+        }
+    }
+
+    /// Calls `handle` for each event until it breaks, committing after each call returns.
+    pub fn run(&mut self, mut handle: impl FnMut(&Event) -> ControlFlow<()>) -> Result<(), Error> {
+        loop {
+            let Some(event) = self.next_timeout(Duration::from_secs(3600))? else {
+                continue;
+            };
+            let flow = handle(&event);
+            self.commit()?;
+            if flow.is_break() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Moves the watcher to a thread that sends each event on a rendezvous channel and
+    /// commits once the receiver has taken it. Dropping the [`Subscription`] stops the thread.
+    pub fn spawn(mut self) -> Subscription {
+        let (tx, rx): (SyncSender<Event>, Receiver<Event>) = mpsc::sync_channel(0);
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let handle = thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                let Some(event) = self.next_timeout(Duration::from_millis(200))? else {
+                    continue;
+                };
+                if tx.send(event).is_err() {
+                    break;
+                }
+                self.commit()?;
+            }
+            Ok(())
+        });
+        Subscription {
+            rx,
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Takes the notices (quarantined files, directory recreated, polling fallback) gathered
+    /// since the last call.
+    pub fn take_notices(&mut self) -> Vec<Notice> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// The reader underneath.
+    pub fn reader(&self) -> &Reader {
+        &self.reader
+    }
+
+    /// The watch mode in force (it may have fallen back to polling).
+    pub fn mode(&self) -> Mode {
+        self.options.mode
+    }
+}
+
+/// Events from a watcher running on its own thread (see [`Watcher::spawn`]).
+#[derive(Debug)]
+pub struct Subscription {
+    rx: Receiver<Event>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Result<(), Error>>>,
+}
+
+impl Subscription {
+    /// The next event, waiting at most `timeout`.
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<Event> {
+        self.rx.recv_timeout(timeout).ok()
+    }
+
+    /// Stops the thread and returns its error, if it failed.
+    pub fn stop(mut self) -> Result<(), Error> {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.handle.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
