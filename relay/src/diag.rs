@@ -58,10 +58,7 @@ pub fn append(path: &Path, record: &Record) {
             .open(path)
     };
     let Ok(mut file) = open() else { return };
-    if file
-        .metadata()
-        .is_ok_and(|m| m.size() + line.len() as u64 > MAX_BYTES)
-    {
+    if file.metadata().is_ok_and(|m| m.size() + line.len() as u64 > MAX_BYTES) {
         let _ = std::fs::rename(path, rotated_path(path));
         match open() {
             Ok(fresh) => file = fresh,
@@ -85,9 +82,7 @@ pub fn read(path: &Path) -> Vec<Record> {
         .iter()
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .flat_map(|text| {
-            text.lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect::<Vec<_>>()
+            text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect::<Vec<_>>()
         })
         .collect()
 }

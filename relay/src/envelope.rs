@@ -203,11 +203,7 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 pub fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let sextets = [n >> 18, n >> 12, n >> 6, n];
         for (i, s) in sextets.iter().enumerate() {
@@ -265,11 +261,7 @@ mod tests {
         let data: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
         for len in 0..data.len() {
             let encoded = base64_encode(&data[..len]);
-            assert_eq!(
-                base64_decode(&encoded).as_deref(),
-                Some(&data[..len]),
-                "len {len}"
-            );
+            assert_eq!(base64_decode(&encoded).as_deref(), Some(&data[..len]), "len {len}");
         }
         assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
         assert_eq!(base64_encode(b"fo"), "Zm8=");
@@ -302,10 +294,7 @@ mod tests {
             payload: Some(&payload),
         };
         let text = serde_json::to_string(&out).unwrap();
-        assert!(
-            text.contains(r#""payload":{"hook_event_name": "Stop", "x": [1, 2]}"#),
-            "{text}"
-        );
+        assert!(text.contains(r#""payload":{"hook_event_name": "Stop", "x": [1, 2]}"#), "{text}");
         let back = Envelope::from_slice(text.as_bytes()).unwrap();
         assert_eq!(back.seq, 42);
         assert!(back.seq_unordered);

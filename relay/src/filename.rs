@@ -39,20 +39,12 @@ pub struct EventFileName {
 impl EventFileName {
     /// The name of an event that got its `seq` under the counter lock.
     pub fn ordered(seq: u64, pid: u32) -> EventFileName {
-        EventFileName {
-            seq,
-            unordered_ts_ns: None,
-            pid,
-        }
+        EventFileName { seq, unordered_ts_ns: None, pid }
     }
 
     /// The name of an event written without the counter lock.
     pub fn unordered(seq: u64, ts_ns: u64, pid: u32) -> EventFileName {
-        EventFileName {
-            seq,
-            unordered_ts_ns: Some(ts_ns),
-            pid,
-        }
+        EventFileName { seq, unordered_ts_ns: Some(ts_ns), pid }
     }
 
     /// Whether the event's `seq` was allocated under the lock.
@@ -66,18 +58,11 @@ impl EventFileName {
         let (seq, rest) = stem.split_once('-')?;
         let seq = digits(seq, SEQ_DIGITS)?;
         match rest.strip_prefix('u') {
-            None => Some(EventFileName::ordered(
-                seq,
-                digits(rest, PID_DIGITS)? as u32,
-            )),
+            None => Some(EventFileName::ordered(seq, digits(rest, PID_DIGITS)? as u32)),
             Some(rest) => {
                 let (ts, pid) = rest.split_once('-')?;
                 let ts = digits(ts, SEQ_DIGITS)?;
-                Some(EventFileName::unordered(
-                    seq,
-                    ts,
-                    digits(pid, PID_DIGITS)? as u32,
-                ))
+                Some(EventFileName::unordered(seq, ts, digits(pid, PID_DIGITS)? as u32))
             }
         }
     }
@@ -98,11 +83,7 @@ impl fmt::Display for EventFileName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.unordered_ts_ns {
             None => write!(f, "{:020}-{:010}{EVENT_EXTENSION}", self.seq, self.pid),
-            Some(ts) => write!(
-                f,
-                "{:020}-u{ts:020}-{:010}{EVENT_EXTENSION}",
-                self.seq, self.pid
-            ),
+            Some(ts) => write!(f, "{:020}-u{ts:020}-{:010}{EVENT_EXTENSION}", self.seq, self.pid),
         }
     }
 }
@@ -110,18 +91,12 @@ impl fmt::Display for EventFileName {
 impl Ord for EventFileName {
     /// The same order as the names' bytes.
     fn cmp(&self, other: &Self) -> Ordering {
-        (
-            self.seq,
-            self.unordered_ts_ns.is_some(),
-            self.unordered_ts_ns,
-            self.pid,
-        )
-            .cmp(&(
-                other.seq,
-                other.unordered_ts_ns.is_some(),
-                other.unordered_ts_ns,
-                other.pid,
-            ))
+        (self.seq, self.unordered_ts_ns.is_some(), self.unordered_ts_ns, self.pid).cmp(&(
+            other.seq,
+            other.unordered_ts_ns.is_some(),
+            other.unordered_ts_ns,
+            other.pid,
+        ))
     }
 }
 
@@ -176,12 +151,7 @@ mod tests {
         ];
         for pair in names.windows(2) {
             assert!(pair[0] < pair[1]);
-            assert!(
-                pair[0].to_string() < pair[1].to_string(),
-                "{} {}",
-                pair[0],
-                pair[1]
-            );
+            assert!(pair[0].to_string() < pair[1].to_string(), "{} {}", pair[0], pair[1]);
         }
         for name in names {
             assert_eq!(EventFileName::parse(&name.to_string()), Some(name));

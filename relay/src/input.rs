@@ -27,10 +27,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_bytes: DEFAULT_MAX_BYTES,
-            deadline: DEFAULT_DEADLINE,
-        }
+        Limits { max_bytes: DEFAULT_MAX_BYTES, deadline: DEFAULT_DEADLINE }
     }
 }
 
@@ -84,11 +81,7 @@ pub fn read_fd(fd: BorrowedFd<'_>, limits: Limits) -> io::Result<Input> {
 
 /// Waits until `fd` can be read without blocking (data, EOF or an error), at most `timeout`.
 fn wait_readable(fd: i32, timeout: Duration) -> io::Result<bool> {
-    let mut pollfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
+    let mut pollfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
     let millis = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
     loop {
         // SAFETY: `pollfd` is a valid, initialized pollfd and we pass a count of one.
@@ -118,11 +111,7 @@ enum Scan {
     /// Before the first non-whitespace byte.
     Start,
     /// Inside an object or array.
-    Nested {
-        depth: u32,
-        in_string: bool,
-        escaped: bool,
-    },
+    Nested { depth: u32, in_string: bool, escaped: bool },
     /// Inside a top-level string.
     TopString { escaped: bool },
     /// Inside a top-level scalar (number, literal, or garbage): it ends at whitespace or EOF.
@@ -186,9 +175,7 @@ impl Reader {
         if chunk.len() > room {
             self.input.truncated = true;
         }
-        self.input
-            .bytes
-            .extend_from_slice(&chunk[..chunk.len().min(room)]);
+        self.input.bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
     }
 
     /// Advances the scanner by one byte.
@@ -198,11 +185,7 @@ impl Reader {
             Scan::Done => return Ended::No,
             Scan::Start if ws => Scan::Start,
             Scan::Start => match byte {
-                b'{' | b'[' => Scan::Nested {
-                    depth: 1,
-                    in_string: false,
-                    escaped: false,
-                },
+                b'{' | b'[' => Scan::Nested { depth: 1, in_string: false, escaped: false },
                 b'"' => Scan::TopString { escaped: false },
                 _ => Scan::TopScalar,
             },
@@ -217,48 +200,20 @@ impl Reader {
                 return Ended::Before;
             }
             Scan::TopScalar => Scan::TopScalar,
-            Scan::Nested {
-                depth,
-                in_string: true,
-                escaped,
-            } => Scan::Nested {
+            Scan::Nested { depth, in_string: true, escaped } => Scan::Nested {
                 depth,
                 in_string: byte != b'"' || escaped,
                 escaped: !escaped && byte == b'\\',
             },
-            Scan::Nested {
-                depth,
-                in_string: false,
-                ..
-            } => match byte {
-                b'"' => Scan::Nested {
-                    depth,
-                    in_string: true,
-                    escaped: false,
-                },
-                b'{' | b'[' => Scan::Nested {
-                    depth: depth + 1,
-                    in_string: false,
-                    escaped: false,
-                },
+            Scan::Nested { depth, in_string: false, .. } => match byte {
+                b'"' => Scan::Nested { depth, in_string: true, escaped: false },
+                b'{' | b'[' => Scan::Nested { depth: depth + 1, in_string: false, escaped: false },
                 b'}' | b']' if depth == 1 => Scan::Done,
-                b'}' | b']' => Scan::Nested {
-                    depth: depth - 1,
-                    in_string: false,
-                    escaped: false,
-                },
-                _ => Scan::Nested {
-                    depth,
-                    in_string: false,
-                    escaped: false,
-                },
+                b'}' | b']' => Scan::Nested { depth: depth - 1, in_string: false, escaped: false },
+                _ => Scan::Nested { depth, in_string: false, escaped: false },
             },
         };
-        if self.scan == Scan::Done {
-            Ended::After
-        } else {
-            Ended::No
-        }
+        if self.scan == Scan::Done { Ended::After } else { Ended::No }
     }
 
     fn finish(mut self, timed_out: bool) -> Input {
@@ -321,10 +276,7 @@ mod tests {
         let input = Input::from_bytes(text.as_bytes(), 10);
         assert_eq!(input.bytes.len(), 10);
         assert!(input.truncated);
-        assert_eq!(
-            input.json_end, None,
-            "a value that ends beyond the cap is not usable"
-        );
+        assert_eq!(input.json_end, None, "a value that ends beyond the cap is not usable");
         assert_eq!(input.total, text.len() as u64);
     }
 }

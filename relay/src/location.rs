@@ -39,10 +39,7 @@ pub fn events_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf
 
 /// The per-user state directory: `$XDG_STATE_HOME`, else `$HOME/.local/state`.
 pub fn state_home_from(env: &impl Fn(&str) -> Option<OsString>) -> Result<PathBuf, Error> {
-    if let Some(state) = env("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-    {
+    if let Some(state) = env("XDG_STATE_HOME").map(PathBuf::from).filter(|p| p.is_absolute()) {
         return Ok(state);
     }
     match env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from) {
@@ -55,10 +52,7 @@ pub fn state_home_from(env: &impl Fn(&str) -> Option<OsString>) -> Result<PathBu
 /// (`…/hookline/events` → `…/hookline/events.relay.log`), so that it can be written even when
 /// the events directory itself is refused.
 pub fn diagnostics_path(events_dir: &Path) -> PathBuf {
-    let mut name = events_dir
-        .file_name()
-        .unwrap_or(OsStr::new("events"))
-        .to_os_string();
+    let mut name = events_dir.file_name().unwrap_or(OsStr::new("events")).to_os_string();
     name.push(".relay.log");
     events_dir.with_file_name(name)
 }
@@ -68,26 +62,14 @@ mod tests {
     use super::*;
 
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
-        move |key| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, v)| OsString::from(v))
-        }
+        move |key| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| OsString::from(v))
     }
 
     #[test]
     fn the_explicit_dir_wins_then_xdg_then_home() {
-        let all = [
-            ("HOOKLINE_EVENTS_DIR", "/x/ev"),
-            ("XDG_STATE_HOME", "/s"),
-            ("HOME", "/h"),
-        ];
+        let all = [("HOOKLINE_EVENTS_DIR", "/x/ev"), ("XDG_STATE_HOME", "/s"), ("HOME", "/h")];
         assert_eq!(events_dir_from(env(&all)).unwrap(), PathBuf::from("/x/ev"));
-        assert_eq!(
-            events_dir_from(env(&all[1..])).unwrap(),
-            PathBuf::from("/s/hookline/events")
-        );
+        assert_eq!(events_dir_from(env(&all[1..])).unwrap(), PathBuf::from("/s/hookline/events"));
         assert_eq!(
             events_dir_from(env(&all[2..])).unwrap(),
             PathBuf::from("/h/.local/state/hookline/events")
@@ -96,20 +78,13 @@ mod tests {
 
     #[test]
     fn empty_and_relative_values_are_handled() {
-        let empty = [
-            ("HOOKLINE_EVENTS_DIR", ""),
-            ("XDG_STATE_HOME", "rel"),
-            ("HOME", "/h"),
-        ];
+        let empty = [("HOOKLINE_EVENTS_DIR", ""), ("XDG_STATE_HOME", "rel"), ("HOME", "/h")];
         assert_eq!(
             events_dir_from(env(&empty)).unwrap(),
             PathBuf::from("/h/.local/state/hookline/events")
         );
         let relative = [("HOOKLINE_EVENTS_DIR", "events")];
-        assert!(matches!(
-            events_dir_from(env(&relative)),
-            Err(Error::RelativeEventsDir { .. })
-        ));
+        assert!(matches!(events_dir_from(env(&relative)), Err(Error::RelativeEventsDir { .. })));
         assert!(matches!(events_dir_from(env(&[])), Err(Error::NoHome)));
     }
 

@@ -42,12 +42,8 @@ impl Args {
     /// Parses the arguments after the program name. Never fails: anything not understood is
     /// kept in `problems`.
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Args {
-        let mut parsed = Args {
-            cli: DEFAULT_CLI.into(),
-            event: None,
-            json_arg: None,
-            problems: Vec::new(),
-        };
+        let mut parsed =
+            Args { cli: DEFAULT_CLI.into(), event: None, json_arg: None, problems: Vec::new() };
         let mut args = args.into_iter().map(|a| a.to_string_lossy().into_owned());
         let mut positionals = Vec::new();
         let mut options_done = false;
@@ -68,9 +64,7 @@ impl Args {
                 "--cli" => &mut parsed.cli,
                 "--event" => parsed.event.get_or_insert_with(String::new),
                 _ => {
-                    parsed
-                        .problems
-                        .push(format!("unknown option {arg:?} ignored"));
+                    parsed.problems.push(format!("unknown option {arg:?} ignored"));
                     continue;
                 }
             };
@@ -89,9 +83,7 @@ impl Args {
             parsed.json_arg = Some(last.into_bytes());
         }
         for extra in positionals {
-            parsed
-                .problems
-                .push(format!("extra argument {extra:?} ignored"));
+            parsed.problems.push(format!("extra argument {extra:?} ignored"));
         }
         parsed.cli = clip(&parsed.cli, MAX_NAME_LEN).into_owned();
         parsed.event = parsed.event.map(|e| clip(&e, MAX_NAME_LEN).into_owned());
@@ -168,9 +160,7 @@ pub fn run(
         (None, Some(fd)) => match input::read_fd(fd, limits) {
             Ok(input) => input,
             Err(e) => {
-                report
-                    .notes
-                    .push((Level::Warn, format!("cannot read stdin: {e}")));
+                report.notes.push((Level::Warn, format!("cannot read stdin: {e}")));
                 Input::default()
             }
         },
@@ -179,18 +169,12 @@ pub fn run(
     let parsed = Parsed::from_input(&input, limits);
     report.event = args.event.clone().or_else(|| parsed.event.clone());
     if input.timed_out {
-        report.notes.push((
-            Level::Warn,
-            format!("stdin deadline ({:?}) passed", limits.deadline),
-        ));
+        report.notes.push((Level::Warn, format!("stdin deadline ({:?}) passed", limits.deadline)));
     }
     if input.truncated {
         report.notes.push((
             Level::Warn,
-            format!(
-                "input of {} bytes cut to {} bytes",
-                input.total, limits.max_bytes
-            ),
+            format!("input of {} bytes cut to {} bytes", input.total, limits.max_bytes),
         ));
     }
 
@@ -221,18 +205,13 @@ pub fn run(
         .iter()
         .find_map(|k| env(k).filter(|v| !v.is_empty()))
         .map(|v| clip(&v.to_string_lossy(), MAX_NAME_LEN * 2).into_owned());
-    let options = WriteOptions {
-        fsync: env(ENV_FSYNC).is_some_and(|v| v == "1"),
-        ..WriteOptions::default()
-    };
+    let options =
+        WriteOptions { fsync: env(ENV_FSYNC).is_some_and(|v| v == "1"), ..WriteOptions::default() };
     let pid = std::process::id();
     let (raw_encoding, raw) = match (&parsed.payload, input.bytes.is_empty()) {
         (None, false) => match std::str::from_utf8(&input.bytes) {
             Ok(text) => (Some(RawEncoding::Utf8), Some(Cow::Borrowed(text))),
-            Err(_) => (
-                Some(RawEncoding::Base64),
-                Some(Cow::Owned(base64_encode(&input.bytes))),
-            ),
+            Err(_) => (Some(RawEncoding::Base64), Some(Cow::Owned(base64_encode(&input.bytes)))),
         },
         _ => (None, None),
     };
@@ -275,9 +254,7 @@ pub fn run(
                 ));
             }
             if written.counter_recovered {
-                report
-                    .notes
-                    .push((Level::Warn, "counter rebuilt from the event files".into()));
+                report.notes.push((Level::Warn, "counter rebuilt from the event files".into()));
             }
             report.written = Some(written);
         }
@@ -308,10 +285,7 @@ impl<'a> Parsed<'a> {
         }
         let Some(end) = input.json_end else {
             return fail(
-                match (
-                    input.bytes.iter().all(u8::is_ascii_whitespace),
-                    input.timed_out,
-                ) {
+                match (input.bytes.iter().all(u8::is_ascii_whitespace), input.timed_out) {
                     (true, true) => format!("no input before the {:?} deadline", limits.deadline),
                     (true, false) => "empty input".into(),
                     (false, true) => {
@@ -339,11 +313,7 @@ impl<'a> Parsed<'a> {
             };
             return fail(format!("payload is {kind}, not a JSON object"));
         }
-        Parsed {
-            payload: Some(raw),
-            event: event_name(raw),
-            error: None,
-        }
+        Parsed { payload: Some(raw), event: event_name(raw), error: None }
     }
 }
 
@@ -367,16 +337,12 @@ fn event_name(payload: &RawValue) -> Option<String> {
         kind: Option<&'a RawValue>,
     }
     let names: Names<'_> = serde_json::from_str(payload.get()).ok()?;
-    [
-        names.hook_event_name,
-        names.hook_event_name_camel,
-        names.kind,
-    ]
-    .into_iter()
-    .flatten()
-    .find_map(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()).ok())
-    .filter(|name| !name.is_empty())
-    .map(|name| clip(&name, MAX_NAME_LEN).into_owned())
+    [names.hook_event_name, names.hook_event_name_camel, names.kind]
+        .into_iter()
+        .flatten()
+        .find_map(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()).ok())
+        .filter(|name| !name.is_empty())
+        .map(|name| clip(&name, MAX_NAME_LEN).into_owned())
 }
 
 /// Finds `"hook_event_name": "X"` (or `hookEventName`) in bytes that are not valid JSON, so a
@@ -391,20 +357,15 @@ pub fn salvage_field(bytes: &[u8], key: &str) -> Option<String> {
     let quoted = format!("\"{key}\"");
     let quoted = quoted.as_bytes();
     let mut from = 0;
-    while let Some(at) = bytes[from..]
-        .windows(quoted.len())
-        .position(|w| w == quoted)
-    {
+    while let Some(at) = bytes[from..].windows(quoted.len()).position(|w| w == quoted) {
         let rest = &bytes[from + at + quoted.len()..];
         from += at + quoted.len();
         let rest = skip_ws(rest).strip_prefix(b":").map(skip_ws);
         let Some(rest) = rest.and_then(|r| r.strip_prefix(b"\"")) else {
             continue;
         };
-        let len = rest
-            .iter()
-            .take_while(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(b))
-            .count();
+        let len =
+            rest.iter().take_while(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(b)).count();
         if len > 0 && len <= 2 * MAX_NAME_LEN && rest.get(len) == Some(&b'"') {
             return Some(String::from_utf8_lossy(&rest[..len]).into_owned());
         }
@@ -442,9 +403,7 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 
 /// Nanoseconds since the Unix epoch (0 if the clock is before it).
 pub fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
 #[cfg(test)]
@@ -463,10 +422,7 @@ mod tests {
         assert_eq!(a.json_arg.as_deref(), Some(&b"{\"type\":\"x\"}"[..]));
         assert!(a.problems.is_empty());
         let a = args(&[]);
-        assert_eq!(
-            (a.cli.as_str(), a.event, a.json_arg),
-            ("claude", None, None)
-        );
+        assert_eq!((a.cli.as_str(), a.event, a.json_arg), ("claude", None, None));
     }
 
     #[test]
@@ -482,22 +438,13 @@ mod tests {
     #[test]
     fn the_event_name_comes_from_any_known_field() {
         let name = |json: &str| event_name(&RawValue::from_string(json.into()).unwrap());
-        assert_eq!(
-            name(r#"{"hook_event_name":"Stop"}"#).as_deref(),
-            Some("Stop")
-        );
-        assert_eq!(
-            name(r#"{"hookEventName":"PreToolUse"}"#).as_deref(),
-            Some("PreToolUse")
-        );
+        assert_eq!(name(r#"{"hook_event_name":"Stop"}"#).as_deref(), Some("Stop"));
+        assert_eq!(name(r#"{"hookEventName":"PreToolUse"}"#).as_deref(), Some("PreToolUse"));
         assert_eq!(
             name(r#"{"type":"agent-turn-complete"}"#).as_deref(),
             Some("agent-turn-complete")
         );
-        assert_eq!(
-            name(r#"{"hook_event_name":7,"type":"x"}"#).as_deref(),
-            Some("x")
-        );
+        assert_eq!(name(r#"{"hook_event_name":7,"type":"x"}"#).as_deref(), Some("x"));
         assert_eq!(name(r#"{"other":1}"#), None);
     }
 

@@ -54,10 +54,7 @@ pub struct WriteOptions {
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions {
-            lock_bound: DEFAULT_LOCK_BOUND,
-            fsync: false,
-        }
+        WriteOptions { lock_bound: DEFAULT_LOCK_BOUND, fsync: false }
     }
 }
 
@@ -74,11 +71,7 @@ impl EventsDir {
     /// Opens the directory for writing, creating it and its missing parents with mode 0700.
     /// Refuses a symlink, a directory owned by another user, or one writable by group or others.
     pub fn create(path: &Path) -> Result<EventsDir, Error> {
-        match std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(path)
-        {
+        match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path) {
             Ok(()) => {}
             // A symlink or a file in the way: let open() below say which.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -89,48 +82,30 @@ impl EventsDir {
 
     /// Opens an existing directory, with the same checks as [`EventsDir::create`].
     pub fn open(path: &Path) -> Result<EventsDir, Error> {
-        let unsafe_dir = |reason| Error::UnsafeDir {
-            path: path.to_owned(),
-            reason,
-        };
+        let unsafe_dir = |reason| Error::UnsafeDir { path: path.to_owned(), reason };
         let dir = match DirFd::open_nofollow(path) {
             Ok(dir) => dir,
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
                 return Err(unsafe_dir(UnsafeReason::Symlink));
             }
             Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
-                let is_link = path
-                    .symlink_metadata()
-                    .is_ok_and(|m| m.file_type().is_symlink());
-                let reason = if is_link {
-                    UnsafeReason::Symlink
-                } else {
-                    UnsafeReason::NotADirectory
-                };
+                let is_link = path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+                let reason =
+                    if is_link { UnsafeReason::Symlink } else { UnsafeReason::NotADirectory };
                 return Err(unsafe_dir(reason));
             }
             Err(e) => return Err(Error::io("open dir", path, e)),
         };
-        let meta = dir
-            .as_file()
-            .and_then(|f| f.metadata())
-            .map_err(|e| Error::io("stat dir", path, e))?;
+        let meta =
+            dir.as_file().and_then(|f| f.metadata()).map_err(|e| Error::io("stat dir", path, e))?;
         let us = euid();
         if meta.uid() != us {
-            return Err(unsafe_dir(UnsafeReason::ForeignOwner {
-                owner: meta.uid(),
-                us,
-            }));
+            return Err(unsafe_dir(UnsafeReason::ForeignOwner { owner: meta.uid(), us }));
         }
         if meta.mode() & 0o022 != 0 {
-            return Err(unsafe_dir(UnsafeReason::Writable {
-                mode: meta.mode() & 0o7777,
-            }));
+            return Err(unsafe_dir(UnsafeReason::Writable { mode: meta.mode() & 0o7777 }));
         }
-        Ok(EventsDir {
-            path: path.to_owned(),
-            dir,
-        })
+        Ok(EventsDir { path: path.to_owned(), dir })
     }
 
     /// The directory's path.
@@ -167,10 +142,7 @@ impl EventsDir {
             let name = EventFileName::ordered(seq, pid);
             match self.publish(&name, &render(seq, false), pid, ts_ns, options) {
                 Ok(()) => {
-                    return Ok(Written {
-                        name,
-                        counter_recovered: recovered,
-                    });
+                    return Ok(Written { name, counter_recovered: recovered });
                 }
                 // The counter fell behind the files (restored, or lost in a crash): catch up.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -178,11 +150,7 @@ impl EventsDir {
                     last = self.max_seq()?.max(seq);
                 }
                 Err(e) => {
-                    return Err(Error::io(
-                        "write event",
-                        self.path.join(name.to_string()),
-                        e,
-                    ));
+                    return Err(Error::io("write event", self.path.join(name.to_string()), e));
                 }
             }
         }
@@ -206,18 +174,11 @@ impl EventsDir {
             let name = EventFileName::unordered(seq, ts_ns + bump, pid);
             match self.publish(&name, &content, pid, ts_ns + bump, options) {
                 Ok(()) => {
-                    return Ok(Written {
-                        name,
-                        counter_recovered: false,
-                    });
+                    return Ok(Written { name, counter_recovered: false });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
-                    return Err(Error::io(
-                        "write event",
-                        self.path.join(name.to_string()),
-                        e,
-                    ));
+                    return Err(Error::io("write event", self.path.join(name.to_string()), e));
                 }
             }
         }
@@ -324,11 +285,7 @@ fn lock_bounded(file: &File, bound: Duration, shared: bool) -> Result<bool, Erro
     let start = Instant::now();
     let mut pause = Duration::from_micros(20);
     loop {
-        let attempt = if shared {
-            file.try_lock_shared()
-        } else {
-            file.try_lock()
-        };
+        let attempt = if shared { file.try_lock_shared() } else { file.try_lock() };
         match attempt {
             Ok(()) => return Ok(true),
             Err(TryLockError::WouldBlock) => {}
@@ -353,9 +310,7 @@ fn read_counter(file: &File) -> io::Result<Option<u64>> {
     if text.is_empty() {
         return Ok(None);
     }
-    text.parse()
-        .map(Some)
-        .map_err(|_| io::ErrorKind::InvalidData.into())
+    text.parse().map(Some).map_err(|_| io::ErrorKind::InvalidData.into())
 }
 
 #[cfg(test)]
@@ -392,10 +347,7 @@ mod tests {
             seen.push(w.name.seq);
         }
         assert_eq!(seen, [1, 2, 3, 4, 5]);
-        assert_eq!(
-            events.committed_seq(Duration::from_millis(10)).unwrap(),
-            Some(5)
-        );
+        assert_eq!(events.committed_seq(Duration::from_millis(10)).unwrap(), Some(5));
         let names: Vec<_> = std::fs::read_dir(events.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -409,36 +361,22 @@ mod tests {
         let (_tmp, events) = dir();
         let opts = WriteOptions::default();
         for _ in 0..3 {
-            events
-                .write_event(7, 1, &opts, |_, _| b"{}".to_vec())
-                .unwrap();
+            events.write_event(7, 1, &opts, |_, _| b"{}".to_vec()).unwrap();
         }
         std::fs::write(events.path().join(COUNTER_FILE), "garbage").unwrap();
-        let w = events
-            .write_event(7, 1, &opts, |_, _| b"{}".to_vec())
-            .unwrap();
+        let w = events.write_event(7, 1, &opts, |_, _| b"{}".to_vec()).unwrap();
         assert_eq!((w.name.seq, w.counter_recovered), (4, true));
         std::fs::write(events.path().join(COUNTER_FILE), format!("{:020}\n", 2)).unwrap();
-        let w = events
-            .write_event(7, 1, &opts, |_, _| b"{}".to_vec())
-            .unwrap();
+        let w = events.write_event(7, 1, &opts, |_, _| b"{}".to_vec()).unwrap();
         assert_eq!((w.name.seq, w.counter_recovered), (5, true));
     }
 
     #[test]
     fn a_held_lock_gives_an_unordered_event_and_no_committed_seq() {
         let (_tmp, events) = dir();
-        let opts = WriteOptions {
-            lock_bound: Duration::from_millis(20),
-            fsync: false,
-        };
-        events
-            .write_event(7, 1, &opts, |_, _| b"{}".to_vec())
-            .unwrap();
-        let holder = File::options()
-            .write(true)
-            .open(events.path().join(COUNTER_FILE))
-            .unwrap();
+        let opts = WriteOptions { lock_bound: Duration::from_millis(20), fsync: false };
+        events.write_event(7, 1, &opts, |_, _| b"{}".to_vec()).unwrap();
+        let holder = File::options().write(true).open(events.path().join(COUNTER_FILE)).unwrap();
         holder.lock().unwrap();
         let w = events
             .write_event(8, 99, &opts, |seq, unordered| {
@@ -448,15 +386,9 @@ mod tests {
             })
             .unwrap();
         assert_eq!(w.name, EventFileName::unordered(1, 99, 8));
-        assert_eq!(
-            events.committed_seq(Duration::from_millis(20)).unwrap(),
-            None
-        );
+        assert_eq!(events.committed_seq(Duration::from_millis(20)).unwrap(), None);
         holder.unlock().unwrap();
-        assert_eq!(
-            events.committed_seq(Duration::from_millis(20)).unwrap(),
-            Some(1)
-        );
+        assert_eq!(events.committed_seq(Duration::from_millis(20)).unwrap(), Some(1));
     }
 
     #[test]
@@ -467,28 +399,13 @@ mod tests {
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&real, &link).unwrap();
         let err = EventsDir::create(&link).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::UnsafeDir {
-                    reason: UnsafeReason::Symlink,
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, Error::UnsafeDir { reason: UnsafeReason::Symlink, .. }), "{err}");
         std::fs::set_permissions(&real, Permissions::from_mode(0o777)).unwrap();
         let err = EventsDir::create(&real).unwrap_err();
         assert!(err.to_string().contains("mode 777"), "{err}");
         let file = tmp.path().join("file");
         std::fs::write(&file, "").unwrap();
         let err = EventsDir::create(&file).unwrap_err();
-        assert!(matches!(
-            err,
-            Error::UnsafeDir {
-                reason: UnsafeReason::NotADirectory,
-                ..
-            }
-        ));
+        assert!(matches!(err, Error::UnsafeDir { reason: UnsafeReason::NotADirectory, .. }));
     }
 }

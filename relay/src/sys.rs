@@ -17,11 +17,7 @@ fn cstr(name: &str) -> io::Result<CString> {
 }
 
 fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
+    if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret) }
 }
 
 impl DirFd {
@@ -46,12 +42,7 @@ impl DirFd {
         let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
         // SAFETY: the directory fd is open for the lifetime of `self`; `name` is NUL-terminated.
         let fd = check(unsafe {
-            libc::openat(
-                self.0.as_raw_fd(),
-                name.as_ptr(),
-                flags,
-                libc::c_uint::from(mode),
-            )
+            libc::openat(self.0.as_raw_fd(), name.as_ptr(), flags, libc::c_uint::from(mode))
         })?;
         // SAFETY: `fd` was just returned by openat and is owned by nobody else.
         Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))

@@ -227,18 +227,12 @@ pub const KINDS: &[(&str, &[(&str, FieldType)])] = &[
     ("session_end", &[("reason", FieldType::Text)]),
     ("turn_start", &[]),
     ("tool_start", &[("tool", FieldType::Text)]),
-    (
-        "tool_end",
-        &[("tool", FieldType::Text), ("ok", FieldType::Bool)],
-    ),
+    ("tool_end", &[("tool", FieldType::Text), ("ok", FieldType::Bool)]),
     ("permission_request", &[("tool", FieldType::Text)]),
     (
         "waiting_for_input",
         &[
-            (
-                "reason",
-                FieldType::OneOf(&["permission", "question", "elicitation", "other"]),
-            ),
+            ("reason", FieldType::OneOf(&["permission", "question", "elicitation", "other"])),
             ("message", FieldType::Text),
         ],
     ),
@@ -268,31 +262,16 @@ pub const KINDS: &[(&str, &[(&str, FieldType)])] = &[
             ("detail", FieldType::Text),
         ],
     ),
-    (
-        "compact",
-        &[
-            ("phase", FieldType::OneOf(&["pre", "post"])),
-            ("trigger", FieldType::Text),
-        ],
-    ),
+    ("compact", &[("phase", FieldType::OneOf(&["pre", "post"])), ("trigger", FieldType::Text)]),
     ("subagent_start", &[("agent_type", FieldType::Text)]),
     ("subagent_stop", &[("agent_type", FieldType::Text)]),
-    (
-        "notification",
-        &[
-            ("notification_type", FieldType::Text),
-            ("message", FieldType::Text),
-        ],
-    ),
+    ("notification", &[("notification_type", FieldType::Text), ("message", FieldType::Text)]),
     ("unknown", &[("reason", FieldType::Text)]),
 ];
 
 /// The fields of a kind, or `None` for a name that is not a kind.
 pub fn kind_fields(kind: &str) -> Option<&'static [(&'static str, FieldType)]> {
-    KINDS
-        .iter()
-        .find(|(name, _)| *name == kind)
-        .map(|(_, fields)| *fields)
+    KINDS.iter().find(|(name, _)| *name == kind).map(|(_, fields)| *fields)
 }
 
 impl Kind {
@@ -400,46 +379,21 @@ mod tests {
     #[test]
     fn kinds_serialize_flat_with_their_name() {
         let kinds = [
-            Kind::SessionStart {
-                source: Some("startup".into()),
-            },
+            Kind::SessionStart { source: Some("startup".into()) },
             Kind::SessionEnd { reason: None },
             Kind::TurnStart,
-            Kind::ToolStart {
-                tool: Some("Bash".into()),
-            },
-            Kind::ToolEnd {
-                tool: None,
-                ok: false,
-            },
+            Kind::ToolStart { tool: Some("Bash".into()) },
+            Kind::ToolEnd { tool: None, ok: false },
             Kind::PermissionRequest { tool: None },
-            Kind::WaitingForInput {
-                reason: WaitReason::Question,
-                message: None,
-            },
+            Kind::WaitingForInput { reason: WaitReason::Question, message: None },
             Kind::IdlePrompt,
-            Kind::Stop {
-                last_message: None,
-                pending_tasks: 2,
-                scheduled_wakes: 0,
-            },
-            Kind::StopFailure {
-                error: FailureKind::RateLimit,
-                detail: None,
-            },
-            Kind::Compact {
-                phase: CompactPhase::Post,
-                trigger: Some("manual".into()),
-            },
+            Kind::Stop { last_message: None, pending_tasks: 2, scheduled_wakes: 0 },
+            Kind::StopFailure { error: FailureKind::RateLimit, detail: None },
+            Kind::Compact { phase: CompactPhase::Post, trigger: Some("manual".into()) },
             Kind::SubagentStart { agent_type: None },
             Kind::SubagentStop { agent_type: None },
-            Kind::Notification {
-                notification_type: None,
-                message: None,
-            },
-            Kind::Unknown {
-                reason: Some("no rule".into()),
-            },
+            Kind::Notification { notification_type: None, message: None },
+            Kind::Unknown { reason: Some("no rule".into()) },
         ];
         assert_eq!(kinds.len(), KINDS.len());
         for (kind, (name, fields)) in kinds.iter().zip(KINDS) {
@@ -447,10 +401,7 @@ mod tests {
             let value = serde_json::to_value(kind).unwrap();
             assert_eq!(value["kind"], *name);
             for key in value.as_object().unwrap().keys().filter(|k| *k != "kind") {
-                assert!(
-                    fields.iter().any(|(f, _)| f == key),
-                    "{name} has undeclared {key}"
-                );
+                assert!(fields.iter().any(|(f, _)| f == key), "{name} has undeclared {key}");
             }
             assert_eq!(&serde_json::from_value::<Kind>(value).unwrap(), kind);
         }
@@ -480,20 +431,8 @@ mod tests {
     #[test]
     fn missing_fields_take_their_defaults() {
         let kind: Kind = serde_json::from_str(r#"{"kind":"tool_end"}"#).unwrap();
-        assert_eq!(
-            kind,
-            Kind::ToolEnd {
-                tool: None,
-                ok: true
-            }
-        );
+        assert_eq!(kind, Kind::ToolEnd { tool: None, ok: true });
         let kind: Kind = serde_json::from_str(r#"{"kind":"waiting_for_input"}"#).unwrap();
-        assert_eq!(
-            kind,
-            Kind::WaitingForInput {
-                reason: WaitReason::Other,
-                message: None
-            }
-        );
+        assert_eq!(kind, Kind::WaitingForInput { reason: WaitReason::Other, message: None });
     }
 }

@@ -53,27 +53,14 @@ pub fn check_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::BadCursorName {
-            name: name.to_owned(),
-        })
-    }
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if ok { Ok(()) } else { Err(Error::BadCursorName { name: name.to_owned() }) }
 }
 
 impl Cursor {
     /// A cursor that lives only in memory.
     pub fn anonymous() -> Cursor {
-        Cursor {
-            name: None,
-            path: None,
-            _lock: None,
-            position: Position::default(),
-        }
+        Cursor { name: None, path: None, _lock: None, position: Position::default() }
     }
 
     /// Opens (or creates) a named cursor of an events directory, creating the directory
@@ -91,19 +78,11 @@ impl Cursor {
             .open(&lock_path)
             .map_err(|e| Error::io("open", &lock_path, e))?;
         if lock.try_lock().is_err() {
-            return Err(Error::CursorInUse {
-                name: name.to_owned(),
-                path: lock_path,
-            });
+            return Err(Error::CursorInUse { name: name.to_owned(), path: lock_path });
         }
         let path = dir.join(format!("{name}.json"));
         let position = read_position(&path)?.unwrap_or_default();
-        Ok(Cursor {
-            name: Some(name.to_owned()),
-            path: Some(path),
-            _lock: Some(lock),
-            position,
-        })
+        Ok(Cursor { name: Some(name.to_owned()), path: Some(path), _lock: Some(lock), position })
     }
 
     /// The cursor's name, if it is durable.
@@ -116,10 +95,7 @@ impl Cursor {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        let file = CursorFile {
-            v: 1,
-            position: position.clone(),
-        };
+        let file = CursorFile { v: 1, position: position.clone() };
         let mut bytes =
             serde_json::to_vec_pretty(&file).map_err(|e| Error::io("encode", path, e.into()))?;
         bytes.push(b'\n');
@@ -131,10 +107,7 @@ fn read_position(path: &Path) -> Result<Option<Position>, Error> {
     match std::fs::read(path) {
         Ok(bytes) => serde_json::from_slice::<CursorFile>(&bytes)
             .map(|f| Some(f.position))
-            .map_err(|e| Error::BadCursor {
-                path: path.to_owned(),
-                reason: e.to_string(),
-            }),
+            .map_err(|e| Error::BadCursor { path: path.to_owned(), reason: e.to_string() }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io("read", path, e)),
     }

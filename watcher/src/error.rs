@@ -41,11 +41,7 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Error {
-        Error::Io {
-            op,
-            path: path.into(),
-            source,
-        }
+        Error::Io { op, path: path.into(), source }
     }
 }
 

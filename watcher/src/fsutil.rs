@@ -10,21 +10,16 @@ use crate::Error;
 /// given `mode`, then renamed over `path`. Readers see the old content or the new, never a
 /// mix; on error the temp file is removed and `path` is untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut temp = tempfile::Builder::new()
         .prefix(".tmp-hookline-")
         .tempfile_in(dir)
         .map_err(|e| Error::io("create temp file in", dir, e))?;
-    temp.write_all(bytes)
-        .map_err(|e| Error::io("write", temp.path().to_owned(), e))?;
+    temp.write_all(bytes).map_err(|e| Error::io("write", temp.path().to_owned(), e))?;
     temp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(|e| Error::io("chmod", temp.path().to_owned(), e))?;
-    temp.persist(path)
-        .map_err(|e| Error::io("replace", path, e.error))?;
+    temp.persist(path).map_err(|e| Error::io("replace", path, e.error))?;
     Ok(())
 }
 

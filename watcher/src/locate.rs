@@ -12,17 +12,13 @@ pub fn relay_binary() -> Option<PathBuf> {
         .ok()
         .and_then(|exe| exe.canonicalize().ok())
         .and_then(|exe| exe.parent().map(|dir| dir.join(RELAY_BINARY)));
-    beside
-        .filter(|p| is_executable(p))
-        .or_else(|| on_path(RELAY_BINARY))
+    beside.filter(|p| is_executable(p)).or_else(|| on_path(RELAY_BINARY))
 }
 
 /// The first executable file named `name` in `$PATH`.
 pub fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| is_executable(p))
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| is_executable(p))
 }
 
 fn is_executable(path: &Path) -> bool {

@@ -39,42 +39,22 @@ const FINISHED: &[&str] = &[
 /// Maps one envelope to its canonical event.
 pub fn map_envelope(profiles: &Profiles, envelope: &Envelope, source: SourceRef) -> Event {
     let empty = Value::Object(Map::new());
-    let payload = envelope
-        .payload
-        .as_ref()
-        .filter(|p| p.is_object())
-        .unwrap_or(&empty);
+    let payload = envelope.payload.as_ref().filter(|p| p.is_object()).unwrap_or(&empty);
     let profile = profiles.resolve(&envelope.cli, payload);
     let native = envelope.event.as_deref();
     let (kind, rule) = match (profile, native) {
-        (None, _) => (
-            unknown(format!("no profile named {:?}", envelope.cli)),
-            "none".to_owned(),
-        ),
+        (None, _) => (unknown(format!("no profile named {:?}", envelope.cli)), "none".to_owned()),
         (Some(_), None) => {
-            let why = envelope
-                .error
-                .as_deref()
-                .unwrap_or("the payload names no event");
+            let why = envelope.error.as_deref().unwrap_or("the payload names no event");
             (unknown(format!("no event name: {why}")), "none".to_owned())
         }
         (Some(profile), Some(native)) => match profile.rule_for(native, payload) {
             Some(rule) => (
-                build(
-                    profile,
-                    rule.kind,
-                    &rule.set,
-                    &rule.from,
-                    payload,
-                    &rule.label,
-                ),
+                build(profile, rule.kind, &rule.set, &rule.from, payload, &rule.label),
                 rule.label.clone(),
             ),
             None => (
-                unknown(format!(
-                    "no rule for {native:?} in profile {}",
-                    profile.name
-                )),
+                unknown(format!("no rule for {native:?} in profile {}", profile.name)),
                 format!("{}:none", profile.name),
             ),
         },
@@ -110,9 +90,7 @@ pub fn map_envelope(profiles: &Profiles, envelope: &Envelope, source: SourceRef)
 }
 
 fn unknown(reason: String) -> Kind {
-    Kind::Unknown {
-        reason: Some(reason),
-    }
+    Kind::Unknown { reason: Some(reason) }
 }
 
 fn build(
@@ -135,11 +113,7 @@ fn build(
     }
     let has_tool = kind_fields(kind).is_some_and(|f| f.iter().any(|(name, _)| *name == "tool"));
     if has_tool && !object.contains_key("tool") {
-        let tool = profile
-            .fields
-            .tool
-            .iter()
-            .find_map(|path| text(path.get(payload)?));
+        let tool = profile.fields.tool.iter().find_map(|path| text(path.get(payload)?));
         if let Some(tool) = tool {
             object.insert("tool".into(), Value::String(tool));
         }
@@ -178,8 +152,7 @@ fn extract_value(extract: &Extract, payload: &Value) -> Option<Value> {
                 Value::String(s) => extract.values.get(s),
                 other => extract.values.get(&other.to_string()),
             };
-            word.or(extract.default.as_ref())
-                .map(|w| Value::String(w.clone()))
+            word.or(extract.default.as_ref()).map(|w| Value::String(w.clone()))
         }
     }
 }

@@ -160,10 +160,8 @@ impl Reader {
             }
         }
         for dir in self.config.legacy_dirs.clone() {
-            let names: BTreeSet<String> = source::list_legacy(&dir)?
-                .into_iter()
-                .map(|n| n.file)
-                .collect();
+            let names: BTreeSet<String> =
+                source::list_legacy(&dir)?.into_iter().map(|n| n.file).collect();
             self.position.legacy.insert(dir, names);
         }
         self.listed_seq = self.position.seq;
@@ -234,12 +232,8 @@ impl Reader {
         self.uncommitted = listing.events.iter().any(|n| {
             n.is_ordered() && n.seq > self.listed_seq && committed.is_none_or(|c| n.seq > c)
         });
-        let present: HashSet<String> = listing
-            .events
-            .iter()
-            .filter(|n| !n.is_ordered())
-            .map(ToString::to_string)
-            .collect();
+        let present: HashSet<String> =
+            listing.events.iter().filter(|n| !n.is_ordered()).map(ToString::to_string).collect();
         // Unordered files pruned since: forget them so the cursor stays small.
         self.position.unordered.retain(|f| present.contains(f));
         for name in listing.events {
@@ -270,12 +264,8 @@ impl Reader {
         name: EventFileName,
     ) -> Result<Option<(Event, Mark)>, Error> {
         let file = name.to_string();
-        let source = SourceRef {
-            dir: dir.to_owned(),
-            seq: name.seq,
-            file: file.clone(),
-            legacy: false,
-        };
+        let source =
+            SourceRef { dir: dir.to_owned(), seq: name.seq, file: file.clone(), legacy: false };
         let mark = match name.unordered_ts_ns {
             None => Mark::Ordered(name.seq),
             Some(_) => Mark::Unordered(file.clone()),
@@ -313,11 +303,8 @@ impl Reader {
         let mut events = Vec::new();
         for dir in self.config.legacy_dirs.clone() {
             for name in source::list_legacy(&dir)? {
-                let delivered = self
-                    .position
-                    .legacy
-                    .get(&dir)
-                    .is_some_and(|s| s.contains(&name.file));
+                let delivered =
+                    self.position.legacy.get(&dir).is_some_and(|s| s.contains(&name.file));
                 if delivered || !self.listed_names.insert((dir.clone(), name.file.clone())) {
                     continue;
                 }
@@ -328,19 +315,13 @@ impl Reader {
     }
 
     fn read_legacy(&self, dir: &Path, name: &LegacyName) -> (Event, Mark) {
-        let source = SourceRef {
-            dir: dir.to_owned(),
-            seq: 0,
-            file: name.file.clone(),
-            legacy: true,
-        };
+        let source =
+            SourceRef { dir: dir.to_owned(), seq: 0, file: name.file.clone(), legacy: true };
         let event = match source::read_legacy(dir, name) {
             Ok(envelope) => map_envelope(&self.config.profiles, &envelope, source),
-            Err(reason) => unreadable(
-                source,
-                format!("unreadable legacy file: {reason}"),
-                name.ts_ns,
-            ),
+            Err(reason) => {
+                unreadable(source, format!("unreadable legacy file: {reason}"), name.ts_ns)
+            }
         };
         (event, Mark::Legacy(dir.to_owned(), name.file.clone()))
     }
@@ -356,11 +337,7 @@ impl Reader {
                 (None, Some(_)) => true,
                 (_, None) => false,
             };
-            let next = if take_legacy {
-                legacy.next()
-            } else {
-                primary.next()
-            };
+            let next = if take_legacy { legacy.next() } else { primary.next() };
             match next {
                 Some(item) => self.queue.push_back(item),
                 None => break,
@@ -374,8 +351,7 @@ impl Reader {
         match mark {
             Mark::Ordered(seq) => self.position.seq = self.position.seq.max(seq),
             Mark::Unordered(file) => {
-                self.listed_names
-                    .remove(&(self.config.events_dir.clone(), file.clone()));
+                self.listed_names.remove(&(self.config.events_dir.clone(), file.clone()));
                 self.position.unordered.insert(file);
             }
             Mark::Legacy(dir, file) => {
@@ -422,9 +398,7 @@ impl Reader {
 fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
     Event {
         v: CANONICAL_VERSION,
-        kind: Kind::Unknown {
-            reason: Some(reason),
-        },
+        kind: Kind::Unknown { reason: Some(reason) },
         cli: String::new(),
         session_id: None,
         tag: None,
@@ -443,10 +417,7 @@ fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
 /// Reads every event present in a directory once, from the beginning (for one-shot commands
 /// such as `status`).
 pub fn read_all(config: ReaderConfig) -> Result<Vec<Event>, Error> {
-    let mut reader = Reader::open(ReaderConfig {
-        start: Start::Beginning,
-        ..config
-    })?;
+    let mut reader = Reader::open(ReaderConfig { start: Start::Beginning, ..config })?;
     let mut events = Vec::new();
     loop {
         let queued = reader.poll()?;
@@ -461,12 +432,8 @@ pub fn read_all(config: ReaderConfig) -> Result<Vec<Event>, Error> {
 
 /// Converts an envelope to an event without a directory (for tests and the demo).
 pub fn event_from_envelope(profiles: &Profiles, envelope: &Envelope, file: &str) -> Event {
-    let source = SourceRef {
-        dir: PathBuf::new(),
-        seq: envelope.seq,
-        file: file.to_owned(),
-        legacy: false,
-    };
+    let source =
+        SourceRef { dir: PathBuf::new(), seq: envelope.seq, file: file.to_owned(), legacy: false };
     map_envelope(profiles, envelope, source)
 }
 

@@ -53,12 +53,10 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
     }
     let cursors = cursor::all(dir)?;
     let consumed = |name: &EventFileName| {
-        cursors
-            .iter()
-            .all(|(_, position)| match name.unordered_ts_ns {
-                None => name.seq <= position.seq,
-                Some(_) => position.unordered.contains(&name.to_string()),
-            })
+        cursors.iter().all(|(_, position)| match name.unordered_ts_ns {
+            None => name.seq <= position.seq,
+            Some(_) => position.unordered.contains(&name.to_string()),
+        })
     };
     let old = |path: &Path, age: Duration| {
         std::fs::symlink_metadata(path)
@@ -71,12 +69,7 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
         Err(e) => Err(Error::io("remove", path, e)),
     };
     let listing = source::list(dir)?;
-    let newest = listing
-        .events
-        .iter()
-        .filter(|n| n.is_ordered())
-        .max()
-        .copied();
+    let newest = listing.events.iter().filter(|n| n.is_ordered()).max().copied();
     for name in &listing.events {
         let path = dir.join(name.to_string());
         if Some(*name) == newest || !old(&path, policy.max_age) {
@@ -114,9 +107,7 @@ mod tests {
     fn write_events(dir: &Path, n: usize) {
         let events = EventsDir::create(dir).unwrap();
         for _ in 0..n {
-            events
-                .write_event(1, 1, &WriteOptions::default(), |_, _| b"{}".to_vec())
-                .unwrap();
+            events.write_event(1, 1, &WriteOptions::default(), |_, _| b"{}".to_vec()).unwrap();
         }
     }
 
@@ -136,11 +127,7 @@ mod tests {
         b.save(&b.position).unwrap();
         let policy = RetentionPolicy::default();
         let now = SystemTime::now();
-        assert_eq!(
-            prune(tmp.path(), &policy, now).unwrap(),
-            PruneReport::default(),
-            "too young"
-        );
+        assert_eq!(prune(tmp.path(), &policy, now).unwrap(), PruneReport::default(), "too young");
         let later = now + Duration::from_secs(8 * 86400);
         let report = prune(tmp.path(), &policy, later).unwrap();
         assert_eq!((report.events, report.unconsumed), (5, 4));
@@ -175,11 +162,8 @@ mod tests {
     #[test]
     fn a_missing_dir_is_nothing_to_do() {
         let tmp = tempfile::tempdir().unwrap();
-        let report = prune(
-            &tmp.path().join("none"),
-            &RetentionPolicy::default(),
-            SystemTime::now(),
-        );
+        let report =
+            prune(&tmp.path().join("none"), &RetentionPolicy::default(), SystemTime::now());
         assert_eq!(report.unwrap(), PruneReport::default());
     }
 }

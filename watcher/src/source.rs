@@ -42,10 +42,7 @@ pub struct Listing {
 /// The identity of a directory, or `None` when it does not exist.
 pub fn dir_id(dir: &Path) -> Result<Option<DirId>, Error> {
     match std::fs::symlink_metadata(dir) {
-        Ok(meta) if meta.is_dir() => Ok(Some(DirId {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        })),
+        Ok(meta) if meta.is_dir() => Ok(Some(DirId { dev: meta.dev(), ino: meta.ino() })),
         Ok(_) => Err(Error::io(
             "read events dir (not a directory)",
             dir,
@@ -62,9 +59,7 @@ pub fn list(dir: &Path) -> Result<Listing, Error> {
     for entry in std::fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))? {
         let entry = entry.map_err(|e| Error::io("list", dir, e))?;
         let Ok(name) = entry.file_name().into_string() else {
-            listing
-                .foreign
-                .push(entry.file_name().to_string_lossy().into_owned());
+            listing.foreign.push(entry.file_name().to_string_lossy().into_owned());
             continue;
         };
         match classify(&name) {
@@ -117,10 +112,7 @@ pub struct ReadProblem {
 
 /// Reads and parses an event file; `Ok(None)` when it vanished since it was listed.
 pub fn read_event(dir: &Path, name: &EventFileName) -> Result<Option<Envelope>, ReadProblem> {
-    let damaged = |reason: String| ReadProblem {
-        reason,
-        quarantine: true,
-    };
+    let damaged = |reason: String| ReadProblem { reason, quarantine: true };
     let bytes = match read_file(&dir.join(name.to_string())) {
         Ok((bytes, _)) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -129,18 +121,12 @@ pub fn read_event(dir: &Path, name: &EventFileName) -> Result<Option<Envelope>, 
     let envelope = match Envelope::from_slice(&bytes) {
         Ok(envelope) => envelope,
         Err(e @ EnvelopeError::Version(_)) => {
-            return Err(ReadProblem {
-                reason: e.to_string(),
-                quarantine: false,
-            });
+            return Err(ReadProblem { reason: e.to_string(), quarantine: false });
         }
         Err(e) => return Err(damaged(e.to_string())),
     };
     if envelope.seq != name.seq {
-        return Err(damaged(format!(
-            "envelope seq {} does not match its file name",
-            envelope.seq
-        )));
+        return Err(damaged(format!("envelope seq {} does not match its file name", envelope.seq)));
     }
     Ok(Some(envelope))
 }
@@ -182,10 +168,7 @@ impl LegacyName {
         if ts.is_empty() || !ts.bytes().all(|b| b.is_ascii_digit()) || !rest.contains('-') {
             return None;
         }
-        Some(LegacyName {
-            ts_ns: ts.parse().ok()?,
-            file: file.to_owned(),
-        })
+        Some(LegacyName { ts_ns: ts.parse().ok()?, file: file.to_owned() })
     }
 }
 
@@ -218,13 +201,9 @@ pub fn read_legacy(dir: &Path, name: &LegacyName) -> Result<Envelope, String> {
     let (bytes, _) = read_file(&dir.join(&name.file)).map_err(|e| e.to_string())?;
     let legacy: Legacy =
         serde_json::from_slice(&bytes).map_err(|e| format!("not a legacy event: {e}"))?;
-    let event = legacy.event.or_else(|| {
-        name.file
-            .strip_suffix(".json")?
-            .rsplit('-')
-            .next()
-            .map(str::to_owned)
-    });
+    let event = legacy
+        .event
+        .or_else(|| name.file.strip_suffix(".json")?.rsplit('-').next().map(str::to_owned));
     let mut payload = Map::new();
     for (key, value) in [
         ("session_id", legacy.session_id),
@@ -266,13 +245,7 @@ mod tests {
     fn legacy_names_carry_time_task_and_event() {
         let name = LegacyName::parse("1796048674135003796-story-1-dev-2-Stop.json").unwrap();
         assert_eq!(name.ts_ns, 1796048674135003796);
-        for bad in [
-            "x-Stop.json",
-            "123-Stop.json.tmp",
-            "123.json",
-            "-a-b.json",
-            "12a-x-y.json",
-        ] {
+        for bad in ["x-Stop.json", "123-Stop.json.tmp", "123.json", "-a-b.json", "12a-x-y.json"] {
             assert_eq!(LegacyName::parse(bad), None, "{bad}");
         }
     }
@@ -304,11 +277,6 @@ mod tests {
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid path string; mkfifo has no other preconditions.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(
-            read_file(&fifo)
-                .unwrap_err()
-                .to_string()
-                .contains("regular")
-        );
+        assert!(read_file(&fifo).unwrap_err().to_string().contains("regular"));
     }
 }

@@ -9,13 +9,9 @@ use std::time::Duration;
 /// Parses `"500ms"`, `"30s"`, `"15m"`, `"2h"`, `"1d"` (one number, one unit).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration like \"15m\""))?;
+    let n: u64 = number.parse().map_err(|_| format!("{text:?} is not a duration like \"15m\""))?;
     let secs = match unit {
         "ms" => return Ok(Duration::from_millis(n)),
         "s" => n,
@@ -92,12 +88,7 @@ impl Ord for Version {
     fn cmp(&self, other: &Self) -> Ordering {
         let len = self.0.len().max(other.0.len());
         (0..len)
-            .map(|i| {
-                self.0
-                    .get(i)
-                    .unwrap_or(&0)
-                    .cmp(other.0.get(i).unwrap_or(&0))
-            })
+            .map(|i| self.0.get(i).unwrap_or(&0).cmp(other.0.get(i).unwrap_or(&0)))
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
     }
@@ -139,10 +130,7 @@ mod tests {
         assert!(v("2.1.99") < v("2.1.100"));
         assert_eq!(v("2.1"), v("2.1.0"));
         assert_eq!(v("1.0.0-beta"), v("1.0.0"));
-        assert_eq!(
-            Version::find_in("2.1.332 (Claude Code)"),
-            Some(v("2.1.332"))
-        );
+        assert_eq!(Version::find_in("2.1.332 (Claude Code)"), Some(v("2.1.332")));
         assert_eq!(Version::find_in("codex-cli 0.171.0"), Some(v("0.171.0")));
         assert_eq!(Version::find_in("no version here"), None);
         assert!("x.y".parse::<Version>().is_err());

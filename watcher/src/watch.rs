@@ -283,11 +283,7 @@ impl Watcher {
             }
             Ok(())
         });
-        Subscription {
-            rx,
-            stop,
-            handle: Some(handle),
-        }
+        Subscription { rx, stop, handle: Some(handle) }
     }
 
     /// Takes the notices (quarantined files, directory recreated, polling fallback) gathered

@@ -27,73 +27,34 @@ macro_rules! fixture {
 }
 
 const STORY: &[Step] = &[
-    Step {
-        says: "claude starts",
-        payload: fixture!("SessionStart-startup.json"),
-    },
-    Step {
-        says: "the user sends a prompt",
-        payload: fixture!("UserPromptSubmit.json"),
-    },
-    Step {
-        says: "claude wants to run Bash",
-        payload: fixture!("PreToolUse.json"),
-    },
-    Step {
-        says: "the permission dialog opens",
-        payload: fixture!("PermissionRequest.json"),
-    },
+    Step { says: "claude starts", payload: fixture!("SessionStart-startup.json") },
+    Step { says: "the user sends a prompt", payload: fixture!("UserPromptSubmit.json") },
+    Step { says: "claude wants to run Bash", payload: fixture!("PreToolUse.json") },
+    Step { says: "the permission dialog opens", payload: fixture!("PermissionRequest.json") },
     Step {
         says: "6 s later, still open",
         payload: fixture!("Notification-permission_prompt.json"),
     },
-    Step {
-        says: "the user approves; Bash ran",
-        payload: fixture!("PostToolUse.json"),
-    },
-    Step {
-        says: "the turn ends",
-        payload: fixture!("Stop.json"),
-    },
+    Step { says: "the user approves; Bash ran", payload: fixture!("PostToolUse.json") },
+    Step { says: "the turn ends", payload: fixture!("Stop.json") },
     Step {
         says: "idle at the prompt for a while",
         payload: fixture!("Notification-idle_prompt.json"),
     },
-    Step {
-        says: "the user types /compact",
-        payload: fixture!("PreCompact.json"),
-    },
-    Step {
-        says: "the compaction subagent ends",
-        payload: fixture!("SubagentStop-compact.json"),
-    },
-    Step {
-        says: "the session restarts compacted",
-        payload: fixture!("SessionStart-compact.json"),
-    },
-    Step {
-        says: "compaction done",
-        payload: fixture!("PostCompact.json"),
-    },
-    Step {
-        says: "the user types /exit",
-        payload: fixture!("SessionEnd-prompt_input_exit.json"),
-    },
+    Step { says: "the user types /compact", payload: fixture!("PreCompact.json") },
+    Step { says: "the compaction subagent ends", payload: fixture!("SubagentStop-compact.json") },
+    Step { says: "the session restarts compacted", payload: fixture!("SessionStart-compact.json") },
+    Step { says: "compaction done", payload: fixture!("PostCompact.json") },
+    Step { says: "the user types /exit", payload: fixture!("SessionEnd-prompt_input_exit.json") },
 ];
 
 pub fn run(args: DemoArgs) -> Outcome {
     let relay = relay_binary().ok_or(
         "cannot find hookline-relay beside hookline or on PATH; build both with `cargo build --release`",
     )?;
-    let tmp = tempfile::Builder::new()
-        .prefix("hookline-demo-")
-        .tempdir()?;
+    let tmp = tempfile::Builder::new().prefix("hookline-demo-").tempdir()?;
     let events_dir = tmp.path().join("events");
-    let reader = Reader::open(ReaderConfig::new(
-        &events_dir,
-        Start::Beginning,
-        profiles()?,
-    ))?;
+    let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles()?))?;
     let mut watcher = Watcher::new(reader, WatchOptions::default())?;
 
     if !args.json {
@@ -101,8 +62,8 @@ pub fn run(args: DemoArgs) -> Outcome {
         println!("  {}", relay.display());
         println!("  writing into {}\n", events_dir.display());
         println!(
-            "{:>4}  {:>7}  {:<34} {:<20} {}",
-            "seq", "+ms", "what happens", "native event", "canonical event"
+            "{:>4}  {:>7}  {:<34} {:<20} canonical event",
+            "seq", "+ms", "what happens", "native event"
         );
     }
     let pace = Duration::from_millis(args.pace);
@@ -121,9 +82,7 @@ pub fn run(args: DemoArgs) -> Outcome {
     let mut seen = 0;
     while seen < STORY.len() {
         let Some(event) = watcher.next_timeout(Duration::from_secs(10))? else {
-            return Err(
-                format!("only {seen} of {} events arrived within 10 s", STORY.len()).into(),
-            );
+            return Err(format!("only {seen} of {} events arrived within 10 s", STORY.len()).into());
         };
         let step = &STORY[seen];
         seen += 1;
@@ -151,10 +110,7 @@ pub fn run(args: DemoArgs) -> Outcome {
             .ok_or("no event file written")?;
         let text = std::fs::read_to_string(events_dir.join(&first))?;
         let value: serde_json::Value = serde_json::from_str(&text)?;
-        println!(
-            "\nThe relay wrote {} files; the first, {first}:",
-            STORY.len()
-        );
+        println!("\nThe relay wrote {} files; the first, {first}:", STORY.len());
         println!("{}", serde_json::to_string_pretty(&value)?);
     }
     if args.keep {
@@ -181,9 +137,7 @@ fn run_relay(
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", relay.display()))?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(payload.as_bytes())
-            .map_err(|e| e.to_string())?;
+        stdin.write_all(payload.as_bytes()).map_err(|e| e.to_string())?;
     }
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     if !out.status.success() || !out.stdout.is_empty() || !out.stderr.is_empty() {
@@ -210,34 +164,23 @@ pub fn describe(event: &Event) -> String {
             Some(format!("tool={} ok={ok}", tool.as_deref().unwrap_or("?")))
         }
         Kind::WaitingForInput { reason, .. } => Some(format!("reason={}", reason.as_str())),
-        Kind::Stop {
-            pending_tasks,
-            scheduled_wakes,
-            ..
-        } => Some(format!(
-            "pending_tasks={pending_tasks} scheduled_wakes={scheduled_wakes}"
-        )),
+        Kind::Stop { pending_tasks, scheduled_wakes, .. } => {
+            Some(format!("pending_tasks={pending_tasks} scheduled_wakes={scheduled_wakes}"))
+        }
         Kind::StopFailure { error, .. } => Some(format!("error={}", error.as_str())),
-        Kind::Compact { phase, trigger } => Some(format!(
-            "phase={} trigger={}",
-            phase.as_str(),
-            trigger.as_deref().unwrap_or("?")
-        )),
-        Kind::SubagentStart { agent_type } | Kind::SubagentStop { agent_type } => Some(format!(
-            "agent_type={:?}",
-            agent_type.as_deref().unwrap_or("")
-        )),
-        Kind::Notification {
-            notification_type, ..
-        } => notification_type.clone().map(|t| format!("type={t}")),
+        Kind::Compact { phase, trigger } => {
+            Some(format!("phase={} trigger={}", phase.as_str(), trigger.as_deref().unwrap_or("?")))
+        }
+        Kind::SubagentStart { agent_type } | Kind::SubagentStop { agent_type } => {
+            Some(format!("agent_type={:?}", agent_type.as_deref().unwrap_or("")))
+        }
+        Kind::Notification { notification_type, .. } => {
+            notification_type.clone().map(|t| format!("type={t}"))
+        }
         Kind::Unknown { reason } => reason.clone(),
         Kind::TurnStart | Kind::IdlePrompt => None,
     };
-    let subagent = if event.is_subagent() {
-        " (subagent)"
-    } else {
-        ""
-    };
+    let subagent = if event.is_subagent() { " (subagent)" } else { "" };
     match detail {
         Some(detail) => format!("{kind} {detail}{subagent}"),
         None => format!("{kind}{subagent}"),

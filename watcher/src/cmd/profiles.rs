@@ -33,10 +33,7 @@ fn print_profile(p: &Profile) {
         None => format!("{} and later", p.min_version),
     };
     let tested: Vec<String> = p.tested.iter().map(ToString::to_string).collect();
-    println!(
-        "{} — {} (binary `{}`), versions {versions}",
-        p.name, p.display_name, p.binary
-    );
+    println!("{} — {} (binary `{}`), versions {versions}", p.name, p.display_name, p.binary);
     if !tested.is_empty() {
         println!("  tested against: {}", tested.join(", "));
     }

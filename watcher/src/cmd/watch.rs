@@ -104,10 +104,7 @@ fn report(notices: Vec<Notice>) {
     for notice in notices {
         match notice {
             Notice::DirRecreated(dir) => {
-                eprintln!(
-                    "hookline: {} was recreated; reading it from its start",
-                    dir.display()
-                );
+                eprintln!("hookline: {} was recreated; reading it from its start", dir.display());
             }
             Notice::DirGone(dir) => {
                 eprintln!("hookline: {} disappeared; waiting for it", dir.display())
@@ -118,10 +115,7 @@ fn report(notices: Vec<Notice>) {
             ),
             Notice::Degraded(why) => eprintln!("hookline: warning: {why}"),
             Notice::Quarantined { file, reason } => {
-                eprintln!(
-                    "hookline: warning: quarantined {}: {reason}",
-                    file.display()
-                );
+                eprintln!("hookline: warning: quarantined {}: {reason}", file.display());
             }
         }
     }

@@ -33,12 +33,7 @@ fn envelope(cli: &str, event: Option<&str>, payload: Value) -> Envelope {
 }
 
 fn source() -> SourceRef {
-    SourceRef {
-        dir: "/e".into(),
-        seq: 1,
-        file: "f.json".into(),
-        legacy: false,
-    }
+    SourceRef { dir: "/e".into(), seq: 1, file: "f.json".into(), legacy: false }
 }
 
 fn map_fixture(cli: &str, dir: &str, file: &str) -> Event {
@@ -55,57 +50,18 @@ fn map_fixture(cli: &str, dir: &str, file: &str) -> Event {
 #[test]
 fn every_claude_fixture_maps_to_its_canonical_kind() {
     let cases: &[(&str, Kind)] = &[
-        (
-            "SessionStart-startup.json",
-            Kind::SessionStart {
-                source: Some("startup".into()),
-            },
-        ),
-        (
-            "SessionStart-compact.json",
-            Kind::SessionStart {
-                source: Some("compact".into()),
-            },
-        ),
+        ("SessionStart-startup.json", Kind::SessionStart { source: Some("startup".into()) }),
+        ("SessionStart-compact.json", Kind::SessionStart { source: Some("compact".into()) }),
         (
             "SessionStart-startup-headless.json",
-            Kind::SessionStart {
-                source: Some("startup".into()),
-            },
+            Kind::SessionStart { source: Some("startup".into()) },
         ),
         ("UserPromptSubmit.json", Kind::TurnStart),
-        (
-            "PreToolUse.json",
-            Kind::ToolStart {
-                tool: Some("Bash".into()),
-            },
-        ),
-        (
-            "PermissionRequest.json",
-            Kind::PermissionRequest {
-                tool: Some("Bash".into()),
-            },
-        ),
-        (
-            "PermissionRequest-headless.json",
-            Kind::PermissionRequest {
-                tool: Some("Bash".into()),
-            },
-        ),
-        (
-            "PostToolUse.json",
-            Kind::ToolEnd {
-                tool: Some("Bash".into()),
-                ok: true,
-            },
-        ),
-        (
-            "PostToolUseFailure.json",
-            Kind::ToolEnd {
-                tool: Some("Bash".into()),
-                ok: false,
-            },
-        ),
+        ("PreToolUse.json", Kind::ToolStart { tool: Some("Bash".into()) }),
+        ("PermissionRequest.json", Kind::PermissionRequest { tool: Some("Bash".into()) }),
+        ("PermissionRequest-headless.json", Kind::PermissionRequest { tool: Some("Bash".into()) }),
+        ("PostToolUse.json", Kind::ToolEnd { tool: Some("Bash".into()), ok: true }),
+        ("PostToolUseFailure.json", Kind::ToolEnd { tool: Some("Bash".into()), ok: false }),
         (
             "Notification-permission_prompt.json",
             Kind::WaitingForInput {
@@ -116,67 +72,39 @@ fn every_claude_fixture_maps_to_its_canonical_kind() {
         ("Notification-idle_prompt.json", Kind::IdlePrompt),
         (
             "Stop.json",
-            Kind::Stop {
-                last_message: Some("done".into()),
-                pending_tasks: 0,
-                scheduled_wakes: 0,
-            },
+            Kind::Stop { last_message: Some("done".into()), pending_tasks: 0, scheduled_wakes: 0 },
         ),
         (
             "PreCompact.json",
-            Kind::Compact {
-                phase: CompactPhase::Pre,
-                trigger: Some("manual".into()),
-            },
+            Kind::Compact { phase: CompactPhase::Pre, trigger: Some("manual".into()) },
         ),
         (
             "PostCompact.json",
-            Kind::Compact {
-                phase: CompactPhase::Post,
-                trigger: Some("manual".into()),
-            },
+            Kind::Compact { phase: CompactPhase::Post, trigger: Some("manual".into()) },
         ),
         (
             "SessionEnd-prompt_input_exit.json",
-            Kind::SessionEnd {
-                reason: Some("prompt_input_exit".into()),
-            },
+            Kind::SessionEnd { reason: Some("prompt_input_exit".into()) },
         ),
-        (
-            "SessionEnd-other.json",
-            Kind::SessionEnd {
-                reason: Some("other".into()),
-            },
-        ),
+        ("SessionEnd-other.json", Kind::SessionEnd { reason: Some("other".into()) }),
     ];
     for (file, expected) in cases {
         let event = map_fixture("claude", "claude-code/2.1.332", file);
         assert_eq!(&event.kind, expected, "{file}");
         assert!(event.session_id.is_some(), "{file}");
         assert_eq!(event.cli, "claude");
-        assert!(
-            event.rule.starts_with("claude.toml#map["),
-            "{file}: {}",
-            event.rule
-        );
+        assert!(event.rule.starts_with("claude.toml#map["), "{file}: {}", event.rule);
         assert_eq!(event.agent_id, None, "{file}");
     }
 }
 
 #[test]
 fn subagent_events_carry_their_agent_id() {
-    for file in [
-        "SubagentStart.json",
-        "SubagentStop.json",
-        "SubagentStop-compact.json",
-    ] {
+    for file in ["SubagentStart.json", "SubagentStop.json", "SubagentStop-compact.json"] {
         let event = map_fixture("claude", "claude-code/2.1.332", file);
         assert!(event.agent_id.is_some(), "{file}");
         assert!(
-            matches!(
-                event.kind,
-                Kind::SubagentStart { .. } | Kind::SubagentStop { .. }
-            ),
+            matches!(event.kind, Kind::SubagentStart { .. } | Kind::SubagentStop { .. }),
             "{file}"
         );
     }
@@ -186,28 +114,17 @@ fn subagent_events_carry_their_agent_id() {
 fn events_no_rule_maps_are_surfaced_as_unknown() {
     for file in ["MessageDisplay.json", "PostToolBatch.json"] {
         let event = map_fixture("claude", "claude-code/2.1.332", file);
-        let Kind::Unknown { reason } = &event.kind else {
-            panic!("{file}: {:?}", event.kind)
-        };
+        let Kind::Unknown { reason } = &event.kind else { panic!("{file}: {:?}", event.kind) };
         assert!(reason.as_deref().unwrap().contains("no rule"), "{reason:?}");
-        assert_eq!(
-            event.native.as_deref(),
-            Some(file.trim_end_matches(".json"))
-        );
+        assert_eq!(event.native.as_deref(), Some(file.trim_end_matches(".json")));
     }
 }
 
 #[test]
 fn identity_comes_from_the_payload_and_the_envelope() {
     let event = map_fixture("claude", "claude-code/2.1.332", "PreToolUse.json");
-    assert_eq!(
-        event.session_id.as_deref(),
-        Some("75a87ff6-e914-427f-a8ca-ad0fcf16e284")
-    );
-    assert_eq!(
-        event.turn_id.as_deref(),
-        Some("df67ceba-fc35-45ae-863b-d805d5650daa")
-    );
+    assert_eq!(event.session_id.as_deref(), Some("75a87ff6-e914-427f-a8ca-ad0fcf16e284"));
+    assert_eq!(event.turn_id.as_deref(), Some("df67ceba-fc35-45ae-863b-d805d5650daa"));
     assert_eq!(event.cwd.as_deref(), Some("/home/dev/work/proj"));
     assert!(event.transcript_path.unwrap().ends_with(".jsonl"));
     assert_eq!(event.tag.as_deref(), Some("task-7"));
@@ -250,17 +167,11 @@ fn stop_failure_classes_errors_and_keeps_unknown_ones_as_other() {
     ] {
         let payload =
             json!({"session_id": "s", "error": error, "last_assistant_message": "API Error"});
-        let event = map_envelope(
-            &profiles,
-            &envelope("claude", Some("StopFailure"), payload),
-            source(),
-        );
+        let event =
+            map_envelope(&profiles, &envelope("claude", Some("StopFailure"), payload), source());
         assert_eq!(
             event.kind,
-            Kind::StopFailure {
-                error: class,
-                detail: Some("API Error".into())
-            },
+            Kind::StopFailure { error: class, detail: Some("API Error".into()) },
             "{error}"
         );
     }
@@ -274,13 +185,7 @@ fn a_question_tool_means_waiting_for_a_human() {
         &envelope("claude", Some("PreToolUse"), payload),
         source(),
     );
-    assert_eq!(
-        event.kind,
-        Kind::WaitingForInput {
-            reason: WaitReason::Question,
-            message: None
-        }
-    );
+    assert_eq!(event.kind, Kind::WaitingForInput { reason: WaitReason::Question, message: None });
 }
 
 #[test]
@@ -292,43 +197,19 @@ fn an_unreadable_payload_is_mapped_by_its_event_name_alone() {
     env.raw =
         Some(r#"{"session_id":"abc-1","hook_event_name":"PostToolUse","tool_response":"xx"#.into());
     let event = map_envelope(&Profiles::shipped().unwrap(), &env, source());
-    assert_eq!(
-        event.kind,
-        Kind::ToolEnd {
-            tool: None,
-            ok: true
-        }
-    );
-    assert_eq!(
-        event.session_id.as_deref(),
-        Some("abc-1"),
-        "salvaged from the raw text"
-    );
+    assert_eq!(event.kind, Kind::ToolEnd { tool: None, ok: true });
+    assert_eq!(event.session_id.as_deref(), Some("abc-1"), "salvaged from the raw text");
 }
 
 #[test]
 fn missing_profile_or_event_name_give_unknown_with_the_reason() {
     let profiles = Profiles::shipped().unwrap();
-    let event = map_envelope(
-        &profiles,
-        &envelope("aider", Some("Stop"), json!({})),
-        source(),
-    );
-    assert_eq!(
-        event.kind,
-        Kind::Unknown {
-            reason: Some("no profile named \"aider\"".into())
-        }
-    );
+    let event = map_envelope(&profiles, &envelope("aider", Some("Stop"), json!({})), source());
+    assert_eq!(event.kind, Kind::Unknown { reason: Some("no profile named \"aider\"".into()) });
     let mut env = envelope("claude", None, json!({}));
     env.error = Some("empty input".into());
     let event = map_envelope(&profiles, &env, source());
-    assert_eq!(
-        event.kind,
-        Kind::Unknown {
-            reason: Some("no event name: empty input".into())
-        }
-    );
+    assert_eq!(event.kind, Kind::Unknown { reason: Some("no event name: empty input".into()) });
 }
 
 #[test]
@@ -339,12 +220,6 @@ fn long_texts_are_capped() {
         &envelope("claude", Some("Stop"), payload),
         source(),
     );
-    let Kind::Stop {
-        last_message: Some(text),
-        ..
-    } = event.kind
-    else {
-        panic!()
-    };
+    let Kind::Stop { last_message: Some(text), .. } = event.kind else { panic!() };
     assert!(text.len() <= MAX_TEXT + 3 && text.ends_with('…'));
 }

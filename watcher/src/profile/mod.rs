@@ -27,15 +27,8 @@ use crate::units::{Version, parse_duration};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// States a hole may name (the session-state vocabulary).
-pub const STATES: &[&str] = &[
-    "unknown",
-    "active",
-    "child_command",
-    "waiting_on_human",
-    "idle",
-    "env_fault",
-    "ended",
-];
+pub const STATES: &[&str] =
+    &["unknown", "active", "child_command", "waiting_on_human", "idle", "env_fault", "ended"];
 
 /// The settings dialects `install` can write.
 pub const DIALECTS: &[&str] = &["claude", "codex", "gemini", "copilot", "cursor"];
@@ -105,10 +98,7 @@ impl FieldPath {
 
     /// The value at this path in a payload.
     pub fn get<'a>(&self, payload: &'a Value) -> Option<&'a Value> {
-        self.0
-            .iter()
-            .try_fold(payload, |value, key| value.get(key))
-            .filter(|v| !v.is_null())
+        self.0.iter().try_fold(payload, |value, key| value.get(key)).filter(|v| !v.is_null())
     }
 }
 
@@ -263,10 +253,7 @@ impl InstallSpec {
 
     /// The path template of a scope.
     pub fn scope(&self, name: &str) -> Option<&str> {
-        self.scopes
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, t)| t.as_str())
+        self.scopes.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
     }
 }
 
@@ -341,18 +328,10 @@ impl Source<'_> {
     }
 
     fn toml_error(&self, e: &toml::de::Error) -> ProfileError {
-        let line = e.span().map(|span| {
-            self.text[..span.start.min(self.text.len())]
-                .lines()
-                .count()
-                .max(1)
-        });
-        ProfileError {
-            file: self.label.clone(),
-            key: None,
-            line,
-            message: e.message().to_owned(),
-        }
+        let line = e
+            .span()
+            .map(|span| self.text[..span.start.min(self.text.len())].lines().count().max(1));
+        ProfileError { file: self.label.clone(), key: None, line, message: e.message().to_owned() }
     }
 }
 
@@ -363,10 +342,7 @@ fn locate(text: &str, key: &str) -> Option<usize> {
     let mut start = 0;
     let mut table = String::new();
     let mut last_key = None;
-    let parts: Vec<&str> = key
-        .split(['.', '[', ']'])
-        .filter(|p| !p.is_empty())
-        .collect();
+    let parts: Vec<&str> = key.split(['.', '[', ']']).filter(|p| !p.is_empty()).collect();
     for (i, part) in parts.iter().enumerate() {
         if let Ok(index) = part.parse::<usize>() {
             let header = format!("[[{table}]]");
@@ -395,8 +371,7 @@ fn locate(text: &str, key: &str) -> Option<usize> {
         .skip(start)
         .find(|(_, l)| {
             let l = l.trim_start();
-            l.strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
+            l.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with('='))
                 || l.starts_with(&format!("[{table}]"))
                 || l.starts_with(&format!("[[{table}]]"))
         })
@@ -404,9 +379,7 @@ fn locate(text: &str, key: &str) -> Option<usize> {
 }
 
 fn paths(src: &Source<'_>, key: &str, list: &[String]) -> Result<Vec<FieldPath>, ProfileError> {
-    list.iter()
-        .map(|p| FieldPath::parse(p).map_err(|e| src.error(Some(key), e)))
-        .collect()
+    list.iter().map(|p| FieldPath::parse(p).map_err(|e| src.error(Some(key), e))).collect()
 }
 
 fn toml_to_json(value: &toml::Value) -> Option<Value> {
@@ -434,24 +407,14 @@ impl Rule {
             .map(|(name, _)| *name)
             .find(|name| *name == rule.kind)
             .ok_or_else(|| {
-                src.error(
-                    Some(&key("kind")),
-                    format!("{:?} is not a canonical kind", rule.kind),
-                )
+                src.error(Some(&key("kind")), format!("{:?} is not a canonical kind", rule.kind))
             })?;
         let fields = kind_fields(kind).unwrap_or(&[]);
         let field_type = |name: &str, k: &str| {
-            fields
-                .iter()
-                .find(|(f, _)| *f == name)
-                .map(|(_, t)| *t)
-                .ok_or_else(|| {
-                    let known: Vec<_> = fields.iter().map(|(f, _)| *f).collect();
-                    src.error(
-                        Some(k),
-                        format!("{kind} has no field {name:?} (fields: {known:?})"),
-                    )
-                })
+            fields.iter().find(|(f, _)| *f == name).map(|(_, t)| *t).ok_or_else(|| {
+                let known: Vec<_> = fields.iter().map(|(f, _)| *f).collect();
+                src.error(Some(k), format!("{kind} has no field {name:?} (fields: {known:?})"))
+            })
         };
         let conditions = |map: &BTreeMap<String, wire::Match>, which: &str| {
             map.iter()
@@ -494,12 +457,9 @@ impl Rule {
             let ty = field_type(name, &k)?;
             let (path, convert, values, default) = match spec {
                 wire::From::Path(path) => (path.as_str(), None, BTreeMap::new(), None),
-                wire::From::Spec(s) => (
-                    s.field.as_str(),
-                    s.convert.as_deref(),
-                    s.values.clone(),
-                    s.default.clone(),
-                ),
+                wire::From::Spec(s) => {
+                    (s.field.as_str(), s.convert.as_deref(), s.values.clone(), s.default.clone())
+                }
             };
             let convert = match (convert, ty) {
                 (None, FieldType::Text) | (Some("text"), _) => Convert::Text,
@@ -526,15 +486,7 @@ impl Rule {
                 }
             }
             let path = FieldPath::parse(path).map_err(|e| src.error(Some(&k), e))?;
-            from.push((
-                name.clone(),
-                Extract {
-                    path,
-                    convert,
-                    values,
-                    default,
-                },
-            ));
+            from.push((name.clone(), Extract { path, convert, values, default }));
         }
         Ok(Rule {
             label: format!("{}#map[{index}]", src.label.trim_start_matches("embedded:")),
@@ -567,10 +519,8 @@ fn holes(src: &Source<'_>, list: &[wire::Hole]) -> Result<Vec<Hole>, ProfileErro
             if let Some(state) = &h.state
                 && !STATES.contains(&state.as_str())
             {
-                return Err(src.error(
-                    Some(&key("state")),
-                    format!("{state:?} is not a state ({STATES:?})"),
-                ));
+                return Err(src
+                    .error(Some(&key("state")), format!("{state:?} is not a state ({STATES:?})")));
             }
             let stale_after = h
                 .stale_after
@@ -596,11 +546,7 @@ fn install(
     w: &wire::Install,
     base: Option<&InstallSpec>,
 ) -> Result<InstallSpec, ProfileError> {
-    let dialect = w
-        .dialect
-        .clone()
-        .or_else(|| base.map(|b| b.dialect.clone()))
-        .unwrap_or_default();
+    let dialect = w.dialect.clone().or_else(|| base.map(|b| b.dialect.clone())).unwrap_or_default();
     if !DIALECTS.contains(&dialect.as_str()) {
         return Err(src.error(
             Some("install.dialect"),
@@ -623,16 +569,12 @@ fn install(
         .or_else(|| base.map(|b| b.default_scope.clone()))
         .unwrap_or_else(|| scopes[0].0.clone());
     if !scopes.iter().any(|(n, _)| *n == default_scope) {
-        return Err(src.error(
-            Some("install.default-scope"),
-            format!("{default_scope:?} is not a scope"),
-        ));
+        return Err(
+            src.error(Some("install.default-scope"), format!("{default_scope:?} is not a scope"))
+        );
     }
     let never = match &w.never {
-        Some(list) => list
-            .iter()
-            .map(|n| (n.native.clone(), n.reason.clone()))
-            .collect(),
+        Some(list) => list.iter().map(|n| (n.native.clone(), n.reason.clone())).collect(),
         None => base.map(|b| b.never.clone()).unwrap_or_default(),
     };
     let events = match &w.events {
@@ -670,10 +612,7 @@ fn install(
     }
     Ok(InstallSpec {
         dialect,
-        timeout_secs: w
-            .timeout_secs
-            .or(base.map(|b| b.timeout_secs))
-            .unwrap_or(10),
+        timeout_secs: w.timeout_secs.or(base.map(|b| b.timeout_secs)).unwrap_or(10),
         event_arg: w.event_arg.or(base.map(|b| b.event_arg)).unwrap_or(false),
         default_scope,
         version_args: w
@@ -684,21 +623,14 @@ fn install(
         scopes,
         events,
         never,
-        notes: w
-            .notes
-            .clone()
-            .or_else(|| base.map(|b| b.notes.clone()))
-            .unwrap_or_default(),
+        notes: w.notes.clone().or_else(|| base.map(|b| b.notes.clone())).unwrap_or_default(),
     })
 }
 
 fn input_ready(src: &Source<'_>, list: &[String]) -> Result<Vec<String>, ProfileError> {
     for kind in list {
         if kind_fields(kind).is_none() {
-            return Err(src.error(
-                Some("input-ready"),
-                format!("{kind:?} is not a canonical kind"),
-            ));
+            return Err(src.error(Some("input-ready"), format!("{kind:?} is not a canonical kind")));
         }
     }
     Ok(list.to_vec())
@@ -714,30 +646,17 @@ impl Profile {
                 .ok_or_else(|| src.error(None, format!("missing key {key}")))
         };
         let name = need(&w.name, "name")?;
-        if !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(src.error(
-                Some("name"),
-                format!("{name:?}: use letters, digits, - and _"),
-            ));
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(src.error(Some("name"), format!("{name:?}: use letters, digits, - and _")));
         }
         if w.version.is_none() {
             return Err(src.error(None, "missing key version (the profile schema version, 1)"));
         }
-        let versions = w
-            .versions
-            .as_ref()
-            .ok_or_else(|| src.error(None, "missing table [versions]"))?;
-        let min = versions
-            .min
-            .as_deref()
-            .ok_or_else(|| src.error(None, "missing key versions.min"))?;
-        let fields = w
-            .fields
-            .as_ref()
-            .ok_or_else(|| src.error(None, "missing table [fields]"))?;
+        let versions =
+            w.versions.as_ref().ok_or_else(|| src.error(None, "missing table [versions]"))?;
+        let min =
+            versions.min.as_deref().ok_or_else(|| src.error(None, "missing key versions.min"))?;
+        let fields = w.fields.as_ref().ok_or_else(|| src.error(None, "missing table [fields]"))?;
         let alias =
             |list: &Option<Vec<String>>, key: &str| paths(src, key, list.as_deref().unwrap_or(&[]));
         let aliases = FieldAliases {
@@ -749,10 +668,9 @@ impl Profile {
             tool: alias(&fields.tool, "fields.tool")?,
         };
         if aliases.session_id.is_empty() {
-            return Err(src.error(
-                Some("fields.session-id"),
-                "at least one session id field is needed",
-            ));
+            return Err(
+                src.error(Some("fields.session-id"), "at least one session id field is needed")
+            );
         }
         let rules = w.map.as_deref().unwrap_or(&[]);
         if rules.is_empty() {
@@ -772,11 +690,7 @@ impl Profile {
                 .iter()
                 .map(|v| version(src, "versions.tested", v))
                 .collect::<Result<_, _>>()?,
-            detect: w
-                .detect
-                .as_ref()
-                .map(|d| d.any_present.clone())
-                .unwrap_or_default(),
+            detect: w.detect.as_ref().map(|d| d.any_present.clone()).unwrap_or_default(),
             fields: aliases,
             input_ready: input_ready(src, w.input_ready.as_deref().unwrap_or(&[]))?,
             rules: rules
@@ -785,11 +699,7 @@ impl Profile {
                 .map(|(i, r)| Rule::from_wire(src, i, r))
                 .collect::<Result<_, _>>()?,
             holes: holes(src, w.holes.as_deref().unwrap_or(&[]))?,
-            install: w
-                .install
-                .as_ref()
-                .map(|i| install(src, i, None))
-                .transpose()?,
+            install: w.install.as_ref().map(|i| install(src, i, None)).transpose()?,
             origins: vec![src.label.clone()],
             name,
         })
@@ -801,10 +711,9 @@ impl Profile {
         if let Some(name) = &w.name
             && *name != self.name
         {
-            return Err(src.error(
-                Some("name"),
-                format!("overlay for {name:?} applied to {:?}", self.name),
-            ));
+            return Err(
+                src.error(Some("name"), format!("overlay for {name:?} applied to {:?}", self.name))
+            );
         }
         if let Some(v) = &w.display_name {
             self.display_name = v.clone();
@@ -832,22 +741,14 @@ impl Profile {
         }
         if let Some(fields) = &w.fields {
             let slots = [
-                (
-                    &fields.session_id,
-                    &mut self.fields.session_id,
-                    "fields.session-id",
-                ),
+                (&fields.session_id, &mut self.fields.session_id, "fields.session-id"),
                 (
                     &fields.transcript_path,
                     &mut self.fields.transcript_path,
                     "fields.transcript-path",
                 ),
                 (&fields.cwd, &mut self.fields.cwd, "fields.cwd"),
-                (
-                    &fields.agent_id,
-                    &mut self.fields.agent_id,
-                    "fields.agent-id",
-                ),
+                (&fields.agent_id, &mut self.fields.agent_id, "fields.agent-id"),
                 (&fields.turn_id, &mut self.fields.turn_id, "fields.turn-id"),
                 (&fields.tool, &mut self.fields.tool, "fields.tool"),
             ];
@@ -896,9 +797,7 @@ impl Profile {
 
     /// The holes that leave a session in `state`.
     pub fn holes_in(&self, state: &str) -> impl Iterator<Item = &Hole> {
-        self.holes
-            .iter()
-            .filter(move |h| h.state.as_deref() == Some(state))
+        self.holes.iter().filter(move |h| h.state.as_deref() == Some(state))
     }
 }
 
@@ -920,9 +819,7 @@ impl OverlayDirs {
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
         OverlayDirs {
             user: config.map(|c| c.join("hookline").join("profiles")),
-            project: std::env::current_dir()
-                .ok()
-                .map(|d| d.join(".hookline").join("profiles")),
+            project: std::env::current_dir().ok().map(|d| d.join(".hookline").join("profiles")),
         }
     }
 }
@@ -941,18 +838,12 @@ impl Profiles {
     pub fn shipped() -> Result<Profiles, ProfileError> {
         let mut profiles = BTreeMap::new();
         for (file, text) in embedded::FILES {
-            let src = Source {
-                label: format!("embedded:{file}"),
-                text,
-            };
+            let src = Source { label: format!("embedded:{file}"), text };
             let (wire, _) = src.parse(true)?;
             let profile = Profile::from_wire(&src, &wire)?;
             profiles.insert(profile.name.clone(), profile);
         }
-        Ok(Profiles {
-            profiles,
-            warnings: Vec::new(),
-        })
+        Ok(Profiles { profiles, warnings: Vec::new() })
     }
 
     /// Shipped profiles with the overlays found in `dirs` applied, user first, then project.
@@ -983,16 +874,10 @@ impl Profiles {
             line: None,
             message: format!("cannot read: {e}"),
         })?;
-        let src = Source {
-            label: path.display().to_string(),
-            text: &text,
-        };
+        let src = Source { label: path.display().to_string(), text: &text };
         let (wire, warnings) = src.parse(false)?;
         self.warnings.extend(warnings);
-        let stem = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default();
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let name = wire.name.clone().unwrap_or_else(|| stem.to_owned());
         match self.profiles.get_mut(&name) {
             Some(profile) => profile.apply(&src, &wire),
@@ -1012,10 +897,7 @@ impl Profiles {
             line: None,
             message: format!("cannot read: {e}"),
         })?;
-        let src = Source {
-            label: path.display().to_string(),
-            text: &text,
-        };
+        let src = Source { label: path.display().to_string(), text: &text };
         let (wire, _) = src.parse(true)?;
         Profile::from_wire(&src, &wire)
     }

@@ -21,19 +21,12 @@ fn every_shipped_profile_parses_strictly() {
 fn an_unknown_key_in_a_complete_profile_is_an_error_with_its_line() {
     let tmp = tempfile::tempdir().unwrap();
     let mut text = include_str!("../../../profiles/claude.toml").to_owned();
-    text = text.replace(
-        "binary = \"claude\"",
-        "binary = \"claude\"\nbinray = \"typo\"",
-    );
+    text = text.replace("binary = \"claude\"", "binary = \"claude\"\nbinray = \"typo\"");
     let path = write(tmp.path(), "claude.toml", &text);
     let err = Profiles::check_file(&path).unwrap_err();
     assert_eq!(err.key.as_deref(), Some("binray"));
     assert_eq!(err.line, Some(8), "{err}");
-    assert!(
-        err.to_string()
-            .contains("claude.toml:8: binray: unknown key"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("claude.toml:8: binray: unknown key"), "{err}");
 }
 
 #[test]
@@ -65,12 +58,7 @@ fn semantic_errors_name_the_key_and_line() {
         1,
     );
     let path = write(tmp.path(), "claude.toml", &text);
-    assert!(
-        Profiles::check_file(&path)
-            .unwrap_err()
-            .to_string()
-            .contains("unit")
-    );
+    assert!(Profiles::check_file(&path).unwrap_err().to_string().contains("unit"));
 
     let text = include_str!("../../../profiles/claude.toml").replace(
         "[[install.never]]\nnative = \"WorktreeCreate\"",
@@ -84,11 +72,7 @@ fn semantic_errors_name_the_key_and_line() {
 #[test]
 fn toml_syntax_errors_carry_the_line() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = write(
-        tmp.path(),
-        "x.toml",
-        "version = 1\nname = \"x\"\nbroken = [\n",
-    );
+    let path = write(tmp.path(), "x.toml", "version = 1\nname = \"x\"\nbroken = [\n");
     let err = Profiles::check_file(&path).unwrap_err();
     assert!(err.line.is_some(), "{err}");
 }
@@ -103,10 +87,7 @@ fn an_overlay_warns_on_unknown_keys_and_its_rules_win() {
         "claude.toml",
         "colour = \"blue\"\ninput-ready = [\"stop\"]\n\n[[map]]\nnative = \"Notification\"\nwhen = { notification_type = \"idle_prompt\" }\nkind = \"notification\"\n",
     );
-    let dirs = OverlayDirs {
-        user: Some(user),
-        project: None,
-    };
+    let dirs = OverlayDirs { user: Some(user), project: None };
     let profiles = Profiles::load(&dirs).unwrap();
     assert_eq!(profiles.warnings.len(), 1);
     assert!(
@@ -125,27 +106,16 @@ fn an_overlay_warns_on_unknown_keys_and_its_rules_win() {
     let project = tmp.path().join("project");
     std::fs::create_dir(&project).unwrap();
     write(&project, "claude.toml", "input-ready = [\"idle_prompt\"]\n");
-    let dirs = OverlayDirs {
-        user: dirs.user,
-        project: Some(project),
-    };
+    let dirs = OverlayDirs { user: dirs.user, project: Some(project) };
     let profiles = Profiles::load(&dirs).unwrap();
-    assert!(
-        profiles
-            .get("claude")
-            .unwrap()
-            .is_input_ready("idle_prompt")
-    );
+    assert!(profiles.get("claude").unwrap().is_input_ready("idle_prompt"));
 }
 
 #[test]
 fn an_overlay_for_a_new_cli_must_be_complete() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), "aider.toml", "version = 1\nname = \"aider\"\n");
-    let dirs = OverlayDirs {
-        user: Some(tmp.path().to_owned()),
-        project: None,
-    };
+    let dirs = OverlayDirs { user: Some(tmp.path().to_owned()), project: None };
     let err = Profiles::load(&dirs).unwrap_err();
     assert!(err.message.contains("missing"), "{err}");
 }
@@ -157,10 +127,7 @@ fn install_events_depend_on_the_cli_version() {
     let spec = claude.install.as_ref().unwrap();
     let names = |v: Option<&str>| -> Vec<String> {
         let v = v.map(|v| v.parse::<Version>().unwrap());
-        spec.events_for(v.as_ref(), &claude.min_version)
-            .iter()
-            .map(|e| e.native.clone())
-            .collect()
+        spec.events_for(v.as_ref(), &claude.min_version).iter().map(|e| e.native.clone()).collect()
     };
     let conservative = names(None);
     assert!(conservative.contains(&"PermissionRequest".to_owned()));
@@ -174,10 +141,7 @@ fn install_events_depend_on_the_cli_version() {
 
 #[test]
 fn conditions_test_presence_and_values() {
-    let c = Condition {
-        path: FieldPath::parse("a.b").unwrap(),
-        test: Test::Present(true),
-    };
+    let c = Condition { path: FieldPath::parse("a.b").unwrap(), test: Test::Present(true) };
     assert!(c.holds(&serde_json::json!({"a": {"b": 1}})));
     assert!(!c.holds(&serde_json::json!({"a": {"b": null}})));
     let c = Condition {

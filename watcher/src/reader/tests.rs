@@ -63,10 +63,7 @@ fn drain(reader: &mut Reader) -> Vec<Event> {
 }
 
 fn natives(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .map(|e| e.native.clone().unwrap_or_else(|| e.kind.name().to_owned()))
-        .collect()
+    events.iter().map(|e| e.native.clone().unwrap_or_else(|| e.kind.name().to_owned())).collect()
 }
 
 #[test]
@@ -77,14 +74,8 @@ fn events_come_in_seq_order_each_once() {
     }
     let mut reader = Reader::open(config(tmp.path(), Start::Beginning)).unwrap();
     let events = drain(&mut reader);
-    assert_eq!(
-        natives(&events),
-        ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"]
-    );
-    assert_eq!(
-        events.iter().map(|e| e.source.seq).collect::<Vec<_>>(),
-        [1, 2, 3, 4]
-    );
+    assert_eq!(natives(&events), ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"]);
+    assert_eq!(events.iter().map(|e| e.source.seq).collect::<Vec<_>>(), [1, 2, 3, 4]);
     assert!(drain(&mut reader).is_empty(), "nothing is delivered twice");
     write(tmp.path(), "SessionEnd", "s1");
     assert_eq!(natives(&drain(&mut reader)), ["SessionEnd"]);
@@ -94,15 +85,7 @@ fn events_come_in_seq_order_each_once() {
 fn a_restart_resumes_from_the_cursor_with_no_duplicate_and_no_miss() {
     let tmp = tempfile::tempdir().unwrap();
     for i in 0..10 {
-        write(
-            tmp.path(),
-            if i % 2 == 0 {
-                "PreToolUse"
-            } else {
-                "PostToolUse"
-            },
-            "s1",
-        );
+        write(tmp.path(), if i % 2 == 0 { "PreToolUse" } else { "PostToolUse" }, "s1");
     }
     let mut reader = Reader::open(config(tmp.path(), Start::Cursor("loop".into()))).unwrap();
     reader.poll().unwrap();
@@ -128,21 +111,12 @@ fn a_corrupt_file_is_quarantined_reported_and_does_not_block_the_next() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), "SessionStart", "s1");
     let bad = write(tmp.path(), "PreToolUse", "s1");
-    fs::write(
-        tmp.path().join(bad.to_string()),
-        b"{\"v\":1,\"seq\":2,\"trunc",
-    )
-    .unwrap();
+    fs::write(tmp.path().join(bad.to_string()), b"{\"v\":1,\"seq\":2,\"trunc").unwrap();
     write(tmp.path(), "Stop", "s1");
     let mut reader = Reader::open(config(tmp.path(), Start::Beginning)).unwrap();
     let events = drain(&mut reader);
     assert_eq!(events.len(), 3);
-    let Kind::Unknown {
-        reason: Some(reason),
-    } = &events[1].kind
-    else {
-        panic!("{:?}", events[1])
-    };
+    let Kind::Unknown { reason: Some(reason) } = &events[1].kind else { panic!("{:?}", events[1]) };
     assert!(reason.contains("quarantined"), "{reason}");
     assert_eq!(events[2].native.as_deref(), Some("Stop"));
     let quarantined = tmp.path().join(".quarantine").join(bad.to_string());
@@ -150,10 +124,7 @@ fn a_corrupt_file_is_quarantined_reported_and_does_not_block_the_next() {
     let note =
         fs::read_to_string(tmp.path().join(".quarantine").join(format!("{bad}.reason"))).unwrap();
     assert!(note.contains("not a valid envelope"), "{note}");
-    assert!(matches!(
-        reader.take_notices()[..],
-        [Notice::Quarantined { .. }]
-    ));
+    assert!(matches!(reader.take_notices()[..], [Notice::Quarantined { .. }]));
 }
 
 #[test]
@@ -162,12 +133,7 @@ fn a_newer_format_is_reported_but_left_in_place() {
     let name = write(tmp.path(), "SessionStart", "s1");
     fs::write(tmp.path().join(name.to_string()), br#"{"v":2,"seq":1}"#).unwrap();
     let events = drain(&mut Reader::open(config(tmp.path(), Start::Beginning)).unwrap());
-    let Kind::Unknown {
-        reason: Some(reason),
-    } = &events[0].kind
-    else {
-        panic!()
-    };
+    let Kind::Unknown { reason: Some(reason) } = &events[0].kind else { panic!() };
     assert!(reason.contains("version 2"), "{reason}");
     assert!(tmp.path().join(name.to_string()).exists());
 }
@@ -193,15 +159,9 @@ fn events_above_the_committed_seq_wait_for_their_writers() {
 fn a_stuck_counter_lock_holds_ordered_events_but_not_unordered_ones() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), "SessionStart", "s1");
-    let holder = fs::File::options()
-        .write(true)
-        .open(tmp.path().join(".seq"))
-        .unwrap();
+    let holder = fs::File::options().write(true).open(tmp.path().join(".seq")).unwrap();
     holder.lock().unwrap();
-    let quick = WriteOptions {
-        lock_bound: Duration::from_millis(10),
-        fsync: false,
-    };
+    let quick = WriteOptions { lock_bound: Duration::from_millis(10), fsync: false };
     let unordered = write_with(tmp.path(), "Stop", "s1", &quick);
     assert!(!unordered.is_ordered());
     let mut cfg = config(tmp.path(), Start::Cursor("c".into()));
@@ -209,20 +169,12 @@ fn a_stuck_counter_lock_holds_ordered_events_but_not_unordered_ones() {
     let mut reader = Reader::open(cfg.clone()).unwrap();
     let events = drain(&mut reader);
     assert_eq!(natives(&events), ["Stop"]);
-    assert!(
-        reader
-            .take_notices()
-            .contains(&Notice::CounterBusy(tmp.path().to_owned()))
-    );
+    assert!(reader.take_notices().contains(&Notice::CounterBusy(tmp.path().to_owned())));
     reader.commit().unwrap();
     holder.unlock().unwrap();
     drop(reader);
     let mut reader = Reader::open(cfg).unwrap();
-    assert_eq!(
-        natives(&drain(&mut reader)),
-        ["SessionStart"],
-        "the unordered one is not repeated"
-    );
+    assert_eq!(natives(&drain(&mut reader)), ["SessionStart"], "the unordered one is not repeated");
 }
 
 #[test]
@@ -239,10 +191,7 @@ fn a_deleted_and_recreated_dir_is_read_from_its_start() {
     let events = drain(&mut reader);
     assert_eq!(natives(&events), ["SessionEnd"]);
     let notices = reader.take_notices();
-    assert!(
-        notices.contains(&Notice::DirGone(dir.clone())),
-        "{notices:?}"
-    );
+    assert!(notices.contains(&Notice::DirGone(dir.clone())), "{notices:?}");
 }
 
 #[test]
@@ -251,10 +200,7 @@ fn a_dir_that_does_not_exist_yet_is_waited_for() {
     let dir = tmp.path().join("later/events");
     let mut reader = Reader::open(config(&dir, Start::Beginning)).unwrap();
     assert!(drain(&mut reader).is_empty());
-    assert!(
-        !dir.exists(),
-        "a reader without a cursor never creates the directory"
-    );
+    assert!(!dir.exists(), "a reader without a cursor never creates the directory");
     write(&dir, "SessionStart", "s1");
     assert_eq!(drain(&mut reader).len(), 1);
 }
@@ -287,10 +233,7 @@ fn legacy_files_are_merged_by_time_delivered_once_and_never_modified() {
     write(&events, "UserPromptSubmit", "s1");
     legacy_file(u64::MAX / 2, "Stop");
     fs::write(legacy.join("99-story-1-dev-1-Stop.json.tmp"), "{").unwrap();
-    let before: Vec<_> = fs::read_dir(&legacy)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let before: Vec<_> = fs::read_dir(&legacy).unwrap().map(|e| e.unwrap().file_name()).collect();
 
     let mut cfg = config(&events, Start::Cursor("c".into()));
     cfg.legacy_dirs = vec![legacy.clone()];
@@ -303,14 +246,8 @@ fn legacy_files_are_merged_by_time_delivered_once_and_never_modified() {
     reader.commit().unwrap();
     drop(reader);
     let mut reader = Reader::open(cfg).unwrap();
-    assert!(
-        drain(&mut reader).is_empty(),
-        "legacy files are delivered once per cursor"
-    );
-    let after: Vec<_> = fs::read_dir(&legacy)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    assert!(drain(&mut reader).is_empty(), "legacy files are delivered once per cursor");
+    let after: Vec<_> = fs::read_dir(&legacy).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(before.len(), after.len());
 }
 
