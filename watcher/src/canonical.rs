@@ -57,6 +57,9 @@ pub enum Kind {
         /// Why.
         #[serde(default)]
         reason: WaitReason,
+        /// The tool whose call waits (a question tool), when there is one.
+        #[serde(default)]
+        tool: Option<String>,
         /// The CLI's message, when it gives one.
         #[serde(default)]
         message: Option<String>,
@@ -233,6 +236,7 @@ pub const KINDS: &[(&str, &[(&str, FieldType)])] = &[
         "waiting_for_input",
         &[
             ("reason", FieldType::OneOf(&["permission", "question", "elicitation", "other"])),
+            ("tool", FieldType::Text),
             ("message", FieldType::Text),
         ],
     ),
@@ -385,7 +389,7 @@ mod tests {
             Kind::ToolStart { tool: Some("Bash".into()) },
             Kind::ToolEnd { tool: None, ok: false },
             Kind::PermissionRequest { tool: None },
-            Kind::WaitingForInput { reason: WaitReason::Question, message: None },
+            Kind::WaitingForInput { reason: WaitReason::Question, tool: None, message: None },
             Kind::IdlePrompt,
             Kind::Stop { last_message: None, pending_tasks: 2, scheduled_wakes: 0 },
             Kind::StopFailure { error: FailureKind::RateLimit, detail: None },
@@ -433,6 +437,9 @@ mod tests {
         let kind: Kind = serde_json::from_str(r#"{"kind":"tool_end"}"#).unwrap();
         assert_eq!(kind, Kind::ToolEnd { tool: None, ok: true });
         let kind: Kind = serde_json::from_str(r#"{"kind":"waiting_for_input"}"#).unwrap();
-        assert_eq!(kind, Kind::WaitingForInput { reason: WaitReason::Other, message: None });
+        assert_eq!(
+            kind,
+            Kind::WaitingForInput { reason: WaitReason::Other, tool: None, message: None }
+        );
     }
 }

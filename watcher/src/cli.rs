@@ -20,6 +20,11 @@ pub enum Command {
     Demo(DemoArgs),
     /// Stream canonical events as NDJSON, one object per line.
     Watch(WatchArgs),
+    /// One row per session: its state rebuilt from the events directory (replayed: shown,
+    /// never authoritative).
+    Status(StatusArgs),
+    /// The events and rules that produced a session's current state.
+    Explain(ExplainArgs),
     /// List the profiles in force, or check a profile file.
     Profiles(ProfilesArgs),
     /// Remove consumed events older than the retention age.
@@ -75,6 +80,34 @@ pub struct WatchArgs {
     /// Prune consumed events older than this while watching with a cursor (e.g. 7d, 12h).
     #[arg(long, default_value = "7d", value_name = "AGE")]
     pub retention: String,
+}
+
+/// `hookline status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Also read this legacy directory. Repeatable.
+    #[arg(long = "legacy-dir", value_name = "DIR")]
+    pub legacy_dirs: Vec<PathBuf>,
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hookline explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A session id or a tag.
+    pub session: String,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Also read this legacy directory. Repeatable.
+    #[arg(long = "legacy-dir", value_name = "DIR")]
+    pub legacy_dirs: Vec<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `hookline profiles`.

@@ -27,5 +27,6 @@ pub mod profile;
 pub mod reader;
 pub mod retention;
 pub mod source;
+pub mod state;
 pub mod units;
 pub mod watch;

@@ -9,6 +9,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Die quietly when the reader of stdout goes away (`hookline watch | head`), like other
+    // Unix tools; a watch cursor is saved only after its lines were written, so nothing is lost.
+    // SAFETY: restoring the default disposition of SIGPIPE has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = cli::Cli::parse();
     match cmd::run(cli) {
         Ok(code) => code,

@@ -6,21 +6,33 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-/// Parses `"500ms"`, `"30s"`, `"15m"`, `"2h"`, `"1d"` (one number, one unit).
+/// Parses `"500ms"`, `"30s"`, `"15m"`, `"2h"`, `"1d"`, or a sum of them such as `"1h30m"`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number.parse().map_err(|_| format!("{text:?} is not a duration like \"15m\""))?;
-    let secs = match unit {
-        "ms" => return Ok(Duration::from_millis(n)),
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86400,
-        _ => return Err(format!("{text:?}: unit must be one of ms, s, m, h, d")),
-    };
-    Ok(Duration::from_secs(secs))
+    let bad =
+        || format!("{text:?} is not a duration like \"15m\" or \"1h30m\" (units ms, s, m, h, d)");
+    let mut rest = text;
+    let mut total = Duration::ZERO;
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let part = match &rest[..unit_len] {
+            "ms" => Duration::from_millis(n),
+            "s" => Duration::from_secs(n),
+            "m" => Duration::from_secs(n * 60),
+            "h" => Duration::from_secs(n * 3600),
+            "d" => Duration::from_secs(n * 86400),
+            _ => return Err(bad()),
+        };
+        rest = &rest[unit_len..];
+        total += part;
+    }
+    Ok(total)
 }
 
 /// Formats a duration the way [`parse_duration`] reads it, in the largest exact unit.
@@ -46,6 +58,35 @@ pub fn format_age(d: Duration) -> String {
         60..3600 => format!("{}m{:02}s", s / 60, s % 60),
         _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
     }
+}
+
+/// A time in nanoseconds since the Unix epoch as RFC 3339 UTC with milliseconds
+/// (`2026-11-30T15:51:45.123Z`).
+pub fn rfc3339(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let millis = ns / 1_000_000 % 1000;
+    let (y, m, d) = civil_from_days((secs / 86400) as i64);
+    let rem = secs % 86400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
 
 /// A CLI version: dot-separated numbers (`2.1.332`); anything after the numbers (`-beta`) is
@@ -118,7 +159,11 @@ mod tests {
             assert_eq!(format_duration(Duration::from_secs(secs)), text);
         }
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert!(parse_duration("15").unwrap_err().contains("unit"));
+        assert!(parse_duration("15").unwrap_err().contains("units"));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("31m1s").unwrap(), Duration::from_secs(1861));
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("5x").is_err());
         assert!(parse_duration("m").is_err());
         assert!(parse_duration("1.5h").is_err());
     }
@@ -134,6 +179,13 @@ mod tests {
         assert_eq!(Version::find_in("codex-cli 0.171.0"), Some(v("0.171.0")));
         assert_eq!(Version::find_in("no version here"), None);
         assert!("x.y".parse::<Version>().is_err());
+    }
+
+    #[test]
+    fn times_format_as_rfc3339() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_000_000_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(1_796_054_339_906_112_270), "2026-11-30T15:58:59.906Z");
     }
 
     #[test]

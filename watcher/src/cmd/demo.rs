@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use hookline::canonical::{Event, Kind};
 use hookline::locate::relay_binary;
 use hookline::reader::{Reader, ReaderConfig, Start};
+use hookline::state::{StateKind, Tracker};
 use hookline::watch::{WatchOptions, Watcher};
 
 use super::{Outcome, profiles};
@@ -56,14 +57,16 @@ pub fn run(args: DemoArgs) -> Outcome {
     let events_dir = tmp.path().join("events");
     let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles()?))?;
     let mut watcher = Watcher::new(reader, WatchOptions::default())?;
+    let mut tracker =
+        Tracker::new(watcher.reader().profiles().clone(), hookline::format::relay::now_ns());
 
     if !args.json {
         println!("hookline demo: a scripted Claude Code session, each hook call run through");
         println!("  {}", relay.display());
         println!("  writing into {}\n", events_dir.display());
         println!(
-            "{:>4}  {:>7}  {:<34} {:<20} canonical event",
-            "seq", "+ms", "what happens", "native event"
+            "{:>4}  {:>6}  {:<31} {:<18} {:<38} state",
+            "seq", "+ms", "what happens", "native event", "canonical event"
         );
     }
     let pace = Duration::from_millis(args.pace);
@@ -86,11 +89,23 @@ pub fn run(args: DemoArgs) -> Outcome {
         };
         let step = &STORY[seen];
         seen += 1;
+        tracker.apply(&event);
+        let view = event
+            .session_id
+            .as_deref()
+            .and_then(|id| tracker.view(id, hookline::format::relay::now_ns()));
         if args.json {
-            println!("{}", serde_json::to_string(&event)?);
+            let line = serde_json::json!({ "event": event, "state": view });
+            println!("{}", serde_json::to_string(&line)?);
         } else {
+            let state = view.map_or("-".to_owned(), |v| {
+                let detail =
+                    v.detail.filter(|_| v.state != StateKind::Unknown).map(|d| format!(" ({d})"));
+                let input = if v.input == "available" { ", input slot available" } else { "" };
+                format!("{}{}{input}", v.state.as_str(), detail.unwrap_or_default())
+            });
             println!(
-                "{:>4}  {:>7}  {:<34} {:<20} {}",
+                "{:>4}  {:>6}  {:<31} {:<18} {:<38} {state}",
                 event.source.seq,
                 started.elapsed().as_millis(),
                 step.says,

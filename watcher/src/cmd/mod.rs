@@ -1,8 +1,10 @@
 //! One module per subcommand, plus what they share.
 
 mod demo;
+mod explain;
 mod profiles;
 mod prune;
+mod status;
 mod watch;
 
 use std::path::PathBuf;
@@ -21,6 +23,8 @@ pub fn run(cli: Cli) -> Outcome {
     match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Watch(args) => watch::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Explain(args) => explain::run(args),
         Command::Profiles(args) => profiles::run(args),
         Command::Prune(args) => prune::run(args),
     }
@@ -68,4 +72,23 @@ fn stopping() -> bool {
 /// Whether an error is the reader of our stdout going away.
 fn is_broken_pipe(error: &std::io::Error) -> bool {
     error.kind() == std::io::ErrorKind::BrokenPipe
+}
+
+/// A tracker rebuilt from every event present: a one-shot reader's view, replayed, never
+/// authoritative.
+fn replay(
+    dir: &DirArgs,
+    legacy_dirs: &[PathBuf],
+    history: usize,
+) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
+    use hookline::reader::{ReaderConfig, Start, read_all};
+    let now = hookline::format::relay::now_ns();
+    let mut config = ReaderConfig::new(events_dir(dir)?, Start::Beginning, profiles()?);
+    config.legacy_dirs = legacy_dirs.to_vec();
+    let mut tracker =
+        hookline::state::Tracker::new(config.profiles.clone(), now).with_history(history);
+    for event in read_all(config)? {
+        tracker.apply(&event);
+    }
+    Ok(tracker)
 }

@@ -66,6 +66,7 @@ fn every_claude_fixture_maps_to_its_canonical_kind() {
             "Notification-permission_prompt.json",
             Kind::WaitingForInput {
                 reason: WaitReason::Permission,
+                tool: None,
                 message: Some("Claude needs your permission".into()),
             },
         ),
@@ -185,7 +186,14 @@ fn a_question_tool_means_waiting_for_a_human() {
         &envelope("claude", Some("PreToolUse"), payload),
         source(),
     );
-    assert_eq!(event.kind, Kind::WaitingForInput { reason: WaitReason::Question, message: None });
+    assert_eq!(
+        event.kind,
+        Kind::WaitingForInput {
+            reason: WaitReason::Question,
+            tool: Some("AskUserQuestion".into()),
+            message: None
+        }
+    );
 }
 
 #[test]

@@ -58,7 +58,7 @@ fn semantic_errors_name_the_key_and_line() {
         1,
     );
     let path = write(tmp.path(), "claude.toml", &text);
-    assert!(Profiles::check_file(&path).unwrap_err().to_string().contains("unit"));
+    assert!(Profiles::check_file(&path).unwrap_err().to_string().contains("units"));
 
     let text = include_str!("../../../profiles/claude.toml").replace(
         "[[install.never]]\nnative = \"WorktreeCreate\"",

@@ -1,0 +1,73 @@
+//! `hookline status`: every session's state, rebuilt from the events directory.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use hookline::state::{StateKind, View};
+
+use super::{Outcome, replay};
+use crate::cli::StatusArgs;
+
+pub fn run(args: StatusArgs) -> Outcome {
+    let tracker = replay(&args.dir, &args.legacy_dirs, hookline::state::HISTORY)?;
+    let views = tracker.views(hookline::format::relay::now_ns());
+    if args.json || !std::io::stdout().is_terminal() {
+        println!("{}", serde_json::to_string_pretty(&views)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_table(&views);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(views: &[View]) {
+    if views.is_empty() {
+        println!("no sessions");
+        return;
+    }
+    println!(
+        "{:<16} {:<7} {:<13} {:<28} {:<24} {:>8}  last event (replayed from history: never authoritative)",
+        "tag", "cli", "session", "cwd", "state", "age"
+    );
+    for v in views {
+        let state = match (&v.state, &v.detail) {
+            (StateKind::Unknown, _) => "UNKNOWN".to_owned(),
+            (state, Some(detail))
+                if *state == StateKind::WaitingOnHuman || *state == StateKind::EnvFault =>
+            {
+                format!("{} ({detail})", state.as_str())
+            }
+            (state, _) => state.as_str().to_owned(),
+        };
+        println!(
+            "{:<16} {:<7} {:<13} {:<28} {:<24} {:>8}  {} → {}",
+            clip(v.tag.as_deref().unwrap_or("-"), 16),
+            clip(&v.cli, 7),
+            clip(v.session_id.as_deref().unwrap_or("-"), 13),
+            clip_left(v.cwd.as_deref().unwrap_or("-"), 28),
+            state,
+            v.age,
+            v.last_event.native.as_deref().unwrap_or("-"),
+            v.last_event.kind,
+        );
+        if v.state == StateKind::Unknown {
+            println!("{:>18}{}", "", v.detail.as_deref().unwrap_or(""));
+        }
+    }
+}
+
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(width - 1).collect();
+    format!("{kept}…")
+}
+
+fn clip_left(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().skip(count - (width - 1)).collect();
+    format!("…{kept}")
+}

@@ -1,0 +1,469 @@
+//! Session state you can fail closed on.
+//!
+//! A [`Tracker`] folds canonical events into one [`Session`] per CLI session and answers, at a
+//! given time, with a [`View`]: the state (`unknown`, `active`, `child_command`,
+//! `waiting_on_human`, `idle`, `env_fault`, `ended`), its `generation`, `epoch`, last applied
+//! `seq`, `since`, age, the evidence (which event, which rule) and whether it is fresh and
+//! authoritative.
+//!
+//! The contract:
+//! * a tracker is one *generation*; it starts every session `unknown`. Events older than the
+//!   generation (history) are replayed so the state can be shown, but a state set by a
+//!   replayed event is never authoritative and can never authorize input;
+//! * `idle` comes only from an event the CLI's profile declares input-ready — never from
+//!   silence, screen text or elapsed time;
+//! * an event older than the state (by `seq`, or for unordered and legacy events by time, or
+//!   from a producer the session has left behind) is rejected;
+//! * compaction and clear never synthesize `idle`; a subagent's events never change its
+//!   parent's state;
+//! * a permission wait ends on the next end of that tool, a stop or a prompt: a denial that
+//!   fires nothing leaves the session waiting on its human;
+//! * a state the CLI can leave without any event (a profile hole) turns `unknown`, with the
+//!   reason, after the hole's `stale-after` of silence;
+//! * the input slot of an `idle` can be taken once.
+
+mod rules;
+mod view;
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::canonical::{Event, SessionKey};
+use crate::format::filename::EventFileName;
+use crate::profile::Profiles;
+use rules::{Effect, Turn};
+pub use view::{Evidence, Refusal, Slot, Transition, View};
+
+/// How many transitions each session keeps for `explain`, by default.
+pub const HISTORY: usize = 32;
+
+/// The states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateKind {
+    /// Nothing structured says what the session is doing. Loud: never treated as idle.
+    Unknown,
+    /// A turn is in progress.
+    Active,
+    /// A tool is running; silence is normal.
+    ChildCommand,
+    /// The session waits for its human (permission, question, elicitation, other).
+    WaitingOnHuman,
+    /// Explicitly at the input prompt.
+    Idle,
+    /// The turn ended on a quota, rate-limit, auth, billing or server error.
+    EnvFault,
+    /// The session ended.
+    Ended,
+}
+
+impl StateKind {
+    /// The word used on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateKind::Unknown => "unknown",
+            StateKind::Active => "active",
+            StateKind::ChildCommand => "child_command",
+            StateKind::WaitingOnHuman => "waiting_on_human",
+            StateKind::Idle => "idle",
+            StateKind::EnvFault => "env_fault",
+            StateKind::Ended => "ended",
+        }
+    }
+}
+
+/// What the last `stop` said was still to come.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pending {
+    /// Background tasks still running.
+    pub tasks: u32,
+    /// Wake-ups scheduled.
+    pub wakes: u32,
+}
+
+/// One tracker's identity: a new one starts every session `unknown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Generation {
+    /// An id unique to this tracker.
+    pub id: u64,
+    /// When it started, in nanoseconds since the Unix epoch: older events are history.
+    pub started_ns: u64,
+}
+
+impl Generation {
+    /// A generation starting at `started_ns`.
+    pub fn new(started_ns: u64) -> Generation {
+        let id = started_ns ^ (u64::from(std::process::id()) << 40) ^ next_tracker_number();
+        Generation { id, started_ns }
+    }
+}
+
+fn next_tracker_number() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    COUNT.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The state proper, as last set by an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Current {
+    pub kind: StateKind,
+    pub detail: Option<String>,
+    pub since_ns: u64,
+    pub evidence: Evidence,
+    /// Set by an event of this generation (not replayed history).
+    pub live: bool,
+}
+
+/// One CLI session.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Its identity.
+    pub key: SessionKey,
+    /// The working directory its CLI reported.
+    pub cwd: Option<String>,
+    /// Its host CLI process, when known.
+    pub host_pid: Option<u32>,
+    current: Current,
+    epoch: u64,
+    /// Last applied seq, and time (for unordered and legacy events).
+    seq: u64,
+    ts_ns: u64,
+    last_event: Evidence,
+    turn: Turn,
+    retired_hosts: Vec<u32>,
+    slot_taken: bool,
+    /// Something happened since the slot was taken (a compaction, a notification...).
+    moved_since_slot: bool,
+    history: VecDeque<Transition>,
+    /// Whether the current epoch has seen anything but its session start (duplicate starts).
+    epoch_has_events: bool,
+}
+
+/// Folds events into sessions.
+#[derive(Debug)]
+pub struct Tracker {
+    generation: Generation,
+    history_len: usize,
+    profiles: Profiles,
+    sessions: HashMap<String, Session>,
+    by_tag: HashMap<String, String>,
+}
+
+/// What a caller believes about a session when it asks for its input slot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expect {
+    /// The generation the caller saw.
+    pub generation: Option<u64>,
+    /// The epoch the caller saw.
+    pub epoch: Option<u64>,
+}
+
+/// What applying one event did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The session's key in the tracker, when the event had one.
+    pub session: Option<String>,
+    /// The rule that decided.
+    pub rule: &'static str,
+    /// Whether the state changed.
+    pub changed: bool,
+}
+
+impl Tracker {
+    /// A tracker (one generation) starting at `started_ns`.
+    pub fn new(profiles: Profiles, started_ns: u64) -> Tracker {
+        Tracker {
+            generation: Generation::new(started_ns),
+            history_len: HISTORY,
+            profiles,
+            sessions: HashMap::new(),
+            by_tag: HashMap::new(),
+        }
+    }
+
+    /// Keeps the last `n` transitions of each session (for `explain`) instead of [`HISTORY`].
+    pub fn with_history(mut self, n: usize) -> Tracker {
+        self.history_len = n.max(1);
+        self
+    }
+
+    /// This tracker's generation.
+    pub fn generation(&self) -> Generation {
+        self.generation
+    }
+
+    /// The profiles used for input-ready events and holes.
+    pub fn profiles(&self) -> &Profiles {
+        &self.profiles
+    }
+
+    /// The key a session is stored under: the CLI and its session id, else the tag.
+    fn key_of(&self, event: &Event) -> Option<String> {
+        match (&event.session_id, &event.tag) {
+            (Some(id), _) => Some(format!("{}:{id}", event.cli)),
+            (None, Some(tag)) => {
+                self.by_tag.get(tag).cloned().or_else(|| Some(format!("{}:tag:{tag}", event.cli)))
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// Applies one event.
+    pub fn apply(&mut self, event: &Event) -> Applied {
+        let Some(key) = self.key_of(event) else {
+            return Applied { session: None, rule: "no-session-recorded-nowhere", changed: false };
+        };
+        let generation = self.generation;
+        let history_len = self.history_len;
+        let profile = self.profiles.get(&event.cli).cloned();
+        let session =
+            self.sessions.entry(key.clone()).or_insert_with(|| Session::new(event, generation));
+        if let Some(tag) = &event.tag {
+            session.key.tag = Some(tag.clone());
+            self.by_tag.insert(tag.clone(), key.clone());
+        }
+        let evidence = Evidence::of(event, "");
+        if event.is_subagent() {
+            session.last_event = Evidence { rule: "subagent-never-changes-parent", ..evidence };
+            return Applied {
+                session: Some(key),
+                rule: "subagent-never-changes-parent",
+                changed: false,
+            };
+        }
+        if let Some(rule) = session.rejects(event) {
+            session.record(event, rule, None, history_len);
+            return Applied { session: Some(key), rule, changed: false };
+        }
+        session.seq = session.seq.max(if event.source.legacy { 0 } else { event.source.seq });
+        session.ts_ns = session.ts_ns.max(event.ts_ns);
+        if event.cwd.is_some() {
+            session.cwd.clone_from(&event.cwd);
+        }
+        let producer_changed = match (session.host_pid, event.host_pid) {
+            (Some(old), Some(new)) if old != new => {
+                session.retired_hosts.push(old);
+                true
+            }
+            _ => false,
+        };
+        if event.host_pid.is_some() {
+            session.host_pid = event.host_pid;
+        }
+        let (effect, rule) =
+            rules::decide(profile.as_ref(), event, session.current.kind, &mut session.turn);
+        let live = event.ts_ns >= generation.started_ns;
+        if matches!(effect, Effect::NewEpoch)
+            && !producer_changed
+            && !session.epoch_has_events
+            && session.epoch > 0
+        {
+            // A second start with nothing in between (claude-code#14937): same epoch.
+            session.record(event, "duplicate-session-start-ignored", None, history_len);
+            return Applied {
+                session: Some(key),
+                rule: "duplicate-session-start-ignored",
+                changed: false,
+            };
+        }
+        let before = session.current.kind;
+        let starts_epoch = matches!(effect, Effect::NewEpoch);
+        let enters = matches!(effect, Effect::Enter { .. });
+        let mut next = None;
+        if producer_changed || matches!(effect, Effect::NewEpoch) || session.epoch == 0 {
+            session.epoch += 1;
+            session.epoch_has_events = false;
+            if producer_changed || matches!(effect, Effect::NewEpoch) {
+                let why = if producer_changed { "new producer" } else { "session started" };
+                next = Some((StateKind::Unknown, Some(why.to_owned())));
+            }
+        }
+        if let Effect::Enter { kind, detail } = effect {
+            next = Some((kind, detail));
+        }
+        if !starts_epoch {
+            session.epoch_has_events = true;
+        }
+        let rule = if producer_changed && !enters { "producer-changed-new-epoch" } else { rule };
+        let changed = next.is_some();
+        // A new slot comes with each entry into idle. An input-ready event while already idle
+        // (idle_prompt after stop) is the same idle, unless something happened since the slot
+        // was taken (e.g. the input was a /compact).
+        let entering_idle = next.as_ref().is_some_and(|(kind, _)| *kind == StateKind::Idle);
+        if next.is_some()
+            && (!entering_idle || before != StateKind::Idle || session.moved_since_slot)
+        {
+            session.slot_taken = false;
+            session.moved_since_slot = false;
+        } else if session.slot_taken && !entering_idle {
+            session.moved_since_slot = true;
+        }
+        if let Some((kind, detail)) = next {
+            session.current = Current {
+                kind,
+                detail,
+                since_ns: event.ts_ns,
+                evidence: Evidence::of(event, rule),
+                live,
+            };
+        }
+        session.record(event, rule, changed.then_some(session.current.kind), history_len);
+        Applied { session: Some(key), rule, changed }
+    }
+
+    /// Finds a session by session id, else by tag (the session most recently seen with it).
+    pub fn find(&self, id_or_tag: &str) -> Option<&Session> {
+        self.sessions
+            .values()
+            .filter(|s| s.key.session_id.as_deref() == Some(id_or_tag))
+            .max_by_key(|s| s.ts_ns)
+            .or_else(|| self.by_tag.get(id_or_tag).and_then(|k| self.sessions.get(k)))
+    }
+
+    fn find_key(&self, id_or_tag: &str) -> Option<String> {
+        let session = self.find(id_or_tag)?;
+        self.sessions.iter().find(|(_, s)| std::ptr::eq(*s, session)).map(|(k, _)| k.clone())
+    }
+
+    /// The view of a session at `now_ns`.
+    pub fn view(&self, id_or_tag: &str, now_ns: u64) -> Option<View> {
+        self.find(id_or_tag).map(|s| View::of(s, self, now_ns))
+    }
+
+    /// Every session's view at `now_ns`, most recently active first.
+    pub fn views(&self, now_ns: u64) -> Vec<View> {
+        let mut sessions: Vec<&Session> = self.sessions.values().collect();
+        sessions.sort_by_key(|s| std::cmp::Reverse(s.ts_ns));
+        sessions.into_iter().map(|s| View::of(s, self, now_ns)).collect()
+    }
+
+    /// Takes the input slot of a session: succeeds at most once per `idle`, and only for an
+    /// explicit, fresh, authoritative `idle` of this generation. Fails closed otherwise.
+    pub fn take_input_slot(&mut self, id_or_tag: &str, now_ns: u64) -> Result<Slot, Refusal> {
+        self.take_input_slot_expecting(id_or_tag, now_ns, Expect::default())
+    }
+
+    /// [`Tracker::take_input_slot`], also refusing when the caller's view of the session is
+    /// from another generation or epoch than the tracker's.
+    pub fn take_input_slot_expecting(
+        &mut self,
+        id_or_tag: &str,
+        now_ns: u64,
+        expect: Expect,
+    ) -> Result<Slot, Refusal> {
+        let key = self
+            .find_key(id_or_tag)
+            .ok_or_else(|| Refusal::NoSuchSession { session: id_or_tag.to_owned() })?;
+        let view = View::of(&self.sessions[&key], self, now_ns);
+        if let Some(generation) = expect.generation.filter(|g| *g != view.generation) {
+            return Err(Refusal::OtherGeneration {
+                expected: generation,
+                current: view.generation,
+            });
+        }
+        if let Some(epoch) = expect.epoch.filter(|e| *e != view.epoch) {
+            return Err(Refusal::OtherEpoch { expected: epoch, current: view.epoch });
+        }
+        view.slot_refusal(self.sessions[&key].slot_taken)?;
+        if let Some(session) = self.sessions.get_mut(&key) {
+            session.slot_taken = true;
+            session.moved_since_slot = false;
+        }
+        Ok(Slot {
+            session_id: view.session_id.clone(),
+            tag: view.tag.clone(),
+            generation: view.generation,
+            epoch: view.epoch,
+            seq: view.seq,
+        })
+    }
+
+    /// Forgets sessions that ended, or were last heard of, more than `age` before `now_ns`.
+    pub fn forget_older_than(&mut self, age: Duration, now_ns: u64) {
+        let cutoff = now_ns.saturating_sub(age.as_nanos() as u64);
+        self.sessions.retain(|_, s| s.ts_ns >= cutoff);
+        let sessions = &self.sessions;
+        self.by_tag.retain(|_, key| sessions.contains_key(key));
+    }
+
+    /// The number of sessions tracked.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Whether no session is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+}
+
+impl Session {
+    fn new(event: &Event, generation: Generation) -> Session {
+        let evidence = Evidence::of(event, "new-session-starts-unknown");
+        Session {
+            key: event.session(),
+            cwd: event.cwd.clone(),
+            host_pid: event.host_pid,
+            current: Current {
+                kind: StateKind::Unknown,
+                detail: Some("no event of this generation yet".into()),
+                since_ns: generation.started_ns.min(event.ts_ns),
+                evidence: evidence.clone(),
+                live: false,
+            },
+            epoch: 0,
+            seq: 0,
+            ts_ns: 0,
+            last_event: evidence,
+            turn: Turn::default(),
+            retired_hosts: Vec::new(),
+            slot_taken: false,
+            moved_since_slot: false,
+            history: VecDeque::new(),
+            epoch_has_events: false,
+        }
+    }
+
+    /// Whether an event is older than the state: by seq for ordered events, by time for
+    /// unordered and legacy ones, or from a producer the session has left.
+    fn rejects(&self, event: &Event) -> Option<&'static str> {
+        if event.host_pid.is_some_and(|pid| self.retired_hosts.contains(&pid)) {
+            return Some("older-epoch-event-rejected");
+        }
+        let ordered = !event.source.legacy
+            && EventFileName::parse(&event.source.file).is_some_and(|name| name.is_ordered());
+        if ordered && event.source.seq <= self.seq {
+            return Some("older-seq-event-rejected");
+        }
+        if !ordered && event.ts_ns < self.ts_ns {
+            return Some("older-event-rejected");
+        }
+        None
+    }
+
+    /// The last transitions, oldest first.
+    pub fn history(&self) -> impl Iterator<Item = &Transition> {
+        self.history.iter()
+    }
+
+    fn record(
+        &mut self,
+        event: &Event,
+        rule: &'static str,
+        entered: Option<StateKind>,
+        keep: usize,
+    ) {
+        let evidence = Evidence::of(event, rule);
+        self.last_event = evidence.clone();
+        while self.history.len() >= keep {
+            self.history.pop_front();
+        }
+        self.history.push_back(Transition { evidence, state: entered, epoch: self.epoch });
+    }
+}
+
+#[cfg(test)]
+mod tests;

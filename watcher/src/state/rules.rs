@@ -1,0 +1,129 @@
+//! The transition rules: what each canonical event does to a session's state.
+//!
+//! Rules are semantic, not a ranking: a late `tool_start` from a hook that ran in parallel
+//! with `PermissionRequest` does not end the permission wait, because only a tool end, a stop
+//! or a new prompt ends it.
+
+use crate::canonical::{Event, Kind, WaitReason};
+use crate::profile::Profile;
+
+use super::{Pending, StateKind};
+
+/// What an event does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Effect {
+    /// A new epoch begins; the state is `unknown` until an input-ready event.
+    NewEpoch,
+    /// The state becomes this.
+    Enter { kind: StateKind, detail: Option<String> },
+    /// The state stays; the event is recorded.
+    Keep,
+}
+
+/// The session bookkeeping a rule may look at and update.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Turn {
+    /// Tools started and not ended.
+    pub running_tools: u32,
+    /// The tool a permission or question wait is about.
+    pub waiting_tool: Option<String>,
+    /// What the last `stop` said was still pending.
+    pub pending: Pending,
+}
+
+/// Decides the effect of `event` on a session in `current`, and updates `turn`. Returns the
+/// effect and the name of the rule that decided it.
+pub(super) fn decide(
+    profile: Option<&Profile>,
+    event: &Event,
+    current: StateKind,
+    turn: &mut Turn,
+) -> (Effect, &'static str) {
+    let input_ready = profile.is_some_and(|p| p.is_input_ready(event.kind.name()));
+    let waiting = current == StateKind::WaitingOnHuman;
+    let enter =
+        |kind, detail: Option<&str>| Effect::Enter { kind, detail: detail.map(str::to_owned) };
+    match &event.kind {
+        Kind::SessionStart { source } => match source.as_deref() {
+            Some("compact") => (Effect::Keep, "compaction-restart-keeps-state"),
+            _ => {
+                *turn = Turn::default();
+                (Effect::NewEpoch, "session-start-new-epoch")
+            }
+        },
+        Kind::SessionEnd { reason } => {
+            *turn = Turn::default();
+            (enter(StateKind::Ended, reason.as_deref()), "session-end")
+        }
+        Kind::TurnStart => {
+            *turn = Turn::default();
+            (enter(StateKind::Active, None), "prompt-starts-turn")
+        }
+        Kind::ToolStart { tool } => {
+            turn.running_tools += 1;
+            if waiting {
+                (Effect::Keep, "tool-start-does-not-end-a-wait")
+            } else {
+                (enter(StateKind::ChildCommand, tool.as_deref()), "tool-start-child-command")
+            }
+        }
+        Kind::ToolEnd { tool, .. } => {
+            turn.running_tools = turn.running_tools.saturating_sub(1);
+            let ends_wait = turn.waiting_tool.is_none() || turn.waiting_tool == *tool;
+            if waiting && !ends_wait {
+                return (Effect::Keep, "other-tool-end-does-not-end-a-wait");
+            }
+            turn.waiting_tool = None;
+            if turn.running_tools > 0 {
+                (enter(StateKind::ChildCommand, None), "tool-end-others-still-running")
+            } else {
+                (enter(StateKind::Active, None), "tool-end-turn-goes-on")
+            }
+        }
+        Kind::PermissionRequest { tool } => {
+            turn.waiting_tool = tool.clone();
+            (
+                enter(StateKind::WaitingOnHuman, Some(WaitReason::Permission.as_str())),
+                "permission-request-waits",
+            )
+        }
+        Kind::WaitingForInput { reason, tool, .. } => {
+            if tool.is_some() {
+                // A question tool: its call is a running tool that ends with its answer.
+                turn.running_tools += 1;
+                turn.waiting_tool = tool.clone();
+            }
+            (enter(StateKind::WaitingOnHuman, Some(reason.as_str())), "waiting-for-input")
+        }
+        Kind::IdlePrompt if input_ready => {
+            *turn = Turn { pending: turn.pending, ..Turn::default() };
+            (enter(StateKind::Idle, None), "input-ready-event-idle")
+        }
+        Kind::Stop { pending_tasks, scheduled_wakes, .. } => {
+            let pending = Pending { tasks: *pending_tasks, wakes: *scheduled_wakes };
+            *turn = Turn { pending, ..Turn::default() };
+            if input_ready {
+                (enter(StateKind::Idle, None), "input-ready-event-idle")
+            } else {
+                (
+                    enter(
+                        StateKind::Unknown,
+                        Some("the turn ended but this CLI's stop is not input-ready"),
+                    ),
+                    "stop-not-input-ready",
+                )
+            }
+        }
+        Kind::StopFailure { error, .. } => {
+            *turn = Turn::default();
+            (enter(StateKind::EnvFault, Some(error.as_str())), "stop-failure-env-fault")
+        }
+        Kind::Compact { .. } => (Effect::Keep, "compaction-never-idles"),
+        Kind::IdlePrompt => (Effect::Keep, "idle-prompt-not-input-ready"),
+        Kind::SubagentStart { .. } | Kind::SubagentStop { .. } => {
+            (Effect::Keep, "subagent-lifecycle-recorded")
+        }
+        Kind::Notification { .. } => (Effect::Keep, "notification-recorded"),
+        Kind::Unknown { .. } => (Effect::Keep, "unknown-event-recorded"),
+    }
+}
