@@ -167,6 +167,11 @@ fn install_events_depend_on_the_cli_version() {
     assert!(!conservative.contains(&"StopFailure".to_owned()));
     assert!(names(Some("2.1.332")).contains(&"StopFailure".to_owned()));
     assert!(!names(Some("2.1.77")).contains(&"StopFailure".to_owned()));
+    // First npm releases whose compiled hook-event list holds the name.
+    assert!(names(Some("2.1.88")).contains(&"PermissionDenied".to_owned()));
+    assert!(!names(Some("2.1.87")).contains(&"PermissionDenied".to_owned()));
+    assert!(names(Some("2.1.76")).contains(&"PostCompact".to_owned()));
+    assert!(!names(Some("2.1.75")).contains(&"PostCompact".to_owned()));
     for (native, _) in &spec.never {
         assert!(!names(Some("99.0.0")).contains(native));
     }
