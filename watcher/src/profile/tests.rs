@@ -317,3 +317,60 @@ fn conditions_test_presence_and_values() {
     assert!(c.holds(&serde_json::json!({"n": 1})));
     assert!(!c.holds(&serde_json::json!({"n": 2})));
 }
+
+/// The profiles shown in the canonical table, in column order.
+const TABLE_CLIS: &[&str] = &["claude", "codex", "gemini", "copilot", "cursor"];
+
+const TABLE_HEADER: &str = "<!-- Generated from profiles/*.toml by the test \
+the_canonical_table_in_docs_matches_the_profiles (watcher/src/profile/tests.rs). \
+Do not edit: run `HOOKLINE_BLESS=1 cargo test -p hookline canonical_table` and commit. -->
+
+# Canonical events and the native events that produce them
+
+Each cell lists the CLI's native events mapped to that kind, with the payload conditions a
+rule needs (`if ...`) and the fields it sets to constants (`(...)`); the first matching rule
+wins. `—`: the CLI never produces that kind. The last row says which kinds mean the CLI is at
+its input prompt.
+
+";
+
+#[test]
+fn the_canonical_table_in_docs_matches_the_profiles() {
+    let doc = format!(
+        "{TABLE_HEADER}{}",
+        Profiles::shipped().unwrap().canonical_table(TABLE_CLIS)
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/canonical-table.md");
+    if std::env::var_os("HOOKLINE_BLESS").is_some() {
+        std::fs::write(&path, &doc).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == doc,
+        "docs/canonical-table.md is out of date with the profiles: run \
+         `HOOKLINE_BLESS=1 cargo test -p hookline canonical_table` and commit the result"
+    );
+}
+
+#[test]
+fn the_canonical_table_has_a_row_per_kind_and_a_column_per_cli() {
+    let table = Profiles::shipped().unwrap().canonical_table(TABLE_CLIS);
+    let lines: Vec<&str> = table.lines().collect();
+    // Header, separator, one row per kind, input-ready.
+    assert_eq!(lines.len(), 2 + crate::canonical::KINDS.len() + 1);
+    for line in lines.iter().filter(|l| !l.starts_with("|---")) {
+        assert_eq!(line.matches(" |").count(), 2 + TABLE_CLIS.len(), "{line}");
+    }
+    let row = |kind: &str| {
+        *lines
+            .iter()
+            .find(|l| l.starts_with(&format!("| `{kind}` ")))
+            .unwrap()
+    };
+    assert!(
+        row("waiting_for_input")
+            .contains("`Interrupt` (message = turn interrupted, reason = other)")
+    );
+    assert!(row("notification").contains("`PreCompress` if trigger = auto"));
+    assert!(row("tool_end").contains("`AfterTool` if tool_response.error present (ok = false)"));
+}
