@@ -5,6 +5,8 @@ use serde_json::json;
 use super::*;
 use crate::canonical::{CompactPhase, FailureKind, WaitReason};
 
+mod cli;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }

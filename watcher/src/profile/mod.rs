@@ -11,6 +11,7 @@
 //! unknown keys. Errors name the file, the key and, where it can be found, the line.
 
 mod embedded;
+mod table;
 mod wire;
 
 use std::collections::BTreeMap;

@@ -14,7 +14,132 @@ fn every_shipped_profile_parses_strictly() {
     assert!(claude.is_input_ready("stop"));
     assert!(!claude.is_input_ready("session_start"));
     assert!(claude.install.is_some());
-    assert!(profiles.iter().count() >= 2);
+    let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["claude", "codex", "copilot", "cursor", "gemini", "legacy"]
+    );
+}
+
+#[test]
+fn no_shipped_rule_maps_to_unknown() {
+    // `unknown` is what an unmapped event becomes; a rule that produced it would hide the event
+    // behind a label that claims to know it.
+    for profile in Profiles::shipped().unwrap().iter() {
+        for rule in &profile.rules {
+            assert_ne!(rule.kind, "unknown", "{}", rule.label);
+        }
+    }
+}
+
+#[test]
+fn every_registered_native_event_has_a_mapping_rule() {
+    for profile in Profiles::shipped().unwrap().iter() {
+        let Some(install) = &profile.install else {
+            continue;
+        };
+        for event in &install.events {
+            assert!(
+                profile.rules.iter().any(|r| r.native == event.native),
+                "{}: {} is registered but no rule maps it",
+                profile.name,
+                event.native
+            );
+        }
+    }
+}
+
+#[test]
+fn every_input_ready_kind_is_produced_by_some_rule() {
+    for profile in Profiles::shipped().unwrap().iter() {
+        for kind in &profile.input_ready {
+            assert!(
+                profile.rules.iter().any(|r| r.kind == kind),
+                "{}: {kind} is input-ready but no rule produces it",
+                profile.name
+            );
+        }
+    }
+}
+
+#[test]
+fn only_turn_ends_are_input_ready() {
+    // Interrupts, aborts, API failures and dialogs wait for a human; only a finished turn (or
+    // Claude's idle notification) means the CLI is at its prompt.
+    for profile in Profiles::shipped().unwrap().iter() {
+        for kind in &profile.input_ready {
+            assert!(
+                ["stop", "idle_prompt"].contains(&kind.as_str()),
+                "{}: {kind}",
+                profile.name
+            );
+        }
+    }
+}
+
+#[test]
+fn install_specs_name_their_settings_files() {
+    let profiles = Profiles::shipped().unwrap();
+    let spec = |name: &str| profiles.get(name).unwrap().install.clone().unwrap();
+    let codex = spec("codex");
+    assert_eq!(
+        codex.scope("user"),
+        Some("${CODEX_HOME:-~/.codex}/hooks.json")
+    );
+    assert!(codex.notes.iter().any(|n| n.contains("/hooks")));
+    assert_eq!(
+        spec("gemini").scope("user"),
+        Some("${GEMINI_CLI_HOME:-~}/.gemini/settings.json")
+    );
+    let copilot = spec("copilot");
+    assert!(copilot.event_arg, "camelCase payloads carry no event name");
+    assert_eq!(
+        copilot.scope("user"),
+        Some("${COPILOT_HOME:-~/.copilot}/hooks/hookline.json")
+    );
+    assert_eq!(
+        copilot.scope("project"),
+        Some(".github/hooks/hookline.json")
+    );
+    let cursor = spec("cursor");
+    assert_eq!(cursor.scope("user"), Some("~/.cursor/hooks.json"));
+    assert_eq!(cursor.scope("project"), Some(".cursor/hooks.json"));
+    assert!(cursor.never.iter().any(|(n, _)| n == "preToolUse"));
+    for name in ["codex", "gemini", "copilot", "cursor"] {
+        assert_eq!(spec(name).dialect, name);
+        assert!(!spec(name).event_arg || name == "copilot", "{name}");
+    }
+    // Codex's newest events are only registered from the version seen firing them.
+    let codex_min = &profiles.get("codex").unwrap().min_version;
+    let conservative: Vec<_> = codex
+        .events_for(None, codex_min)
+        .iter()
+        .map(|e| e.native.clone())
+        .collect();
+    assert!(!conservative.contains(&"Interrupt".to_owned()));
+    let v: Version = "0.171.0".parse().unwrap();
+    assert!(
+        codex
+            .events_for(Some(&v), codex_min)
+            .iter()
+            .any(|e| e.native == "Interrupt")
+    );
+}
+
+#[test]
+fn cursor_and_vscode_payloads_are_recognised_whatever_cli_was_named() {
+    let profiles = Profiles::shipped().unwrap();
+    let cursor = serde_json::json!({"hook_event_name": "stop", "cursor_version": "2.5.0"});
+    assert_eq!(profiles.resolve("claude", &cursor).unwrap().name, "cursor");
+    assert_eq!(profiles.resolve("cursor", &cursor).unwrap().name, "cursor");
+    let vscode = serde_json::json!({"hookEventName": "Stop", "sessionId": "s"});
+    assert_eq!(profiles.resolve("claude", &vscode).unwrap().name, "copilot");
+    // Payloads without those keys stay with the CLI they were sent for.
+    let gemini =
+        serde_json::json!({"hook_event_name": "AfterAgent", "timestamp": "2026-01-01T00:00:00Z"});
+    assert_eq!(profiles.resolve("gemini", &gemini).unwrap().name, "gemini");
+    let claude = serde_json::json!({"hook_event_name": "Stop", "session_id": "s"});
+    assert_eq!(profiles.resolve("claude", &claude).unwrap().name, "claude");
 }
 
 #[test]
@@ -134,6 +259,11 @@ fn install_events_depend_on_the_cli_version() {
     assert!(!conservative.contains(&"StopFailure".to_owned()));
     assert!(names(Some("2.1.332")).contains(&"StopFailure".to_owned()));
     assert!(!names(Some("2.1.77")).contains(&"StopFailure".to_owned()));
+    // First npm releases whose compiled hook-event list holds the name.
+    assert!(names(Some("2.1.88")).contains(&"PermissionDenied".to_owned()));
+    assert!(!names(Some("2.1.87")).contains(&"PermissionDenied".to_owned()));
+    assert!(names(Some("2.1.76")).contains(&"PostCompact".to_owned()));
+    assert!(!names(Some("2.1.75")).contains(&"PostCompact".to_owned()));
     for (native, _) in &spec.never {
         assert!(!names(Some("99.0.0")).contains(native));
     }
@@ -150,4 +280,61 @@ fn conditions_test_presence_and_values() {
     };
     assert!(c.holds(&serde_json::json!({"n": 1})));
     assert!(!c.holds(&serde_json::json!({"n": 2})));
+}
+
+/// The profiles shown in the canonical table, in column order.
+const TABLE_CLIS: &[&str] = &["claude", "codex", "gemini", "copilot", "cursor"];
+
+const TABLE_HEADER: &str = "<!-- Generated from profiles/*.toml by the test \
+the_canonical_table_in_docs_matches_the_profiles (watcher/src/profile/tests.rs). \
+Do not edit: run `HOOKLINE_BLESS=1 cargo test -p hookline canonical_table` and commit. -->
+
+# Canonical events and the native events that produce them
+
+Each cell lists the CLI's native events mapped to that kind, with the payload conditions a
+rule needs (`if ...`) and the fields it sets to constants (`(...)`); the first matching rule
+wins. `—`: the CLI never produces that kind. The last row says which kinds mean the CLI is at
+its input prompt.
+
+";
+
+#[test]
+fn the_canonical_table_in_docs_matches_the_profiles() {
+    let doc = format!(
+        "{TABLE_HEADER}{}",
+        Profiles::shipped().unwrap().canonical_table(TABLE_CLIS)
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/canonical-table.md");
+    if std::env::var_os("HOOKLINE_BLESS").is_some() {
+        std::fs::write(&path, &doc).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == doc,
+        "docs/canonical-table.md is out of date with the profiles: run \
+         `HOOKLINE_BLESS=1 cargo test -p hookline canonical_table` and commit the result"
+    );
+}
+
+#[test]
+fn the_canonical_table_has_a_row_per_kind_and_a_column_per_cli() {
+    let table = Profiles::shipped().unwrap().canonical_table(TABLE_CLIS);
+    let lines: Vec<&str> = table.lines().collect();
+    // Header, separator, one row per kind, input-ready.
+    assert_eq!(lines.len(), 2 + crate::canonical::KINDS.len() + 1);
+    for line in lines.iter().filter(|l| !l.starts_with("|---")) {
+        assert_eq!(line.matches(" |").count(), 2 + TABLE_CLIS.len(), "{line}");
+    }
+    let row = |kind: &str| {
+        *lines
+            .iter()
+            .find(|l| l.starts_with(&format!("| `{kind}` ")))
+            .unwrap()
+    };
+    assert!(
+        row("waiting_for_input")
+            .contains("`Interrupt` (message = turn interrupted, reason = other)")
+    );
+    assert!(row("notification").contains("`PreCompress` if trigger = auto"));
+    assert!(row("tool_end").contains("`AfterTool` if tool_response.error present (ok = false)"));
 }
