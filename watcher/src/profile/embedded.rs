@@ -5,10 +5,7 @@ pub(super) const FILES: &[(&str, &str)] = &[
     ("claude.toml", include_str!("../../../profiles/claude.toml")),
     ("codex.toml", include_str!("../../../profiles/codex.toml")),
     ("gemini.toml", include_str!("../../../profiles/gemini.toml")),
-    (
-        "copilot.toml",
-        include_str!("../../../profiles/copilot.toml"),
-    ),
+    ("copilot.toml", include_str!("../../../profiles/copilot.toml")),
     ("cursor.toml", include_str!("../../../profiles/cursor.toml")),
     ("legacy.toml", include_str!("../../../profiles/legacy.toml")),
 ];

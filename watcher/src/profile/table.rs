@@ -98,11 +98,7 @@ fn detail(rule: &Rule) -> String {
     if !conditions.is_empty() {
         let _ = write!(out, " if {}", conditions.join(", "));
     }
-    let set: Vec<String> = rule
-        .set
-        .iter()
-        .map(|(k, v)| format!("{k} = {}", value(v)))
-        .collect();
+    let set: Vec<String> = rule.set.iter().map(|(k, v)| format!("{k} = {}", value(v))).collect();
     if !set.is_empty() {
         let _ = write!(out, " ({})", set.join(", "));
     }

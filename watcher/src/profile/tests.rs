@@ -15,10 +15,7 @@ fn every_shipped_profile_parses_strictly() {
     assert!(!claude.is_input_ready("session_start"));
     assert!(claude.install.is_some());
     let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["claude", "codex", "copilot", "cursor", "gemini", "legacy"]
-    );
+    assert_eq!(names, ["claude", "codex", "copilot", "cursor", "gemini", "legacy"]);
 }
 
 #[test]
@@ -68,11 +65,7 @@ fn only_turn_ends_are_input_ready() {
     // Claude's idle notification) means the CLI is at its prompt.
     for profile in Profiles::shipped().unwrap().iter() {
         for kind in &profile.input_ready {
-            assert!(
-                ["stop", "idle_prompt"].contains(&kind.as_str()),
-                "{}: {kind}",
-                profile.name
-            );
+            assert!(["stop", "idle_prompt"].contains(&kind.as_str()), "{}: {kind}", profile.name);
         }
     }
 }
@@ -82,25 +75,13 @@ fn install_specs_name_their_settings_files() {
     let profiles = Profiles::shipped().unwrap();
     let spec = |name: &str| profiles.get(name).unwrap().install.clone().unwrap();
     let codex = spec("codex");
-    assert_eq!(
-        codex.scope("user"),
-        Some("${CODEX_HOME:-~/.codex}/hooks.json")
-    );
+    assert_eq!(codex.scope("user"), Some("${CODEX_HOME:-~/.codex}/hooks.json"));
     assert!(codex.notes.iter().any(|n| n.contains("/hooks")));
-    assert_eq!(
-        spec("gemini").scope("user"),
-        Some("${GEMINI_CLI_HOME:-~}/.gemini/settings.json")
-    );
+    assert_eq!(spec("gemini").scope("user"), Some("${GEMINI_CLI_HOME:-~}/.gemini/settings.json"));
     let copilot = spec("copilot");
     assert!(copilot.event_arg, "camelCase payloads carry no event name");
-    assert_eq!(
-        copilot.scope("user"),
-        Some("${COPILOT_HOME:-~/.copilot}/hooks/hookline.json")
-    );
-    assert_eq!(
-        copilot.scope("project"),
-        Some(".github/hooks/hookline.json")
-    );
+    assert_eq!(copilot.scope("user"), Some("${COPILOT_HOME:-~/.copilot}/hooks/hookline.json"));
+    assert_eq!(copilot.scope("project"), Some(".github/hooks/hookline.json"));
     let cursor = spec("cursor");
     assert_eq!(cursor.scope("user"), Some("~/.cursor/hooks.json"));
     assert_eq!(cursor.scope("project"), Some(".cursor/hooks.json"));
@@ -111,19 +92,11 @@ fn install_specs_name_their_settings_files() {
     }
     // Codex's newest events are only registered from the version seen firing them.
     let codex_min = &profiles.get("codex").unwrap().min_version;
-    let conservative: Vec<_> = codex
-        .events_for(None, codex_min)
-        .iter()
-        .map(|e| e.native.clone())
-        .collect();
+    let conservative: Vec<_> =
+        codex.events_for(None, codex_min).iter().map(|e| e.native.clone()).collect();
     assert!(!conservative.contains(&"Interrupt".to_owned()));
     let v: Version = "0.171.0".parse().unwrap();
-    assert!(
-        codex
-            .events_for(Some(&v), codex_min)
-            .iter()
-            .any(|e| e.native == "Interrupt")
-    );
+    assert!(codex.events_for(Some(&v), codex_min).iter().any(|e| e.native == "Interrupt"));
 }
 
 #[test]
@@ -300,10 +273,7 @@ its input prompt.
 
 #[test]
 fn the_canonical_table_in_docs_matches_the_profiles() {
-    let doc = format!(
-        "{TABLE_HEADER}{}",
-        Profiles::shipped().unwrap().canonical_table(TABLE_CLIS)
-    );
+    let doc = format!("{TABLE_HEADER}{}", Profiles::shipped().unwrap().canonical_table(TABLE_CLIS));
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/canonical-table.md");
     if std::env::var_os("HOOKLINE_BLESS").is_some() {
         std::fs::write(&path, &doc).unwrap();
@@ -325,12 +295,7 @@ fn the_canonical_table_has_a_row_per_kind_and_a_column_per_cli() {
     for line in lines.iter().filter(|l| !l.starts_with("|---")) {
         assert_eq!(line.matches(" |").count(), 2 + TABLE_CLIS.len(), "{line}");
     }
-    let row = |kind: &str| {
-        *lines
-            .iter()
-            .find(|l| l.starts_with(&format!("| `{kind}` ")))
-            .unwrap()
-    };
+    let row = |kind: &str| *lines.iter().find(|l| l.starts_with(&format!("| `{kind}` "))).unwrap();
     assert!(
         row("waiting_for_input")
             .contains("`Interrupt` (message = turn interrupted, reason = other)")

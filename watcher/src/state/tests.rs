@@ -288,3 +288,12 @@ fn a_story_with_a_wrong_expectation_fails() {
     std::fs::write(&path, broken).unwrap();
     assert!(std::panic::catch_unwind(|| run_story(&path)).is_err());
 }
+
+#[test]
+fn a_claude_trace_and_a_codex_trace_of_the_same_story_give_the_same_states() {
+    for story in ["same-story", "denied-story"] {
+        let claude = run_story(&stories_dir().join(format!("{story}-claude.toml")));
+        let codex = run_story(&stories_dir().join(format!("{story}-codex.toml")));
+        assert_eq!(claude, codex, "{story}");
+    }
+}

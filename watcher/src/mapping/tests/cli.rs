@@ -57,11 +57,7 @@ fn text(s: &str) -> Option<String> {
 }
 
 fn stop(last: &str) -> Kind {
-    Kind::Stop {
-        last_message: text(last),
-        pending_tasks: 0,
-        scheduled_wakes: 0,
-    }
+    Kind::Stop { last_message: text(last), pending_tasks: 0, scheduled_wakes: 0 }
 }
 
 fn no_rule(kind: &Kind) -> bool {
@@ -100,56 +96,23 @@ fn kinds(events: &[Event]) -> Vec<&'static str> {
 fn every_codex_fixture_maps_to_its_kind_and_session() {
     let bash = || text("Bash");
     let cases: &[(&str, Kind, &str)] = &[
-        (
-            "SessionStart-startup.json",
-            Kind::SessionStart {
-                source: text("startup"),
-            },
-            CODEX_TUI,
-        ),
+        ("SessionStart-startup.json", Kind::SessionStart { source: text("startup") }, CODEX_TUI),
         (
             "SessionStart-startup-exec.json",
-            Kind::SessionStart {
-                source: text("startup"),
-            },
+            Kind::SessionStart { source: text("startup") },
             CODEX_EXEC,
         ),
         ("UserPromptSubmit.json", Kind::TurnStart, CODEX_TUI),
         ("UserPromptSubmit-exec.json", Kind::TurnStart, CODEX_EXEC),
-        (
-            "PreToolUse.json",
-            Kind::ToolStart { tool: bash() },
-            CODEX_TUI,
-        ),
-        (
-            "PreToolUse-exec.json",
-            Kind::ToolStart { tool: bash() },
-            CODEX_EXEC,
-        ),
-        (
-            "PermissionRequest.json",
-            Kind::PermissionRequest { tool: bash() },
-            CODEX_TUI,
-        ),
-        (
-            "PostToolUse.json",
-            Kind::ToolEnd {
-                tool: bash(),
-                ok: true,
-            },
-            CODEX_TUI,
-        ),
-        (
-            "PostToolUse-exec.json",
-            Kind::ToolEnd {
-                tool: bash(),
-                ok: true,
-            },
-            CODEX_EXEC,
-        ),
+        ("PreToolUse.json", Kind::ToolStart { tool: bash() }, CODEX_TUI),
+        ("PreToolUse-exec.json", Kind::ToolStart { tool: bash() }, CODEX_EXEC),
+        ("PermissionRequest.json", Kind::PermissionRequest { tool: bash() }, CODEX_TUI),
+        ("PostToolUse.json", Kind::ToolEnd { tool: bash(), ok: true }, CODEX_TUI),
+        ("PostToolUse-exec.json", Kind::ToolEnd { tool: bash(), ok: true }, CODEX_EXEC),
         (
             "Interrupt.json",
             Kind::WaitingForInput {
+                tool: None,
                 reason: WaitReason::Other,
                 message: text("turn interrupted"),
             },
@@ -158,46 +121,20 @@ fn every_codex_fixture_maps_to_its_kind_and_session() {
         ("Stop.json", stop("done"), CODEX_TUI),
         ("Stop-exec.json", stop("done"), CODEX_EXEC),
         ("notify-agent-turn-complete.json", stop("done"), CODEX_TUI),
-        (
-            "notify-agent-turn-complete-exec.json",
-            stop("done"),
-            CODEX_EXEC,
-        ),
-        (
-            "notify-agent-turn-complete-titlegen.json",
-            stop("{\"title\": \"mock\"}"),
-            CODEX_TITLEGEN,
-        ),
+        ("notify-agent-turn-complete-exec.json", stop("done"), CODEX_EXEC),
+        ("notify-agent-turn-complete-titlegen.json", stop("{\"title\": \"mock\"}"), CODEX_TITLEGEN),
         (
             "PreCompact-manual.json",
-            Kind::Compact {
-                phase: CompactPhase::Pre,
-                trigger: text("manual"),
-            },
+            Kind::Compact { phase: CompactPhase::Pre, trigger: text("manual") },
             CODEX_TUI,
         ),
         (
             "PostCompact-manual.json",
-            Kind::Compact {
-                phase: CompactPhase::Post,
-                trigger: text("manual"),
-            },
+            Kind::Compact { phase: CompactPhase::Post, trigger: text("manual") },
             CODEX_TUI,
         ),
-        (
-            "SessionEnd-other.json",
-            Kind::SessionEnd {
-                reason: text("other"),
-            },
-            CODEX_TUI,
-        ),
-        (
-            "SessionEnd-other-exec.json",
-            Kind::SessionEnd {
-                reason: text("other"),
-            },
-            CODEX_EXEC,
-        ),
+        ("SessionEnd-other.json", Kind::SessionEnd { reason: text("other") }, CODEX_TUI),
+        ("SessionEnd-other-exec.json", Kind::SessionEnd { reason: text("other") }, CODEX_EXEC),
     ];
     let covered: BTreeSet<String> = cases.iter().map(|(f, ..)| (*f).to_owned()).collect();
     assert_eq!(covered, json_files(CODEX), "every Codex fixture has a case");
@@ -214,10 +151,7 @@ fn every_codex_fixture_maps_to_its_kind_and_session() {
 fn codex_turn_ids_come_from_hooks_and_from_the_legacy_notify() {
     let hook = map_file("codex", CODEX, "Stop.json");
     let notify = map_file("codex", CODEX, "notify-agent-turn-complete.json");
-    assert_eq!(
-        hook.turn_id.as_deref(),
-        Some("01a22d09-17c6-71f1-8f84-07e1261dbd6e")
-    );
+    assert_eq!(hook.turn_id.as_deref(), Some("01a22d09-17c6-71f1-8f84-07e1261dbd6e"));
     assert_eq!(notify.turn_id, hook.turn_id);
     assert_eq!(notify.native.as_deref(), Some("agent-turn-complete"));
     assert!(notify.transcript_path.is_none() && hook.transcript_path.is_some());
@@ -288,11 +222,7 @@ fn the_codex_exec_runs_replay_to_the_expected_sequences() {
     ];
     assert_eq!(kinds(&events), expected);
     assert_eq!(events[0].session_id.as_deref(), Some(CODEX_EXEC));
-    assert!(
-        events[7..]
-            .iter()
-            .all(|e| e.session_id != events[0].session_id)
-    );
+    assert!(events[7..].iter().all(|e| e.session_id != events[0].session_id));
 
     // Untrusted hooks never run; only the legacy notify does.
     let events = replay("codex", CODEX, "_raw-hooks-notrust.jsonl");
@@ -304,96 +234,46 @@ fn every_gemini_fixture_maps_to_its_kind_and_session() {
     let shell = || text("run_shell_command");
     let telemetry = || Kind::Unknown { reason: None };
     let cases: &[(&str, Kind, &str)] = &[
-        (
-            "SessionStart-startup.json",
-            Kind::SessionStart {
-                source: text("startup"),
-            },
-            GEMINI_TUI,
-        ),
+        ("SessionStart-startup.json", Kind::SessionStart { source: text("startup") }, GEMINI_TUI),
         (
             "SessionStart-startup-p.json",
-            Kind::SessionStart {
-                source: text("startup"),
-            },
+            Kind::SessionStart { source: text("startup") },
             GEMINI_P_TEXT,
         ),
         ("BeforeAgent.json", Kind::TurnStart, GEMINI_TUI),
         ("BeforeAgent-p.json", Kind::TurnStart, GEMINI_P_TEXT),
-        (
-            "BeforeTool.json",
-            Kind::ToolStart { tool: shell() },
-            GEMINI_TUI,
-        ),
-        (
-            "BeforeTool-p.json",
-            Kind::ToolStart { tool: shell() },
-            GEMINI_P_TOOL,
-        ),
+        ("BeforeTool.json", Kind::ToolStart { tool: shell() }, GEMINI_TUI),
+        ("BeforeTool-p.json", Kind::ToolStart { tool: shell() }, GEMINI_P_TOOL),
         (
             "Notification-ToolPermission.json",
             Kind::WaitingForInput {
+                tool: None,
                 reason: WaitReason::Permission,
                 message: text("Tool Confirm Shell Command requires execution"),
             },
             GEMINI_TUI,
         ),
-        (
-            "AfterTool.json",
-            Kind::ToolEnd {
-                tool: shell(),
-                ok: true,
-            },
-            GEMINI_TUI,
-        ),
-        (
-            "AfterTool-p.json",
-            Kind::ToolEnd {
-                tool: shell(),
-                ok: true,
-            },
-            GEMINI_P_TOOL,
-        ),
+        ("AfterTool.json", Kind::ToolEnd { tool: shell(), ok: true }, GEMINI_TUI),
+        ("AfterTool-p.json", Kind::ToolEnd { tool: shell(), ok: true }, GEMINI_P_TOOL),
         ("AfterAgent.json", stop("done"), GEMINI_TUI),
         ("AfterAgent-p.json", stop("done"), GEMINI_P_TEXT),
         (
             "PreCompress-auto.json",
-            Kind::Notification {
-                notification_type: text("pre_compress"),
-                message: text("auto"),
-            },
+            Kind::Notification { notification_type: text("pre_compress"), message: text("auto") },
             GEMINI_TUI,
         ),
         (
             "PreCompress-auto-p.json",
-            Kind::Notification {
-                notification_type: text("pre_compress"),
-                message: text("auto"),
-            },
+            Kind::Notification { notification_type: text("pre_compress"), message: text("auto") },
             GEMINI_P_TEXT,
         ),
         (
             "PreCompress-manual.json",
-            Kind::Compact {
-                phase: CompactPhase::Pre,
-                trigger: text("manual"),
-            },
+            Kind::Compact { phase: CompactPhase::Pre, trigger: text("manual") },
             GEMINI_TUI,
         ),
-        (
-            "SessionEnd-exit.json",
-            Kind::SessionEnd {
-                reason: text("exit"),
-            },
-            GEMINI_TUI,
-        ),
-        (
-            "SessionEnd-exit-p.json",
-            Kind::SessionEnd {
-                reason: text("exit"),
-            },
-            GEMINI_P_TEXT,
-        ),
+        ("SessionEnd-exit.json", Kind::SessionEnd { reason: text("exit") }, GEMINI_TUI),
+        ("SessionEnd-exit-p.json", Kind::SessionEnd { reason: text("exit") }, GEMINI_P_TEXT),
         // Model-call telemetry: deliberately unmapped, surfaced as unknown.
         ("BeforeModel.json", telemetry(), GEMINI_TUI),
         ("BeforeModel-p.json", telemetry(), GEMINI_P_TEXT),
@@ -403,11 +283,7 @@ fn every_gemini_fixture_maps_to_its_kind_and_session() {
         ("AfterModel-p.json", telemetry(), GEMINI_P_TEXT),
     ];
     let covered: BTreeSet<String> = cases.iter().map(|(f, ..)| (*f).to_owned()).collect();
-    assert_eq!(
-        covered,
-        json_files(GEMINI),
-        "every Gemini fixture has a case"
-    );
+    assert_eq!(covered, json_files(GEMINI), "every Gemini fixture has a case");
     for (file, expected, session) in cases {
         let event = map_file("gemini", GEMINI, file);
         match expected {
@@ -426,13 +302,7 @@ fn a_gemini_tool_that_returned_an_error_ends_not_ok() {
         "tool_response": {"llmContent": "", "returnDisplay": "", "error": "exit code 2"}
     });
     let event = map("gemini", Some("AfterTool"), payload);
-    assert_eq!(
-        event.kind,
-        Kind::ToolEnd {
-            tool: text("run_shell_command"),
-            ok: false
-        }
-    );
+    assert_eq!(event.kind, Kind::ToolEnd { tool: text("run_shell_command"), ok: false });
 }
 
 #[test]
@@ -450,11 +320,7 @@ fn the_gemini_tui_run_replays_to_the_expected_sequence() {
     expected.extend(["tool_start", "waiting_for_input"]);
     expected.extend(["compact", "session_end", "session_end", "session_end"]);
     assert_eq!(kinds(&events), expected);
-    assert!(
-        events
-            .iter()
-            .all(|e| e.session_id.as_deref() == Some(GEMINI_TUI))
-    );
+    assert!(events.iter().all(|e| e.session_id.as_deref() == Some(GEMINI_TUI)));
 }
 
 #[test]
@@ -489,24 +355,16 @@ fn the_gemini_headless_runs_replay_to_the_expected_sequences() {
 fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
     let base = |extra: Value| {
         let mut p = json!({"sessionId": "cp-1", "timestamp": 1_704_614_400_000_u64, "cwd": "/w"});
-        p.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
+        p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
         p
     };
     let cases: Vec<(&str, Value, Kind)> = vec![
         (
             "sessionStart",
             base(json!({"source": "new", "initialPrompt": "fix it"})),
-            Kind::SessionStart {
-                source: text("new"),
-            },
+            Kind::SessionStart { source: text("new") },
         ),
-        (
-            "userPromptSubmitted",
-            base(json!({"prompt": "fix it"})),
-            Kind::TurnStart,
-        ),
+        ("userPromptSubmitted", base(json!({"prompt": "fix it"})), Kind::TurnStart),
         (
             "preToolUse",
             base(json!({"toolName": "bash", "toolArgs": "{\"command\":\"ls\"}"})),
@@ -515,10 +373,7 @@ fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
         (
             "permissionRequest",
             base(json!({"toolName": "bash", "toolArgs": {}})),
-            Kind::Notification {
-                notification_type: text("permission_request"),
-                message: None,
-            },
+            Kind::Notification { notification_type: text("permission_request"), message: None },
         ),
         (
             "notification",
@@ -526,6 +381,7 @@ fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
                 json!({"hook_event_name": "Notification", "notification_type": "permission_prompt", "message": "Permission needed"}),
             ),
             Kind::WaitingForInput {
+                tool: None,
                 reason: WaitReason::Permission,
                 message: text("Permission needed"),
             },
@@ -535,15 +391,13 @@ fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
             base(
                 json!({"toolName": "bash", "toolArgs": {}, "toolResult": {"resultType": "success", "textResultForLlm": "ok"}}),
             ),
-            Kind::ToolEnd {
-                tool: text("bash"),
-                ok: true,
-            },
+            Kind::ToolEnd { tool: text("bash"), ok: true },
         ),
         (
             "preToolUse",
             base(json!({"toolName": "ask_user", "toolArgs": {}})),
             Kind::WaitingForInput {
+                tool: text("ask_user"),
                 reason: WaitReason::Question,
                 message: None,
             },
@@ -551,10 +405,7 @@ fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
         (
             "postToolUseFailure",
             base(json!({"toolName": "bash", "toolArgs": {}, "error": "exit 1"})),
-            Kind::ToolEnd {
-                tool: text("bash"),
-                ok: false,
-            },
+            Kind::ToolEnd { tool: text("bash"), ok: false },
         ),
         (
             "notification",
@@ -562,6 +413,7 @@ fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
                 json!({"hook_event_name": "Notification", "notification_type": "elicitation_dialog", "message": "Need a value"}),
             ),
             Kind::WaitingForInput {
+                tool: None,
                 reason: WaitReason::Elicitation,
                 message: text("Need a value"),
             },
@@ -579,46 +431,33 @@ fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
         (
             "subagentStart",
             base(json!({"transcriptPath": "/t", "agentName": "explore"})),
-            Kind::SubagentStart {
-                agent_type: text("explore"),
-            },
+            Kind::SubagentStart { agent_type: text("explore") },
         ),
         (
             "subagentStop",
             base(
                 json!({"transcriptPath": "/t", "agentId": "a-1", "agentType": "custom", "agentName": "explore", "response": "done", "stopReason": "end_turn"}),
             ),
-            Kind::SubagentStop {
-                agent_type: text("explore"),
-            },
+            Kind::SubagentStop { agent_type: text("explore") },
         ),
         (
             "preCompact",
             base(json!({"transcriptPath": "/t", "trigger": "auto", "customInstructions": ""})),
-            Kind::Compact {
-                phase: CompactPhase::Pre,
-                trigger: text("auto"),
-            },
+            Kind::Compact { phase: CompactPhase::Pre, trigger: text("auto") },
         ),
         (
             "errorOccurred",
             base(
                 json!({"error": {"message": "retrying", "name": "Error"}, "errorContext": "model_call", "recoverable": true}),
             ),
-            Kind::Notification {
-                notification_type: text("error"),
-                message: text("retrying"),
-            },
+            Kind::Notification { notification_type: text("error"), message: text("retrying") },
         ),
         (
             "errorOccurred",
             base(
                 json!({"error": {"message": "quota exceeded", "name": "Error"}, "errorContext": "model_call", "recoverable": false}),
             ),
-            Kind::StopFailure {
-                error: FailureKind::Other,
-                detail: text("quota exceeded"),
-            },
+            Kind::StopFailure { error: FailureKind::Other, detail: text("quota exceeded") },
         ),
         (
             "agentStop",
@@ -630,9 +469,7 @@ fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
         (
             "sessionEnd",
             base(json!({"reason": "user_exit"})),
-            Kind::SessionEnd {
-                reason: text("user_exit"),
-            },
+            Kind::SessionEnd { reason: text("user_exit") },
         ),
     ];
     for (native, payload, expected) in cases {
@@ -650,11 +487,7 @@ fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
 }
 
 fn stop_without_message() -> Kind {
-    Kind::Stop {
-        last_message: None,
-        pending_tasks: 0,
-        scheduled_wakes: 0,
-    }
+    Kind::Stop { last_message: None, pending_tasks: 0, scheduled_wakes: 0 }
 }
 
 /// Copilot CLI's PascalCase ("VS Code compatible") dialect, and VS Code's own payloads.
@@ -662,9 +495,7 @@ fn stop_without_message() -> Kind {
 fn copilot_pascal_case_and_vscode_payloads_map_too() {
     let cli = |native: &str, extra: Value| {
         let mut p = json!({"hook_event_name": native, "session_id": "cp-2", "timestamp": "2026-01-07T10:00:00.000Z", "cwd": "/w"});
-        p.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
+        p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
         map("copilot", Some(native), p)
     };
     assert_eq!(
@@ -672,12 +503,9 @@ fn copilot_pascal_case_and_vscode_payloads_map_too() {
         Kind::ToolStart { tool: text("Bash") }
     );
     assert_eq!(
-        cli(
-            "PreToolUse",
-            json!({"tool_name": "AskUserQuestion", "tool_input": {}})
-        )
-        .kind,
+        cli("PreToolUse", json!({"tool_name": "AskUserQuestion", "tool_input": {}})).kind,
         Kind::WaitingForInput {
+            tool: text("AskUserQuestion"),
             reason: WaitReason::Question,
             message: None
         }
@@ -705,12 +533,7 @@ fn copilot_pascal_case_and_vscode_payloads_map_too() {
     let vscode = json!({"hookEventName": "PreToolUse", "sessionId": "vs-1", "timestamp": "2026-02-09T10:30:00.000Z",
                         "cwd": "/w", "transcript_path": "/t", "tool_name": "editFiles", "tool_input": {}, "tool_use_id": "t-1"});
     let event = map("copilot", native_of(&vscode).as_deref(), vscode);
-    assert_eq!(
-        event.kind,
-        Kind::ToolStart {
-            tool: text("editFiles")
-        }
-    );
+    assert_eq!(event.kind, Kind::ToolStart { tool: text("editFiles") });
     assert_eq!(event.session_id.as_deref(), Some("vs-1"));
 }
 
@@ -732,9 +555,7 @@ fn cursor(native: &str, extra: Value) -> Value {
         "hook_event_name": native, "cursor_version": "2.5.0", "workspace_roots": ["/w"],
         "user_email": null, "transcript_path": null
     });
-    p.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
+    p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
     p
 }
 
@@ -746,80 +567,53 @@ fn cursor_payloads_map_by_their_documented_shapes() {
             json!({"session_id": "cu-1", "is_background_agent": false, "composer_mode": "agent"}),
             Kind::SessionStart { source: None },
         ),
-        (
-            "beforeSubmitPrompt",
-            json!({"prompt": "fix it", "attachments": []}),
-            Kind::TurnStart,
-        ),
+        ("beforeSubmitPrompt", json!({"prompt": "fix it", "attachments": []}), Kind::TurnStart),
         (
             "preToolUse",
             json!({"tool_name": "Shell", "tool_input": {"command": "ls"}, "tool_use_id": "t", "cwd": "/w"}),
-            Kind::ToolStart {
-                tool: text("Shell"),
-            },
+            Kind::ToolStart { tool: text("Shell") },
         ),
         (
             "postToolUse",
             json!({"tool_name": "Shell", "tool_output": "{\"exitCode\":0}", "tool_use_id": "t", "cwd": "/w", "duration": 5}),
-            Kind::ToolEnd {
-                tool: text("Shell"),
-                ok: true,
-            },
+            Kind::ToolEnd { tool: text("Shell"), ok: true },
         ),
         (
             "postToolUseFailure",
             json!({"tool_name": "Shell", "tool_use_id": "t", "cwd": "/w", "error_message": "timed out", "failure_type": "timeout", "is_interrupt": false}),
-            Kind::ToolEnd {
-                tool: text("Shell"),
-                ok: false,
-            },
+            Kind::ToolEnd { tool: text("Shell"), ok: false },
         ),
         (
             "beforeShellExecution",
             json!({"command": "ls", "cwd": "/w", "sandbox": false}),
-            Kind::ToolStart {
-                tool: text("Shell"),
-            },
+            Kind::ToolStart { tool: text("Shell") },
         ),
         (
             "afterShellExecution",
             json!({"command": "ls", "output": "a", "duration": 3, "sandbox": false}),
-            Kind::ToolEnd {
-                tool: text("Shell"),
-                ok: true,
-            },
+            Kind::ToolEnd { tool: text("Shell"), ok: true },
         ),
         (
             "subagentStart",
             json!({"subagent_id": "sa-1", "subagent_type": "explore", "task": "look", "parent_conversation_id": "cu-1"}),
-            Kind::SubagentStart {
-                agent_type: text("explore"),
-            },
+            Kind::SubagentStart { agent_type: text("explore") },
         ),
         (
             "subagentStop",
             json!({"subagent_type": "explore", "status": "completed", "task": "look", "loop_count": 0}),
-            Kind::SubagentStop {
-                agent_type: text("explore"),
-            },
+            Kind::SubagentStop { agent_type: text("explore") },
         ),
         (
             "preCompact",
             json!({"trigger": "auto"}),
-            Kind::Compact {
-                phase: CompactPhase::Pre,
-                trigger: text("auto"),
-            },
+            Kind::Compact { phase: CompactPhase::Pre, trigger: text("auto") },
         ),
-        (
-            "stop",
-            json!({"status": "completed", "loop_count": 0}),
-            stop_without_message(),
-        ),
+        ("stop", json!({"status": "completed", "loop_count": 0}), stop_without_message()),
         (
             "stop",
             json!({"status": "aborted", "loop_count": 0}),
             Kind::WaitingForInput {
+                tool: None,
                 reason: WaitReason::Other,
                 message: text("turn aborted"),
             },
@@ -827,17 +621,12 @@ fn cursor_payloads_map_by_their_documented_shapes() {
         (
             "stop",
             json!({"status": "error", "loop_count": 0}),
-            Kind::StopFailure {
-                error: FailureKind::Other,
-                detail: None,
-            },
+            Kind::StopFailure { error: FailureKind::Other, detail: None },
         ),
         (
             "sessionEnd",
             json!({"session_id": "cu-1", "reason": "window_close", "duration_ms": 9, "final_status": "completed"}),
-            Kind::SessionEnd {
-                reason: text("window_close"),
-            },
+            Kind::SessionEnd { reason: text("window_close") },
         ),
     ];
     for (native, extra, expected) in cases {
@@ -853,11 +642,7 @@ fn cursor_payloads_map_by_their_documented_shapes() {
 
 #[test]
 fn a_cursor_stop_with_an_unknown_status_is_never_guessed_idle() {
-    let event = map(
-        "cursor",
-        Some("stop"),
-        cursor("stop", json!({"status": "paused"})),
-    );
+    let event = map("cursor", Some("stop"), cursor("stop", json!({"status": "paused"})));
     assert!(no_rule(&event.kind), "{:?}", event.kind);
 }
 
