@@ -19,6 +19,7 @@ mod error;
 pub use error::Error;
 
 pub mod canonical;
+pub mod install;
 pub mod mapping;
 pub mod profile;
 pub mod units;

@@ -1,5 +1,9 @@
 //! One module per subcommand.
 
+mod doctor;
+mod install;
+mod uninstall;
+
 use std::process::ExitCode;
 
 use crate::cli::{Cli, Command};
@@ -11,5 +15,8 @@ pub type Outcome = Result<ExitCode, Box<dyn std::error::Error>>;
 pub fn run(cli: Cli) -> Outcome {
     match cli.command {
         Command::Sample => Ok(ExitCode::SUCCESS),
+        Command::Install(args) => install::run(&args),
+        Command::Uninstall(args) => uninstall::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
     }
 }
