@@ -258,7 +258,7 @@ pub fn install(
         });
     }
     for event in event_names(&doc)? {
-        if wanted.iter().any(|w| w.event == event) {
+        if wanted.iter().any(|w| w.event == event) || !is_array(&doc, &event)? {
             continue;
         }
         if remove_ours(&mut doc, dialect, &event)? > 0 {
@@ -359,6 +359,12 @@ pub fn registered(text: &str, dialect: Dialect) -> Result<Vec<(String, Vec<Strin
         }
     }
     Ok(out)
+}
+
+fn is_array(doc: &Doc, event: &str) -> Result<bool, DocError> {
+    Ok(doc
+        .find(&event_path(event))?
+        .is_some_and(|n| matches!(n.kind, Kind::Array(_))))
 }
 
 fn event_names(doc: &Doc) -> Result<Vec<String>, DocError> {
