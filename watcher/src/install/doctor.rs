@@ -296,15 +296,7 @@ fn check_cli(
         if let Some(wanted) = &wanted {
             let why_not = |e: &str| cli.why_not(e, &detected);
             if let Ok(merged) = merge::install(Some(text), cli.dialect, wanted, why_not) {
-                let stale: Vec<String> = merged
-                    .lines
-                    .iter()
-                    .filter(|l| l.change != Change::Unchanged)
-                    .map(|l| match l.change {
-                        Change::Added => format!("hooks.{} is missing", l.event),
-                        _ => l.to_string().replace(": ", " would be "),
-                    })
-                    .collect();
+                let stale = stale_summary(&merged.lines);
                 if !stale.is_empty() {
                     findings.push(Finding::problem(
                         format!("{label}: stale: {}", stale.join("; ")),
@@ -338,6 +330,48 @@ fn check_cli(
         title: format!("{} ({name})", cli.profile.display_name),
         findings,
     }
+}
+
+/// What `install` would change, in one sentence per kind of change.
+fn stale_summary(lines: &[merge::Line]) -> Vec<String> {
+    let mut missing = Vec::new();
+    let mut differ = 0;
+    let mut was = Vec::new();
+    let mut removed = Vec::new();
+    for line in lines {
+        match &line.change {
+            Change::Unchanged => {}
+            Change::Added => missing.push(line.event.as_str()),
+            Change::Updated { was: old, .. } => {
+                differ += 1;
+                if let Some(old) = old
+                    && !was.contains(old)
+                {
+                    was.push(old.clone());
+                }
+            }
+            Change::Removed { why } => removed.push(format!(
+                "{} ({})",
+                line.event,
+                why.as_deref().unwrap_or("not wanted")
+            )),
+        }
+    }
+    let mut out = Vec::new();
+    if differ > 0 {
+        let mut text = format!("{differ} entries differ from what install writes now");
+        if !was.is_empty() {
+            text.push_str(&format!(" (registered: {})", was.join(", ")));
+        }
+        out.push(text);
+    }
+    if !missing.is_empty() {
+        out.push(format!("missing events: {}", missing.join(", ")));
+    }
+    if !removed.is_empty() {
+        out.push(format!("events to remove: {}", removed.join(", ")));
+    }
+    out
 }
 
 /// Runs a registered command the way the CLI would (`sh -c`), with the relay disabled: it
