@@ -5,7 +5,7 @@
 //! * [`merge`]: the merge rules (what is ours, what is replaced, what is removed).
 //! * [`dialect`]: the shape of each CLI's hooks settings.
 //! * [`command`]: the relay command, quoted for a POSIX shell, and how ours is recognised.
-//! * [`file`]: symlinks, locking, atomic write, backup, re-read on concurrent change.
+//! * [`file`](mod@file): symlinks, locking, atomic write, backup, re-read on concurrent change.
 //! * [`diff`]: the unified diff shown by `--dry-run`.
 //! * [`probe`]: finding programs, detecting a CLI's version, bounded runs.
 //! * [`record`]: where hookline installed, so that `doctor` can tell stripped hooks.

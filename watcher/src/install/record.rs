@@ -94,7 +94,7 @@ mod tests {
         };
         set(&file, &r, true).unwrap();
         set(&file, &r, true).unwrap();
-        assert_eq!(load(&file), [r.clone()]);
+        assert_eq!(load(&file), std::slice::from_ref(&r));
         set(&file, &r, false).unwrap();
         assert_eq!(load(&file), []);
     }
