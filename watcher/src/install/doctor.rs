@@ -213,6 +213,7 @@ fn check_cli(
         }
     }
     let mut registered_somewhere = false;
+    let mut stripped = false;
     let mut checked_commands = Vec::new();
     for (scope, path) in places {
         let label = format!("{scope} {}", path.display());
@@ -276,6 +277,7 @@ fn check_cli(
                 if kept {
                     text.push_str(&format!("; {} still has them", backup.display()));
                 }
+                stripped = true;
                 findings.push(Finding::problem(text, fix));
             } else {
                 findings.push(Finding::info(format!("{label}: not registered")));
@@ -309,7 +311,7 @@ fn check_cli(
     if registered_somewhere && let Err(e) = &relay {
         findings.push(Finding::problem(e.to_string(), e.fix().unwrap_or_default()));
     }
-    if !registered_somewhere && asked {
+    if !registered_somewhere && !stripped && asked {
         findings.push(Finding::problem(
             format!("{name}: the relay is registered in no scope"),
             format!("hookline install {name}"),

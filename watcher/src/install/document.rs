@@ -185,6 +185,9 @@ fn hint(text: &str, line: usize, column: usize) -> Option<&'static str> {
         .char_indices()
         .nth(column.saturating_sub(1))
         .map_or(text.len(), |(i, _)| line_start + i);
+    if text.starts_with('\u{feff}') && line == 1 && column <= 1 {
+        return Some("a byte order mark (BOM) is not allowed");
+    }
     let here = text[at..].chars().next();
     let before = text[..at].trim_end().chars().last();
     match (before, here) {
@@ -812,6 +815,11 @@ mod tests {
         );
         let err = Doc::parse("{\n  // note\n  \"a\": 1\n}".into()).unwrap_err();
         assert!(matches!(err, DocError::Syntax { line: 2, .. }), "{err:?}");
+        let err = Doc::parse("\u{feff}{}".into()).unwrap_err();
+        assert!(
+            matches!(&err, DocError::Syntax { message, .. } if message.contains("BOM")),
+            "{err:?}"
+        );
         let err = Doc::parse(String::new()).unwrap_err();
         assert!(matches!(err, DocError::Syntax { line: 1, .. }), "{err:?}");
     }

@@ -168,10 +168,11 @@ impl<'a> Installable<'a> {
     pub fn version_line(&self, detected: &Detected) -> String {
         let name = &self.profile.display_name;
         let n = self.events(detected).len();
+        let events = if n == 1 { "event" } else { "events" };
         match detected {
-            Detected::Version { .. } => format!("{name} {detected}: {n} events"),
+            Detected::Version { .. } => format!("{name} {detected}: {n} {events}"),
             _ => format!(
-                "{detected}: registering the {n} events every {name} since {} knows",
+                "{detected}: registering the {n} {events} every {name} since {} knows",
                 self.profile.min_version
             ),
         }

@@ -289,7 +289,12 @@ fn install_then_uninstall_gives_back_realistic_files_byte_for_byte() {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     for original in files {
         fs::write(&path, original).unwrap();
-        w.install("claude", &["--scope", "project"]);
+        let out = w.install("claude", &["--scope", "project"]);
+        assert_eq!(
+            out.contains("note: the file is written on one line"),
+            !original.trim().contains('\n'),
+            "{out}"
+        );
         let installed = fs::read_to_string(&path).unwrap();
         assert_ne!(installed, original);
         let out = w.ok(&["uninstall", "claude", "--scope", "project"]);
