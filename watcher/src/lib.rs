@@ -21,6 +21,7 @@ pub use error::Error;
 pub mod canonical;
 pub mod cursor;
 mod fsutil;
+pub mod install;
 pub mod locate;
 pub mod mapping;
 pub mod profile;

@@ -1,10 +1,13 @@
 //! One module per subcommand, plus what they share.
 
 mod demo;
+mod doctor;
 mod explain;
+mod install;
 mod profiles;
 mod prune;
 mod status;
+mod uninstall;
 mod watch;
 
 use std::path::PathBuf;
@@ -27,6 +30,9 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Explain(args) => explain::run(args),
         Command::Profiles(args) => profiles::run(args),
         Command::Prune(args) => prune::run(args),
+        Command::Install(args) => install::run(&args),
+        Command::Uninstall(args) => uninstall::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
     }
 }
 

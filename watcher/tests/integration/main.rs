@@ -1,1 +1,3 @@
 //! hookline integration tests.
+
+mod install;
