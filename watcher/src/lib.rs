@@ -22,7 +22,6 @@ pub mod canonical;
 pub mod cursor;
 mod fsutil;
 pub mod install;
-pub mod locate;
 pub mod mapping;
 pub mod profile;
 pub mod reader;
