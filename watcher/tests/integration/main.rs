@@ -1,3 +1,4 @@
 //! hookline integration tests.
 
 mod install;
+mod watch;
