@@ -166,8 +166,7 @@ fn bad_input_and_a_corrupt_file_are_surfaced_not_dropped() {
     let second = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("00000000000000000003"))
-        .next()
+        .find(|n| n.starts_with("00000000000000000003"))
         .unwrap();
     fs::write(dir.join(&second), b"{\"v\":1,\"seq\":3,").unwrap();
     run_relay(
