@@ -253,6 +253,19 @@ impl Watcher {
         }
     }
 
+    /// The next event of one session, named by its session id or its tag, waiting at most
+    /// `timeout`; events of other sessions are kept for [`Watcher::next_timeout`].
+    pub fn next_for_session(
+        &mut self,
+        id_or_tag: &str,
+        timeout: Duration,
+    ) -> Result<Option<Event>, Error> {
+        self.next_matching(
+            |e| e.session_id.as_deref() == Some(id_or_tag) || e.tag.as_deref() == Some(id_or_tag),
+            timeout,
+        )
+    }
+
     /// Notes that an event reached the consumer.
     fn handed(&mut self, event: &Event) {
         if self.held.is_empty() {
