@@ -180,6 +180,8 @@ pub struct InstallArgs {
 pub struct DoctorArgs {
     /// Check only this CLI (and fail when it is registered nowhere).
     pub cli: Option<String>,
+    #[command(flatten)]
+    pub dir: DirArgs,
     /// The relay `install` would register (default: found as `install` finds it).
     #[arg(long, value_name = "PATH")]
     pub relay: Option<PathBuf>,

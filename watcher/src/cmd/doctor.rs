@@ -17,6 +17,14 @@ pub fn run(args: &DoctorArgs) -> Outcome {
         .map(|r| install::check_relay(r, &setup.cwd))
         .transpose()
         .map_err(Box::<Failed>::from)?;
+    // --events-dir stands for HOOKLINE_EVENTS_DIR, the variable the relay reads.
+    let events_dir = args.dir.events_dir.clone();
+    let env = move |key: &str| match (&events_dir, key) {
+        (Some(dir), hookline::format::location::ENV_EVENTS_DIR) => {
+            Some(dir.clone().into_os_string())
+        }
+        _ => env(key),
+    };
     let ctx = doctor::Context {
         env: &env,
         cwd: &setup.cwd,
