@@ -182,7 +182,10 @@ impl std::fmt::Display for EnvelopeError {
         match self {
             EnvelopeError::Json(e) => write!(f, "not a valid envelope: {e}"),
             EnvelopeError::Version(v) => {
-                write!(f, "envelope version {v} is not supported (this build reads {FORMAT_VERSION})")
+                write!(
+                    f,
+                    "envelope version {v} is not supported (this build reads {FORMAT_VERSION})"
+                )
             }
         }
     }
@@ -268,8 +271,8 @@ mod tests {
 
     #[test]
     fn an_envelope_written_reads_back_with_every_field() {
-        let payload = RawValue::from_string(r#"{"hook_event_name": "Stop", "x": [1, 2]}"#.into())
-            .unwrap();
+        let payload =
+            RawValue::from_string(r#"{"hook_event_name": "Stop", "x": [1, 2]}"#.into()).unwrap();
         let out = EnvelopeOut {
             v: FORMAT_VERSION,
             seq: 42,

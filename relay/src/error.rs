@@ -86,10 +86,9 @@ impl fmt::Display for UnsafeReason {
             UnsafeReason::ForeignOwner { owner, us } => {
                 write!(f, "it is owned by uid {owner}, not by us (uid {us})")
             }
-            UnsafeReason::Writable { mode } => write!(
-                f,
-                "it is writable by group or others (mode {mode:o}); run chmod 700 on it"
-            ),
+            UnsafeReason::Writable { mode } => {
+                write!(f, "it is writable by group or others (mode {mode:o}); run chmod 700 on it")
+            }
         }
     }
 }

@@ -131,7 +131,13 @@ enum Ended {
 
 impl Reader {
     fn new(max_bytes: usize) -> Reader {
-        Reader { input: Input::default(), max_bytes, bom_checked: false, scan: Scan::Start, offset: 0 }
+        Reader {
+            input: Input::default(),
+            max_bytes,
+            bom_checked: false,
+            scan: Scan::Start,
+            offset: 0,
+        }
     }
 
     /// Takes a chunk; returns true once a JSON value has completed.

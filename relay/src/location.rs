@@ -67,16 +67,9 @@ mod tests {
 
     #[test]
     fn the_explicit_dir_wins_then_xdg_then_home() {
-        let all = [
-            ("HOOKLINE_EVENTS_DIR", "/x/ev"),
-            ("XDG_STATE_HOME", "/s"),
-            ("HOME", "/h"),
-        ];
+        let all = [("HOOKLINE_EVENTS_DIR", "/x/ev"), ("XDG_STATE_HOME", "/s"), ("HOME", "/h")];
         assert_eq!(events_dir_from(env(&all)).unwrap(), PathBuf::from("/x/ev"));
-        assert_eq!(
-            events_dir_from(env(&all[1..])).unwrap(),
-            PathBuf::from("/s/hookline/events")
-        );
+        assert_eq!(events_dir_from(env(&all[1..])).unwrap(), PathBuf::from("/s/hookline/events"));
         assert_eq!(
             events_dir_from(env(&all[2..])).unwrap(),
             PathBuf::from("/h/.local/state/hookline/events")
@@ -91,10 +84,7 @@ mod tests {
             PathBuf::from("/h/.local/state/hookline/events")
         );
         let relative = [("HOOKLINE_EVENTS_DIR", "events")];
-        assert!(matches!(
-            events_dir_from(env(&relative)),
-            Err(Error::RelativeEventsDir { .. })
-        ));
+        assert!(matches!(events_dir_from(env(&relative)), Err(Error::RelativeEventsDir { .. })));
         assert!(matches!(events_dir_from(env(&[])), Err(Error::NoHome)));
     }
 

@@ -203,10 +203,8 @@ pub fn run(
         .iter()
         .find_map(|k| env(k).filter(|v| !v.is_empty()))
         .map(|v| clip(&v.to_string_lossy(), MAX_NAME_LEN * 2).into_owned());
-    let options = WriteOptions {
-        fsync: env(ENV_FSYNC).is_some_and(|v| v == "1"),
-        ..WriteOptions::default()
-    };
+    let options =
+        WriteOptions { fsync: env(ENV_FSYNC).is_some_and(|v| v == "1"), ..WriteOptions::default() };
     let pid = std::process::id();
     let (raw_encoding, raw) = match (&parsed.payload, input.bytes.is_empty()) {
         (None, false) => match std::str::from_utf8(&input.bytes) {
@@ -247,7 +245,10 @@ pub fn run(
             if written.name.unordered_ts_ns.is_some() {
                 report.notes.push((
                     Level::Warn,
-                    format!("counter lock not obtained in {:?}: wrote unordered", options.lock_bound),
+                    format!(
+                        "counter lock not obtained in {:?}: wrote unordered",
+                        options.lock_bound
+                    ),
                 ));
             }
             if written.counter_recovered {
@@ -281,12 +282,16 @@ impl<'a> Parsed<'a> {
             ));
         }
         let Some(end) = input.json_end else {
-            return fail(match (input.bytes.iter().all(u8::is_ascii_whitespace), input.timed_out) {
-                (true, true) => format!("no input before the {:?} deadline", limits.deadline),
-                (true, false) => "empty input".into(),
-                (false, true) => format!("input incomplete at the {:?} deadline", limits.deadline),
-                (false, false) => invalid(&input.bytes),
-            });
+            return fail(
+                match (input.bytes.iter().all(u8::is_ascii_whitespace), input.timed_out) {
+                    (true, true) => format!("no input before the {:?} deadline", limits.deadline),
+                    (true, false) => "empty input".into(),
+                    (false, true) => {
+                        format!("input incomplete at the {:?} deadline", limits.deadline)
+                    }
+                    (false, false) => invalid(&input.bytes),
+                },
+            );
         };
         let text = match std::str::from_utf8(&input.bytes[..end]) {
             Ok(text) => text,
@@ -346,7 +351,8 @@ pub fn salvage_event_name(bytes: &[u8]) -> Option<String> {
         let rest = &bytes[at + key.len()..];
         let rest = skip_ws(rest).strip_prefix(b":").map(skip_ws);
         let Some(rest) = rest.and_then(|r| r.strip_prefix(b"\"")) else { continue };
-        let len = rest.iter().take_while(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(b)).count();
+        let len =
+            rest.iter().take_while(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(b)).count();
         if len > 0 && len <= MAX_NAME_LEN && rest.get(len) == Some(&b'"') {
             return Some(String::from_utf8_lossy(&rest[..len]).into_owned());
         }
@@ -421,7 +427,10 @@ mod tests {
         let name = |json: &str| event_name(&RawValue::from_string(json.into()).unwrap());
         assert_eq!(name(r#"{"hook_event_name":"Stop"}"#).as_deref(), Some("Stop"));
         assert_eq!(name(r#"{"hookEventName":"PreToolUse"}"#).as_deref(), Some("PreToolUse"));
-        assert_eq!(name(r#"{"type":"agent-turn-complete"}"#).as_deref(), Some("agent-turn-complete"));
+        assert_eq!(
+            name(r#"{"type":"agent-turn-complete"}"#).as_deref(),
+            Some("agent-turn-complete")
+        );
         assert_eq!(name(r#"{"hook_event_name":7,"type":"x"}"#).as_deref(), Some("x"));
         assert_eq!(name(r#"{"other":1}"#), None);
     }

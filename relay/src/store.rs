@@ -96,10 +96,8 @@ impl EventsDir {
             }
             Err(e) => return Err(Error::io("open dir", path, e)),
         };
-        let meta = dir
-            .as_file()
-            .and_then(|f| f.metadata())
-            .map_err(|e| Error::io("stat dir", path, e))?;
+        let meta =
+            dir.as_file().and_then(|f| f.metadata()).map_err(|e| Error::io("stat dir", path, e))?;
         let us = euid();
         if meta.uid() != us {
             return Err(unsafe_dir(UnsafeReason::ForeignOwner { owner: meta.uid(), us }));
@@ -149,7 +147,9 @@ impl EventsDir {
                     recovered = true;
                     last = self.max_seq()?.max(seq);
                 }
-                Err(e) => return Err(Error::io("write event", self.path.join(name.to_string()), e)),
+                Err(e) => {
+                    return Err(Error::io("write event", self.path.join(name.to_string()), e));
+                }
             }
         }
         Err(Error::io(
@@ -173,7 +173,9 @@ impl EventsDir {
             match self.publish(&name, &content, pid, ts_ns + bump, options) {
                 Ok(()) => return Ok(Written { name, counter_recovered: false }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Error::io("write event", self.path.join(name.to_string()), e)),
+                Err(e) => {
+                    return Err(Error::io("write event", self.path.join(name.to_string()), e));
+                }
             }
         }
         Err(Error::io(
