@@ -196,6 +196,14 @@ pub fn run(
             format!("input of {} bytes cut to {} bytes", input.total, limits.max_bytes),
         ));
     }
+    if let (Some(_), Some(end)) = (parsed.payload, input.json_end) {
+        // Only what arrived with the value is seen: the relay stops reading at its end.
+        let rest = &input.bytes[end..];
+        if !rest.iter().all(u8::is_ascii_whitespace) {
+            let note = format!("{} bytes after the JSON value ignored", rest.len());
+            report.notes.push((Level::Warn, note));
+        }
+    }
 
     let dir = match location::events_dir_from(env) {
         Ok(dir) => dir,
