@@ -237,7 +237,7 @@ impl Reader {
             Scan::Garbage => Scan::Garbage,
             Scan::Nested { depth, in_string: true, escaped } => Scan::Nested {
                 depth,
-                in_string: !(byte == b'"' && !escaped),
+                in_string: byte != b'"' || escaped,
                 escaped: !escaped && byte == b'\\',
             },
             Scan::Nested { depth, in_string: false, .. } => match byte {
