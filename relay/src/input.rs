@@ -176,8 +176,22 @@ impl Reader {
             chunk = chunk.strip_prefix(BOM).unwrap_or(chunk);
         }
         let mut end = None;
-        for (i, &byte) in chunk.iter().enumerate() {
-            match self.step(byte) {
+        let mut i = 0;
+        while i < chunk.len() {
+            // The bulk of a large payload is string content (file text, tool output): jump to
+            // the next quote or backslash instead of stepping through every byte.
+            match self.scan {
+                Scan::Nested { in_string: true, escaped: false, .. }
+                | Scan::TopString { escaped: false } => {
+                    match memchr::memchr2(b'"', b'\\', &chunk[i..]) {
+                        Some(skip) => i += skip,
+                        None => break,
+                    }
+                }
+                Scan::Garbage => break,
+                _ => {}
+            }
+            match self.step(chunk[i]) {
                 Ended::No => {}
                 Ended::After => end = Some(self.offset + i + 1),
                 Ended::Before => end = Some(self.offset + i),
@@ -185,6 +199,7 @@ impl Reader {
             if end.is_some() {
                 break;
             }
+            i += 1;
         }
         self.keep(chunk);
         self.offset += chunk.len();
@@ -285,6 +300,24 @@ mod tests {
         let mut reader = Reader::new(1 << 20);
         for (i, b) in text.iter().enumerate() {
             assert_eq!(reader.feed(&[*b]), i + 1 == text.len(), "byte {i}");
+        }
+    }
+
+    #[test]
+    fn a_value_ends_at_the_same_byte_wherever_the_reads_split_it() {
+        let texts: [&[u8]; 3] = [
+            br#"{"a": "x\"y\\", "b": ["}\"", {"c": "\\\"]"}], "d": "\\"} tail"#,
+            br#""\\\"a\\" tail"#,
+            br#"[{"k": "\u0022]\\"}, "}"] tail"#,
+        ];
+        for text in texts {
+            let expected = text.len() - b" tail".len();
+            for split in 0..=text.len() {
+                let mut reader = Reader::new(1 << 20);
+                let done = reader.feed(&text[..split]) || reader.feed(&text[split..]);
+                assert!(done, "split at {split}");
+                assert_eq!(reader.input.json_end, Some(expected), "split at {split}");
+            }
         }
     }
 
