@@ -20,7 +20,7 @@ use crate::diag::{self, Level};
 use crate::envelope::{EnvelopeOut, FORMAT_VERSION, RawEncoding, base64_encode};
 use crate::input::{self, Input, Limits};
 use crate::location::{self, ENV_DISABLE, ENV_FSYNC, ENV_TAG};
-use crate::store::{EventsDir, WriteOptions, Written};
+use crate::store::{Content, EventsDir, WriteOptions, Written};
 
 /// The profile used when `--cli` is not given.
 pub const DEFAULT_CLI: &str = "claude";
@@ -260,14 +260,11 @@ pub fn run(
             bytes: input.total,
             error: parsed.error.as_deref(),
             raw_encoding,
-            raw: raw.clone(),
+            raw: raw.as_deref(),
             payload: parsed.payload,
         };
-        let mut out = Vec::with_capacity(input.bytes.len() + 512);
-        // Serializing borrowed strings and a raw value into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut out, &envelope);
-        out.push(b'\n');
-        out
+        let (head, body, tail) = envelope.to_parts();
+        Content { head, body, tail }
     });
     match written {
         Ok(written) => {
