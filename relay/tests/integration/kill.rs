@@ -9,12 +9,12 @@ use hookline_relay::filename::{FileKind, classify};
 
 use crate::util::{Running, Sandbox, Stdin, entries};
 
-const ITERATIONS: usize = 48;
+const ITERATIONS: usize = 40;
 
-/// A valid ~2 MiB payload, as a large `PostToolUse` (a file read back) would be.
+/// A valid ~1 MiB payload, as a large `PostToolUse` (a file read back) would be.
 fn large_payload() -> String {
     let line = r#"fn main() { println!(\"hello, \\\"world\\\"\"); }\n"#;
-    let body = line.repeat((2 << 20) / line.len());
+    let body = line.repeat((1 << 20) / line.len());
     format!(
         r#"{{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Read","tool_response":{{"content":"{body}"}}}}"#
     )
@@ -28,7 +28,7 @@ fn wait_for_temp_file(dir: &std::path::Path, pid: u32, limit: Duration) -> bool 
         if entries(dir).iter().any(|n| classify(n) == FileKind::Temp && n.starts_with(&prefix)) {
             return true;
         }
-        std::hint::spin_loop();
+        std::thread::sleep(Duration::from_micros(20));
     }
     false
 }
@@ -55,10 +55,7 @@ fn a_relay_killed_at_any_point_leaves_no_partial_event_file() {
         } else if wait_for_temp_file(&sandbox.events, relay.pid(), Duration::from_secs(3)) {
             // Inside the write itself, at varied depths.
             seen_mid_write += 1;
-            let spin = Instant::now();
-            while spin.elapsed() < Duration::from_micros((i as u64 % 7) * 300) {
-                std::hint::spin_loop();
-            }
+            std::thread::sleep(Duration::from_micros((i as u64 % 7) * 300));
         }
         relay.kill();
 
