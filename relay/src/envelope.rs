@@ -23,6 +23,8 @@
 //! | `payload` | object, optional | the hook's JSON object, verbatim |
 //!
 //! Exactly one of `payload` and `raw` is present, except for empty input, which has neither.
+//! `payload` is always the last field: the relay writes it straight from the buffer it read it
+//! into ([`EnvelopeOut::to_parts`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

@@ -343,7 +343,7 @@ impl<'a> Parsed<'a> {
 
 fn invalid(bytes: &[u8]) -> String {
     if let Err(e) = std::str::from_utf8(bytes) {
-        return format!("input is not UTF-8 ({e}); kept as base64");
+        return format!("input is not UTF-8: {e}");
     }
     match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
         Err(e) => format!("invalid JSON: {e}"),
