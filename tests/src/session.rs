@@ -1,0 +1,552 @@
+//! One run of the real CLI in a sandbox, against the mock API, with the relay registered: the
+//! harness the scenarios are written with.
+//!
+//! A scenario is a table of [`Step`]s: an action (type a line, press a key, or just wait), the
+//! native events that must follow — exactly those, in order — and, as placeholders for phase 2,
+//! the canonical kinds and the session state `hookline watch` / the library should report for
+//! them. Every failure panics with a full report: the events seen, the screen with its
+//! scrollback, the mock's requests and the relay's diagnostics.
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::{Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use hookline_relay::diag::{self, Level};
+
+use crate::binaries;
+use crate::claude_hooks;
+use crate::claude_install::Installed;
+use crate::events::{Event, EventsDir};
+use crate::mock_api::MockApi;
+use crate::sandbox::Sandbox;
+use crate::tmux::Tmux;
+use crate::version::Version;
+
+/// What Claude prints in its transcript when a hook command fails or writes to stderr.
+pub const HOOK_ERROR: &str = "hook error";
+
+/// One expected native event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expect {
+    /// Native event name.
+    pub event: &'static str,
+    /// Expected qualifier ([`Event::qualifier`]): notification type, source, reason, trigger.
+    pub qualifier: Option<&'static str>,
+    /// Only expected from this version on.
+    pub since: Option<&'static str>,
+}
+
+/// Expects the native event `event`.
+pub const fn native(event: &'static str) -> Expect {
+    Expect {
+        event,
+        qualifier: None,
+        since: None,
+    }
+}
+
+impl Expect {
+    /// With this qualifier.
+    pub const fn q(mut self, qualifier: &'static str) -> Expect {
+        self.qualifier = Some(qualifier);
+        self
+    }
+
+    /// Only from `version` on (the event is absent before).
+    pub const fn since(mut self, version: &'static str) -> Expect {
+        self.since = Some(version);
+        self
+    }
+
+    /// Whether `version` sends it.
+    pub fn applies_to(&self, version: Version) -> bool {
+        self.since
+            .is_none_or(|since| Version::lit(since) <= version)
+    }
+
+    /// Whether `event` is this one.
+    pub fn matches(&self, event: &Event) -> bool {
+        event.name() == self.event && self.qualifier.is_none_or(|q| event.qualifier() == Some(q))
+    }
+
+    /// `Name` or `Name(qualifier)`.
+    pub fn label(&self) -> String {
+        match self.qualifier {
+            Some(q) => format!("{}({q})", self.event),
+            None => self.event.to_string(),
+        }
+    }
+}
+
+/// What a step does before waiting for its events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing: the events come from earlier actions or from timers.
+    Wait,
+    /// Type a line and press Enter.
+    Type(String),
+    /// Press one key (tmux key name).
+    Press(&'static str),
+}
+
+/// One step of a scenario.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// What the step is, for reports.
+    pub name: &'static str,
+    /// Text the screen must show before the action (the TUI is ready for it).
+    pub shown_before: Option<&'static str>,
+    /// The action.
+    pub action: Action,
+    /// The native events that must follow the action, exactly and in order.
+    pub native: Vec<Expect>,
+    /// How long they may take.
+    pub within: Duration,
+    /// After them, no event at all may arrive for this long.
+    pub quiet_for: Option<Duration>,
+    /// Text the screen must show after the events.
+    pub shown_after: Option<&'static str>,
+    /// Phase 2 placeholder: the canonical kinds `hookline watch` must print for these events.
+    pub canonical: &'static [&'static str],
+    /// Phase 2 placeholder: the session state after the step.
+    pub state: Option<&'static str>,
+}
+
+impl Step {
+    /// A step doing `action`, expecting nothing yet.
+    pub fn new(name: &'static str, action: Action) -> Step {
+        Step {
+            name,
+            shown_before: None,
+            action,
+            native: Vec::new(),
+            within: Duration::from_secs(15),
+            quiet_for: None,
+            shown_after: None,
+            canonical: &[],
+            state: None,
+        }
+    }
+
+    /// Waits for the screen to show `text` before acting.
+    pub fn when_shown(mut self, text: &'static str) -> Step {
+        self.shown_before = Some(text);
+        self
+    }
+
+    /// Expects these native events.
+    pub fn expect(mut self, native: impl IntoIterator<Item = Expect>) -> Step {
+        self.native = native.into_iter().collect();
+        self
+    }
+
+    /// Allows the events this long.
+    pub fn within(mut self, within: Duration) -> Step {
+        self.within = within;
+        self
+    }
+
+    /// Then requires silence for this long.
+    pub fn then_quiet_for(mut self, quiet: Duration) -> Step {
+        self.quiet_for = Some(quiet);
+        self
+    }
+
+    /// Then requires the screen to show `text`.
+    pub fn then_shown(mut self, text: &'static str) -> Step {
+        self.shown_after = Some(text);
+        self
+    }
+
+    /// Phase 2 placeholder: canonical kinds and the state after the step.
+    pub fn canonical(mut self, kinds: &'static [&'static str], state: &'static str) -> Step {
+        self.canonical = kinds;
+        self.state = Some(state);
+        self
+    }
+}
+
+/// The CLI under test, in its sandbox.
+pub struct ClaudeSession {
+    /// `claude <version> <scenario>`, the prefix of every failure.
+    pub label: String,
+    /// The CLI's version.
+    pub version: Version,
+    /// The native binary.
+    pub binary: PathBuf,
+    /// The mock API it talks to.
+    pub api: MockApi,
+    /// Its sandbox.
+    pub sandbox: Sandbox,
+    /// The events directory.
+    pub events: EventsDir,
+    /// The tmux server, once the TUI is launched.
+    pub tmux: Option<Tmux>,
+    /// The idle threshold written to `.claude.json`.
+    pub idle_threshold: Duration,
+    cursor: usize,
+    /// Per step: its name, the events it consumed, and how long it took.
+    log: Vec<(String, Vec<Event>, Duration)>,
+}
+
+impl ClaudeSession {
+    /// Starts the mock, builds the sandbox and registers the relay for the version's events.
+    pub fn new(installed: &Installed, scenario: &str, idle_threshold: Duration) -> ClaudeSession {
+        let label = format!("claude {} {scenario}", installed.version);
+        let api = MockApi::start().unwrap_or_else(|e| panic!("[{label}] mock API: {e}"));
+        let tag = format!("e2e-{}-{scenario}", installed.version);
+        let sandbox = Sandbox::new(&api.base_url(), idle_threshold, &tag);
+        claude_hooks::register_hooks_temporarily(
+            &sandbox.project(),
+            &binaries::relay(),
+            installed.version,
+        );
+        let events = EventsDir::new(&sandbox.events_dir());
+        ClaudeSession {
+            label,
+            version: installed.version,
+            binary: installed.binary.clone(),
+            api,
+            sandbox,
+            events,
+            tmux: None,
+            idle_threshold,
+            cursor: 0,
+            log: Vec::new(),
+        }
+    }
+
+    /// Launches the interactive TUI in a fresh tmux server with `args`.
+    pub fn launch_tui(&mut self, args: &[&str]) {
+        let script = self.sandbox.launch_script(&self.binary, args);
+        let tmux = Tmux::start(self.sandbox.root(), &script)
+            .unwrap_or_else(|e| self.fail(&format!("cannot start tmux: {e}")));
+        self.tmux = Some(tmux);
+    }
+
+    fn tmux(&self) -> &Tmux {
+        self.tmux
+            .as_ref()
+            .unwrap_or_else(|| self.fail("the TUI was not launched"))
+    }
+
+    /// Waits for the screen to show `text`; returns the screen.
+    pub fn wait_for_text(&self, text: &str, timeout: Duration) -> String {
+        self.tmux()
+            .wait_for_screen(timeout, |screen| screen.contains(text))
+            .unwrap_or_else(|_| {
+                self.fail(&format!("the screen did not show {text:?} in {timeout:?}"))
+            })
+    }
+
+    /// Every event so far.
+    pub fn all_events(&self) -> Vec<Event> {
+        self.events
+            .read()
+            .unwrap_or_else(|e| self.fail(&format!("reading events: {e}")))
+    }
+
+    /// Runs the steps in order.
+    pub fn run(&mut self, steps: &[Step]) {
+        for step in steps {
+            self.run_step(step);
+        }
+    }
+
+    /// Runs one step: waits for the screen, acts, waits for exactly the expected native events,
+    /// then checks silence and the screen as the step asks, and that nothing went wrong.
+    pub fn run_step(&mut self, step: &Step) {
+        if let Some(text) = step.shown_before {
+            self.wait_for_text(text, Duration::from_secs(15));
+        }
+        let started = Instant::now();
+        let acted = match &step.action {
+            Action::Wait => Ok(()),
+            Action::Type(line) => self.submit_line(line),
+            Action::Press(key) => self.tmux().press(key),
+        };
+        if let Err(e) = acted {
+            self.fail(&format!("step {:?}: {e}", step.name));
+        }
+        let expected: Vec<Expect> = step
+            .native
+            .iter()
+            .copied()
+            .filter(|e| e.applies_to(self.version))
+            .collect();
+        let consumed = self.expect_events(step.name, &expected, step.within);
+        // Phase 2: compare `step.canonical` with the canonical events `hookline watch` printed
+        // for `consumed`, and `step.state` with the session's state after them.
+        if let Some(quiet) = step.quiet_for {
+            self.expect_quiet(step.name, quiet);
+        }
+        if let Some(text) = step.shown_after {
+            self.wait_for_text(text, Duration::from_secs(10));
+        }
+        let took = started.elapsed();
+        self.check_clean(step.name);
+        self.log.push((step.name.to_string(), consumed, took));
+    }
+
+    /// Waits until the events after the cursor begin with `expected`, exactly and in order;
+    /// consumes and returns them. Fails early on the first event that differs.
+    pub fn expect_events(
+        &mut self,
+        step: &str,
+        expected: &[Expect],
+        within: Duration,
+    ) -> Vec<Event> {
+        let cursor = self.cursor;
+        let mismatch = |events: &[Event]| {
+            events[cursor.min(events.len())..]
+                .iter()
+                .zip(expected)
+                .position(|(event, expect)| !expect.matches(event))
+        };
+        let outcome = self.events.wait_until(within, |events| {
+            mismatch(events).is_some() || events.len() >= cursor + expected.len()
+        });
+        let events = match outcome {
+            Ok(events) if mismatch(&events).is_none() => events,
+            Ok(events) | Err(events) => {
+                let seen: Vec<String> = events[cursor.min(events.len())..]
+                    .iter()
+                    .map(Event::label)
+                    .collect();
+                let wanted: Vec<String> = expected.iter().map(Expect::label).collect();
+                self.fail(&format!(
+                    "step {step:?}: expected the native events {wanted:?} within {within:?}, got {seen:?}"
+                ));
+            }
+        };
+        self.cursor += expected.len();
+        events[cursor..self.cursor].to_vec()
+    }
+
+    /// Requires that no event arrives for `quiet`.
+    pub fn expect_quiet(&mut self, step: &str, quiet: Duration) {
+        let cursor = self.cursor;
+        if let Ok(events) = self
+            .events
+            .wait_until(quiet, |events| events.len() > cursor)
+        {
+            let extra: Vec<String> = events[cursor..].iter().map(Event::label).collect();
+            self.fail(&format!(
+                "step {step:?}: expected no event for {quiet:?}, got {extra:?}"
+            ));
+        }
+    }
+
+    /// Checks that the screen never showed a hook error, that the relay logged no error, and
+    /// that every envelope carries a payload, our tag and the CLI's session id.
+    pub fn check_clean(&self, step: &str) {
+        if let Some(tmux) = &self.tmux {
+            let screen = tmux.screen_with_history().unwrap_or_default();
+            if screen.to_lowercase().contains(HOOK_ERROR) {
+                self.fail(&format!("step {step:?}: the screen shows {HOOK_ERROR:?}"));
+            }
+        }
+        let errors: Vec<String> = diag::read(&self.sandbox.relay_log())
+            .into_iter()
+            .filter(|r| r.level == Level::Error)
+            .map(|r| format!("{:?}: {}", r.event, r.message))
+            .collect();
+        if !errors.is_empty() {
+            self.fail(&format!(
+                "step {step:?}: the relay logged errors: {errors:?}"
+            ));
+        }
+        let tag = self
+            .sandbox
+            .env()
+            .iter()
+            .find(|(k, _)| k == "HOOKLINE_TAG")
+            .and_then(|(_, v)| v.to_str());
+        for event in self.all_events() {
+            let envelope = &event.envelope;
+            let problem = if envelope.error.is_some() || envelope.payload.is_none() {
+                Some("has no payload")
+            } else if envelope.cli != "claude" {
+                Some("has the wrong cli")
+            } else if envelope.tag.as_deref() != tag {
+                Some("lacks the HOOKLINE_TAG of the sandbox")
+            } else if event.field("hook_event_name") != envelope.event.as_deref() {
+                Some("names another event than its payload")
+            } else if envelope.host_session_id.as_deref() != event.field("session_id") {
+                Some("has a host_session_id that is not the payload's session_id")
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                self.fail(&format!(
+                    "step {step:?}: event {} {problem}: {envelope:?}",
+                    event.file
+                ));
+            }
+        }
+    }
+
+    /// Types a line into the TUI, waits for it to be echoed, then presses Enter. (An Enter that
+    /// follows the text at once can be taken as part of it: 2.1.197 then leaves the line
+    /// unsubmitted.)
+    pub fn submit_line(&self, line: &str) -> Result<(), String> {
+        let tmux = self.tmux();
+        tmux.type_text(line)?;
+        let tail: String = line
+            .chars()
+            .rev()
+            .take(40)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        tmux.wait_for_screen(Duration::from_secs(10), |screen| screen.contains(&tail))
+            .map_err(|_| format!("the typed text {line:?} was not echoed"))?;
+        thread::sleep(Duration::from_millis(200));
+        tmux.press("Enter")
+    }
+
+    /// Waits for the TUI to exit and returns its exit status.
+    pub fn wait_for_exit(&self, timeout: Duration) -> i32 {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.tmux().exit_status() {
+                Ok(Some(status)) => return status,
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(100)),
+                Ok(None) => self.fail(&format!("the CLI did not exit within {timeout:?}")),
+                Err(e) => self.fail(&e),
+            }
+        }
+    }
+
+    /// Runs the CLI without a terminal (`claude -p ...`), killing it after `timeout`.
+    pub fn run_headless(&self, args: &[&str], timeout: Duration) -> Output {
+        self.sandbox.launch_script(&self.binary, args); // for rerunning by hand
+        let mut child = self
+            .sandbox
+            .command(&self.binary)
+            .args(args)
+            .env("TERM", "dumb")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| self.fail(&format!("cannot run {}: {e}", self.binary.display())));
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let out = thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stdout.read_to_end(&mut buf);
+            buf
+        });
+        let err = thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stderr.read_to_end(&mut buf);
+            buf
+        });
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    self.fail(&format!(
+                        "claude {args:?} did not finish within {timeout:?}"
+                    ));
+                }
+            }
+        };
+        Output {
+            status,
+            stdout: out.join().unwrap_or_default(),
+            stderr: err.join().unwrap_or_default(),
+        }
+    }
+
+    /// The events consumed by the steps, as a table: seq, seconds since the first event,
+    /// label, step.
+    pub fn event_table(&self) -> String {
+        let mut table = String::new();
+        let first = self
+            .log
+            .iter()
+            .flat_map(|(_, events, _)| events)
+            .next()
+            .cloned();
+        for (step, events, took) in &self.log {
+            let _ = writeln!(table, "  -- {step} ({:.1} s)", took.as_secs_f64());
+            for event in events {
+                let at = first.as_ref().map_or(0.0, |f| event.secs_since(f));
+                let _ = writeln!(
+                    table,
+                    "  {:>4} {at:>7.2} s  {}",
+                    event.envelope.seq,
+                    event.label()
+                );
+            }
+        }
+        table
+    }
+
+    /// Writes [`ClaudeSession::event_table`] to `target/hookline-e2e/<label>.txt` and prints it.
+    pub fn save_report(&self) {
+        let table = self.event_table();
+        println!("[{}] native events:\n{table}", self.label);
+        let dir = binaries::profile_dir().join("..").join("hookline-e2e");
+        if std::fs::create_dir_all(&dir).is_ok() {
+            let name = self.label.replace(' ', "-");
+            let _ = std::fs::write(dir.join(format!("{name}.txt")), &table);
+        }
+    }
+
+    /// Panics with `message` and everything needed to see why.
+    pub fn fail(&self, message: &str) -> ! {
+        let mut report = format!("[{}] {message}\n", self.label);
+        let _ = writeln!(report, "sandbox: {}", self.sandbox.root().display());
+        let _ = writeln!(report, "events (consumed up to #{}):", self.cursor);
+        match self.events.read() {
+            Ok(events) => {
+                let first = events.first().cloned();
+                for (i, event) in events.iter().enumerate() {
+                    let at = first.as_ref().map_or(0.0, |f| event.secs_since(f));
+                    let mark = if i < self.cursor { ' ' } else { '>' };
+                    let _ = writeln!(report, " {mark} {at:>7.2} s  {event}");
+                }
+            }
+            Err(e) => {
+                let _ = writeln!(report, "  cannot read: {e}");
+            }
+        }
+        if let Some(tmux) = &self.tmux {
+            let screen = tmux.screen_with_history().unwrap_or_else(|e| e);
+            let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+            let tail = &lines[lines.len().saturating_sub(60)..];
+            let _ = writeln!(
+                report,
+                "screen (last non-empty lines):\n{}",
+                tail.join("\n")
+            );
+        }
+        let _ = writeln!(report, "mock API requests:");
+        for request in self.api.requests() {
+            let _ = writeln!(report, "  {}", request.summary());
+        }
+        let diagnostics = diag::read(&self.sandbox.relay_log());
+        if !diagnostics.is_empty() {
+            let _ = writeln!(report, "relay diagnostics:");
+            for record in diagnostics {
+                let _ = writeln!(
+                    report,
+                    "  {:?} {:?}: {}",
+                    record.level, record.event, record.message
+                );
+            }
+        }
+        panic!("{report}");
+    }
+}
