@@ -1,0 +1,93 @@
+//! `claude -p ... --output-format stream-json`: a Bash call that needs approval, with no one to
+//! approve it, is denied automatically and the run ends.
+
+use std::time::Duration;
+
+use hookline_tests::claude_install::Installed;
+use hookline_tests::session::{Action, ClaudeSession, Step, native};
+use serde_json::Value;
+
+/// Runs the scenario against `installed`.
+pub fn run(installed: &Installed) {
+    let mut session = ClaudeSession::new(installed, "headless", Duration::from_secs(3));
+    let out = session.sandbox.project().join("out.txt");
+    let prompt = format!("headless RUNBASH: echo headless >> {}", out.display());
+    let args = [
+        "-p",
+        prompt.as_str(),
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "default",
+    ];
+    let output = session.run_headless(&args, Duration::from_secs(60));
+
+    let steps = [Step::new("claude -p", Action::Wait)
+        .expect([
+            native("SessionStart").q("startup"),
+            native("UserPromptSubmit"),
+            native("PreToolUse"),
+            // 2.1.197 asks no one: it denies without a PermissionRequest.
+            native("PermissionRequest").since("2.1.332"),
+            native("PostToolBatch"),
+            native("MessageDisplay"),
+            native("Stop"),
+            native("SessionEnd").q("other"),
+        ])
+        .within(Duration::from_secs(10))
+        .then_quiet_for(Duration::from_secs(1))
+        .canonical(
+            &[
+                "session_start",
+                "turn_start",
+                "tool_start",
+                "permission_request",
+                "stop",
+                "session_end",
+            ],
+            "ended",
+        )];
+    session.run(&steps);
+
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() || !output.stderr.is_empty() {
+        session.fail(&format!(
+            "claude -p exited with {} and stderr {:?}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| session.fail(&format!("stream-json line {line:?}: {e}")))
+        })
+        .collect();
+    let kinds: Vec<String> = lines
+        .iter()
+        .map(|l| match l["subtype"].as_str() {
+            Some(subtype) => format!("{}/{subtype}", l["type"].as_str().unwrap_or("?")),
+            None => l["type"].as_str().unwrap_or("?").to_string(),
+        })
+        .collect();
+    if kinds.last().map(String::as_str) != Some("result/success") {
+        session.fail(&format!(
+            "stream-json does not end with a successful result: {kinds:?}"
+        ));
+    }
+    // 2.1.332 reports the automatic denial in the stream; 2.1.197 only in the tool result.
+    let reports_denial = kinds.iter().any(|k| k == "system/permission_denied");
+    if reports_denial != (session.version >= hookline_tests::version::Version::lit("2.1.332")) {
+        session.fail(&format!(
+            "unexpected presence of system/permission_denied in {kinds:?}"
+        ));
+    }
+    if out.exists() {
+        session.fail("the command ran although no one approved it");
+    }
+    println!("[{}] stream-json: {kinds:?}", session.label);
+    session.check_clean("after the run");
+    session.save_report();
+}
