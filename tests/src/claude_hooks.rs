@@ -29,12 +29,7 @@ pub struct HookEvent {
 }
 
 const fn event(name: &'static str, matcher: bool) -> HookEvent {
-    HookEvent {
-        name,
-        matcher,
-        since: None,
-        register: true,
-    }
+    HookEvent { name, matcher, since: None, register: true }
 }
 
 const fn since(mut event: HookEvent, version: &'static str) -> HookEvent {
@@ -75,14 +70,8 @@ pub const EVENTS: &[HookEvent] = &[
     event("Elicitation", true),
     event("ElicitationResult", true),
     event("ConfigChange", true),
-    HookEvent {
-        register: false,
-        ..event("WorktreeCreate", false)
-    },
-    HookEvent {
-        register: false,
-        ..event("WorktreeRemove", false)
-    },
+    HookEvent { register: false, ..event("WorktreeCreate", false) },
+    HookEvent { register: false, ..event("WorktreeRemove", false) },
     event("InstructionsLoaded", true),
     event("CwdChanged", false),
     event("FileChanged", true),
@@ -93,27 +82,18 @@ pub const EVENTS: &[HookEvent] = &[
 
 /// The events `version` knows, in table order.
 pub fn known_events(version: Version) -> Vec<&'static HookEvent> {
-    EVENTS
-        .iter()
-        .filter(|e| e.since.is_none_or(|since| Version::lit(since) <= version))
-        .collect()
+    EVENTS.iter().filter(|e| e.since.is_none_or(|since| Version::lit(since) <= version)).collect()
 }
 
 /// The events hookline registers for `version`: the known ones, less the worktree events.
 pub fn registered_events(version: Version) -> Vec<&'static HookEvent> {
-    known_events(version)
-        .into_iter()
-        .filter(|e| e.register)
-        .collect()
+    known_events(version).into_iter().filter(|e| e.register).collect()
 }
 
 /// The hook command for the relay: its absolute path, single-quoted for the shell.
 pub fn relay_command(relay: &Path) -> String {
     let path = relay.to_str().expect("the relay path is UTF-8");
-    assert!(
-        !path.contains('\''),
-        "the relay path {path} contains a single quote"
-    );
+    assert!(!path.contains('\''), "the relay path {path} contains a single quote");
     format!("'{path}' --cli claude")
 }
 
@@ -167,11 +147,8 @@ pub fn valid_events_from_warning(screen: &str) -> Option<Vec<String>> {
         list.push_str(line);
         list.push(' ');
     }
-    let names: Vec<String> = list
-        .split(',')
-        .map(|n| n.trim().to_string())
-        .filter(|n| !n.is_empty())
-        .collect();
+    let names: Vec<String> =
+        list.split(',').map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).collect();
     (!names.is_empty()).then_some(names)
 }
 
@@ -181,20 +158,12 @@ mod tests {
 
     #[test]
     fn the_older_version_lacks_the_newer_events_and_none_registers_worktrees() {
-        let old: Vec<&str> = registered_events(Version::lit("2.1.197"))
-            .iter()
-            .map(|e| e.name)
-            .collect();
-        let new: Vec<&str> = registered_events(Version::lit("2.1.332"))
-            .iter()
-            .map(|e| e.name)
-            .collect();
-        for name in [
-            "PreModelSwitch",
-            "PostModelSwitch",
-            "DirectoryAdded",
-            "PreSkillShellCommand",
-        ] {
+        let old: Vec<&str> =
+            registered_events(Version::lit("2.1.197")).iter().map(|e| e.name).collect();
+        let new: Vec<&str> =
+            registered_events(Version::lit("2.1.332")).iter().map(|e| e.name).collect();
+        for name in ["PreModelSwitch", "PostModelSwitch", "DirectoryAdded", "PreSkillShellCommand"]
+        {
             assert!(!old.contains(&name) && new.contains(&name), "{name}");
         }
         assert!(!new.iter().any(|n| n.starts_with("Worktree")));

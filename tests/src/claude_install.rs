@@ -122,13 +122,7 @@ impl fmt::Display for InstallError {
                 "cannot run npm ({e}): the Claude Code e2e suite installs the CLI with npm; \
                  install Node.js and npm (tests/e2e-prereqs.sh does)"
             ),
-            InstallError::Npm {
-                version,
-                status,
-                offline,
-                log,
-                log_tail,
-            } => {
+            InstallError::Npm { version, status, offline, log, log_tail } => {
                 if *offline {
                     write!(
                         f,
@@ -150,15 +144,9 @@ impl fmt::Display for InstallError {
                  (was the optional platform package skipped?)",
                 dir.display()
             ),
-            InstallError::WrongVersion {
-                binary,
-                expected,
-                output,
-            } => write!(
-                f,
-                "{} --version did not report {expected}: {output}",
-                binary.display()
-            ),
+            InstallError::WrongVersion { binary, expected, output } => {
+                write!(f, "{} --version did not report {expected}: {output}", binary.display())
+            }
         }
     }
 }
@@ -174,10 +162,7 @@ impl std::error::Error for InstallError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> InstallError + '_ {
-    move |source| InstallError::Io {
-        path: path.to_owned(),
-        source,
-    }
+    move |source| InstallError::Io { path: path.to_owned(), source }
 }
 
 /// The workspace root (the parent of this crate's folder).
@@ -227,11 +212,8 @@ pub fn install_into(
     }
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     let manifest = dir.join("package.json");
-    fs::write(
-        &manifest,
-        "{\"private\": true, \"description\": \"hookline e2e cache\"}\n",
-    )
-    .map_err(io_err(&manifest))?;
+    fs::write(&manifest, "{\"private\": true, \"description\": \"hookline e2e cache\"}\n")
+        .map_err(io_err(&manifest))?;
 
     let started = Instant::now();
     run_npm(&dir, version, npm_env)?;
@@ -239,21 +221,13 @@ pub fn install_into(
 
     let binary = find_binary(&dir).ok_or_else(|| InstallError::NoBinary { dir: dir.clone() })?;
     check_version(&binary, version)?;
-    write_atomically(
-        &dir.join(STAMP_FILE),
-        format!("{PACKAGE}@{version}\n").as_bytes(),
-    )?;
+    write_atomically(&dir.join(STAMP_FILE), format!("{PACKAGE}@{version}\n").as_bytes())?;
     eprintln!(
         "e2e: installed {PACKAGE}@{version} into {} in {:.1} s",
         dir.display(),
         took.as_secs_f64()
     );
-    Ok(Installed {
-        version,
-        dir,
-        binary,
-        install_time: Some(took),
-    })
+    Ok(Installed { version, dir, binary, install_time: Some(took) })
 }
 
 fn complete_install(dir: &Path, version: Version) -> Option<Installed> {
@@ -262,12 +236,7 @@ fn complete_install(dir: &Path, version: Version) -> Option<Installed> {
         return None;
     }
     let binary = find_binary(dir)?;
-    Some(Installed {
-        version,
-        dir: dir.to_owned(),
-        binary,
-        install_time: None,
-    })
+    Some(Installed { version, dir: dir.to_owned(), binary, install_time: None })
 }
 
 fn run_npm(dir: &Path, version: Version, npm_env: &[(&str, &str)]) -> Result<(), InstallError> {
@@ -314,13 +283,7 @@ fn run_npm(dir: &Path, version: Version, npm_env: &[(&str, &str)]) -> Result<(),
     .any(|marker| text.contains(marker));
     let lines: Vec<&str> = text.lines().collect();
     let log_tail = lines[lines.len().saturating_sub(15)..].join("\n");
-    Err(InstallError::Npm {
-        version,
-        status: status.to_string(),
-        offline,
-        log: log_path,
-        log_tail,
-    })
+    Err(InstallError::Npm { version, status: status.to_string(), offline, log: log_path, log_tail })
 }
 
 /// The native binary: `node_modules/.bin/claude` when it is one (the package's postinstall
@@ -329,10 +292,7 @@ pub fn find_binary(dir: &Path) -> Option<PathBuf> {
     let modules = dir.join("node_modules");
     [
         modules.join(".bin").join("claude"),
-        modules
-            .join("@anthropic-ai")
-            .join("claude-code-linux-x64")
-            .join("claude"),
+        modules.join("@anthropic-ai").join("claude-code-linux-x64").join("claude"),
     ]
     .into_iter()
     .find(|path| is_elf(path))
@@ -340,18 +300,13 @@ pub fn find_binary(dir: &Path) -> Option<PathBuf> {
 
 fn is_elf(path: &Path) -> bool {
     let mut magic = [0u8; 4];
-    File::open(path)
-        .and_then(|mut f| io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
+    File::open(path).and_then(|mut f| io::Read::read_exact(&mut f, &mut magic)).is_ok()
         && magic == *b"\x7fELF"
 }
 
 fn check_version(binary: &Path, expected: Version) -> Result<(), InstallError> {
-    let wrong = |output: String| InstallError::WrongVersion {
-        binary: binary.to_owned(),
-        expected,
-        output,
-    };
+    let wrong =
+        |output: String| InstallError::WrongVersion { binary: binary.to_owned(), expected, output };
     let output = Command::new(binary)
         .arg("--version")
         .env("DISABLE_AUTOUPDATER", "1")
@@ -362,11 +317,7 @@ fn check_version(binary: &Path, expected: Version) -> Result<(), InstallError> {
     if output.status.success() && text.split_whitespace().next() == Some(&expected.to_string()) {
         Ok(())
     } else {
-        Err(wrong(format!(
-            "{} {text}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        )))
+        Err(wrong(format!("{} {text}{}", output.status, String::from_utf8_lossy(&output.stderr))))
     }
 }
 
@@ -376,10 +327,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
     let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io_err(dir))?;
     temp.write_all(bytes).map_err(io_err(temp.path()))?;
     temp.as_file().sync_all().map_err(io_err(temp.path()))?;
-    temp.persist(path).map_err(|e| InstallError::Io {
-        path: path.to_owned(),
-        source: e.error,
-    })?;
+    temp.persist(path).map_err(|e| InstallError::Io { path: path.to_owned(), source: e.error })?;
     if let Ok(dir) = File::open(dir) {
         let _ = dir.sync_all();
     }
@@ -399,26 +347,14 @@ mod tests {
     fn a_folder_without_the_stamp_is_not_a_complete_install() {
         let tmp = tempfile::tempdir().unwrap();
         let version = Version::lit("2.1.332");
-        let bin = tmp
-            .path()
-            .join("node_modules/@anthropic-ai/claude-code-linux-x64");
+        let bin = tmp.path().join("node_modules/@anthropic-ai/claude-code-linux-x64");
         fs::create_dir_all(&bin).unwrap();
         fs::write(bin.join("claude"), b"\x7fELF rest").unwrap();
         assert!(complete_install(tmp.path(), version).is_none());
-        fs::write(
-            tmp.path().join(STAMP_FILE),
-            "@anthropic-ai/claude-code@2.1.331\n",
-        )
-        .unwrap();
-        assert!(
-            complete_install(tmp.path(), version).is_none(),
-            "stamp of another version"
-        );
-        write_atomically(
-            &tmp.path().join(STAMP_FILE),
-            b"@anthropic-ai/claude-code@2.1.332\n",
-        )
-        .unwrap();
+        fs::write(tmp.path().join(STAMP_FILE), "@anthropic-ai/claude-code@2.1.331\n").unwrap();
+        assert!(complete_install(tmp.path(), version).is_none(), "stamp of another version");
+        write_atomically(&tmp.path().join(STAMP_FILE), b"@anthropic-ai/claude-code@2.1.332\n")
+            .unwrap();
         let installed = complete_install(tmp.path(), version).unwrap();
         assert_eq!(installed.binary, bin.join("claude"));
         assert_eq!(installed.install_time, None);
@@ -431,9 +367,7 @@ mod tests {
         fs::create_dir_all(&dot_bin).unwrap();
         fs::write(dot_bin.join("claude"), "#!/bin/sh\necho run postinstall\n").unwrap();
         assert_eq!(find_binary(tmp.path()), None);
-        let native = tmp
-            .path()
-            .join("node_modules/@anthropic-ai/claude-code-linux-x64");
+        let native = tmp.path().join("node_modules/@anthropic-ai/claude-code-linux-x64");
         fs::create_dir_all(&native).unwrap();
         fs::write(native.join("claude"), b"\x7fELF").unwrap();
         assert_eq!(find_binary(tmp.path()), Some(native.join("claude")));

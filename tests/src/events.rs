@@ -34,9 +34,7 @@ impl Event {
     /// The event's qualifier, when it has one: the notification type, the session start source,
     /// the end reason or the compaction trigger.
     pub fn qualifier(&self) -> Option<&str> {
-        ["notification_type", "source", "reason", "trigger"]
-            .iter()
-            .find_map(|k| self.field(k))
+        ["notification_type", "source", "reason", "trigger"].iter().find_map(|k| self.field(k))
     }
 
     /// `Name` or `Name(qualifier)`, as tables and reports show it.
@@ -72,9 +70,7 @@ pub struct EventsDir {
 impl EventsDir {
     /// The directory at `path` (it may not exist yet: the relay creates it).
     pub fn new(path: &Path) -> EventsDir {
-        EventsDir {
-            path: path.to_owned(),
-        }
+        EventsDir { path: path.to_owned() }
     }
 
     /// Its path.
@@ -160,19 +156,12 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = EventsDir::new(tmp.path());
         assert!(dir.read().unwrap().is_empty());
-        write(
-            tmp.path(),
-            10,
-            &envelope(10, r#"{"notification_type":"idle_prompt"}"#),
-        );
+        write(tmp.path(), 10, &envelope(10, r#"{"notification_type":"idle_prompt"}"#));
         write(tmp.path(), 9, &envelope(9, "{}"));
         std::fs::write(tmp.path().join(".seq"), "10").unwrap();
         std::fs::write(tmp.path().join(".tmp-1-2"), "partial").unwrap();
         let events = dir.read().unwrap();
-        assert_eq!(
-            events.iter().map(|e| e.envelope.seq).collect::<Vec<_>>(),
-            [9, 10]
-        );
+        assert_eq!(events.iter().map(|e| e.envelope.seq).collect::<Vec<_>>(), [9, 10]);
         assert_eq!(events[1].label(), "Notification(idle_prompt)");
         assert_eq!(events[1].secs_since(&events[0]), 1.0);
         assert_eq!(events[1].to_string(), "#10 Notification(idle_prompt)");
@@ -182,12 +171,7 @@ mod tests {
     fn a_broken_event_file_or_a_foreign_file_is_an_error() {
         let tmp = tempfile::tempdir().unwrap();
         write(tmp.path(), 1, "{");
-        assert!(
-            EventsDir::new(tmp.path())
-                .read()
-                .unwrap_err()
-                .contains("not a valid envelope")
-        );
+        assert!(EventsDir::new(tmp.path()).read().unwrap_err().contains("not a valid envelope"));
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("notes.txt"), "").unwrap();
         assert!(EventsDir::new(tmp.path()).read().is_err());
@@ -198,15 +182,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         write(tmp.path(), 1, &envelope(1, "{}"));
         let dir = EventsDir::new(tmp.path());
-        let seen = dir
-            .wait_until(Duration::from_millis(120), |e| e.len() == 2)
-            .unwrap_err();
+        let seen = dir.wait_until(Duration::from_millis(120), |e| e.len() == 2).unwrap_err();
         assert_eq!(seen.len(), 1);
-        assert_eq!(
-            dir.wait_until(Duration::ZERO, |e| e.len() == 1)
-                .unwrap()
-                .len(),
-            1
-        );
+        assert_eq!(dir.wait_until(Duration::ZERO, |e| e.len() == 1).unwrap().len(), 1);
     }
 }

@@ -74,26 +74,20 @@ impl MockApi {
         let shared = Arc::new(Shared::default());
         let accept = {
             let shared = Arc::clone(&shared);
-            thread::Builder::new()
-                .name("mock-api-accept".into())
-                .spawn(move || {
-                    for stream in listener.incoming() {
-                        if shared.stop.load(Ordering::SeqCst) {
-                            break;
-                        }
-                        let Ok(stream) = stream else { continue };
-                        let shared = Arc::clone(&shared);
-                        let _ = thread::Builder::new()
-                            .name("mock-api-conn".into())
-                            .spawn(move || serve_connection(stream, &shared));
+            thread::Builder::new().name("mock-api-accept".into()).spawn(move || {
+                for stream in listener.incoming() {
+                    if shared.stop.load(Ordering::SeqCst) {
+                        break;
                     }
-                })?
+                    let Ok(stream) = stream else { continue };
+                    let shared = Arc::clone(&shared);
+                    let _ = thread::Builder::new()
+                        .name("mock-api-conn".into())
+                        .spawn(move || serve_connection(stream, &shared));
+                }
+            })?
         };
-        Ok(MockApi {
-            addr,
-            shared,
-            accept: Some(accept),
-        })
+        Ok(MockApi { addr, shared, accept: Some(accept) })
     }
 
     /// `http://127.0.0.1:<port>`, for `ANTHROPIC_BASE_URL`.
@@ -103,19 +97,12 @@ impl MockApi {
 
     /// Every request served so far, oldest first.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.shared
-            .requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.shared.requests.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The requests the mock did not know how to answer.
     pub fn unknown_requests(&self) -> Vec<RecordedRequest> {
-        self.requests()
-            .into_iter()
-            .filter(|r| r.reply.starts_with("404"))
-            .collect()
+        self.requests().into_iter().filter(|r| r.reply.starts_with("404")).collect()
     }
 }
 
@@ -158,24 +145,15 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
         );
     }
     // Recorded before answering, so a client that has read its answer finds it recorded.
-    shared
-        .requests
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(RecordedRequest {
-            method: request.method,
-            path: request.path,
-            body,
-            reply: response.note,
-        });
-    let _ = write_head(
-        &mut writer,
-        response.status,
-        response.content_type,
-        response.length,
-    )
-    .and_then(|()| writer.write_all(&response.body))
-    .and_then(|()| writer.flush());
+    shared.requests.lock().unwrap_or_else(|e| e.into_inner()).push(RecordedRequest {
+        method: request.method,
+        path: request.path,
+        body,
+        reply: response.note,
+    });
+    let _ = write_head(&mut writer, response.status, response.content_type, response.length)
+        .and_then(|()| writer.write_all(&response.body))
+        .and_then(|()| writer.flush());
     let _ = writer.shutdown(Shutdown::Write);
 }
 
@@ -195,13 +173,7 @@ impl Response {
         body: Vec<u8>,
         note: String,
     ) -> Self {
-        Response {
-            status,
-            content_type,
-            length: Some(body.len()),
-            body,
-            note,
-        }
+        Response { status, content_type, length: Some(body.len()), body, note }
     }
 }
 
@@ -345,18 +317,15 @@ pub enum Reply {
 impl Reply {
     /// Decides the reply from the request body (see the module table).
     pub fn for_request(body: &Value) -> Reply {
-        let last_user = body["messages"]
-            .as_array()
-            .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"));
+        let last_user =
+            body["messages"].as_array().and_then(|m| m.iter().rev().find(|m| m["role"] == "user"));
         let blocks: Vec<&Value> = match last_user.map(|m| &m["content"]) {
             Some(Value::Array(blocks)) => blocks.iter().collect(),
             Some(text @ Value::String(_)) => vec![text],
             _ => Vec::new(),
         };
-        let texts: Vec<&str> = blocks
-            .iter()
-            .filter_map(|b| b.as_str().or_else(|| b["text"].as_str()))
-            .collect();
+        let texts: Vec<&str> =
+            blocks.iter().filter_map(|b| b.as_str().or_else(|| b["text"].as_str())).collect();
         // First: a compaction request appends its instructions to the last user message, which
         // may hold the last prompt (RUNBASH) or a tool result (a denied tool call).
         if texts.iter().any(|t| is_summary_request(t)) {
@@ -426,10 +395,9 @@ impl Reply {
         start["stop_reason"] = Value::Null;
         start["usage"]["output_tokens"] = json!(1);
         let (block, delta) = match self {
-            Reply::Text(text) => (
-                json!({"type": "text", "text": ""}),
-                json!({"type": "text_delta", "text": text}),
-            ),
+            Reply::Text(text) => {
+                (json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": text}))
+            }
             Reply::Bash(command) => (
                 json!({"type": "tool_use", "id": tool_use_id(id), "name": "Bash", "input": {}}),
                 json!({
@@ -439,10 +407,7 @@ impl Reply {
             ),
         };
         let events = [
-            (
-                "message_start",
-                json!({"type": "message_start", "message": start}),
-            ),
+            ("message_start", json!({"type": "message_start", "message": start})),
             (
                 "content_block_start",
                 json!({"type": "content_block_start", "index": 0, "content_block": block}),
@@ -451,10 +416,7 @@ impl Reply {
                 "content_block_delta",
                 json!({"type": "content_block_delta", "index": 0, "delta": delta}),
             ),
-            (
-                "content_block_stop",
-                json!({"type": "content_block_stop", "index": 0}),
-            ),
+            ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
             (
                 "message_delta",
                 json!({
@@ -465,10 +427,7 @@ impl Reply {
             ),
             ("message_stop", json!({"type": "message_stop"})),
         ];
-        events
-            .iter()
-            .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
-            .collect()
+        events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
     }
 }
 
@@ -538,10 +497,8 @@ mod tests {
         });
         let (status, response) = request(&body);
         assert_eq!(status, 200);
-        let events: Vec<&str> = response
-            .lines()
-            .filter_map(|l| l.strip_prefix("event: "))
-            .collect();
+        let events: Vec<&str> =
+            response.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
         assert_eq!(
             events,
             [
@@ -581,10 +538,7 @@ mod tests {
             "messages": [{"role": "user", "content": "RUNBASH: ls"}],
             "output_config": {"format": {"type": "json_schema", "schema": {"properties": {"title": {}}}}},
         });
-        assert_eq!(
-            Reply::for_request(&title),
-            Reply::Text(r#"{"title":"mock"}"#.into())
-        );
+        assert_eq!(Reply::for_request(&title), Reply::Text(r#"{"title":"mock"}"#.into()));
         let summary = json!({"messages": [{"role": "user", "content": [
             {"type": "tool_result", "content": "The user doesn't want to proceed"},
             {"type": "text", "text": "now RUNBASH: echo denied"},

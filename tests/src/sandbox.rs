@@ -54,12 +54,7 @@ impl Sandbox {
         for dir in ["home", "project", "tmp"] {
             fs::create_dir_all(root.join(dir)).expect("sandbox folders");
         }
-        let sandbox = Sandbox {
-            root,
-            _temp: temp,
-            env: Vec::new(),
-            launches: AtomicU32::new(0),
-        };
+        let sandbox = Sandbox { root, _temp: temp, env: Vec::new(), launches: AtomicU32::new(0) };
         sandbox.write_claude_json(idle_threshold);
         let env = sandbox.build_env(api_base_url, tag);
         Sandbox { env, ..sandbox }
@@ -123,24 +118,15 @@ impl Sandbox {
             ("XDG_CACHE_HOME".into(), home.join(".cache").into()),
             ("XDG_DATA_HOME".into(), home.join(".local/share").into()),
             ("XDG_STATE_HOME".into(), home.join(".local/state").into()),
-            (
-                "PATH".into(),
-                std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()),
-            ),
+            ("PATH".into(), std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into())),
             ("SHELL".into(), "/bin/bash".into()),
             ("LANG".into(), "C.UTF-8".into()),
             ("ANTHROPIC_BASE_URL".into(), api_base_url.into()),
             ("ANTHROPIC_API_KEY".into(), FAKE_API_KEY.into()),
-            (
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
-                "1".into(),
-            ),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
             ("DISABLE_TELEMETRY".into(), "1".into()),
             ("DISABLE_AUTOUPDATER".into(), "1".into()),
-            (
-                "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL".into(),
-                "1".into(),
-            ),
+            ("CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL".into(), "1".into()),
             ("HOOKLINE_EVENTS_DIR".into(), self.events_dir().into()),
             ("HOOKLINE_TAG".into(), tag.into()),
         ];
@@ -151,10 +137,7 @@ impl Sandbox {
     /// A command for `program` with exactly the sandbox's environment, in the project.
     pub fn command(&self, program: &Path) -> Command {
         let mut command = Command::new(program);
-        command
-            .env_clear()
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(self.project());
+        command.env_clear().envs(self.env.iter().map(|(k, v)| (k, v))).current_dir(self.project());
         command
     }
 
@@ -200,19 +183,13 @@ mod tests {
         let output = Command::new(&script).env("LEAK", "x").output().unwrap();
         let text = String::from_utf8(output.stdout).unwrap();
         assert!(text.contains("HOOKLINE_TAG=t'ag\n"), "{text}");
-        assert!(
-            text.contains(&format!("HOME={}\n", sandbox.home().display())),
-            "{text}"
-        );
+        assert!(text.contains(&format!("HOME={}\n", sandbox.home().display())), "{text}");
         assert!(!text.contains("LEAK"), "{text}");
         let state: serde_json::Value =
             serde_json::from_str(&fs::read_to_string(sandbox.home().join(".claude.json")).unwrap())
                 .unwrap();
         let project = sandbox.project();
-        assert_eq!(
-            state["projects"][project.to_str().unwrap()]["hasTrustDialogAccepted"],
-            true
-        );
+        assert_eq!(state["projects"][project.to_str().unwrap()]["hasTrustDialogAccepted"], true);
         assert_eq!(state["messageIdleNotifThresholdMs"], 3000);
     }
 }

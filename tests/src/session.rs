@@ -41,11 +41,7 @@ pub struct Expect {
 
 /// Expects the native event `event`.
 pub const fn native(event: &'static str) -> Expect {
-    Expect {
-        event,
-        qualifier: None,
-        since: None,
-    }
+    Expect { event, qualifier: None, since: None }
 }
 
 impl Expect {
@@ -63,8 +59,7 @@ impl Expect {
 
     /// Whether `version` sends it.
     pub fn applies_to(&self, version: Version) -> bool {
-        self.since
-            .is_none_or(|since| Version::lit(since) <= version)
+        self.since.is_none_or(|since| Version::lit(since) <= version)
     }
 
     /// Whether `event` is this one.
@@ -228,25 +223,19 @@ impl ClaudeSession {
     }
 
     fn tmux(&self) -> &Tmux {
-        self.tmux
-            .as_ref()
-            .unwrap_or_else(|| self.fail("the TUI was not launched"))
+        self.tmux.as_ref().unwrap_or_else(|| self.fail("the TUI was not launched"))
     }
 
     /// Waits for the screen to show `text`; returns the screen.
     pub fn wait_for_text(&self, text: &str, timeout: Duration) -> String {
-        self.tmux()
-            .wait_for_screen(timeout, |screen| screen.contains(text))
-            .unwrap_or_else(|_| {
-                self.fail(&format!("the screen did not show {text:?} in {timeout:?}"))
-            })
+        self.tmux().wait_for_screen(timeout, |screen| screen.contains(text)).unwrap_or_else(|_| {
+            self.fail(&format!("the screen did not show {text:?} in {timeout:?}"))
+        })
     }
 
     /// Every event so far.
     pub fn all_events(&self) -> Vec<Event> {
-        self.events
-            .read()
-            .unwrap_or_else(|e| self.fail(&format!("reading events: {e}")))
+        self.events.read().unwrap_or_else(|e| self.fail(&format!("reading events: {e}")))
     }
 
     /// Runs the steps in order.
@@ -271,12 +260,8 @@ impl ClaudeSession {
         if let Err(e) = acted {
             self.fail(&format!("step {:?}: {e}", step.name));
         }
-        let expected: Vec<Expect> = step
-            .native
-            .iter()
-            .copied()
-            .filter(|e| e.applies_to(self.version))
-            .collect();
+        let expected: Vec<Expect> =
+            step.native.iter().copied().filter(|e| e.applies_to(self.version)).collect();
         let consumed = self.expect_events(step.name, &expected, step.within);
         // Phase 2: compare `step.canonical` with the canonical events `hookline watch` printed
         // for `consumed`, and `step.state` with the session's state after them.
@@ -312,10 +297,8 @@ impl ClaudeSession {
         let events = match outcome {
             Ok(events) if mismatch(&events).is_none() => events,
             Ok(events) | Err(events) => {
-                let seen: Vec<String> = events[cursor.min(events.len())..]
-                    .iter()
-                    .map(Event::label)
-                    .collect();
+                let seen: Vec<String> =
+                    events[cursor.min(events.len())..].iter().map(Event::label).collect();
                 let wanted: Vec<String> = expected.iter().map(Expect::label).collect();
                 self.fail(&format!(
                     "step {step:?}: expected the native events {wanted:?} within {within:?}, got {seen:?}"
@@ -329,14 +312,9 @@ impl ClaudeSession {
     /// Requires that no event arrives for `quiet`.
     pub fn expect_quiet(&mut self, step: &str, quiet: Duration) {
         let cursor = self.cursor;
-        if let Ok(events) = self
-            .events
-            .wait_until(quiet, |events| events.len() > cursor)
-        {
+        if let Ok(events) = self.events.wait_until(quiet, |events| events.len() > cursor) {
             let extra: Vec<String> = events[cursor..].iter().map(Event::label).collect();
-            self.fail(&format!(
-                "step {step:?}: expected no event for {quiet:?}, got {extra:?}"
-            ));
+            self.fail(&format!("step {step:?}: expected no event for {quiet:?}, got {extra:?}"));
         }
     }
 
@@ -355,9 +333,7 @@ impl ClaudeSession {
             .map(|r| format!("{:?}: {}", r.event, r.message))
             .collect();
         if !errors.is_empty() {
-            self.fail(&format!(
-                "step {step:?}: the relay logged errors: {errors:?}"
-            ));
+            self.fail(&format!("step {step:?}: the relay logged errors: {errors:?}"));
         }
         let tag = self
             .sandbox
@@ -381,10 +357,7 @@ impl ClaudeSession {
                 None
             };
             if let Some(problem) = problem {
-                self.fail(&format!(
-                    "step {step:?}: event {} {problem}: {envelope:?}",
-                    event.file
-                ));
+                self.fail(&format!("step {step:?}: event {} {problem}: {envelope:?}", event.file));
             }
         }
     }
@@ -395,14 +368,8 @@ impl ClaudeSession {
     pub fn submit_line(&self, line: &str) -> Result<(), String> {
         let tmux = self.tmux();
         tmux.type_text(line)?;
-        let tail: String = line
-            .chars()
-            .rev()
-            .take(40)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let tail: String =
+            line.chars().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
         tmux.wait_for_screen(Duration::from_secs(10), |screen| screen.contains(&tail))
             .map_err(|_| format!("the typed text {line:?} was not echoed"))?;
         thread::sleep(Duration::from_millis(200));
@@ -455,9 +422,7 @@ impl ClaudeSession {
                 _ => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    self.fail(&format!(
-                        "claude {args:?} did not finish within {timeout:?}"
-                    ));
+                    self.fail(&format!("claude {args:?} did not finish within {timeout:?}"));
                 }
             }
         };
@@ -472,22 +437,13 @@ impl ClaudeSession {
     /// label, step.
     pub fn event_table(&self) -> String {
         let mut table = String::new();
-        let first = self
-            .log
-            .iter()
-            .flat_map(|(_, events, _)| events)
-            .next()
-            .cloned();
+        let first = self.log.iter().flat_map(|(_, events, _)| events).next().cloned();
         for (step, events, took) in &self.log {
             let _ = writeln!(table, "  -- {step} ({:.1} s)", took.as_secs_f64());
             for event in events {
                 let at = first.as_ref().map_or(0.0, |f| event.secs_since(f));
-                let _ = writeln!(
-                    table,
-                    "  {:>4} {at:>7.2} s  {}",
-                    event.envelope.seq,
-                    event.label()
-                );
+                let _ =
+                    writeln!(table, "  {:>4} {at:>7.2} s  {}", event.envelope.seq, event.label());
             }
         }
         table
@@ -526,11 +482,7 @@ impl ClaudeSession {
             let screen = tmux.screen_with_history().unwrap_or_else(|e| e);
             let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
             let tail = &lines[lines.len().saturating_sub(60)..];
-            let _ = writeln!(
-                report,
-                "screen (last non-empty lines):\n{}",
-                tail.join("\n")
-            );
+            let _ = writeln!(report, "screen (last non-empty lines):\n{}", tail.join("\n"));
         }
         let _ = writeln!(report, "mock API requests:");
         for request in self.api.requests() {
@@ -540,11 +492,8 @@ impl ClaudeSession {
         if !diagnostics.is_empty() {
             let _ = writeln!(report, "relay diagnostics:");
             for record in diagnostics {
-                let _ = writeln!(
-                    report,
-                    "  {:?} {:?}: {}",
-                    record.level, record.event, record.message
-                );
+                let _ =
+                    writeln!(report, "  {:?} {:?}: {}", record.level, record.event, record.message);
             }
         }
         panic!("{report}");

@@ -28,32 +28,16 @@ impl Tmux {
     /// file is written into `dir`.
     pub fn start(dir: &Path, program: &Path) -> Result<Tmux, String> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
-        let socket = format!(
-            "hookline-e2e-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
+        let socket =
+            format!("hookline-e2e-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
         let config = dir.join("tmux.conf");
-        std::fs::write(
-            &config,
-            "set -g remain-on-exit on\nset -g history-limit 10000\n",
-        )
-        .map_err(|e| format!("{}: {e}", config.display()))?;
+        std::fs::write(&config, "set -g remain-on-exit on\nset -g history-limit 10000\n")
+            .map_err(|e| format!("{}: {e}", config.display()))?;
         let tmux = Tmux { socket, config };
         let width = WIDTH.to_string();
         let height = HEIGHT.to_string();
         let program = program.to_str().ok_or("program path is not UTF-8")?;
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            TARGET,
-            "-x",
-            &width,
-            "-y",
-            &height,
-            program,
-        ])?;
+        tmux.run(&["new-session", "-d", "-s", TARGET, "-x", &width, "-y", &height, program])?;
         Ok(tmux)
     }
 
@@ -108,8 +92,7 @@ impl Tmux {
     }
 
     fn capture(&self, args: &[&str]) -> Result<String, String> {
-        self.run(args)
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        self.run(args).map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
     }
 
     /// Polls the visible screen until `predicate` holds; on timeout, the last screen is the
@@ -134,13 +117,8 @@ impl Tmux {
 
     /// The exit status of the pane's program once it has exited, else `None`.
     pub fn exit_status(&self) -> Result<Option<i32>, String> {
-        let output = self.run(&[
-            "display-message",
-            "-p",
-            "-t",
-            TARGET,
-            "#{pane_dead} #{pane_dead_status}",
-        ])?;
+        let output =
+            self.run(&["display-message", "-p", "-t", TARGET, "#{pane_dead} #{pane_dead_status}"])?;
         let text = String::from_utf8_lossy(&output.stdout);
         let mut parts = text.split_whitespace();
         match (parts.next(), parts.next()) {
@@ -165,18 +143,13 @@ mod tests {
     fn a_program_is_driven_and_its_exit_status_read() {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("prog.sh");
-        std::fs::write(
-            &script,
-            "#!/bin/sh\nread line\necho \"got [$line]\"\nexit 3\n",
-        )
-        .unwrap();
+        std::fs::write(&script, "#!/bin/sh\nread line\necho \"got [$line]\"\nexit 3\n").unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let tmux = Tmux::start(dir.path(), &script).unwrap();
         tmux.type_line("hello 'world' Enter").unwrap();
-        let screen = tmux
-            .wait_for_screen(Duration::from_secs(10), |s| s.contains("got ["))
-            .unwrap();
+        let screen =
+            tmux.wait_for_screen(Duration::from_secs(10), |s| s.contains("got [")).unwrap();
         assert!(screen.contains("got [hello 'world' Enter]"), "{screen}");
         let deadline = Instant::now() + Duration::from_secs(10);
         while tmux.exit_status().unwrap().is_none() {

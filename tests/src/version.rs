@@ -26,10 +26,7 @@ impl FromStr for Version {
 
     fn from_str(text: &str) -> Result<Version, String> {
         let bad = || format!("{text:?} is not a version like 2.1.332");
-        let mut parts = text
-            .trim()
-            .split('.')
-            .map(|p| p.parse::<u32>().map_err(|_| bad()));
+        let mut parts = text.trim().split('.').map(|p| p.parse::<u32>().map_err(|_| bad()));
         let version = Version {
             major: parts.next().ok_or_else(bad)??,
             minor: parts.next().ok_or_else(bad)??,

@@ -73,16 +73,12 @@ pub fn run(installed: &Installed) {
         })
         .collect();
     if kinds.last().map(String::as_str) != Some("result/success") {
-        session.fail(&format!(
-            "stream-json does not end with a successful result: {kinds:?}"
-        ));
+        session.fail(&format!("stream-json does not end with a successful result: {kinds:?}"));
     }
     // 2.1.332 reports the automatic denial in the stream; 2.1.197 only in the tool result.
     let reports_denial = kinds.iter().any(|k| k == "system/permission_denied");
     if reports_denial != (session.version >= hookline_tests::version::Version::lit("2.1.332")) {
-        session.fail(&format!(
-            "unexpected presence of system/permission_denied in {kinds:?}"
-        ));
+        session.fail(&format!("unexpected presence of system/permission_denied in {kinds:?}"));
     }
     if out.exists() {
         session.fail("the command ran although no one approved it");

@@ -35,16 +35,9 @@ fn steps(project: &Path) -> Vec<Step> {
             Action::Type(format!("please RUNBASH: echo hi > {}", out.display())),
         )
         .when_shown(READY)
-        .expect([
-            native("UserPromptSubmit"),
-            native("PreToolUse"),
-            native("PermissionRequest"),
-        ])
+        .expect([native("UserPromptSubmit"), native("PreToolUse"), native("PermissionRequest")])
         .then_shown(PERMISSION_DIALOG)
-        .canonical(
-            &["turn_start", "tool_start", "permission_request"],
-            "waiting_on_human",
-        ),
+        .canonical(&["turn_start", "tool_start", "permission_request"], "waiting_on_human"),
         Step::new("permission dialog left open", Action::Wait)
             .expect([native("Notification").q("permission_prompt")])
             .within(notification_wait)
@@ -66,16 +59,9 @@ fn steps(project: &Path) -> Vec<Step> {
             Action::Type(format!("now RUNBASH: echo denied > {}", denied.display())),
         )
         .when_shown(READY)
-        .expect([
-            native("UserPromptSubmit"),
-            native("PreToolUse"),
-            native("PermissionRequest"),
-        ])
+        .expect([native("UserPromptSubmit"), native("PreToolUse"), native("PermissionRequest")])
         .then_shown(PERMISSION_DIALOG)
-        .canonical(
-            &["turn_start", "tool_start", "permission_request"],
-            "waiting_on_human",
-        ),
+        .canonical(&["turn_start", "tool_start", "permission_request"], "waiting_on_human"),
         // Nothing fires after a denial: no PostToolUse*, no Stop, no PermissionDenied, and
         // neither the permission notification (6 s) nor idle_prompt (the threshold). The wait
         // covers both timers.
@@ -120,9 +106,7 @@ pub fn run(installed: &Installed) {
     }
     match std::fs::read_to_string(project.join("out.txt")) {
         Ok(text) if text == "hi\n" => {}
-        other => session.fail(&format!(
-            "the approved command did not write out.txt: {other:?}"
-        )),
+        other => session.fail(&format!("the approved command did not write out.txt: {other:?}")),
     }
     if project.join("denied.txt").exists() {
         session.fail("the denied command ran: denied.txt exists");

@@ -19,14 +19,8 @@ fn an_unreachable_registry_fails_the_install_with_a_message_that_says_so() {
         matches!(error, InstallError::Npm { offline: true, .. }),
         "not reported as unreachable: {message}"
     );
-    assert!(
-        message.contains("could not reach the registry"),
-        "{message}"
-    );
+    assert!(message.contains("could not reach the registry"), "{message}");
     assert!(message.contains("does not skip"), "{message}");
     let dir = cache.path().join("claude-code").join(version.to_string());
-    assert!(
-        !dir.join(STAMP_FILE).exists(),
-        "a failed install must not be stamped complete"
-    );
+    assert!(!dir.join(STAMP_FILE).exists(), "a failed install must not be stamped complete");
 }

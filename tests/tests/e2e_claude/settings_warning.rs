@@ -19,20 +19,14 @@ const UNKNOWN_EVENT: &str = "HooklineNoSuchEvent";
 /// Runs the scenario against `installed`.
 pub fn run(installed: &Installed) {
     let mut session = ClaudeSession::new(installed, "settings-warning", Duration::from_secs(3));
-    let session_start = EVENTS
-        .iter()
-        .find(|e| e.name == "SessionStart")
-        .expect("in the table");
+    let session_start = EVENTS.iter().find(|e| e.name == "SessionStart").expect("in the table");
     let unknown = hookline_tests::claude_hooks::HookEvent {
         name: UNKNOWN_EVENT,
         matcher: false,
         since: None,
         register: true,
     };
-    let hooks = hooks_value(
-        [session_start, &unknown],
-        &relay_command(&binaries::relay()),
-    );
+    let hooks = hooks_value([session_start, &unknown], &relay_command(&binaries::relay()));
     write_project_settings(&session.sandbox.project(), &json!({ "hooks": hooks }));
     session.launch_tui(&["--permission-mode", "default"]);
 
@@ -42,10 +36,7 @@ pub fn run(installed: &Installed) {
     }
     let listed = valid_events_from_warning(&screen)
         .unwrap_or_else(|| session.fail("cannot read the list of valid events"));
-    let known: Vec<&str> = known_events(session.version)
-        .iter()
-        .map(|e| e.name)
-        .collect();
+    let known: Vec<&str> = known_events(session.version).iter().map(|e| e.name).collect();
     if listed != known {
         session.fail(&format!(
             "the CLI knows other events than claude_hooks::EVENTS says for {}:\n  CLI:   {listed:?}\n  table: {known:?}",
