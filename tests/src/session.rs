@@ -37,11 +37,14 @@ pub struct Expect {
     pub qualifier: Option<&'static str>,
     /// Only expected from this version on.
     pub since: Option<&'static str>,
+    /// May come anywhere among the step's events: Claude runs its hook without waiting, so it
+    /// races the next one (`MessageDisplay` against `Stop`).
+    pub any_order: bool,
 }
 
 /// Expects the native event `event`.
 pub const fn native(event: &'static str) -> Expect {
-    Expect { event, qualifier: None, since: None }
+    Expect { event, qualifier: None, since: None, any_order: false }
 }
 
 impl Expect {
@@ -54,6 +57,12 @@ impl Expect {
     /// Only from `version` on (the event is absent before).
     pub const fn since(mut self, version: &'static str) -> Expect {
         self.since = Some(version);
+        self
+    }
+
+    /// Anywhere among the step's events.
+    pub const fn any_order(mut self) -> Expect {
+        self.any_order = true;
         self
     }
 
@@ -74,6 +83,24 @@ impl Expect {
             None => self.event.to_string(),
         }
     }
+}
+
+/// The index of the first of `events` that cannot be matched to `expected`: the in-order
+/// expectations must match in order, each `any_order` one once anywhere. `events` may be a
+/// prefix of what is expected (still arriving).
+pub fn first_mismatch(events: &[Event], expected: &[Expect]) -> Option<usize> {
+    let mut in_order = expected.iter().filter(|e| !e.any_order).peekable();
+    let mut floating: Vec<&Expect> = expected.iter().filter(|e| e.any_order).collect();
+    for (i, event) in events.iter().enumerate() {
+        if in_order.peek().is_some_and(|e| e.matches(event)) {
+            in_order.next();
+        } else if let Some(at) = floating.iter().position(|e| e.matches(event)) {
+            floating.remove(at);
+        } else {
+            return Some(i);
+        }
+    }
+    None
 }
 
 /// What a step does before waiting for its events.
@@ -183,6 +210,7 @@ pub struct ClaudeSession {
     /// The idle threshold written to `.claude.json`.
     pub idle_threshold: Duration,
     cursor: usize,
+    started: Instant,
     /// Per step: its name, the events it consumed, and how long it took.
     log: Vec<(String, Vec<Event>, Duration)>,
 }
@@ -210,6 +238,7 @@ impl ClaudeSession {
             tmux: None,
             idle_threshold,
             cursor: 0,
+            started: Instant::now(),
             log: Vec::new(),
         }
     }
@@ -286,10 +315,8 @@ impl ClaudeSession {
     ) -> Vec<Event> {
         let cursor = self.cursor;
         let mismatch = |events: &[Event]| {
-            events[cursor.min(events.len())..]
-                .iter()
-                .zip(expected)
-                .position(|(event, expect)| !expect.matches(event))
+            let window = &events[cursor.min(events.len())..];
+            first_mismatch(&window[..window.len().min(expected.len())], expected)
         };
         let outcome = self.events.wait_until(within, |events| {
             mismatch(events).is_some() || events.len() >= cursor + expected.len()
@@ -452,7 +479,11 @@ impl ClaudeSession {
     /// Writes [`ClaudeSession::event_table`] to `target/hookline-e2e/<label>.txt` and prints it.
     pub fn save_report(&self) {
         let table = self.event_table();
-        println!("[{}] native events:\n{table}", self.label);
+        println!(
+            "[{}] passed in {:.1} s; native events:\n{table}",
+            self.label,
+            self.started.elapsed().as_secs_f64()
+        );
         let dir = binaries::profile_dir().join("..").join("hookline-e2e");
         if std::fs::create_dir_all(&dir).is_ok() {
             let name = self.label.replace(' ', "-");
@@ -497,5 +528,57 @@ impl ClaudeSession {
             }
         }
         panic!("{report}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hookline_relay::envelope::Envelope;
+
+    use super::*;
+
+    fn event(name: &str, seq: u64) -> Event {
+        let text = format!(
+            r#"{{"v":1,"seq":{seq},"ts_ns":1,"cli":"claude","event":"{name}","pid":1,"ppid":1,
+            "relay_version":"0","payload":{{"hook_event_name":"{name}"}}}}"#
+        );
+        Event { file: String::new(), envelope: Envelope::from_slice(text.as_bytes()).unwrap() }
+    }
+
+    fn events(names: &[&str]) -> Vec<Event> {
+        names.iter().enumerate().map(|(i, n)| event(n, i as u64)).collect()
+    }
+
+    #[test]
+    fn in_order_events_must_keep_their_order_and_any_order_ones_may_float() {
+        let expected =
+            [native("PostToolUse"), native("MessageDisplay").any_order(), native("Stop")];
+        for seen in [
+            ["PostToolUse", "MessageDisplay", "Stop"],
+            ["PostToolUse", "Stop", "MessageDisplay"],
+            ["MessageDisplay", "PostToolUse", "Stop"],
+        ] {
+            assert_eq!(first_mismatch(&events(&seen), &expected), None, "{seen:?}");
+        }
+        assert_eq!(
+            first_mismatch(&events(&["Stop", "PostToolUse", "MessageDisplay"]), &expected),
+            Some(0)
+        );
+        assert_eq!(
+            first_mismatch(
+                &events(&["PostToolUse", "MessageDisplay", "MessageDisplay"]),
+                &expected
+            ),
+            Some(2)
+        );
+        assert_eq!(first_mismatch(&events(&["PostToolUse"]), &expected), None, "a prefix");
+    }
+
+    #[test]
+    fn expectations_since_a_version_apply_from_that_version_on() {
+        let expect = native("PermissionRequest").since("2.1.332");
+        assert!(!expect.applies_to(Version::lit("2.1.197")));
+        assert!(expect.applies_to(Version::lit("2.1.332")));
+        assert!(native("Stop").applies_to(Version::lit("1.0.0")));
     }
 }

@@ -31,7 +31,7 @@ pub fn run(installed: &Installed) {
             // 2.1.197 asks no one: it denies without a PermissionRequest.
             native("PermissionRequest").since("2.1.332"),
             native("PostToolBatch"),
-            native("MessageDisplay"),
+            native("MessageDisplay").any_order(),
             native("Stop"),
             native("SessionEnd").q("other"),
         ])

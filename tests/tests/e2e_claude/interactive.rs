@@ -46,7 +46,7 @@ fn steps(project: &Path) -> Vec<Step> {
             .expect([
                 native("PostToolUse"),
                 native("PostToolBatch"),
-                native("MessageDisplay"),
+                native("MessageDisplay").any_order(),
                 native("Stop"),
             ])
             .canonical(&["tool_end", "stop"], "idle"),
