@@ -2,15 +2,21 @@
 //! harness the scenarios are written with.
 //!
 //! A scenario is a table of [`Step`]s: an action (type a line, press a key, or just wait), the
-//! native events that must follow — exactly those, in order — and, as placeholders for phase 2,
-//! the canonical kinds and the session state `hookline watch` / the library should report for
-//! them. Every failure panics with a full report: the events seen, the screen with its
-//! scrollback, the mock's requests and the relay's diagnostics.
+//! native events that must follow — exactly those, in order, except those marked
+//! [`Expect::any_order`] — and, as placeholders for phase 2, the canonical kinds and the session
+//! state `hookline watch` / the library should report for them. Every failure panics with a full
+//! report: the events seen, the screen with its scrollback, the mock's requests and the relay's
+//! diagnostics.
+//!
+//! After a passing run, [`ClaudeSession::save_report`] prints the native events per step and
+//! writes them to `target/hookline-e2e/`, with a preview of the canonical kind today's
+//! `hookline watch` gives each one (not asserted yet; steps whose kinds differ from their
+//! placeholders are marked).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::path::PathBuf;
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -22,7 +28,7 @@ use crate::claude_install::Installed;
 use crate::events::{Event, EventsDir};
 use crate::mock_api::MockApi;
 use crate::sandbox::Sandbox;
-use crate::tmux::Tmux;
+use crate::tmux::{Exit, Tmux};
 use crate::version::Version;
 
 /// What Claude prints in its transcript when a hook command fails or writes to stderr.
@@ -211,8 +217,24 @@ pub struct ClaudeSession {
     pub idle_threshold: Duration,
     cursor: usize,
     started: Instant,
-    /// Per step: its name, the events it consumed, and how long it took.
-    log: Vec<(String, Vec<Event>, Duration)>,
+    log: Vec<StepRecord>,
+}
+
+impl Drop for ClaudeSession {
+    fn drop(&mut self) {
+        // Kill the CLI before its sandbox is removed, or it recreates files in it as it dies.
+        self.tmux.take();
+    }
+}
+
+/// A step as it ran.
+#[derive(Debug, Clone)]
+struct StepRecord {
+    name: &'static str,
+    events: Vec<Event>,
+    took: Duration,
+    canonical: &'static [&'static str],
+    state: Option<&'static str>,
 }
 
 impl ClaudeSession {
@@ -302,7 +324,13 @@ impl ClaudeSession {
         }
         let took = started.elapsed();
         self.check_clean(step.name);
-        self.log.push((step.name.to_string(), consumed, took));
+        self.log.push(StepRecord {
+            name: step.name,
+            events: consumed,
+            took,
+            canonical: step.canonical,
+            state: step.state,
+        });
     }
 
     /// Waits until the events after the cursor begin with `expected`, exactly and in order;
@@ -403,14 +431,29 @@ impl ClaudeSession {
         tmux.press("Enter")
     }
 
-    /// Waits for the TUI to exit and returns its exit status.
-    pub fn wait_for_exit(&self, timeout: Duration) -> i32 {
+    /// Waits for the TUI to exit and returns its exit status, `None` when tmux does not report
+    /// it (see [`Tmux::exit`]).
+    pub fn wait_for_exit(&self, timeout: Duration) -> Option<i32> {
         let deadline = Instant::now() + timeout;
+        let mut exited_at = None;
         loop {
-            match self.tmux().exit_status() {
-                Ok(Some(status)) => return status,
-                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(100)),
-                Ok(None) => self.fail(&format!("the CLI did not exit within {timeout:?}")),
+            match self.tmux().exit() {
+                Ok(Exit::Status(status)) => return Some(status),
+                // A zombie is usually reaped (and its status reported) a moment later.
+                Ok(Exit::Unknown) => {
+                    let since = *exited_at.get_or_insert_with(Instant::now);
+                    if since.elapsed() > Duration::from_secs(3) {
+                        return None;
+                    }
+                    thread::sleep(Duration::from_millis(100))
+                }
+                Ok(Exit::Running) if Instant::now() < deadline => {
+                    thread::sleep(Duration::from_millis(100))
+                }
+                Ok(Exit::Running) => {
+                    let pid = self.tmux().pane_pid().map_or_else(|e| e, |p| p.to_string());
+                    self.fail(&format!("the CLI (pid {pid}) did not exit within {timeout:?}"))
+                }
                 Err(e) => self.fail(&e),
             }
         }
@@ -419,58 +462,94 @@ impl ClaudeSession {
     /// Runs the CLI without a terminal (`claude -p ...`), killing it after `timeout`.
     pub fn run_headless(&self, args: &[&str], timeout: Duration) -> Output {
         self.sandbox.launch_script(&self.binary, args); // for rerunning by hand
-        let mut child = self
-            .sandbox
-            .command(&self.binary)
-            .args(args)
-            .env("TERM", "dumb")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| self.fail(&format!("cannot run {}: {e}", self.binary.display())));
-        let mut stdout = child.stdout.take().expect("piped stdout");
-        let mut stderr = child.stderr.take().expect("piped stderr");
-        let out = thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stdout.read_to_end(&mut buf);
-            buf
-        });
-        let err = thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = stderr.read_to_end(&mut buf);
-            buf
-        });
-        let deadline = Instant::now() + timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    self.fail(&format!("claude {args:?} did not finish within {timeout:?}"));
-                }
-            }
-        };
-        Output {
-            status,
-            stdout: out.join().unwrap_or_default(),
-            stderr: err.join().unwrap_or_default(),
-        }
+        let mut command = self.sandbox.command(&self.binary);
+        command.args(args).env("TERM", "dumb");
+        output_within(command, timeout)
+            .unwrap_or_else(|e| self.fail(&format!("claude {args:?}: {e}")))
     }
 
-    /// The events consumed by the steps, as a table: seq, seconds since the first event,
-    /// label, step.
+    /// Phase 2 preview: the canonical kind `hookline watch` gives each event so far, by `seq`
+    /// (`kind`, or `kind(phase|reason|failed)`). Never fails the test: an error is returned
+    /// for the report.
+    pub fn canonical_kinds(&self) -> Result<BTreeMap<u64, String>, String> {
+        let hookline = binaries::profile_dir().join("hookline");
+        if !hookline.exists() {
+            return Err(format!("{} is not built", hookline.display()));
+        }
+        let mut command = self.sandbox.command(&hookline);
+        command.arg("watch").arg("--events-dir").arg(self.events.path());
+        command.args(["--from-start", "--no-follow"]);
+        let output = output_within(command, Duration::from_secs(20))?;
+        if !output.status.success() {
+            return Err(format!(
+                "hookline watch: {} {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+        let mut kinds = BTreeMap::new();
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            let event: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| format!("hookline watch: {e}: {line}"))?;
+            let Some(seq) = event["source"]["seq"].as_u64() else { continue };
+            let kind = event["kind"].as_str().unwrap_or("?");
+            let detail = match kind {
+                "compact" => event["phase"].as_str(),
+                "waiting_for_input" => event["reason"].as_str(),
+                "tool_end" if event["ok"] == false => Some("failed"),
+                _ => None,
+            };
+            let label = match detail {
+                Some(detail) => format!("{kind}({detail})"),
+                None => kind.to_string(),
+            };
+            kinds.insert(seq, label);
+        }
+        Ok(kinds)
+    }
+
+    /// The events consumed by the steps, as a table: per step its name, time and phase 2
+    /// placeholders; per event its seq, seconds since the first event, native label and, as a
+    /// preview, the canonical kind `hookline watch` gives it today. A step whose previewed
+    /// kinds (less `unknown`) differ from its placeholders is marked `!=`.
     pub fn event_table(&self) -> String {
+        let canonical = self.canonical_kinds();
         let mut table = String::new();
-        let first = self.log.iter().flat_map(|(_, events, _)| events).next().cloned();
-        for (step, events, took) in &self.log {
-            let _ = writeln!(table, "  -- {step} ({:.1} s)", took.as_secs_f64());
-            for event in events {
+        if let Err(e) = &canonical {
+            let _ = writeln!(table, "  (no canonical preview: {e})");
+        }
+        let first = self.log.iter().flat_map(|r| &r.events).next().cloned();
+        for record in &self.log {
+            let kinds: Vec<&str> = record
+                .events
+                .iter()
+                .filter_map(|e| canonical.as_ref().ok()?.get(&e.envelope.seq))
+                .map(|k| k.split('(').next().unwrap_or(k))
+                .filter(|k| *k != "unknown")
+                .collect();
+            let differs = canonical.is_ok() && kinds != record.canonical;
+            let _ = writeln!(
+                table,
+                "  -- {} ({:.1} s); phase 2: {:?} -> {}{}",
+                record.name,
+                record.took.as_secs_f64(),
+                record.canonical,
+                record.state.unwrap_or("?"),
+                if differs { "  != hookline watch" } else { "" }
+            );
+            for event in &record.events {
                 let at = first.as_ref().map_or(0.0, |f| event.secs_since(f));
-                let _ =
-                    writeln!(table, "  {:>4} {at:>7.2} s  {}", event.envelope.seq, event.label());
+                let kind = canonical
+                    .as_ref()
+                    .ok()
+                    .and_then(|c| c.get(&event.envelope.seq))
+                    .map_or("", String::as_str);
+                let _ = writeln!(
+                    table,
+                    "  {:>4} {at:>7.2} s  {:<34} {kind}",
+                    event.envelope.seq,
+                    event.label()
+                );
             }
         }
         table
@@ -529,6 +608,42 @@ impl ClaudeSession {
         }
         panic!("{report}");
     }
+}
+
+/// Runs `command` with stdin closed and its output captured, killing it after `timeout`.
+pub fn output_within(mut command: Command, timeout: Duration) -> Result<Output, String> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {:?}: {e}", command.get_program()))?;
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("did not finish within {timeout:?}"));
+            }
+        }
+    };
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
 }
 
 #[cfg(test)]

@@ -21,6 +21,8 @@ const TARGET: &str = "main";
 pub struct Tmux {
     socket: String,
     config: PathBuf,
+    /// The socket file, removed on drop (kill-server leaves it behind).
+    socket_path: Option<PathBuf>,
 }
 
 impl Tmux {
@@ -33,11 +35,14 @@ impl Tmux {
         let config = dir.join("tmux.conf");
         std::fs::write(&config, "set -g remain-on-exit on\nset -g history-limit 10000\n")
             .map_err(|e| format!("{}: {e}", config.display()))?;
-        let tmux = Tmux { socket, config };
+        let mut tmux = Tmux { socket, config, socket_path: None };
         let width = WIDTH.to_string();
         let height = HEIGHT.to_string();
         let program = program.to_str().ok_or("program path is not UTF-8")?;
         tmux.run(&["new-session", "-d", "-s", TARGET, "-x", &width, "-y", &height, program])?;
+        let output = tmux.run(&["display-message", "-p", "#{socket_path}"])?;
+        let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        tmux.socket_path = (!path.is_empty()).then(|| PathBuf::from(path));
         Ok(tmux)
     }
 
@@ -115,23 +120,70 @@ impl Tmux {
         }
     }
 
-    /// The exit status of the pane's program once it has exited, else `None`.
-    pub fn exit_status(&self) -> Result<Option<i32>, String> {
-        let output =
-            self.run(&["display-message", "-p", "-t", TARGET, "#{pane_dead} #{pane_dead_status}"])?;
+    /// The pid of the pane's program.
+    pub fn pane_pid(&self) -> Result<u32, String> {
+        let output = self.run(&["display-message", "-p", "-t", TARGET, "#{pane_pid}"])?;
         let text = String::from_utf8_lossy(&output.stdout);
-        let mut parts = text.split_whitespace();
-        match (parts.next(), parts.next()) {
-            (Some("1"), Some(status)) => Ok(Some(status.parse().unwrap_or(-1))),
-            (Some("1"), None) => Ok(Some(-1)),
-            _ => Ok(None),
+        text.trim().parse().map_err(|_| format!("no pane pid in {text:?}"))
+    }
+
+    /// Whether the pane's program has exited, and with which status when tmux knows it
+    /// (`128 + n` for a signal).
+    ///
+    /// tmux marks the pane dead when its terminal closes, which can be a moment before the
+    /// status is known; and it has been seen (3.3a) to leave an exited Claude Code as a zombie
+    /// for many seconds without reporting it. A zombie counts as exited, status unknown.
+    pub fn exit(&self) -> Result<Exit, String> {
+        let format = "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}:#{pane_pid}";
+        let output = self.run(&["display-message", "-p", "-t", TARGET, format])?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        let fields: Vec<&str> = text.trim().split(':').collect();
+        let number = |i: usize| fields.get(i).and_then(|f| f.parse::<i32>().ok());
+        Ok(match (fields.first(), number(1), number(2)) {
+            (Some(&"1"), Some(status), _) => Exit::Status(status),
+            (Some(&"1"), None, Some(signal)) => Exit::Status(128 + signal),
+            _ if number(3).is_some_and(|pid| is_zombie_or_gone(pid as u32)) => Exit::Unknown,
+            _ => Exit::Running,
+        })
+    }
+}
+
+/// Whether a program has exited, as [`Tmux::exit`] tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Still running.
+    Running,
+    /// Exited with this status.
+    Status(i32),
+    /// Exited; tmux has not reported the status.
+    Unknown,
+}
+
+fn is_zombie_or_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // "pid (comm) S ...": the state follows the last ')'.
+        Ok(stat) => {
+            stat.rsplit(')').next().and_then(|rest| rest.trim().chars().next()) == Some('Z')
         }
+        Err(_) => true,
     }
 }
 
 impl Drop for Tmux {
     fn drop(&mut self) {
+        let program = self.pane_pid().ok();
         let _ = self.run(&["kill-server"]);
+        // The program gets SIGHUP and may still write files as it dies (Claude Code saves its
+        // state): wait for it, so that its folders can be removed after this.
+        if let Some(pid) = program {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !is_zombie_or_gone(pid) && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(20));
+            }
+        }
+        if let Some(path) = &self.socket_path {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -152,11 +204,15 @@ mod tests {
             tmux.wait_for_screen(Duration::from_secs(10), |s| s.contains("got [")).unwrap();
         assert!(screen.contains("got [hello 'world' Enter]"), "{screen}");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while tmux.exit_status().unwrap().is_none() {
+        while tmux.exit().unwrap() == Exit::Running {
             assert!(Instant::now() < deadline, "the program did not exit");
             thread::sleep(Duration::from_millis(50));
         }
-        assert_eq!(tmux.exit_status().unwrap(), Some(3));
+        assert_eq!(tmux.exit().unwrap(), Exit::Status(3));
+        let socket = tmux.socket_path.clone().unwrap();
+        assert!(socket.exists());
+        drop(tmux);
+        assert!(!socket.exists(), "the socket is removed with the server");
         assert_eq!(screen.lines().count(), HEIGHT as usize, "{screen}");
     }
 }

@@ -75,6 +75,18 @@ pub fn run(installed: &Installed) {
     if kinds.last().map(String::as_str) != Some("result/success") {
         session.fail(&format!("stream-json does not end with a successful result: {kinds:?}"));
     }
+    // The stream shows what each hook printed (for SessionStart): the relay prints nothing.
+    let responses: Vec<&Value> =
+        lines.iter().filter(|l| l["type"] == "system" && l["subtype"] == "hook_response").collect();
+    if responses.is_empty() {
+        session.fail(&format!("stream-json has no hook_response: {kinds:?}"));
+    }
+    for response in responses {
+        let silent = response["stdout"] == "" && response["stderr"] == "";
+        if !silent || response["exit_code"] != 0 || response["outcome"] != "success" {
+            session.fail(&format!("a relay call was not silent and successful: {response}"));
+        }
+    }
     // 2.1.332 reports the automatic denial in the stream; 2.1.197 only in the tool result.
     let reports_denial = kinds.iter().any(|k| k == "system/permission_denied");
     if reports_denial != (session.version >= hookline_tests::version::Version::lit("2.1.332")) {

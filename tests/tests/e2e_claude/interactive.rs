@@ -69,7 +69,9 @@ fn steps(project: &Path) -> Vec<Step> {
             .then_quiet_for(PERMISSION_NOTIFICATION_DELAY + Duration::from_secs(1))
             .then_shown("Interrupted")
             .canonical(&[], "waiting_on_human"),
-        // The compaction runs as a subagent: its SubagentStop has `agent_type: ""`.
+        // The compaction runs as a subagent: its SubagentStop has `agent_type: ""`. Phase 2:
+        // the state after it is to be settled with the state machine; the issue only asks that
+        // no `idle` be synthesized (the real idle_prompt below comes from Claude's timer).
         Step::new("/compact", Action::Type("/compact".into()))
             .when_shown(READY)
             .expect([
@@ -80,7 +82,10 @@ fn steps(project: &Path) -> Vec<Step> {
             ])
             .within(Duration::from_secs(20))
             .then_shown("Compacted")
-            .canonical(&["compact", "subagent_stop", "compact"], "idle"),
+            .canonical(
+                &["compact", "subagent_stop", "session_start", "compact"],
+                "waiting_on_human",
+            ),
         // Claude itself re-arms the idle timer after a compaction.
         Step::new("idle threshold passes after the compaction", Action::Wait)
             .expect([native("Notification").q("idle_prompt")])
@@ -100,9 +105,10 @@ pub fn run(installed: &Installed) {
     session.launch_tui(&["--permission-mode", "default"]);
     session.run(&steps(&project));
 
-    let status = session.wait_for_exit(Duration::from_secs(15));
-    if status != 0 {
-        session.fail(&format!("the CLI exited with status {status} after /exit"));
+    match session.wait_for_exit(Duration::from_secs(15)) {
+        Some(0) => {}
+        None => println!("[{}] note: tmux did not report the exit status", session.label),
+        Some(status) => session.fail(&format!("the CLI exited with status {status} after /exit")),
     }
     match std::fs::read_to_string(project.join("out.txt")) {
         Ok(text) if text == "hi\n" => {}
