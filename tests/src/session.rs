@@ -46,11 +46,14 @@ pub struct Expect {
     /// May come anywhere among the step's events: Claude runs its hook without waiting, so it
     /// races the next one (`MessageDisplay` against `Stop`).
     pub any_order: bool,
+    /// Phase 2 placeholder: the canonical kind hookline must give it; `None` for none (today
+    /// `unknown`).
+    pub canonical: Option<&'static str>,
 }
 
 /// Expects the native event `event`.
 pub const fn native(event: &'static str) -> Expect {
-    Expect { event, qualifier: None, since: None, any_order: false }
+    Expect { event, qualifier: None, since: None, any_order: false, canonical: None }
 }
 
 impl Expect {
@@ -63,6 +66,12 @@ impl Expect {
     /// Only from `version` on (the event is absent before).
     pub const fn since(mut self, version: &'static str) -> Expect {
         self.since = Some(version);
+        self
+    }
+
+    /// Phase 2 placeholder: hookline must map it to the canonical `kind`.
+    pub const fn canonical(mut self, kind: &'static str) -> Expect {
+        self.canonical = Some(kind);
         self
     }
 
@@ -91,22 +100,29 @@ impl Expect {
     }
 }
 
-/// The index of the first of `events` that cannot be matched to `expected`: the in-order
-/// expectations must match in order, each `any_order` one once anywhere. `events` may be a
-/// prefix of what is expected (still arriving).
-pub fn first_mismatch(events: &[Event], expected: &[Expect]) -> Option<usize> {
+/// Matches `events` to `expected`: the in-order expectations must match in order, each
+/// `any_order` one once anywhere. `events` may be a prefix of what is expected (still
+/// arriving). Returns the expectation each event matched, or the index of the first event that
+/// matches none.
+pub fn match_events(events: &[Event], expected: &[Expect]) -> Result<Vec<Expect>, usize> {
     let mut in_order = expected.iter().filter(|e| !e.any_order).peekable();
     let mut floating: Vec<&Expect> = expected.iter().filter(|e| e.any_order).collect();
+    let mut matched = Vec::with_capacity(events.len());
     for (i, event) in events.iter().enumerate() {
-        if in_order.peek().is_some_and(|e| e.matches(event)) {
-            in_order.next();
+        if let Some(expect) = in_order.next_if(|e| e.matches(event)) {
+            matched.push(*expect);
         } else if let Some(at) = floating.iter().position(|e| e.matches(event)) {
-            floating.remove(at);
+            matched.push(*floating.remove(at));
         } else {
-            return Some(i);
+            return Err(i);
         }
     }
-    None
+    Ok(matched)
+}
+
+/// The index of the first of `events` that [`match_events`] cannot match.
+pub fn first_mismatch(events: &[Event], expected: &[Expect]) -> Option<usize> {
+    match_events(events, expected).err()
 }
 
 /// What a step does before waiting for its events.
@@ -137,8 +153,6 @@ pub struct Step {
     pub quiet_for: Option<Duration>,
     /// Text the screen must show after the events.
     pub shown_after: Option<&'static str>,
-    /// Phase 2 placeholder: the canonical kinds `hookline watch` must print for these events.
-    pub canonical: &'static [&'static str],
     /// Phase 2 placeholder: the session state after the step.
     pub state: Option<&'static str>,
 }
@@ -154,7 +168,6 @@ impl Step {
             within: Duration::from_secs(15),
             quiet_for: None,
             shown_after: None,
-            canonical: &[],
             state: None,
         }
     }
@@ -189,9 +202,8 @@ impl Step {
         self
     }
 
-    /// Phase 2 placeholder: canonical kinds and the state after the step.
-    pub fn canonical(mut self, kinds: &'static [&'static str], state: &'static str) -> Step {
-        self.canonical = kinds;
+    /// Phase 2 placeholder: the session state after the step.
+    pub fn state(mut self, state: &'static str) -> Step {
         self.state = Some(state);
         self
     }
@@ -233,7 +245,8 @@ struct StepRecord {
     name: &'static str,
     events: Vec<Event>,
     took: Duration,
-    canonical: &'static [&'static str],
+    /// The expectations that applied, in the order of `events`' matches.
+    expected: Vec<Expect>,
     state: Option<&'static str>,
 }
 
@@ -314,8 +327,8 @@ impl ClaudeSession {
         let expected: Vec<Expect> =
             step.native.iter().copied().filter(|e| e.applies_to(self.version)).collect();
         let consumed = self.expect_events(step.name, &expected, step.within);
-        // Phase 2: compare `step.canonical` with the canonical events `hookline watch` printed
-        // for `consumed`, and `step.state` with the session's state after them.
+        // Phase 2: compare each expectation's `canonical` with the canonical event hookline
+        // gives the native event it matched, and `step.state` with the session's state.
         if let Some(quiet) = step.quiet_for {
             self.expect_quiet(step.name, quiet);
         }
@@ -326,9 +339,9 @@ impl ClaudeSession {
         self.check_clean(step.name);
         self.log.push(StepRecord {
             name: step.name,
+            expected: match_events(&consumed, &expected).unwrap_or_default(),
             events: consumed,
             took,
-            canonical: step.canonical,
             state: step.state,
         });
     }
@@ -508,56 +521,61 @@ impl ClaudeSession {
         Ok(kinds)
     }
 
-    /// The events consumed by the steps, as a table: per step its name, time and phase 2
-    /// placeholders; per event its seq, seconds since the first event, native label and, as a
-    /// preview, the canonical kind `hookline watch` gives it today. A step whose previewed
-    /// kinds (less `unknown`) differ from its placeholders is marked `!=`.
+    /// The events consumed by the steps, as a table: per step its name, time and phase 2 state
+    /// placeholder; per event its seq, seconds since the first event, native label, the phase 2
+    /// canonical placeholder and, as a preview, the canonical kind today's `hookline watch`
+    /// gives it, marked `!=` where the two differ.
     pub fn event_table(&self) -> String {
-        let canonical = self.canonical_kinds();
+        let preview = self.canonical_kinds();
         let mut table = String::new();
-        if let Err(e) = &canonical {
+        if let Err(e) = &preview {
             let _ = writeln!(table, "  (no canonical preview: {e})");
         }
+        let _ = writeln!(
+            table,
+            "  {:>4} {:>9}  {:<34} {:<20} hookline watch today",
+            "seq", "at", "native", "canonical (phase 2)"
+        );
         let first = self.log.iter().flat_map(|r| &r.events).next().cloned();
         for record in &self.log {
-            let kinds: Vec<&str> = record
-                .events
-                .iter()
-                .filter_map(|e| canonical.as_ref().ok()?.get(&e.envelope.seq))
-                .map(|k| k.split('(').next().unwrap_or(k))
-                .filter(|k| *k != "unknown")
-                .collect();
-            let differs = canonical.is_ok() && kinds != record.canonical;
             let _ = writeln!(
                 table,
-                "  -- {} ({:.1} s); phase 2: {:?} -> {}{}",
+                "  -- {} ({:.1} s); state (phase 2): {}",
                 record.name,
                 record.took.as_secs_f64(),
-                record.canonical,
-                record.state.unwrap_or("?"),
-                if differs { "  != hookline watch" } else { "" }
+                record.state.unwrap_or("?")
             );
-            for event in &record.events {
+            for (event, expect) in record.events.iter().zip(&record.expected) {
                 let at = first.as_ref().map_or(0.0, |f| event.secs_since(f));
-                let kind = canonical
-                    .as_ref()
-                    .ok()
-                    .and_then(|c| c.get(&event.envelope.seq))
-                    .map_or("", String::as_str);
+                let placeholder = expect.canonical.unwrap_or("-");
+                let today = preview.as_ref().ok().and_then(|c| c.get(&event.envelope.seq));
+                let today_kind = today.map(|k| k.split('(').next().unwrap_or(k));
+                let differs = match (expect.canonical, today_kind) {
+                    (_, None) => false,
+                    (Some(kind), Some(today)) => kind != today,
+                    (None, Some(today)) => today != "unknown",
+                };
                 let _ = writeln!(
                     table,
-                    "  {:>4} {at:>7.2} s  {:<34} {kind}",
+                    "  {:>4} {at:>7.2} s  {:<34} {placeholder:<20} {}{}",
                     event.envelope.seq,
-                    event.label()
+                    event.label(),
+                    today.map_or("", String::as_str),
+                    if differs { "  !=" } else { "" }
                 );
             }
         }
         table
     }
 
-    /// Writes [`ClaudeSession::event_table`] to `target/hookline-e2e/<label>.txt` and prints it.
+    /// Writes [`ClaudeSession::event_table`] and the mock's requests to
+    /// `target/hookline-e2e/<label>.txt` and prints them.
     pub fn save_report(&self) {
-        let table = self.event_table();
+        let mut table = self.event_table();
+        let _ = writeln!(table, "  mock API requests:");
+        for request in self.api.requests() {
+            let _ = writeln!(table, "    {}", request.summary());
+        }
         println!(
             "[{}] passed in {:.1} s; native events:\n{table}",
             self.label,
@@ -687,6 +705,9 @@ mod tests {
             Some(2)
         );
         assert_eq!(first_mismatch(&events(&["PostToolUse"]), &expected), None, "a prefix");
+        let matched = match_events(&events(&["PostToolUse", "Stop", "MessageDisplay"]), &expected);
+        let names: Vec<&str> = matched.unwrap().iter().map(|e| e.event).collect();
+        assert_eq!(names, ["PostToolUse", "Stop", "MessageDisplay"], "in the events' order");
     }
 
     #[test]

@@ -25,29 +25,19 @@ pub fn run(installed: &Installed) {
 
     let steps = [Step::new("claude -p", Action::Wait)
         .expect([
-            native("SessionStart").q("startup"),
-            native("UserPromptSubmit"),
-            native("PreToolUse"),
+            native("SessionStart").q("startup").canonical("session_start"),
+            native("UserPromptSubmit").canonical("turn_start"),
+            native("PreToolUse").canonical("tool_start"),
             // 2.1.197 asks no one: it denies without a PermissionRequest.
-            native("PermissionRequest").since("2.1.332"),
+            native("PermissionRequest").since("2.1.332").canonical("permission_request"),
             native("PostToolBatch"),
             native("MessageDisplay").any_order(),
-            native("Stop"),
-            native("SessionEnd").q("other"),
+            native("Stop").canonical("stop"),
+            native("SessionEnd").q("other").canonical("session_end"),
         ])
         .within(Duration::from_secs(10))
         .then_quiet_for(Duration::from_secs(1))
-        .canonical(
-            &[
-                "session_start",
-                "turn_start",
-                "tool_start",
-                "permission_request",
-                "stop",
-                "session_end",
-            ],
-            "ended",
-        )];
+        .state("ended")];
     session.run(&steps);
 
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -17,84 +17,87 @@ const READY: &str = "for shortcuts";
 /// On screen while a permission dialog is open.
 const PERMISSION_DIALOG: &str = "Do you want to proceed?";
 
-/// The scenario. `canonical(...)` holds the phase 2 expectations: the canonical kinds for the
-/// step's native events and the session state after it.
+/// The scenario. Phase 2 placeholders: `.canonical(kind)` on each native event (`None`: no
+/// canonical event, today `unknown`) and `.state(...)`, the session state after each step.
 fn steps(project: &Path) -> Vec<Step> {
     let out = project.join("out.txt");
     let denied = project.join("denied.txt");
     let notification_wait = PERMISSION_NOTIFICATION_DELAY + Duration::from_secs(6);
     let idle_wait = IDLE_THRESHOLD + Duration::from_secs(5);
+    let prompt_for_bash = [
+        native("UserPromptSubmit").canonical("turn_start"),
+        native("PreToolUse").canonical("tool_start"),
+        native("PermissionRequest").canonical("permission_request"),
+    ];
+    let idle_prompt = native("Notification").q("idle_prompt").canonical("idle_prompt");
     vec![
         Step::new("launch", Action::Wait)
-            .expect([native("SessionStart").q("startup")])
+            .expect([native("SessionStart").q("startup").canonical("session_start")])
             .within(Duration::from_secs(30))
             .then_shown(READY)
-            .canonical(&["session_start"], "unknown"),
+            .state("unknown"),
         Step::new(
             "prompt asking for a Bash command",
             Action::Type(format!("please RUNBASH: echo hi > {}", out.display())),
         )
         .when_shown(READY)
-        .expect([native("UserPromptSubmit"), native("PreToolUse"), native("PermissionRequest")])
+        .expect(prompt_for_bash)
         .then_shown(PERMISSION_DIALOG)
-        .canonical(&["turn_start", "tool_start", "permission_request"], "waiting_on_human"),
+        .state("waiting_on_human"),
         Step::new("permission dialog left open", Action::Wait)
-            .expect([native("Notification").q("permission_prompt")])
+            .expect([native("Notification").q("permission_prompt").canonical("waiting_for_input")])
             .within(notification_wait)
-            .canonical(&["waiting_for_input"], "waiting_on_human"),
+            .state("waiting_on_human"),
         Step::new("approve with Enter", Action::Press("Enter"))
             .expect([
-                native("PostToolUse"),
+                native("PostToolUse").canonical("tool_end"),
                 native("PostToolBatch"),
                 native("MessageDisplay").any_order(),
-                native("Stop"),
+                native("Stop").canonical("stop"),
             ])
-            .canonical(&["tool_end", "stop"], "idle"),
+            .state("idle"),
         Step::new("idle threshold passes", Action::Wait)
-            .expect([native("Notification").q("idle_prompt")])
+            .expect([idle_prompt])
             .within(idle_wait)
-            .canonical(&["idle_prompt"], "idle"),
+            .state("idle"),
         Step::new(
             "second prompt asking for a Bash command",
             Action::Type(format!("now RUNBASH: echo denied > {}", denied.display())),
         )
         .when_shown(READY)
-        .expect([native("UserPromptSubmit"), native("PreToolUse"), native("PermissionRequest")])
+        .expect(prompt_for_bash)
         .then_shown(PERMISSION_DIALOG)
-        .canonical(&["turn_start", "tool_start", "permission_request"], "waiting_on_human"),
+        .state("waiting_on_human"),
         // Nothing fires after a denial: no PostToolUse*, no Stop, no PermissionDenied, and
         // neither the permission notification (6 s) nor idle_prompt (the threshold). The wait
         // covers both timers.
         Step::new("deny with Escape", Action::Press("Escape"))
             .then_quiet_for(PERMISSION_NOTIFICATION_DELAY + Duration::from_secs(1))
             .then_shown("Interrupted")
-            .canonical(&[], "waiting_on_human"),
+            .state("waiting_on_human"),
         // The compaction runs as a subagent: its SubagentStop has `agent_type: ""`. Phase 2:
         // the state after it is to be settled with the state machine; the issue only asks that
         // no `idle` be synthesized (the real idle_prompt below comes from Claude's timer).
         Step::new("/compact", Action::Type("/compact".into()))
             .when_shown(READY)
             .expect([
-                native("PreCompact").q("manual"),
-                native("SubagentStop"),
-                native("SessionStart").q("compact"),
-                native("PostCompact").q("manual"),
+                native("PreCompact").q("manual").canonical("compact"),
+                native("SubagentStop").canonical("subagent_stop"),
+                native("SessionStart").q("compact").canonical("session_start"),
+                native("PostCompact").q("manual").canonical("compact"),
             ])
             .within(Duration::from_secs(20))
             .then_shown("Compacted")
-            .canonical(
-                &["compact", "subagent_stop", "session_start", "compact"],
-                "waiting_on_human",
-            ),
+            .state("waiting_on_human"),
         // Claude itself re-arms the idle timer after a compaction.
         Step::new("idle threshold passes after the compaction", Action::Wait)
-            .expect([native("Notification").q("idle_prompt")])
+            .expect([idle_prompt])
             .within(idle_wait)
-            .canonical(&["idle_prompt"], "idle"),
+            .state("idle"),
         Step::new("/exit", Action::Type("/exit".into()))
             .when_shown(READY)
-            .expect([native("SessionEnd").q("prompt_input_exit")])
-            .canonical(&["session_end"], "ended"),
+            .expect([native("SessionEnd").q("prompt_input_exit").canonical("session_end")])
+            .state("ended"),
     ]
 }
 

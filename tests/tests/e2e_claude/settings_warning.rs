@@ -46,11 +46,11 @@ pub fn run(installed: &Installed) {
     session.run(&[
         Step::new("settings warning shown", Action::Wait)
             .then_quiet_for(Duration::from_secs(1))
-            .canonical(&[], "unknown"),
+            .state("unknown"),
         Step::new("continue past the warning", Action::Press("Enter"))
-            .expect([native("SessionStart").q("startup")])
+            .expect([native("SessionStart").q("startup").canonical("session_start")])
             .then_shown("for shortcuts")
-            .canonical(&["session_start"], "unknown"),
+            .state("unknown"),
     ]);
     session.save_report();
 }
