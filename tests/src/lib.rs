@@ -9,6 +9,7 @@
 //!   registration of the relay for them.
 //! * [`events`]: reading the events directory back and waiting for events.
 //! * [`session`]: all of the above around one running CLI, with descriptive failures.
+//! * [`version`]: version numbers, ordered numerically.
 
 pub mod binaries;
 pub mod claude_hooks;

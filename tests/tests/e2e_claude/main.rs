@@ -4,8 +4,18 @@
 //! see `hookline_tests::claude_install`) runs the same scenarios, in a module named after the
 //! pin; every failure message starts with `[claude <version> <scenario>]`. The CLI is installed
 //! from npm into a cache on first use, talks to a mock API on 127.0.0.1, runs in a private tmux
-//! server for the interactive scenarios, and calls the workspace's built relay for every hook
-//! (`cargo build --workspace` first).
+//! server for the interactive scenarios, and calls the workspace's built relay for every hook.
+//!
+//! ```text
+//! bash tests/e2e-prereqs.sh            # tmux, node, npm
+//! cargo build --workspace              # the relay and hookline the CLI will call
+//! cargo test -p hookline-tests --test e2e_claude
+//! ```
+//!
+//! Each passing scenario prints (with `--nocapture`) and writes to `target/hookline-e2e/` the
+//! native events it saw per step, with the phase 2 canonical placeholders, today's
+//! `hookline watch` output for them, and the API calls the CLI made. `HOOKLINE_E2E_KEEP=1`
+//! keeps the sandboxes (each holds `launch-N.sh` to rerun the CLI by hand).
 
 mod headless;
 mod interactive;
