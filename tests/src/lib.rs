@@ -5,9 +5,10 @@
 //! * [`tmux`]: an isolated tmux server per test, to drive a TUI like a person.
 //! * [`sandbox`]: a throwaway `HOME` and project with the CLI's first-run state pre-written.
 //! * [`binaries`]: the workspace's built `hookline-relay` and `hookline`.
-//! * [`claude_hooks`]: which hook events a Claude Code version knows, and the temporary
-//!   registration of the relay for them.
+//! * [`claude_hooks`]: which hook events a Claude Code version knows, and what `hookline install`
+//!   registered.
 //! * [`events`]: reading the events directory back and waiting for events.
+//! * [`follow`]: `hookline watch` following the events directory, for canonical events and states.
 //! * [`session`]: all of the above around one running CLI, with descriptive failures.
 //! * [`version`]: version numbers, ordered numerically.
 
@@ -15,6 +16,7 @@ pub mod binaries;
 pub mod claude_hooks;
 pub mod claude_install;
 pub mod events;
+pub mod follow;
 pub mod mock_api;
 pub mod sandbox;
 pub mod session;
