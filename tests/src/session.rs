@@ -1,31 +1,41 @@
-//! One run of the real CLI in a sandbox, against the mock API, with the relay registered: the
-//! harness the scenarios are written with.
+//! One run of the real CLI in a sandbox, against the mock API, with the relay registered by
+//! `hookline install` and the events followed by `hookline watch`: the harness the scenarios
+//! are written with.
 //!
 //! A scenario is a table of [`Step`]s: an action (type a line, press a key, or just wait), the
 //! native events that must follow — exactly those, in order, except those marked
-//! [`Expect::any_order`] — and, as placeholders for phase 2, the canonical kinds and the session
-//! state `hookline watch` / the library should report for them. Every failure panics with a full
-//! report: the events seen, the screen with its scrollback, the mock's requests and the relay's
-//! diagnostics.
+//! [`Expect::any_order`] — and for each of them the canonical event `hookline watch` must
+//! print and the session state a [`Tracker`] must be in once it applied it; then, per step, the
+//! state after the step (held through any silence the step requires) and what taking the
+//! session's input slot must do.
 //!
-//! After a passing run, [`ClaudeSession::save_report`] prints the native events per step and
-//! writes them to `target/hookline-e2e/`, with a preview of the canonical kind today's
-//! `hookline watch` gives each one (not asserted yet; steps whose kinds differ from their
-//! placeholders are marked).
+//! The tracker's generation starts before the CLI is launched, so every event is live and its
+//! state authoritative, as for an orchestrator that was running before its agent. Every failure
+//! panics with a full report: the native events, the canonical events with the state after
+//! each, the screen with its scrollback, the mock's requests, `hookline watch`'s stderr and
+//! the relay's diagnostics.
+//!
+//! After a passing run, [`ClaudeSession::finish`] prints the table of what was seen per step
+//! and writes it to `target/hookline-e2e/`.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use hookline::format::relay::now_ns;
+use hookline::profile::Profiles;
+use hookline::state::{Refusal, Tracker, View};
 use hookline_relay::diag::{self, Level};
+use serde_json::Value;
 
 use crate::binaries;
 use crate::claude_hooks;
 use crate::claude_install::Installed;
-use crate::events::{Event, EventsDir};
+use crate::events::{Event, EventsDir, POLL};
+use crate::follow::{Follower, canonical_label, state_label};
 use crate::mock_api::MockApi;
 use crate::sandbox::Sandbox;
 use crate::tmux::{Exit, Tmux};
@@ -34,7 +44,25 @@ use crate::version::Version;
 /// What Claude prints in its transcript when a hook command fails or writes to stderr.
 pub const HOOK_ERROR: &str = "hook error";
 
-/// One expected native event.
+/// The title of the dialog Claude shows when a settings file registers an event it does not
+/// know.
+pub const SETTINGS_WARNING: &str = "Settings Warning";
+
+/// The durable cursor `hookline watch` follows the events with.
+pub const CURSOR: &str = "e2e";
+
+/// Held by each [`ClaudeSession`] for its whole life: scenarios run one at a time, whatever
+/// the number of test threads. Two Claude Code 2.1.332 processes at once on a 2-core machine
+/// stalled for up to a minute (no redraw, keys lost, `-p` not exiting after `SessionEnd`),
+/// which breaks the timers the scenarios assert; one at a time, the whole suite still takes
+/// about a minute.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// How long `hookline watch` may take to print the canonical event of a native event that is
+/// already in the directory (it is notified at once; it rescans every second anyway).
+const DELIVERY: Duration = Duration::from_secs(10);
+
+/// One expected native event, and what hookline must make of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Expect {
     /// Native event name.
@@ -43,17 +71,30 @@ pub struct Expect {
     pub qualifier: Option<&'static str>,
     /// Only expected from this version on.
     pub since: Option<&'static str>,
-    /// May come anywhere among the step's events: Claude runs its hook without waiting, so it
-    /// races the next one (`MessageDisplay` against `Stop`).
+    /// May come anywhere among the step's events: Claude runs its hooks without waiting, so
+    /// one can race the next.
     pub any_order: bool,
-    /// Phase 2 placeholder: the canonical kind hookline must give it; `None` for none (today
-    /// `unknown`).
+    /// The canonical event `hookline watch` must print for it, as
+    /// [`canonical_label`](crate::follow::canonical_label) writes it (`tool_end(Bash, ok)`).
     pub canonical: Option<&'static str>,
+    /// The session state once the tracker applied it, as
+    /// [`state_label`](crate::follow::state_label) writes it (`waiting_on_human(permission)`).
+    pub state: Option<&'static str>,
+    /// The tracker must leave the state exactly as it was: same state, same evidence.
+    pub unchanged: bool,
 }
 
 /// Expects the native event `event`.
 pub const fn native(event: &'static str) -> Expect {
-    Expect { event, qualifier: None, since: None, any_order: false, canonical: None }
+    Expect {
+        event,
+        qualifier: None,
+        since: None,
+        any_order: false,
+        canonical: None,
+        state: None,
+        unchanged: false,
+    }
 }
 
 impl Expect {
@@ -69,9 +110,21 @@ impl Expect {
         self
     }
 
-    /// Phase 2 placeholder: hookline must map it to the canonical `kind`.
-    pub const fn canonical(mut self, kind: &'static str) -> Expect {
-        self.canonical = Some(kind);
+    /// `hookline watch` must print this canonical event for it.
+    pub const fn canonical(mut self, label: &'static str) -> Expect {
+        self.canonical = Some(label);
+        self
+    }
+
+    /// The session must be in this state once the tracker applied it.
+    pub const fn state(mut self, label: &'static str) -> Expect {
+        self.state = Some(label);
+        self
+    }
+
+    /// The tracker must not change the state for it (nor its evidence).
+    pub const fn unchanged(mut self) -> Expect {
+        self.unchanged = true;
         self
     }
 
@@ -136,6 +189,15 @@ pub enum Action {
     Press(&'static str),
 }
 
+/// What taking the session's input slot must do after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Granted, once: taking it a second time is refused as already taken.
+    Once,
+    /// Refused, with a reason that contains this text.
+    Refused(&'static str),
+}
+
 /// One step of a scenario.
 #[derive(Debug, Clone)]
 pub struct Step {
@@ -149,12 +211,15 @@ pub struct Step {
     pub native: Vec<Expect>,
     /// How long they may take.
     pub within: Duration,
-    /// After them, no event at all may arrive for this long.
+    /// After them, no event at all may arrive for this long (and the state must hold).
     pub quiet_for: Option<Duration>,
     /// Text the screen must show after the events.
     pub shown_after: Option<&'static str>,
-    /// Phase 2 placeholder: the session state after the step.
+    /// The session state after the step, as [`state_label`] writes it; with
+    /// [`Step::then_quiet_for`], it must hold through the whole silence.
     pub state: Option<&'static str>,
+    /// What taking the input slot after the step must do.
+    pub input: Option<Input>,
 }
 
 impl Step {
@@ -169,6 +234,7 @@ impl Step {
             quiet_for: None,
             shown_after: None,
             state: None,
+            input: None,
         }
     }
 
@@ -190,7 +256,7 @@ impl Step {
         self
     }
 
-    /// Then requires silence for this long.
+    /// Then requires silence for this long, the state holding all along.
     pub fn then_quiet_for(mut self, quiet: Duration) -> Step {
         self.quiet_for = Some(quiet);
         self
@@ -202,11 +268,47 @@ impl Step {
         self
     }
 
-    /// Phase 2 placeholder: the session state after the step.
-    pub fn state(mut self, state: &'static str) -> Step {
-        self.state = Some(state);
+    /// The session state after the step.
+    pub fn state(mut self, label: &'static str) -> Step {
+        self.state = Some(label);
         self
     }
+
+    /// What taking the input slot after the step must do.
+    pub fn input(mut self, input: Input) -> Step {
+        self.input = Some(input);
+        self
+    }
+}
+
+/// One canonical event as the harness received and applied it.
+#[derive(Debug, Clone)]
+pub struct Tracked {
+    /// The event's `seq`.
+    pub seq: u64,
+    /// The canonical event, as [`canonical_label`] writes it.
+    pub canonical: String,
+    /// The state rule the tracker applied.
+    pub rule: &'static str,
+    /// Whether it changed the state.
+    pub changed: bool,
+    /// The state after it, as [`state_label`] writes it.
+    pub state: String,
+}
+
+/// A step as it ran.
+#[derive(Debug, Clone)]
+struct StepRecord {
+    name: String,
+    events: Vec<Event>,
+    /// What hookline made of each of `events`.
+    tracked: Vec<Tracked>,
+    took: Duration,
+    /// The state after the step, and how long it was checked to hold.
+    state: String,
+    held: Option<Duration>,
+    /// What taking the input slot did.
+    input: Option<String>,
 }
 
 /// The CLI under test, in its sandbox.
@@ -227,43 +329,49 @@ pub struct ClaudeSession {
     pub tmux: Option<Tmux>,
     /// The idle threshold written to `.claude.json`.
     pub idle_threshold: Duration,
+    /// `HOOKLINE_TAG` of the sandbox: the orchestrator's name for the session.
+    pub tag: String,
+    /// What the first `hookline install` printed.
+    pub install_output: String,
+    /// Whether the screen may show Claude's [`SETTINGS_WARNING`] (only where a scenario
+    /// provokes it).
+    pub settings_warning_expected: bool,
+    follower: Option<Follower>,
+    tracker: Tracker,
+    /// Every canonical event applied, in order.
+    tracked: Vec<Tracked>,
     cursor: usize,
     started: Instant,
     log: Vec<StepRecord>,
+    /// Released last, once the CLI and the watcher are gone.
+    _one_at_a_time: MutexGuard<'static, ()>,
 }
 
 impl Drop for ClaudeSession {
     fn drop(&mut self) {
-        // Kill the CLI before its sandbox is removed, or it recreates files in it as it dies.
+        // Kill the CLI and the watcher before the sandbox is removed, or they recreate files
+        // in it as they die.
         self.tmux.take();
+        self.follower.take();
     }
 }
 
-/// A step as it ran.
-#[derive(Debug, Clone)]
-struct StepRecord {
-    name: &'static str,
-    events: Vec<Event>,
-    took: Duration,
-    /// The expectations that applied, in the order of `events`' matches.
-    expected: Vec<Expect>,
-    state: Option<&'static str>,
-}
-
 impl ClaudeSession {
-    /// Starts the mock, builds the sandbox and registers the relay for the version's events.
+    /// Starts the mock and the tracker, builds the sandbox, registers the relay with
+    /// `hookline install claude --scope project` and starts `hookline watch`.
     pub fn new(installed: &Installed, scenario: &str, idle_threshold: Duration) -> ClaudeSession {
         let label = format!("claude {} {scenario}", installed.version);
+        // A scenario that failed poisons the lock; the next one runs all the same.
+        let one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        // The generation starts now, before the CLI: every event of the run is live.
+        let profiles =
+            Profiles::shipped().unwrap_or_else(|e| panic!("[{label}] shipped profiles: {e}"));
+        let tracker = Tracker::new(profiles, now_ns());
         let api = MockApi::start().unwrap_or_else(|e| panic!("[{label}] mock API: {e}"));
         let tag = format!("e2e-{}-{scenario}", installed.version);
         let sandbox = Sandbox::new(&api.base_url(), idle_threshold, &tag);
-        claude_hooks::register_hooks_temporarily(
-            &sandbox.project(),
-            &binaries::relay(),
-            installed.version,
-        );
         let events = EventsDir::new(&sandbox.events_dir());
-        ClaudeSession {
+        let mut session = ClaudeSession {
             label,
             version: installed.version,
             binary: installed.binary.clone(),
@@ -272,18 +380,172 @@ impl ClaudeSession {
             events,
             tmux: None,
             idle_threshold,
+            tag,
+            install_output: String::new(),
+            settings_warning_expected: false,
+            follower: None,
+            tracker,
+            tracked: Vec::new(),
             cursor: 0,
             started: Instant::now(),
             log: Vec::new(),
+            _one_at_a_time: one_at_a_time,
+        };
+        session.install_hooks();
+        let follower = Follower::start(
+            session.sandbox.command(&binaries::hookline()),
+            session.events.path(),
+            CURSOR,
+        )
+        .unwrap_or_else(|e| session.fail(&e));
+        session.follower = Some(follower);
+        session
+    }
+
+    /// The project's settings file.
+    pub fn settings_path(&self) -> PathBuf {
+        self.sandbox.project().join(".claude").join("settings.json")
+    }
+
+    /// Runs `hookline install claude --scope project --relay <built relay>` in the project,
+    /// with the CLI's folder first on `PATH` so that install detects its version; checks what
+    /// it printed and wrote, then runs it again and checks that nothing changed.
+    fn install_hooks(&mut self) {
+        let relay = binaries::relay();
+        let relay = relay.to_str().expect("UTF-8 relay path").to_owned();
+        let path = self.settings_path();
+        let expected = claude_hooks::hookline_registers(self.version);
+
+        let first = self.run_install(&relay);
+        let mut wanted = vec![
+            format!(
+                "Claude Code {} (from `claude --version`): {} events",
+                self.version,
+                expected.len()
+            ),
+            format!("settings: {} (project)", path.display()),
+        ];
+        wanted.extend(expected.iter().map(|e| format!("hooks.{e}: added")));
+        wanted.push(format!("wrote {}", path.display()));
+        self.check_install_output("hookline install", &first, &wanted);
+        self.install_output = first;
+
+        let written = std::fs::read(&path)
+            .unwrap_or_else(|e| self.fail(&format!("install wrote no {}: {e}", path.display())));
+        let settings: Value = serde_json::from_slice(&written)
+            .unwrap_or_else(|e| self.fail(&format!("{} is not JSON: {e}", path.display())));
+        let mut registered = claude_hooks::registered_in(&settings);
+        let mut sorted = expected.clone();
+        registered.sort();
+        sorted.sort();
+        if registered != sorted {
+            self.fail(&format!(
+                "install registered {registered:?}, the profile says {sorted:?} for {}",
+                self.version
+            ));
+        }
+        let known: Vec<&str> =
+            claude_hooks::known_events(self.version).iter().map(|e| e.name).collect();
+        if let Some(unknown) = registered.iter().find(|e| !known.contains(&e.as_str())) {
+            self.fail(&format!(
+                "install registered {unknown}, which {} does not know",
+                self.version
+            ));
+        }
+        let command = format!("{relay} --cli claude");
+        for event in &registered {
+            let handlers: Vec<&Value> = settings["hooks"][event]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|group| group["hooks"].as_array().into_iter().flatten())
+                .collect();
+            let ok = handlers.len() == 1
+                && handlers[0]["type"] == "command"
+                && handlers[0]["command"] == command.as_str();
+            if !ok {
+                self.fail(&format!("hooks.{event} does not run {command:?} once: {handlers:?}"));
+            }
+        }
+
+        let second = self.run_install(&relay);
+        let mut wanted = wanted[..2].to_vec();
+        wanted.extend(expected.iter().map(|e| format!("hooks.{e}: already installed")));
+        wanted.push("nothing to change".into());
+        self.check_install_output("a second hookline install", &second, &wanted);
+        if std::fs::read(&path).ok().as_deref() != Some(written.as_slice()) {
+            self.fail("a second hookline install changed the settings file");
+        }
+    }
+
+    fn run_install(&self, relay: &str) -> String {
+        let mut command = self.sandbox.command(&binaries::hookline());
+        let cli_dir = self.binary.parent().expect("the CLI's folder");
+        let path = std::env::join_paths(
+            std::iter::once(cli_dir.to_owned())
+                .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+        )
+        .expect("PATH joins");
+        command
+            .env("PATH", path)
+            .args(["install", "claude", "--scope", "project", "--relay", relay]);
+        let output = output_within(command, Duration::from_secs(30))
+            .unwrap_or_else(|e| self.fail(&format!("hookline install: {e}")));
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        if !output.status.success() || !output.stderr.is_empty() {
+            self.fail(&format!(
+                "hookline install exited with {} and stderr {:?}; stdout:\n{stdout}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        stdout
+    }
+
+    /// `output` must be exactly the `wanted` lines, plus notes (`note: ...`) after them.
+    fn check_install_output(&self, what: &str, output: &str, wanted: &[String]) {
+        let lines: Vec<&str> = output.lines().collect();
+        let notes = lines.iter().skip(wanted.len()).all(|l| l.starts_with("note: "));
+        if lines.len() < wanted.len() || lines[..wanted.len()] != *wanted || !notes {
+            self.fail(&format!(
+                "{what} printed:\n{output}\nexpected:\n{}\n(then only notes)",
+                wanted.join("\n")
+            ));
         }
     }
 
     /// Launches the interactive TUI in a fresh tmux server with `args`.
     pub fn launch_tui(&mut self, args: &[&str]) {
+        self.expect_no_session_before_launch();
         let script = self.sandbox.launch_script(&self.binary, args);
+        self.tmux.take();
         let tmux = Tmux::start(self.sandbox.root(), &script)
             .unwrap_or_else(|e| self.fail(&format!("cannot start tmux: {e}")));
         self.tmux = Some(tmux);
+    }
+
+    /// Before the first launch the tracker knows no session for the tag: nothing says what it
+    /// is doing, and input is refused.
+    fn expect_no_session_before_launch(&mut self) {
+        if !self.tracker.is_empty() {
+            return;
+        }
+        if let Some(view) = self.view() {
+            self.fail(&format!("a session exists before the launch: {view:?}"));
+        }
+        let input = match self.tracker.take_input_slot(&self.tag, now_ns()) {
+            Err(refusal @ Refusal::NoSuchSession { .. }) => format!("refused: {refusal}"),
+            other => self.fail(&format!("input before the launch: {other:?}")),
+        };
+        self.log.push(StepRecord {
+            name: "before launch".into(),
+            events: Vec::new(),
+            tracked: Vec::new(),
+            took: Duration::ZERO,
+            state: state_label(None),
+            held: None,
+            input: Some(input),
+        });
     }
 
     fn tmux(&self) -> &Tmux {
@@ -302,6 +564,11 @@ impl ClaudeSession {
         self.events.read().unwrap_or_else(|e| self.fail(&format!("reading events: {e}")))
     }
 
+    /// The tracker's view of the session the tag names, now.
+    pub fn view(&self) -> Option<View> {
+        self.tracker.view(&self.tag, now_ns())
+    }
+
     /// Runs the steps in order.
     pub fn run(&mut self, steps: &[Step]) {
         for step in steps {
@@ -309,8 +576,10 @@ impl ClaudeSession {
         }
     }
 
-    /// Runs one step: waits for the screen, acts, waits for exactly the expected native events,
-    /// then checks silence and the screen as the step asks, and that nothing went wrong.
+    /// Runs one step: waits for the screen, acts, waits for exactly the expected native events
+    /// and for `hookline watch` to print their canonical events, applying each to the tracker
+    /// and checking kind and state; then checks silence (the state holding), the screen, the
+    /// state after the step and the input slot as the step asks, and that nothing went wrong.
     pub fn run_step(&mut self, step: &Step) {
         if let Some(text) = step.shown_before {
             self.wait_for_text(text, Duration::from_secs(15));
@@ -327,22 +596,29 @@ impl ClaudeSession {
         let expected: Vec<Expect> =
             step.native.iter().copied().filter(|e| e.applies_to(self.version)).collect();
         let consumed = self.expect_events(step.name, &expected, step.within);
-        // Phase 2: compare each expectation's `canonical` with the canonical event hookline
-        // gives the native event it matched, and `step.state` with the session's state.
+        let matched = match_events(&consumed, &expected).unwrap_or_default();
+        let mut tracked = Vec::with_capacity(consumed.len());
+        for (event, expect) in consumed.iter().zip(&matched) {
+            tracked.push(self.follow(step.name, event, expect));
+        }
         if let Some(quiet) = step.quiet_for {
-            self.expect_quiet(step.name, quiet);
+            self.expect_quiet(step.name, quiet, step.state);
         }
         if let Some(text) = step.shown_after {
             self.wait_for_text(text, Duration::from_secs(10));
         }
+        let state = self.expect_state(step.name, step.state);
+        let input = step.input.map(|input| self.expect_input(step.name, input));
         let took = started.elapsed();
         self.check_clean(step.name);
         self.log.push(StepRecord {
-            name: step.name,
-            expected: match_events(&consumed, &expected).unwrap_or_default(),
+            name: step.name.to_owned(),
             events: consumed,
+            tracked,
             took,
-            state: step.state,
+            state,
+            held: step.quiet_for,
+            input,
         });
     }
 
@@ -377,22 +653,200 @@ impl ClaudeSession {
         events[cursor..self.cursor].to_vec()
     }
 
-    /// Requires that no event arrives for `quiet`.
-    pub fn expect_quiet(&mut self, step: &str, quiet: Duration) {
-        let cursor = self.cursor;
-        if let Ok(events) = self.events.wait_until(quiet, |events| events.len() > cursor) {
-            let extra: Vec<String> = events[cursor..].iter().map(Event::label).collect();
-            self.fail(&format!("step {step:?}: expected no event for {quiet:?}, got {extra:?}"));
+    fn follower(&mut self) -> &mut Follower {
+        self.follower.as_mut().expect("hookline watch runs from the start")
+    }
+
+    /// Waits for `hookline watch` to print the canonical event of `event` (the next one it
+    /// prints must be that one), applies it to the tracker and checks it against `expect`.
+    fn follow(&mut self, step: &str, event: &Event, expect: &Expect) -> Tracked {
+        let seq = event.envelope.seq;
+        let canonical = match self.follower().next(DELIVERY) {
+            Ok(Some(canonical)) => canonical,
+            Ok(None) => self.fail(&format!(
+                "step {step:?}: hookline watch did not print #{seq} {} within {DELIVERY:?}",
+                event.label()
+            )),
+            Err(e) => self.fail(&format!("step {step:?}: {e}")),
+        };
+        let label = canonical_label(&canonical);
+        if canonical.source.seq != seq || canonical.native.as_deref() != Some(event.name()) {
+            self.fail(&format!(
+                "step {step:?}: hookline watch printed #{} {:?} ({label}) where #{seq} {} was next",
+                canonical.source.seq,
+                canonical.native,
+                event.label()
+            ));
+        }
+        if canonical.cli != "claude"
+            || canonical.session_id.as_deref() != event.field("session_id")
+            || canonical.tag.as_deref() != Some(self.tag.as_str())
+        {
+            self.fail(&format!(
+                "step {step:?}: #{seq} {label} has cli {:?}, session {:?}, tag {:?}; the payload's session is {:?}",
+                canonical.cli,
+                canonical.session_id,
+                canonical.tag,
+                event.field("session_id")
+            ));
+        }
+        let before = self.view();
+        let applied = self.tracker.apply(&canonical);
+        let view = self.view();
+        let state = state_label(view.as_ref());
+        let tracked = Tracked {
+            seq,
+            canonical: label.clone(),
+            rule: applied.rule,
+            changed: applied.changed,
+            state: state.clone(),
+        };
+        self.tracked.push(tracked.clone());
+        let what = format!("step {step:?}: #{seq} {}", event.label());
+        if let Some(wanted) = expect.canonical.filter(|wanted| *wanted != label) {
+            self.fail(&format!("{what}: hookline gives {label}, expected {wanted}"));
+        }
+        if let Some(wanted) = expect.state.filter(|wanted| *wanted != state) {
+            self.fail(&format!(
+                "{what} ({label}): the state is {state} (rule {}), expected {wanted}",
+                applied.rule
+            ));
+        }
+        if expect.unchanged {
+            let same = before.as_ref().zip(view.as_ref()).is_some_and(|(b, a)| {
+                b.state == a.state && b.detail == a.detail && b.evidence == a.evidence
+            });
+            if applied.changed || !same {
+                self.fail(&format!(
+                    "{what} ({label}) changed the state (rule {}): {} -> {state}",
+                    applied.rule,
+                    state_label(before.as_ref())
+                ));
+            }
+        }
+        self.check_live(&what, view.as_ref());
+        tracked
+    }
+
+    /// Every view the harness looks at comes from live events: authoritative and fresh.
+    fn check_live(&self, what: &str, view: Option<&View>) {
+        if let Some(view) = view
+            && (!view.authoritative || view.replayed || !view.fresh)
+        {
+            self.fail(&format!(
+                "{what}: the state is not live (authoritative {}, fresh {}): {view:?}",
+                view.authoritative, view.fresh
+            ));
         }
     }
 
-    /// Checks that the screen never showed a hook error, that the relay logged no error, and
-    /// that every envelope carries a payload, our tag and the CLI's session id.
+    /// Requires that no native event arrives for `quiet`, that `hookline watch` prints nothing,
+    /// and, when `hold` is given, that the session stays in that state all along (checked at
+    /// every poll).
+    pub fn expect_quiet(&mut self, step: &str, quiet: Duration, hold: Option<&str>) {
+        let deadline = Instant::now() + quiet;
+        loop {
+            let events = self.all_events();
+            if events.len() > self.cursor {
+                let extra: Vec<String> = events[self.cursor..].iter().map(Event::label).collect();
+                self.fail(&format!(
+                    "step {step:?}: expected no event for {quiet:?}, got {extra:?}"
+                ));
+            }
+            match self.follower().try_next() {
+                Ok(None) => {}
+                Ok(Some(event)) => self.fail(&format!(
+                    "step {step:?}: hookline watch printed {} (#{}) during the silence",
+                    canonical_label(&event),
+                    event.source.seq
+                )),
+                Err(e) => self.fail(&format!("step {step:?}: {e}")),
+            }
+            if let Some(hold) = hold {
+                let view = self.view();
+                let state = state_label(view.as_ref());
+                if state != hold {
+                    self.fail(&format!(
+                        "step {step:?}: the state became {state} during the silence, expected {hold} throughout"
+                    ));
+                }
+                self.check_live(&format!("step {step:?}"), view.as_ref());
+            }
+            if Instant::now() >= deadline {
+                return;
+            }
+            thread::sleep(POLL);
+        }
+    }
+
+    /// Checks the state after a step (when the step says one) and returns it.
+    fn expect_state(&self, step: &str, wanted: Option<&str>) -> String {
+        let view = self.view();
+        let state = state_label(view.as_ref());
+        if let Some(wanted) = wanted.filter(|wanted| *wanted != state) {
+            self.fail(&format!("step {step:?}: the state is {state}, expected {wanted}"));
+        }
+        self.check_live(&format!("step {step:?}"), view.as_ref());
+        state
+    }
+
+    /// Takes the input slot as the step says it must go; returns what happened, for reports.
+    fn expect_input(&mut self, step: &str, input: Input) -> String {
+        let view = self.view();
+        let available = view.as_ref().is_some_and(|v| v.input == "available");
+        match input {
+            Input::Once => {
+                let slot = match self.tracker.take_input_slot(&self.tag, now_ns()) {
+                    Ok(slot) => slot,
+                    Err(refusal) => self.fail(&format!(
+                        "step {step:?}: the input slot was refused ({refusal}); expected it once"
+                    )),
+                };
+                let view = view.expect("a granted slot has a session");
+                let generation = self.tracker.generation().id;
+                if !available
+                    || slot.generation != generation
+                    || slot.epoch != view.epoch
+                    || slot.session_id != view.session_id
+                {
+                    self.fail(&format!(
+                        "step {step:?}: the slot {slot:?} does not match the view {view:?} (generation {generation})"
+                    ));
+                }
+                match self.tracker.take_input_slot(&self.tag, now_ns()) {
+                    Err(refusal @ Refusal::AlreadyTaken) => {
+                        format!("granted once (epoch {}, seq {}), then refused: {refusal}", slot.epoch, slot.seq)
+                    }
+                    other => self.fail(&format!(
+                        "step {step:?}: a second take of the input slot gave {other:?}; expected it refused as already taken"
+                    )),
+                }
+            }
+            Input::Refused(why) => match self.tracker.take_input_slot(&self.tag, now_ns()) {
+                Err(refusal) if refusal.to_string().contains(why) && !available => {
+                    format!("refused: {refusal}")
+                }
+                other => self.fail(&format!(
+                    "step {step:?}: taking the input slot gave {other:?} (view: {}); expected a refusal saying {why:?}",
+                    view.as_ref().map_or("no session", |v| v.input.as_str())
+                )),
+            },
+        }
+    }
+
+    /// Checks that the screen never showed a hook error (nor, unless provoked, a settings
+    /// warning), that the relay logged no error, and that every envelope carries a payload, our
+    /// tag and the CLI's session id.
     pub fn check_clean(&self, step: &str) {
         if let Some(tmux) = &self.tmux {
             let screen = tmux.screen_with_history().unwrap_or_default();
             if screen.to_lowercase().contains(HOOK_ERROR) {
                 self.fail(&format!("step {step:?}: the screen shows {HOOK_ERROR:?}"));
+            }
+            if !self.settings_warning_expected && screen.contains(SETTINGS_WARNING) {
+                self.fail(&format!(
+                    "step {step:?}: the screen shows a {SETTINGS_WARNING:?}: the CLI rejects a hook event hookline registered"
+                ));
             }
         }
         let errors: Vec<String> = diag::read(&self.sandbox.relay_log())
@@ -403,12 +857,7 @@ impl ClaudeSession {
         if !errors.is_empty() {
             self.fail(&format!("step {step:?}: the relay logged errors: {errors:?}"));
         }
-        let tag = self
-            .sandbox
-            .env()
-            .iter()
-            .find(|(k, _)| k == "HOOKLINE_TAG")
-            .and_then(|(_, v)| v.to_str());
+        let tag = Some(self.tag.as_str());
         for event in self.all_events() {
             let envelope = &event.envelope;
             let problem = if envelope.error.is_some() || envelope.payload.is_none() {
@@ -473,7 +922,8 @@ impl ClaudeSession {
     }
 
     /// Runs the CLI without a terminal (`claude -p ...`), killing it after `timeout`.
-    pub fn run_headless(&self, args: &[&str], timeout: Duration) -> Output {
+    pub fn run_headless(&mut self, args: &[&str], timeout: Duration) -> Output {
+        self.expect_no_session_before_launch();
         self.sandbox.launch_script(&self.binary, args); // for rerunning by hand
         let mut command = self.sandbox.command(&self.binary);
         command.args(args).env("TERM", "dumb");
@@ -481,103 +931,101 @@ impl ClaudeSession {
             .unwrap_or_else(|e| self.fail(&format!("claude {args:?}: {e}")))
     }
 
-    /// Phase 2 preview: the canonical kind `hookline watch` gives each event so far, by `seq`
-    /// (`kind`, or `kind(phase|reason|failed)`). Never fails the test: an error is returned
-    /// for the report.
-    pub fn canonical_kinds(&self) -> Result<BTreeMap<u64, String>, String> {
-        let hookline = binaries::profile_dir().join("hookline");
-        if !hookline.exists() {
-            return Err(format!("{} is not built", hookline.display()));
+    /// What a one-shot reader says afterwards: `hookline status --json` rebuilds the session
+    /// from the events directory; it must find the tracker's state, marked replayed (never
+    /// authoritative, never granting input).
+    pub fn check_status(&self, wanted: &str) {
+        let mut command = self.sandbox.command(&binaries::hookline());
+        command.arg("status").arg("--events-dir").arg(self.events.path()).arg("--json");
+        let output = output_within(command, Duration::from_secs(20))
+            .unwrap_or_else(|e| self.fail(&format!("hookline status: {e}")));
+        let text = String::from_utf8_lossy(&output.stdout);
+        let rows: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| {
+            self.fail(&format!("hookline status --json ({}): {e}: {text}", output.status))
+        });
+        let Some(row) = rows.iter().find(|r| r["tag"] == self.tag.as_str()) else {
+            self.fail(&format!("hookline status shows no session tagged {}: {text}", self.tag))
+        };
+        let state = match row["detail"].as_str() {
+            Some(detail) => format!("{}({detail})", row["state"].as_str().unwrap_or("?")),
+            None => row["state"].as_str().unwrap_or("?").to_owned(),
+        };
+        let live = self.view().map(|v| v.session_id);
+        if state != wanted
+            || row["authoritative"] != false
+            || row["replayed"] != true
+            || row["session_id"].as_str() != live.flatten().as_deref()
+        {
+            self.fail(&format!("hookline status says {row}; expected {wanted}, replayed"));
         }
-        let mut command = self.sandbox.command(&hookline);
-        command.arg("watch").arg("--events-dir").arg(self.events.path());
-        command.args(["--from-start", "--no-follow"]);
-        let output = output_within(command, Duration::from_secs(20))?;
-        if !output.status.success() {
-            return Err(format!(
-                "hookline watch: {} {}",
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            ));
-        }
-        let mut kinds = BTreeMap::new();
-        for line in String::from_utf8_lossy(&output.stdout).lines() {
-            let event: serde_json::Value =
-                serde_json::from_str(line).map_err(|e| format!("hookline watch: {e}: {line}"))?;
-            let Some(seq) = event["source"]["seq"].as_u64() else { continue };
-            let kind = event["kind"].as_str().unwrap_or("?");
-            let detail = match kind {
-                "compact" => event["phase"].as_str(),
-                "waiting_for_input" => event["reason"].as_str(),
-                "tool_end" if event["ok"] == false => Some("failed"),
-                _ => None,
-            };
-            let label = match detail {
-                Some(detail) => format!("{kind}({detail})"),
-                None => kind.to_string(),
-            };
-            kinds.insert(seq, label);
-        }
-        Ok(kinds)
     }
 
-    /// The events consumed by the steps, as a table: per step its name, time and phase 2 state
-    /// placeholder; per event its seq, seconds since the first event, native label, the phase 2
-    /// canonical placeholder and, as a preview, the canonical kind today's `hookline watch`
-    /// gives it, marked `!=` where the two differ.
+    /// The end of a scenario: nothing went wrong, every native event was consumed by a step
+    /// and `hookline watch` printed nothing more; then the report.
+    pub fn finish(&mut self) {
+        self.check_clean("at the end");
+        self.expect_quiet("at the end", Duration::from_millis(300), None);
+        self.save_report();
+    }
+
+    /// The steps as they ran: per step its name, time, the state after it (and how long it
+    /// held), the input slot; per event its seq, seconds since the first event, native label,
+    /// the canonical event, the state rule and the state after it.
     pub fn event_table(&self) -> String {
-        let preview = self.canonical_kinds();
         let mut table = String::new();
-        if let Err(e) = &preview {
-            let _ = writeln!(table, "  (no canonical preview: {e})");
-        }
         let _ = writeln!(
             table,
-            "  {:>4} {:>9}  {:<34} {:<20} hookline watch today",
-            "seq", "at", "native", "canonical (phase 2)"
+            "  {:>4} {:>9}  {:<32} {:<30} {:<34} state after",
+            "seq", "at", "native", "canonical (hookline watch)", "state rule (Tracker)"
         );
         let first = self.log.iter().flat_map(|r| &r.events).next().cloned();
         for record in &self.log {
+            let held = record.held.map(|d| format!(", held {:.1} s", d.as_secs_f64()));
             let _ = writeln!(
                 table,
-                "  -- {} ({:.1} s); state (phase 2): {}",
+                "  -- {} ({:.1} s) -> {}{}",
                 record.name,
                 record.took.as_secs_f64(),
-                record.state.unwrap_or("?")
+                record.state,
+                held.unwrap_or_default()
             );
-            for (event, expect) in record.events.iter().zip(&record.expected) {
+            for (event, tracked) in record.events.iter().zip(&record.tracked) {
                 let at = first.as_ref().map_or(0.0, |f| event.secs_since(f));
-                let placeholder = expect.canonical.unwrap_or("-");
-                let today = preview.as_ref().ok().and_then(|c| c.get(&event.envelope.seq));
-                let today_kind = today.map(|k| k.split('(').next().unwrap_or(k));
-                let differs = match (expect.canonical, today_kind) {
-                    (_, None) => false,
-                    (Some(kind), Some(today)) => kind != today,
-                    (None, Some(today)) => today != "unknown",
+                let rule = if tracked.changed {
+                    tracked.rule.to_string()
+                } else {
+                    format!("{} (kept)", tracked.rule)
                 };
                 let _ = writeln!(
                     table,
-                    "  {:>4} {at:>7.2} s  {:<34} {placeholder:<20} {}{}",
+                    "  {:>4} {at:>7.2} s  {:<32} {:<30} {rule:<34} {}",
                     event.envelope.seq,
                     event.label(),
-                    today.map_or("", String::as_str),
-                    if differs { "  !=" } else { "" }
+                    tracked.canonical,
+                    tracked.state
                 );
+            }
+            if let Some(input) = &record.input {
+                let _ = writeln!(table, "  {:>16}  input slot: {input}", "");
             }
         }
         table
     }
 
-    /// Writes [`ClaudeSession::event_table`] and the mock's requests to
+    /// Writes [`ClaudeSession::event_table`], the install output and the mock's requests to
     /// `target/hookline-e2e/<label>.txt` and prints them.
     pub fn save_report(&self) {
         let mut table = self.event_table();
+        let _ = writeln!(table, "  hookline install:");
+        for line in self.install_output.lines() {
+            let _ = writeln!(table, "    {line}");
+        }
         let _ = writeln!(table, "  mock API requests:");
         for request in self.api.requests() {
             let _ = writeln!(table, "    {}", request.summary());
         }
         println!(
-            "[{}] passed in {:.1} s; native events:\n{table}",
+            "[{}] passed in {:.1} s:\n{table}",
             self.label,
             self.started.elapsed().as_secs_f64()
         );
@@ -592,7 +1040,7 @@ impl ClaudeSession {
     pub fn fail(&self, message: &str) -> ! {
         let mut report = format!("[{}] {message}\n", self.label);
         let _ = writeln!(report, "sandbox: {}", self.sandbox.root().display());
-        let _ = writeln!(report, "events (consumed up to #{}):", self.cursor);
+        let _ = writeln!(report, "native events (consumed up to #{}):", self.cursor);
         match self.events.read() {
             Ok(events) => {
                 let first = events.first().cloned();
@@ -606,6 +1054,21 @@ impl ClaudeSession {
                 let _ = writeln!(report, "  cannot read: {e}");
             }
         }
+        let _ = writeln!(report, "canonical events (hookline watch) and states (Tracker):");
+        for tracked in &self.tracked {
+            let _ = writeln!(
+                report,
+                "  #{:<4} {:<30} {:<34} -> {}",
+                tracked.seq, tracked.canonical, tracked.rule, tracked.state
+            );
+        }
+        let _ = writeln!(report, "state now: {:?}", self.view());
+        if let Some(follower) = &self.follower {
+            let stderr = follower.stderr();
+            if !stderr.trim().is_empty() {
+                let _ = writeln!(report, "hookline watch stderr:\n{}", stderr.trim_end());
+            }
+        }
         if let Some(tmux) = &self.tmux {
             let screen = tmux.screen_with_history().unwrap_or_else(|e| e);
             let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -617,7 +1080,9 @@ impl ClaudeSession {
             let _ = writeln!(report, "  {}", request.summary());
         }
         let diagnostics = diag::read(&self.sandbox.relay_log());
-        if !diagnostics.is_empty() {
+        if diagnostics.is_empty() {
+            let _ = writeln!(report, "relay diagnostics: none");
+        } else {
             let _ = writeln!(report, "relay diagnostics:");
             for record in diagnostics {
                 let _ =

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use hookline_tests::claude_install::Installed;
-use hookline_tests::session::{Action, ClaudeSession, Step, native};
+use hookline_tests::session::{Action, ClaudeSession, Input, Step, native};
 use serde_json::Value;
 
 /// Runs the scenario against `installed`.
@@ -23,21 +23,28 @@ pub fn run(installed: &Installed) {
     ];
     let output = session.run_headless(&args, Duration::from_secs(60));
 
+    // The tracker follows the run live; with no one to approve, the tool call is denied
+    // without any event, and the turn still ends with Stop: idle, then ended.
     let steps = [Step::new("claude -p", Action::Wait)
         .expect([
-            native("SessionStart").q("startup").canonical("session_start"),
-            native("UserPromptSubmit").canonical("turn_start"),
-            native("PreToolUse").canonical("tool_start"),
+            native("SessionStart")
+                .q("startup")
+                .canonical("session_start(startup)")
+                .state("unknown(session started)"),
+            native("UserPromptSubmit").canonical("turn_start").state("active"),
+            native("PreToolUse").canonical("tool_start(Bash)").state("child_command(Bash)"),
             // 2.1.197 asks no one: it denies without a PermissionRequest.
-            native("PermissionRequest").since("2.1.332").canonical("permission_request"),
-            native("PostToolBatch"),
-            native("MessageDisplay").any_order(),
-            native("Stop").canonical("stop"),
-            native("SessionEnd").q("other").canonical("session_end"),
+            native("PermissionRequest")
+                .since("2.1.332")
+                .canonical("permission_request(Bash)")
+                .state("waiting_on_human(permission)"),
+            native("Stop").canonical("stop").state("idle"),
+            native("SessionEnd").q("other").canonical("session_end(other)").state("ended(other)"),
         ])
         .within(Duration::from_secs(10))
         .then_quiet_for(Duration::from_secs(1))
-        .state("ended")];
+        .state("ended(other)")
+        .input(Input::Refused("state is ended"))];
     session.run(&steps);
 
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -86,6 +93,6 @@ pub fn run(installed: &Installed) {
         session.fail("the command ran although no one approved it");
     }
     println!("[{}] stream-json: {kinds:?}", session.label);
-    session.check_clean("after the run");
-    session.save_report();
+    session.check_status("ended(other)");
+    session.finish();
 }

@@ -4,7 +4,11 @@
 //! see `hookline_tests::claude_install`) runs the same scenarios, in a module named after the
 //! pin; every failure message starts with `[claude <version> <scenario>]`. The CLI is installed
 //! from npm into a cache on first use, talks to a mock API on 127.0.0.1, runs in a private tmux
-//! server for the interactive scenarios, and calls the workspace's built relay for every hook.
+//! server for the interactive scenarios, and calls the workspace's built relay for every hook,
+//! registered by the built `hookline install claude --scope project`. The built `hookline
+//! watch --cursor e2e` follows the events directory; a `hookline::state::Tracker`, started
+//! before the CLI, folds what it prints: each step asserts the native events, their canonical
+//! events, the state after each and after the step, and the input slot.
 //!
 //! ```text
 //! bash tests/e2e-prereqs.sh            # tmux, node, npm
@@ -12,10 +16,11 @@
 //! cargo test -p hookline-tests --test e2e_claude
 //! ```
 //!
-//! Each passing scenario prints (with `--nocapture`) and writes to `target/hookline-e2e/` the
-//! native events it saw per step, with the phase 2 canonical placeholders, today's
-//! `hookline watch` output for them, and the API calls the CLI made. `HOOKLINE_E2E_KEEP=1`
-//! keeps the sandboxes (each holds `launch-N.sh` to rerun the CLI by hand).
+//! Each passing scenario prints (with `--nocapture`) and writes to `target/hookline-e2e/` per
+//! step the native events, the canonical event and state rule for each, the states and the input
+//! slot, then what `hookline install` printed and the API calls the CLI made.
+//! `HOOKLINE_E2E_KEEP=1` keeps the sandboxes (each holds `launch-N.sh` to rerun the CLI by
+//! hand).
 
 mod headless;
 mod interactive;
@@ -47,7 +52,7 @@ macro_rules! scenarios {
             }
 
             #[test]
-            fn unknown_event_names_raise_a_warning_listing_the_known_ones() {
+            fn every_event_install_registers_is_accepted_by_the_cli() {
                 settings_warning::run(&installed($pin));
             }
         }

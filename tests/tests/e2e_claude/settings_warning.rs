@@ -1,38 +1,68 @@
-//! An event name the CLI does not know raises a "Settings Warning" dialog that holds back every
-//! hook (even `SessionStart`) until dismissed, and lists the names it knows: this checks
-//! `hookline_tests::claude_hooks::EVENTS` against the CLI itself, for each version run.
+//! Every event `hookline install` registers is one the CLI accepts.
+//!
+//! An event name the CLI does not know raises a blocking "Settings Warning" dialog that holds
+//! back every hook (even `SessionStart`) until dismissed, and lists the names it knows. So:
+//! 1. with the settings exactly as `hookline install` wrote them, the CLI starts, fires
+//!    `SessionStart`, and the screen never shows the warning;
+//! 2. with one unknown name added by hand, the warning appears, names that one event only
+//!    (none of install's), and lists the valid names: they must be
+//!    `hookline_tests::claude_hooks::EVENTS` for this version, and hold everything install
+//!    registered.
 
 use std::time::Duration;
 
-use hookline_tests::binaries;
 use hookline_tests::claude_hooks::{
-    EVENTS, hooks_value, known_events, relay_command, valid_events_from_warning,
-    write_project_settings,
+    hookline_registers, known_events, register_also, valid_events_from_warning,
 };
 use hookline_tests::claude_install::Installed;
-use hookline_tests::session::{Action, ClaudeSession, Step, native};
-use serde_json::json;
+use hookline_tests::session::{Action, ClaudeSession, Input, SETTINGS_WARNING, Step, native};
 
 /// A name no version knows.
 const UNKNOWN_EVENT: &str = "HooklineNoSuchEvent";
+/// On screen whenever the prompt input is ready.
+const READY: &str = "for shortcuts";
 
 /// Runs the scenario against `installed`.
 pub fn run(installed: &Installed) {
     let mut session = ClaudeSession::new(installed, "settings-warning", Duration::from_secs(3));
-    let session_start = EVENTS.iter().find(|e| e.name == "SessionStart").expect("in the table");
-    let unknown = hookline_tests::claude_hooks::HookEvent {
-        name: UNKNOWN_EVENT,
-        matcher: false,
-        since: None,
-        register: true,
-    };
-    let hooks = hooks_value([session_start, &unknown], &relay_command(&binaries::relay()));
-    write_project_settings(&session.sandbox.project(), &json!({ "hooks": hooks }));
-    session.launch_tui(&["--permission-mode", "default"]);
+    let args = ["--permission-mode", "default"];
 
+    // 1. As installed: no warning, hooks fire at once.
+    session.launch_tui(&args);
+    session.run(&[
+        Step::new("launch with the settings hookline install wrote", Action::Wait)
+            .expect([native("SessionStart")
+                .q("startup")
+                .canonical("session_start(startup)")
+                .state("unknown(session started)")])
+            .within(Duration::from_secs(30))
+            .then_shown(READY)
+            .state("unknown(session started)"),
+        Step::new("/exit", Action::Type("/exit".into()))
+            .when_shown(READY)
+            .expect([native("SessionEnd")
+                .q("prompt_input_exit")
+                .canonical("session_end(prompt_input_exit)")
+                .state("ended(prompt_input_exit)")])
+            .state("ended(prompt_input_exit)"),
+    ]);
+    // `check_clean` (run by every step) already fails on the warning; say it here too.
+    let screen = session.tmux.as_ref().and_then(|t| t.screen_with_history().ok());
+    if screen.is_none_or(|s| s.contains(SETTINGS_WARNING)) {
+        session.fail("cannot read the screen, or it showed a settings warning");
+    }
+    session.wait_for_exit(Duration::from_secs(15));
+
+    // 2. One unknown name added: the warning names it alone and lists the valid names.
+    register_also(&session.sandbox.project(), "SessionStart", UNKNOWN_EVENT);
+    session.settings_warning_expected = true;
+    session.launch_tui(&args);
     let screen = session.wait_for_text("Valid events:", Duration::from_secs(30));
-    if !screen.contains(&format!("Unknown hook event \"{UNKNOWN_EVENT}\"")) {
-        session.fail("the warning does not name the unknown event");
+    let reported = screen.matches("Unknown hook event").count();
+    if reported != 1 || !screen.contains(&format!("Unknown hook event \"{UNKNOWN_EVENT}\"")) {
+        session.fail(&format!(
+            "the warning should name {UNKNOWN_EVENT} and nothing else, it names {reported} events"
+        ));
     }
     let listed = valid_events_from_warning(&screen)
         .unwrap_or_else(|| session.fail("cannot read the list of valid events"));
@@ -43,14 +73,23 @@ pub fn run(installed: &Installed) {
             session.version
         ));
     }
+    let registered = hookline_registers(session.version);
+    if let Some(rejected) = registered.iter().find(|e| !listed.contains(e)) {
+        session.fail(&format!("hookline install registers {rejected}, which the CLI rejects"));
+    }
     session.run(&[
+        // Held back by the dialog: nothing fires, the tag still names the session that ended.
         Step::new("settings warning shown", Action::Wait)
             .then_quiet_for(Duration::from_secs(1))
-            .state("unknown"),
+            .state("ended(prompt_input_exit)"),
         Step::new("continue past the warning", Action::Press("Enter"))
-            .expect([native("SessionStart").q("startup").canonical("session_start")])
-            .then_shown("for shortcuts")
-            .state("unknown"),
+            .expect([native("SessionStart")
+                .q("startup")
+                .canonical("session_start(startup)")
+                .state("unknown(session started)")])
+            .then_shown(READY)
+            .state("unknown(session started)")
+            .input(Input::Refused("state is unknown")),
     ]);
-    session.save_report();
+    session.finish();
 }
