@@ -20,6 +20,7 @@ pub use error::Error;
 
 pub mod canonical;
 pub mod cursor;
+pub mod decide;
 mod fsutil;
 pub mod locate;
 pub mod mapping;

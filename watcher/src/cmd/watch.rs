@@ -100,7 +100,8 @@ fn emit(out: &mut impl Write, event: &Event) -> io::Result<bool> {
     }
 }
 
-fn report(notices: Vec<Notice>) {
+/// Prints the reader's notices to stderr.
+pub(super) fn report(notices: Vec<Notice>) {
     for notice in notices {
         match notice {
             Notice::DirRecreated(dir) => {
