@@ -29,5 +29,7 @@ pub mod reader;
 pub mod retention;
 pub mod source;
 pub mod state;
+#[cfg(test)]
+mod testing;
 pub mod units;
 pub mod watch;
