@@ -69,7 +69,10 @@ fn print_text(d: &Decision) {
     let age = d.evidence.view.as_ref().map(|v| format!(" for {}", v.age)).unwrap_or_default();
     println!("  signal {}, rule {}, state {state}{age}", d.signal.as_str(), d.rule);
     if let Some(ms) = d.retry_after_ms {
-        println!("  ask again in {}", hookline::units::format_duration(std::time::Duration::from_millis(ms)));
+        println!(
+            "  ask again in {}",
+            hookline::units::format_duration(std::time::Duration::from_millis(ms))
+        );
     }
     for hole in &d.evidence.holes {
         println!("  hole {}: {}", hole.id, hole.description);

@@ -98,7 +98,9 @@ fn replay(
 }
 
 /// The decision policy: `--policy`, else the user's file when it exists, else the defaults.
-fn policy(args: &crate::cli::PolicyArgs) -> Result<hookline::decide::Policy, Box<dyn std::error::Error>> {
+fn policy(
+    args: &crate::cli::PolicyArgs,
+) -> Result<hookline::decide::Policy, Box<dyn std::error::Error>> {
     use hookline::decide::Policy;
     if let Some(path) = &args.policy {
         return Ok(Policy::load(path)?);

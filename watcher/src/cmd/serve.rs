@@ -94,7 +94,9 @@ fn answer(shared: &Shared) -> io::Result<()> {
             // Skip the rest of the oversized line.
             let mut rest = Vec::new();
             input.read_until(b'\n', &mut rest)?;
-            format!(r#"{{"id":null,"ok":false,"error":"request line longer than {MAX_LINE} bytes"}}"#)
+            format!(
+                r#"{{"id":null,"ok":false,"error":"request line longer than {MAX_LINE} bytes"}}"#
+            )
         } else {
             match std::str::from_utf8(&line) {
                 Ok(text) if text.trim().is_empty() => continue,

@@ -79,7 +79,11 @@ impl Ask {
     }
 
     fn caller(&self) -> CallerEvidence {
-        CallerEvidence { pane: self.pane, transcript: self.transcript, window_dead: self.window_dead }
+        CallerEvidence {
+            pane: self.pane,
+            transcript: self.transcript,
+            window_dead: self.window_dead,
+        }
     }
 }
 
@@ -188,8 +192,8 @@ impl Decider {
     /// Applies one canonical event to the tracker and to what the decisions remember.
     pub fn apply(&mut self, event: &Event) -> Applied {
         let applied = self.tracker.apply(event);
-        let rejected = applied.rule.ends_with("-rejected")
-            || applied.rule == "subagent-never-changes-parent";
+        let rejected =
+            applied.rule.ends_with("-rejected") || applied.rule == "subagent-never-changes-parent";
         let Some(key) = applied.session.clone().filter(|_| !rejected) else {
             return applied;
         };
@@ -230,7 +234,7 @@ impl Decider {
     pub fn decide(&mut self, ask: &Ask, now_ns: u64) -> Decision {
         let key = self.tracker.session_key(&ask.session);
         let view = self.tracker.view(&ask.session, now_ns);
-        let profile = view.as_ref().and_then(|v| self.tracker.profiles().get(&v.cli)).cloned();
+        let profile = view.as_ref().and_then(|v| self.tracker.profiles().get(&v.cli));
         let memory = key.as_ref().and_then(|k| self.memory.get(k)).cloned().unwrap_or_default();
         let mut counters = Counters {
             withheld_in_a_row: match (memory.streak, &view) {
@@ -261,7 +265,7 @@ impl Decider {
             question: ask.question,
             session: &ask.session,
             view: view.as_ref(),
-            profile: profile.as_ref(),
+            profile,
             policy: &self.policy,
             host,
             window_dead: ask.window_dead,
@@ -270,10 +274,11 @@ impl Decider {
             one_shot: self.one_shot,
         };
         let structured = precedence::enforce(rules::rule(&facts));
-        let holes = rules::holes(profile.as_ref(), view.as_ref());
+        let holes = rules::holes(profile, view.as_ref());
         let (mut ruling, caller) = precedence::combine(ask.question, &structured, &ask.caller());
         let mut slot = None;
-        if ruling.action == Action::Proceed && matches!(ask.question, Question::Input | Question::Nudge)
+        if ruling.action == Action::Proceed
+            && matches!(ask.question, Question::Input | Question::Nudge)
         {
             match self.tracker.take_input_slot_expecting(&ask.session, now_ns, ask.expect) {
                 Ok(taken) => slot = Some(taken),

@@ -71,15 +71,60 @@ use Action::{Escalate as E, Hold as H, Pause as P, Proceed as N};
 /// The effects table: the only place pane and transcript evidence act. `N` (proceed) means the
 /// field has no say on that question. Order: transcript first, it outranks the pane.
 pub(crate) const EFFECTS: &[Effect] = &[
-    Effect { source: Signal::Transcript, field: "turn_in_progress", says: "the transcript shows a turn in progress", asks: [H, H, H, N, N] },
-    Effect { source: Signal::Transcript, field: "interrupted", says: "the transcript shows the turn interrupted by its human", asks: [H, H, H, N, N] },
-    Effect { source: Signal::Transcript, field: "quota_error", says: "the transcript shows a quota, rate-limit or billing error", asks: [P, P, P, P, N] },
-    Effect { source: Signal::Transcript, field: "turn_finished", says: "the transcript shows the turn finished", asks: [N, N, N, N, N] },
-    Effect { source: Signal::Pane, field: "text_says_idle", says: "the pane text looks idle", asks: [N, N, N, N, N] },
-    Effect { source: Signal::Pane, field: "spinner", says: "the pane shows a busy marker", asks: [H, H, H, N, N] },
-    Effect { source: Signal::Pane, field: "dialog", says: "the pane shows a dialog waiting for its human", asks: [H, H, H, N, N] },
-    Effect { source: Signal::Pane, field: "login_or_trust", says: "the pane shows a login, trust or onboarding screen, which fires no hook", asks: [H, H, H, N, E] },
-    Effect { source: Signal::Pane, field: "quota_text", says: "the pane shows a quota, rate-limit or billing message", asks: [P, P, P, P, N] },
+    Effect {
+        source: Signal::Transcript,
+        field: "turn_in_progress",
+        says: "the transcript shows a turn in progress",
+        asks: [H, H, H, N, N],
+    },
+    Effect {
+        source: Signal::Transcript,
+        field: "interrupted",
+        says: "the transcript shows the turn interrupted by its human",
+        asks: [H, H, H, N, N],
+    },
+    Effect {
+        source: Signal::Transcript,
+        field: "quota_error",
+        says: "the transcript shows a quota, rate-limit or billing error",
+        asks: [P, P, P, P, N],
+    },
+    Effect {
+        source: Signal::Transcript,
+        field: "turn_finished",
+        says: "the transcript shows the turn finished",
+        asks: [N, N, N, N, N],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "text_says_idle",
+        says: "the pane text looks idle",
+        asks: [N, N, N, N, N],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "spinner",
+        says: "the pane shows a busy marker",
+        asks: [H, H, H, N, N],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "dialog",
+        says: "the pane shows a dialog waiting for its human",
+        asks: [H, H, H, N, N],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "login_or_trust",
+        says: "the pane shows a login, trust or onboarding screen, which fires no hook",
+        asks: [H, H, H, N, E],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "quota_text",
+        says: "the pane shows a quota, rate-limit or billing message",
+        asks: [P, P, P, P, N],
+    },
 ];
 
 impl Effect {

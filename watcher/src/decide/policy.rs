@@ -211,16 +211,18 @@ impl Policy {
             Some(v) => {
                 return Err(error(
                     Some("version"),
-                    format!("policy version {v} is not supported (this build reads {POLICY_VERSION})"),
+                    format!(
+                        "policy version {v} is not supported (this build reads {POLICY_VERSION})"
+                    ),
                 ));
             }
         }
         let mut unknown = Vec::new();
-        let wire: wire::PolicyFile = serde_ignored::deserialize(
-            toml::Value::Table(table),
-            |path| unknown.push(path.to_string()),
-        )
-        .map_err(|e: toml::de::Error| error(None, e.message().into()))?;
+        let wire: wire::PolicyFile =
+            serde_ignored::deserialize(toml::Value::Table(table), |path| {
+                unknown.push(path.to_string())
+            })
+            .map_err(|e: toml::de::Error| error(None, e.message().into()))?;
         if let Some(key) = unknown.first() {
             let hint = KEYS
                 .iter()
@@ -436,7 +438,11 @@ mod wire {
 
     type Fault = (&'static str, String);
 
-    fn duration(key: &'static str, text: &Option<String>, into: &mut Duration) -> Result<(), Fault> {
+    fn duration(
+        key: &'static str,
+        text: &Option<String>,
+        into: &mut Duration,
+    ) -> Result<(), Fault> {
         if let Some(text) = text {
             *into = parse_duration(text).map_err(|e| (key, e))?;
         }
@@ -609,6 +615,9 @@ errors. [`policy.example.toml`](policy.example.toml) sets every key to its defau
     fn a_partial_file_keeps_the_other_defaults() {
         let p = Policy::parse("version = 1\n[escalate]\nunknown-after = \"2m\"\n", "p").unwrap();
         assert_eq!(p.escalate_unknown_after, Duration::from_secs(120));
-        assert_eq!(Policy { escalate_unknown_after: Duration::from_secs(600), ..p }, Policy::default());
+        assert_eq!(
+            Policy { escalate_unknown_after: Duration::from_secs(600), ..p },
+            Policy::default()
+        );
     }
 }

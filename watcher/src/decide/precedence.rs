@@ -12,7 +12,7 @@
 //! The structured layer decides first. Then each piece of caller evidence, transcript first,
 //! may replace the ruling only with a strictly more careful action (the order of
 //! [`Action`]: proceed < fall_back < hold < pause < escalate), so at equal strength the higher
-//! rank keeps the say. Last, [`enforce`] refuses any `allow` whose source may not allow.
+//! rank keeps the say. Last, `enforce` refuses any `allow` whose source may not allow.
 
 use super::evidence::CallerEvidence;
 use super::verdict::{Action, Finding, Question, Ruling, Signal};

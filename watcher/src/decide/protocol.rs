@@ -111,8 +111,8 @@ impl Request {
 
 /// Reads one request line: its `id` (or `null`) and the request, or the `id` and why not.
 pub fn parse(line: &str) -> Result<(Value, Request), (Value, String)> {
-    let mut value: Value = serde_json::from_str(line)
-        .map_err(|e| (Value::Null, format!("not JSON: {e}")))?;
+    let mut value: Value =
+        serde_json::from_str(line).map_err(|e| (Value::Null, format!("not JSON: {e}")))?;
     let Some(object) = value.as_object_mut() else {
         return Err((Value::Null, "a request must be a JSON object with an \"op\"".into()));
     };

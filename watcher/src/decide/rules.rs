@@ -13,9 +13,7 @@ use crate::units::format_duration;
 
 use super::evidence::HostStatus;
 use super::policy::Policy;
-use super::verdict::{
-    Action, Counters, HoleNote, Question, QuotaNotice, Ruling, Signal,
-};
+use super::verdict::{Action, Counters, HoleNote, Question, QuotaNotice, Ruling, Signal};
 
 use Action::{Escalate, FallBack, Hold, Pause, Proceed};
 use Signal::StructuredEvent as Structured;
@@ -46,10 +44,35 @@ pub(crate) fn rule(f: &Facts) -> Ruling {
         Question::EnvFault => env_fault(f),
         Question::Escalate => escalate(f),
     };
+    let ruling = match f.quota {
+        // A quota notification that still stands pauses whatever would type into the session
+        // or give up on it; a completion signal (session end, dead host) still counts.
+        Some(notice)
+            if matches!(f.question, Question::Input | Question::Nudge | Question::Crashed)
+                && ruling.action < Pause
+                && !(f.question == Question::Crashed && ruling.action == Proceed) =>
+        {
+            quota_pause(notice)
+        }
+        _ => ruling,
+    };
     if f.one_shot && matches!(f.question, Question::Input | Question::Nudge) {
         return one_shot(ruling);
     }
     ruling
+}
+
+fn quota_pause(notice: &QuotaNotice) -> Ruling {
+    Ruling::new(
+        Pause,
+        Structured,
+        "quota-notification",
+        format!(
+            "a notification reported a quota ({}: {}): pause the run; do not retry",
+            notice.notification_type.as_deref().unwrap_or("?"),
+            notice.message.as_deref().unwrap_or("")
+        ),
+    )
 }
 
 /// A one-shot rebuilt its state from history: it never authorizes input, and says why.
@@ -123,13 +146,14 @@ fn unknown(v: &View) -> Ruling {
             ),
         );
     }
+    let hole = v.stale.as_ref().map(|s| format!(", hole {}", s.hole)).unwrap_or_default();
     Ruling::new(
         FallBack,
         Signal::None,
         "unknown-state",
         format!(
-            "the state is unknown ({}): no structured signal says what the session is doing; \
-             keep your own behaviour",
+            "the state is unknown ({}{hole}): no structured signal says what the session is \
+             doing; keep your own behaviour",
             v.detail.as_deref().unwrap_or("no reason given")
         ),
     )
@@ -299,7 +323,8 @@ fn nudge(f: &Facts) -> Ruling {
             format!("the session ended ({})", v.detail.as_deref().unwrap_or("?")),
         ),
         StateKind::Active => {
-            let mut reason = format!("a turn is in progress ({} since the last state change)", v.age);
+            let mut reason =
+                format!("a turn is in progress ({} since the last state change)", v.age);
             if f.profile.is_some_and(|p| !reports_permission(p)) {
                 reason.push_str(&format!(
                     "; and the {} profile cannot report permission prompts, so an active session \
@@ -385,7 +410,9 @@ fn crashed(f: &Facts) -> Ruling {
                 Proceed,
                 Signal::HostProcess,
                 "host-process-dead",
-                format!("the host CLI's process (pid {pid}) is gone: a deterministic completion signal"),
+                format!(
+                    "the host CLI's process (pid {pid}) is gone: a deterministic completion signal"
+                ),
             );
         }
         Some((pid, HostStatus::Reused)) => {
@@ -450,16 +477,7 @@ fn crashed(f: &Facts) -> Ruling {
 
 fn env_fault(f: &Facts) -> Ruling {
     if let Some(notice) = f.quota {
-        return Ruling::new(
-            Pause,
-            Structured,
-            "quota-notification",
-            format!(
-                "a notification reported a quota ({}: {}): pause the run; do not retry",
-                notice.notification_type.as_deref().unwrap_or("?"),
-                notice.message.as_deref().unwrap_or("")
-            ),
-        );
+        return quota_pause(notice);
     }
     let Some(v) = f.view else { return no_session(f) };
     if v.state == StateKind::EnvFault {

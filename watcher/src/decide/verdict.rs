@@ -33,8 +33,13 @@ pub enum Question {
 
 impl Question {
     /// Every question, in the order of the documentation.
-    pub const ALL: [Question; 5] =
-        [Question::Input, Question::Nudge, Question::Crashed, Question::EnvFault, Question::Escalate];
+    pub const ALL: [Question; 5] = [
+        Question::Input,
+        Question::Nudge,
+        Question::Crashed,
+        Question::EnvFault,
+        Question::Escalate,
+    ];
 
     /// The word used on the command line and the wire.
     pub fn as_str(self) -> &'static str {
@@ -179,7 +184,13 @@ impl Ruling {
         rule: &str,
         reason: impl Into<String>,
     ) -> Ruling {
-        Ruling { action, signal, rule: rule.to_owned(), reason: reason.into(), retry_after_ms: None }
+        Ruling {
+            action,
+            signal,
+            rule: rule.to_owned(),
+            reason: reason.into(),
+            retry_after_ms: None,
+        }
     }
 
     pub(crate) fn retry_after(mut self, ms: u64) -> Ruling {
@@ -312,7 +323,8 @@ mod tests {
 
     #[test]
     fn only_proceed_allows_and_the_order_runs_from_permissive_to_careful() {
-        let all = [Action::Proceed, Action::FallBack, Action::Hold, Action::Pause, Action::Escalate];
+        let all =
+            [Action::Proceed, Action::FallBack, Action::Hold, Action::Pause, Action::Escalate];
         for (i, a) in all.iter().enumerate() {
             assert_eq!(a.verdict() == Verdict::Allow, i == 0);
             assert_eq!(serde_json::to_value(a).unwrap(), a.as_str());
