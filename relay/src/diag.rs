@@ -3,8 +3,9 @@
 //! One JSON object per line (`ts_ns`, `pid`, `cli`, `event`, `level`, `message`), appended to
 //! [`location::diagnostics_path`](crate::location::diagnostics_path). When the file reaches
 //! [`MAX_BYTES`] it is renamed to `….1` (replacing the previous one) and a new file is started,
-//! so the two together never exceed about twice that size. Writing it never follows a symlink
-//! and never fails loudly: if it cannot be written, the message is dropped.
+//! so the two together never exceed about twice that size (a message is cut at
+//! [`MAX_MESSAGE_BYTES`], so no single line can be larger than the cap). Writing it never
+//! follows a symlink and never fails loudly: if it cannot be written, the message is dropped.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -15,6 +16,8 @@ use serde::{Deserialize, Serialize};
 
 /// Size at which the diagnostics file is rotated: 64 KiB.
 pub const MAX_BYTES: u64 = 64 << 10;
+/// Longest message kept; the rest is cut and marked with `…`.
+pub const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,9 +48,17 @@ pub struct Record {
 
 /// Appends a record; silently does nothing when it cannot.
 pub fn append(path: &Path, record: &Record) {
-    let Ok(mut line) = serde_json::to_vec(record) else {
-        return;
+    let line = if record.message.len() > MAX_MESSAGE_BYTES {
+        let mut end = MAX_MESSAGE_BYTES;
+        while !record.message.is_char_boundary(end) {
+            end -= 1;
+        }
+        let message = format!("{}…", &record.message[..end]);
+        serde_json::to_vec(&Record { message, ..record.clone() })
+    } else {
+        serde_json::to_vec(record)
     };
+    let Ok(mut line) = line else { return };
     line.push(b'\n');
     let open = || {
         OpenOptions::new()
@@ -115,6 +126,16 @@ mod tests {
         let records = read(&path);
         assert_eq!(records.last().unwrap().message, "failure number 4999");
         assert!(records.len() > 500, "{}", records.len());
+    }
+
+    #[test]
+    fn a_huge_message_is_cut_so_one_line_never_exceeds_the_cap() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("events.relay.log");
+        append(&path, &record(&"é".repeat(100_000)));
+        let records = read(&path);
+        assert!(records[0].message.ends_with('…'));
+        assert!(records[0].message.len() <= MAX_MESSAGE_BYTES + '…'.len_utf8());
     }
 
     #[test]

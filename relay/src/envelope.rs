@@ -23,8 +23,8 @@
 //! | `payload` | object, optional | the hook's JSON object, verbatim |
 //!
 //! Exactly one of `payload` and `raw` is present, except for empty input, which has neither.
-
-use std::borrow::Cow;
+//! `payload` is always the last field: the relay writes it straight from the buffer it read it
+//! into ([`EnvelopeOut::to_parts`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -42,9 +42,10 @@ pub enum RawEncoding {
     Base64,
 }
 
-/// An envelope as written by the relay: it borrows everything so that a large payload is
-/// copied once, straight into the file.
-#[derive(Debug, Serialize)]
+/// An envelope as written by the relay: it borrows everything, and [`EnvelopeOut::to_parts`]
+/// leaves the payload where it is, so that a large payload is never copied before it is
+/// written.
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct EnvelopeOut<'a> {
     /// Format version.
     pub v: u32,
@@ -83,10 +84,35 @@ pub struct EnvelopeOut<'a> {
     pub raw_encoding: Option<RawEncoding>,
     /// The input, when it is not a usable payload.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub raw: Option<Cow<'a, str>>,
+    pub raw: Option<&'a str>,
     /// The payload, verbatim.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payload: Option<&'a RawValue>,
+}
+
+impl<'a> EnvelopeOut<'a> {
+    /// The event file's bytes in three pieces, to be written one after the other: every field
+    /// but the payload (ending with `"payload":` when there is one), the payload's text
+    /// verbatim (borrowed), and the closing brace and newline. The same bytes as serializing
+    /// the envelope whole and adding a newline, without copying the payload.
+    pub fn to_parts(&self) -> (Vec<u8>, &'a [u8], &'static [u8]) {
+        let rest = EnvelopeOut { payload: None, ..*self };
+        let mut head = Vec::with_capacity(512 + self.raw.map_or(0, |r| r.len() + r.len() / 8));
+        // Serializing borrowed strings and numbers into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut head, &rest);
+        match self.payload {
+            Some(payload) => {
+                // `payload` is the last field: reopen the object to add it.
+                head.pop();
+                head.extend_from_slice(b",\"payload\":");
+                (head, payload.get().as_bytes(), b"}\n")
+            }
+            None => {
+                head.push(b'\n');
+                (head, b"", b"")
+            }
+        }
+    }
 }
 
 /// An envelope as read back from an event file.
@@ -302,6 +328,39 @@ mod tests {
         assert_eq!(back.tag.as_deref(), Some("task-1"));
         assert_eq!(back.host_pid, Some(8));
         assert_eq!(back.payload.unwrap()["x"][1], 2);
+    }
+
+    #[test]
+    fn the_parts_are_the_whole_envelope_serialized() {
+        let payload = RawValue::from_string(r#"{ "hook_event_name" : "Stop" }"#.into()).unwrap();
+        let mut out = EnvelopeOut {
+            v: FORMAT_VERSION,
+            seq: 1,
+            seq_unordered: false,
+            ts_ns: 2,
+            cli: "claude",
+            event: None,
+            tag: Some("t\"1"),
+            pid: 3,
+            ppid: 4,
+            host_pid: None,
+            host_session_id: None,
+            relay_version: "0.1.0",
+            truncated: false,
+            bytes: 30,
+            error: None,
+            raw_encoding: None,
+            raw: None,
+            payload: Some(&payload),
+        };
+        for _ in 0..2 {
+            let (head, body, tail) = out.to_parts();
+            let mut whole = serde_json::to_vec(&out).unwrap();
+            whole.push(b'\n');
+            assert_eq!([&head[..], body, tail].concat(), whole);
+            assert!(Envelope::from_slice(&whole).is_ok());
+            out = EnvelopeOut { payload: None, error: Some("empty input"), raw: Some(" "), ..out };
+        }
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //!
 //! Some Claude Code versions leave a hook's stdin open without ever sending EOF, so the relay
 //! stops reading as soon as one complete JSON value has arrived, and gives up at a deadline if
-//! none ever completes. Input beyond [`DEFAULT_MAX_BYTES`] is read (so the host never blocks
-//! on a full pipe) but not kept: the event is marked truncated.
+//! none ever completes. Input that cannot be the start of a JSON value (binary garbage, plain
+//! text) is read to EOF, the cap or the deadline, so that it is kept whole. Input beyond
+//! [`DEFAULT_MAX_BYTES`] is read (so the host never blocks on a full pipe) but not kept: the
+//! event is marked truncated.
 
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -114,8 +116,13 @@ enum Scan {
     Nested { depth: u32, in_string: bool, escaped: bool },
     /// Inside a top-level string.
     TopString { escaped: bool },
-    /// Inside a top-level scalar (number, literal, or garbage): it ends at whitespace or EOF.
-    TopScalar,
+    /// Inside a top-level number or literal: it ends at whitespace or EOF. `number`: every
+    /// byte so far can belong to a number; `literal`: the `true`, `false` or `null` the bytes
+    /// so far begin; `len`: bytes so far.
+    TopScalar { number: bool, literal: Option<&'static [u8]>, len: usize },
+    /// Not the start of any JSON value: no value will complete, so read on to EOF (or the
+    /// deadline) and keep it all, rather than stop at some whitespace byte in the middle.
+    Garbage,
     /// One value has completed.
     Done,
 }
@@ -127,6 +134,27 @@ enum Ended {
     After,
     /// The value ended before the byte just scanned (whitespace after a scalar).
     Before,
+}
+
+const LITERALS: [&[u8]; 3] = [b"true", b"false", b"null"];
+
+impl Scan {
+    /// A top-level scalar after one more (non-whitespace) byte: still a possible number or
+    /// literal, or garbage.
+    fn push(self, byte: u8) -> Scan {
+        let Scan::TopScalar { number, literal, len } = self else { return self };
+        let number = number
+            && match len {
+                0 => matches!(byte, b'0'..=b'9' | b'-'),
+                _ => matches!(byte, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'),
+            };
+        let literal = literal.filter(|l| l.get(len) == Some(&byte));
+        if number || literal.is_some() {
+            Scan::TopScalar { number, literal, len: len + 1 }
+        } else {
+            Scan::Garbage
+        }
+    }
 }
 
 impl Reader {
@@ -148,8 +176,22 @@ impl Reader {
             chunk = chunk.strip_prefix(BOM).unwrap_or(chunk);
         }
         let mut end = None;
-        for (i, &byte) in chunk.iter().enumerate() {
-            match self.step(byte) {
+        let mut i = 0;
+        while i < chunk.len() {
+            // The bulk of a large payload is string content (file text, tool output): jump to
+            // the next quote or backslash instead of stepping through every byte.
+            match self.scan {
+                Scan::Nested { in_string: true, escaped: false, .. }
+                | Scan::TopString { escaped: false } => {
+                    match memchr::memchr2(b'"', b'\\', &chunk[i..]) {
+                        Some(skip) => i += skip,
+                        None => break,
+                    }
+                }
+                Scan::Garbage => break,
+                _ => {}
+            }
+            match self.step(chunk[i]) {
                 Ended::No => {}
                 Ended::After => end = Some(self.offset + i + 1),
                 Ended::Before => end = Some(self.offset + i),
@@ -157,6 +199,7 @@ impl Reader {
             if end.is_some() {
                 break;
             }
+            i += 1;
         }
         self.keep(chunk);
         self.offset += chunk.len();
@@ -187,7 +230,10 @@ impl Reader {
             Scan::Start => match byte {
                 b'{' | b'[' => Scan::Nested { depth: 1, in_string: false, escaped: false },
                 b'"' => Scan::TopString { escaped: false },
-                _ => Scan::TopScalar,
+                _ => {
+                    let literal = LITERALS.into_iter().find(|l| l[0] == byte);
+                    Scan::TopScalar { number: true, literal, len: 0 }.push(byte)
+                }
             },
             Scan::TopString { escaped: true } => Scan::TopString { escaped: false },
             Scan::TopString { escaped: false } => match byte {
@@ -195,11 +241,15 @@ impl Reader {
                 b'"' => Scan::Done,
                 _ => Scan::TopString { escaped: false },
             },
-            Scan::TopScalar if ws => {
-                self.scan = Scan::Done;
-                return Ended::Before;
+            Scan::TopScalar { number, literal, len } if ws => {
+                if number || literal.is_some_and(|l| l.len() == len) {
+                    self.scan = Scan::Done;
+                    return Ended::Before;
+                }
+                Scan::Garbage
             }
-            Scan::TopScalar => Scan::TopScalar,
+            scalar @ Scan::TopScalar { .. } => scalar.push(byte),
+            Scan::Garbage => Scan::Garbage,
             Scan::Nested { depth, in_string: true, escaped } => Scan::Nested {
                 depth,
                 in_string: byte != b'"' || escaped,
@@ -218,7 +268,7 @@ impl Reader {
 
     fn finish(mut self, timed_out: bool) -> Input {
         let complete = self.scan == Scan::Done;
-        if !complete && !timed_out && self.scan == Scan::TopScalar {
+        if !complete && !timed_out && matches!(self.scan, Scan::TopScalar { .. }) {
             // EOF ends a top-level scalar.
             self.input.json_end = Some(self.offset).filter(|&end| end <= self.max_bytes);
         }
@@ -254,6 +304,24 @@ mod tests {
     }
 
     #[test]
+    fn a_value_ends_at_the_same_byte_wherever_the_reads_split_it() {
+        let texts: [&[u8]; 3] = [
+            br#"{"a": "x\"y\\", "b": ["}\"", {"c": "\\\"]"}], "d": "\\"} tail"#,
+            br#""\\\"a\\" tail"#,
+            br#"[{"k": "\u0022]\\"}, "}"] tail"#,
+        ];
+        for text in texts {
+            let expected = text.len() - b" tail".len();
+            for split in 0..=text.len() {
+                let mut reader = Reader::new(1 << 20);
+                let done = reader.feed(&text[..split]) || reader.feed(&text[split..]);
+                assert!(done, "split at {split}");
+                assert_eq!(reader.input.json_end, Some(expected), "split at {split}");
+            }
+        }
+    }
+
+    #[test]
     fn a_bom_is_stripped_and_counted() {
         let input = whole(b"\xEF\xBB\xBF{}");
         assert_eq!(input.bytes, b"{}");
@@ -268,6 +336,25 @@ mod tests {
         assert_eq!(whole(br#""a\"b" x"#).json_end, Some(6));
         assert_eq!(whole(b"").json_end, None);
         assert_eq!(whole(b"{\"open\": 1").json_end, None);
+    }
+
+    #[test]
+    fn garbage_is_no_value_and_is_read_to_its_end() {
+        for text in
+            [&b"hello world"[..], b"\xff\xfe 1 2", b"tru e", b"nul", b"12a 3", b"+1 x", b"e5 x"]
+        {
+            let mut reader = Reader::new(1 << 20);
+            assert!(!reader.feed(text), "{text:?} never completes");
+            let input = reader.finish(false);
+            assert_eq!(input.bytes, text);
+            assert!(
+                input.json_end.is_none() || !text.contains(&b' '),
+                "{text:?}: {:?}",
+                input.json_end
+            );
+        }
+        assert_eq!(whole(b"null \xff").json_end, Some(4));
+        assert_eq!(whole(b"-1.5e3\nx").json_end, Some(6));
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! The relay program: `hookline-relay [--cli NAME] [--event NAME] [JSON]`.
 //!
-//! Reads the hook's JSON (from the last argument when one is given, as Codex's `notify` does,
-//! else from stdin within [`input::Limits`]), wraps it in an envelope and writes it into the
+//! Reads the hook's JSON (from the last argument that is a JSON object when one is given, as
+//! Codex's `notify` does, else from stdin within [`input::Limits`]), wraps it in an envelope
+//! and writes it into the
 //! events directory. Whatever happens it prints nothing and the process exits 0: problems go
 //! to the diagnostics file.
 
 use std::borrow::Cow;
 use std::ffi::OsString;
 use std::os::fd::BorrowedFd;
+use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -18,12 +20,16 @@ use crate::diag::{self, Level};
 use crate::envelope::{EnvelopeOut, FORMAT_VERSION, RawEncoding, base64_encode};
 use crate::input::{self, Input, Limits};
 use crate::location::{self, ENV_DISABLE, ENV_FSYNC, ENV_TAG};
-use crate::store::{EventsDir, WriteOptions, Written};
+use crate::store::{Content, EventsDir, WriteOptions, Written};
 
 /// The profile used when `--cli` is not given.
 pub const DEFAULT_CLI: &str = "claude";
 const MAX_NAME_LEN: usize = 64;
 const MAX_TAG_LEN: usize = 256;
+/// How much of a bad argument a diagnostic quotes.
+const MAX_ARG_ECHO: usize = 100;
+/// At most this many argument problems are recorded per run.
+const MAX_PROBLEMS: usize = 8;
 
 /// The relay's command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +38,10 @@ pub struct Args {
     pub cli: String,
     /// `--event`: the native event name, for CLIs whose payload lacks it.
     pub event: Option<String>,
-    /// The last positional argument: the payload, when the CLI passes it on the command line.
+    /// The last positional argument that is a JSON object (its first non-blank character is
+    /// `{`): the payload, when the CLI passes it on the command line. Other positional
+    /// arguments are problems, and do not stop the relay from reading stdin: a stray word (the
+    /// value of a flag this version does not know, say) must not replace the hook's payload.
     pub json_arg: Option<Vec<u8>>,
     /// Arguments that were not understood (recorded, never fatal).
     pub problems: Vec<String>,
@@ -44,14 +53,15 @@ impl Args {
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Args {
         let mut parsed =
             Args { cli: DEFAULT_CLI.into(), event: None, json_arg: None, problems: Vec::new() };
-        let mut args = args.into_iter().map(|a| a.to_string_lossy().into_owned());
+        let mut args = args.into_iter();
         let mut positionals = Vec::new();
         let mut options_done = false;
         while let Some(arg) = args.next() {
-            if options_done || !arg.starts_with("--") {
-                positionals.push(arg);
+            if options_done || !arg.as_encoded_bytes().starts_with(b"--") {
+                positionals.push(arg.into_vec());
                 continue;
             }
+            let arg = arg.to_string_lossy().into_owned();
             if arg == "--" {
                 options_done = true;
                 continue;
@@ -64,11 +74,11 @@ impl Args {
                 "--cli" => &mut parsed.cli,
                 "--event" => parsed.event.get_or_insert_with(String::new),
                 _ => {
-                    parsed.problems.push(format!("unknown option {arg:?} ignored"));
+                    parsed.problems.push(format!("unknown option {:?} ignored", echo(&arg)));
                     continue;
                 }
             };
-            match inline.or_else(|| args.next()) {
+            match inline.or_else(|| args.next().map(|v| v.to_string_lossy().into_owned())) {
                 Some(value) => *slot = value,
                 None => parsed.problems.push(format!("{flag} needs a value")),
             }
@@ -79,11 +89,22 @@ impl Args {
         if parsed.cli.is_empty() {
             parsed.cli = DEFAULT_CLI.into();
         }
-        if let Some(last) = positionals.pop() {
-            parsed.json_arg = Some(last.into_bytes());
+        let json_at = positionals.iter().rposition(|arg| {
+            let arg = arg.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(arg);
+            arg.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+        });
+        for (i, arg) in positionals.into_iter().enumerate() {
+            if Some(i) == json_at {
+                parsed.json_arg = Some(arg);
+            } else {
+                let arg = String::from_utf8_lossy(&arg);
+                parsed.problems.push(format!("argument {:?} ignored", echo(&arg)));
+            }
         }
-        for extra in positionals {
-            parsed.problems.push(format!("extra argument {extra:?} ignored"));
+        if parsed.problems.len() > MAX_PROBLEMS {
+            let more = parsed.problems.len() - (MAX_PROBLEMS - 1);
+            parsed.problems.truncate(MAX_PROBLEMS - 1);
+            parsed.problems.push(format!("{more} more argument problems"));
         }
         parsed.cli = clip(&parsed.cli, MAX_NAME_LEN).into_owned();
         parsed.event = parsed.event.map(|e| clip(&e, MAX_NAME_LEN).into_owned());
@@ -177,6 +198,14 @@ pub fn run(
             format!("input of {} bytes cut to {} bytes", input.total, limits.max_bytes),
         ));
     }
+    if let (Some(_), Some(end)) = (parsed.payload, input.json_end) {
+        // Only what arrived with the value is seen: the relay stops reading at its end.
+        let rest = &input.bytes[end..];
+        if !rest.iter().all(u8::is_ascii_whitespace) {
+            let note = format!("{} bytes after the JSON value ignored", rest.len());
+            report.notes.push((Level::Warn, note));
+        }
+    }
 
     let dir = match location::events_dir_from(env) {
         Ok(dir) => dir,
@@ -233,14 +262,11 @@ pub fn run(
             bytes: input.total,
             error: parsed.error.as_deref(),
             raw_encoding,
-            raw: raw.clone(),
+            raw: raw.as_deref(),
             payload: parsed.payload,
         };
-        let mut out = Vec::with_capacity(input.bytes.len() + 512);
-        // Serializing borrowed strings and a raw value into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut out, &envelope);
-        out.push(b'\n');
-        out
+        let (head, body, tail) = envelope.to_parts();
+        Content { head, body, tail }
     });
     match written {
         Ok(written) => {
@@ -318,6 +344,9 @@ impl<'a> Parsed<'a> {
 }
 
 fn invalid(bytes: &[u8]) -> String {
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return format!("input is not UTF-8: {e}");
+    }
     match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
         Err(e) => format!("invalid JSON: {e}"),
         Ok(_) => "invalid JSON".into(),
@@ -378,6 +407,15 @@ fn skip_ws(bytes: &[u8]) -> &[u8] {
     &bytes[n..]
 }
 
+/// A bad argument as a diagnostic quotes it: clipped, so that a huge argument cannot flood
+/// the diagnostics file.
+fn echo(arg: &str) -> Cow<'_, str> {
+    match clip(arg, MAX_ARG_ECHO) {
+        Cow::Borrowed(whole) if whole.len() == arg.len() => Cow::Borrowed(whole),
+        cut => Cow::Owned(format!("{cut}…")),
+    }
+}
+
 /// At most `max` bytes of `text`, cut at a character boundary.
 fn clip(text: &str, max: usize) -> Cow<'_, str> {
     if text.len() <= max {
@@ -429,10 +467,36 @@ mod tests {
     fn bad_arguments_are_recorded_not_fatal() {
         let a = args(&["--bogus", "--cli", "", "x", "y", "--event"]);
         assert_eq!(a.cli, "claude");
-        assert_eq!(a.json_arg.as_deref(), Some(&b"y"[..]));
-        assert_eq!(a.problems.len(), 3, "{:?}", a.problems);
+        assert_eq!(a.json_arg, None, "stdin is read");
+        assert_eq!(
+            a.problems,
+            [
+                "unknown option \"--bogus\" ignored",
+                "--event needs a value",
+                "argument \"x\" ignored",
+                "argument \"y\" ignored"
+            ]
+        );
         let long = "n".repeat(500);
         assert_eq!(args(&["--cli", &long]).cli.len(), MAX_NAME_LEN);
+    }
+
+    #[test]
+    fn only_a_json_object_argument_is_taken_as_the_payload() {
+        let a = args(&["--tag", "t-1", " {\"type\":\"x\"}", "stray"]);
+        assert_eq!(a.json_arg.as_deref(), Some(&b" {\"type\":\"x\"}"[..]));
+        assert_eq!(a.problems.len(), 3, "{:?}", a.problems);
+        assert_eq!(args(&["[1]"]).json_arg, None);
+        assert_eq!(args(&["--", "--{}", "{}"]).json_arg.as_deref(), Some(&b"{}"[..]));
+    }
+
+    #[test]
+    fn argument_problems_are_few_and_short() {
+        let many: Vec<String> = (0..50).map(|i| format!("--x{i}={}", "v".repeat(1000))).collect();
+        let a = args(&many.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(a.problems.len(), MAX_PROBLEMS);
+        assert_eq!(a.problems.last().unwrap(), "43 more argument problems");
+        assert!(a.problems.iter().all(|p| p.len() < MAX_ARG_ECHO + 40), "{:?}", a.problems[0]);
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! benchmark in README). `HOOKLINE_FSYNC=1` makes the relay fsync the file and the directory.
 
 use std::fs::{File, Permissions, TryLockError};
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -55,6 +55,25 @@ pub struct WriteOptions {
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions { lock_bound: DEFAULT_LOCK_BOUND, fsync: false }
+    }
+}
+
+/// An event file's content, written in one `writev`: `head`, then `body`, then `tail`. The
+/// body is borrowed, so a large payload goes to the file straight from the buffer it was read
+/// into.
+#[derive(Debug, Default)]
+pub struct Content<'a> {
+    /// The first bytes.
+    pub head: Vec<u8>,
+    /// The bytes after `head`.
+    pub body: &'a [u8],
+    /// The last bytes.
+    pub tail: &'a [u8],
+}
+
+impl From<Vec<u8>> for Content<'_> {
+    fn from(head: Vec<u8>) -> Self {
+        Content { head, ..Content::default() }
     }
 }
 
@@ -115,12 +134,12 @@ impl EventsDir {
 
     /// Writes one event file. `render(seq, unordered)` returns the file's content for the
     /// `seq` allocated; it may be called more than once if a name collides.
-    pub fn write_event(
+    pub fn write_event<'c, C: Into<Content<'c>>>(
         &self,
         pid: u32,
         ts_ns: u64,
         options: &WriteOptions,
-        mut render: impl FnMut(u64, bool) -> Vec<u8>,
+        mut render: impl FnMut(u64, bool) -> C,
     ) -> Result<Written, Error> {
         let counter = self.open_counter()?;
         if !lock_bounded(&counter, options.lock_bound, false)? {
@@ -140,10 +159,8 @@ impl EventsDir {
                 .write_all_at(format!("{seq:020}\n").as_bytes(), 0)
                 .map_err(|e| Error::io("write counter", self.path.join(COUNTER_FILE), e))?;
             let name = EventFileName::ordered(seq, pid);
-            match self.publish(&name, &render(seq, false), pid, ts_ns, options) {
-                Ok(()) => {
-                    return Ok(Written { name, counter_recovered: recovered });
-                }
+            match self.publish(&name, &render(seq, false).into(), pid, ts_ns, options) {
+                Ok(()) => return Ok(Written { name, counter_recovered: recovered }),
                 // The counter fell behind the files (restored, or lost in a crash): catch up.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     recovered = true;
@@ -161,21 +178,19 @@ impl EventsDir {
         ))
     }
 
-    fn write_unordered(
+    fn write_unordered<'c, C: Into<Content<'c>>>(
         &self,
         pid: u32,
         ts_ns: u64,
         seq: u64,
         options: &WriteOptions,
-        render: &mut impl FnMut(u64, bool) -> Vec<u8>,
+        render: &mut impl FnMut(u64, bool) -> C,
     ) -> Result<Written, Error> {
-        let content = render(seq, true);
+        let content = render(seq, true).into();
         for bump in 0..u64::from(LINK_ATTEMPTS) {
             let name = EventFileName::unordered(seq, ts_ns + bump, pid);
             match self.publish(&name, &content, pid, ts_ns + bump, options) {
-                Ok(()) => {
-                    return Ok(Written { name, counter_recovered: false });
-                }
+                Ok(()) => return Ok(Written { name, counter_recovered: false }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
                     return Err(Error::io("write event", self.path.join(name.to_string()), e));
@@ -194,14 +209,14 @@ impl EventsDir {
     fn publish(
         &self,
         name: &EventFileName,
-        content: &[u8],
+        content: &Content<'_>,
         pid: u32,
         nonce: u64,
         options: &WriteOptions,
     ) -> io::Result<()> {
         let (temp, mut file) = self.create_temp(pid, nonce)?;
         let result = (|| {
-            file.write_all(content)?;
+            write_all_vectored(&mut file, &[&content.head, content.body, content.tail])?;
             if options.fsync {
                 file.sync_all()?;
             }
@@ -277,6 +292,22 @@ impl EventsDir {
             .and_then(|f| f.set_permissions(Permissions::from_mode(mode)))
             .map_err(|e| Error::io("chmod", &self.path, e))
     }
+}
+
+/// Writes every byte of `parts`, in order, with as few `writev` calls as the kernel allows.
+fn write_all_vectored(file: &mut File, parts: &[&[u8]]) -> io::Result<()> {
+    let mut slices: Vec<IoSlice<'_>> =
+        parts.iter().filter(|p| !p.is_empty()).map(|p| IoSlice::new(p)).collect();
+    let mut slices = &mut slices[..];
+    while !slices.is_empty() {
+        match file.write_vectored(slices) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Takes the lock (exclusive or shared), retrying with growing sleeps until `bound` has passed.

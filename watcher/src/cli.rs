@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Structured signals about agent CLI sessions.
 #[derive(Debug, Parser)]
@@ -29,6 +29,12 @@ pub enum Command {
     Profiles(ProfilesArgs),
     /// Remove consumed events older than the retention age.
     Prune(PruneArgs),
+    /// Register hookline's relay in a CLI's hooks settings (merging, never replacing).
+    Install(InstallArgs),
+    /// Remove hookline's relay from a CLI's hooks settings, leaving everything else.
+    Uninstall(InstallArgs),
+    /// Check that hooks are registered, the relay runs and events arrive.
+    Doctor(DoctorArgs),
     /// Answer one question about a session: may I deliver input, nudge, declare it crashed,
     /// carry on despite an env fault, carry on without a human? Rebuilt from history, so it
     /// never authorizes input (use `serve`). Exit 0 allow, 1 withhold, 3 no structured signal
@@ -134,6 +140,59 @@ pub struct PruneArgs {
     /// Remove consumed events older than this (e.g. 7d, 12h).
     #[arg(long, default_value = "7d", value_name = "AGE")]
     pub max_age: String,
+}
+
+/// Where a CLI's hooks settings live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    /// The user's settings (e.g. `~/.claude/settings.json`).
+    User,
+    /// The project's shared settings (e.g. `.claude/settings.json`).
+    Project,
+    /// The project's local, untracked settings (e.g. `.claude/settings.local.json`).
+    Local,
+}
+
+impl Scope {
+    /// The scope's name in profiles.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Local => "local",
+        }
+    }
+}
+
+/// Arguments of `install` and `uninstall`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The CLI: claude, codex, gemini, copilot or cursor.
+    pub cli: String,
+    /// Which settings file (default: the profile's, usually user).
+    #[arg(long, value_enum, conflicts_with = "settings")]
+    pub scope: Option<Scope>,
+    /// Edit this settings file instead of a scope's.
+    #[arg(long, value_name = "PATH")]
+    pub settings: Option<PathBuf>,
+    /// Print the change as a unified diff; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The relay to register (default: hookline-relay beside hookline, else on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub relay: Option<PathBuf>,
+}
+
+/// Arguments of `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Check only this CLI (and fail when it is registered nowhere).
+    pub cli: Option<String>,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// The relay `install` would register (default: found as `install` finds it).
+    #[arg(long, value_name = "PATH")]
+    pub relay: Option<PathBuf>,
 }
 
 /// The policy file.

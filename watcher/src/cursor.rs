@@ -21,8 +21,12 @@ pub const CURSORS_DIR: &str = ".cursors";
 /// How far a consumer has read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Position {
-    /// Highest ordered `seq` delivered.
+    /// Highest ordered `seq` delivered with every ordered event below it.
     pub seq: u64,
+    /// Ordered `seq`s above `seq` already delivered (a consumer that waited for one session's
+    /// events took them before others): skipped when read again.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub ahead: BTreeSet<u64>,
     /// Unordered event files delivered.
     #[serde(default)]
     pub unordered: BTreeSet<String>,

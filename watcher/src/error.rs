@@ -2,6 +2,8 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use crate::install::document::DocError;
+
 /// Everything that can go wrong in hookline's library.
 #[derive(Debug)]
 pub enum Error {
@@ -37,11 +39,112 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// No profile has this name.
+    UnknownCli {
+        /// The name given.
+        name: String,
+        /// The profiles that can be installed.
+        known: Vec<String>,
+    },
+    /// The profile has no `[install]` table.
+    NotInstallable {
+        /// The profile name.
+        name: String,
+    },
+    /// The profile names a settings dialect this build cannot write.
+    UnknownDialect {
+        /// The profile name.
+        cli: String,
+        /// The dialect named.
+        dialect: String,
+    },
+    /// The profile has no such scope.
+    UnknownScope {
+        /// The profile name.
+        cli: String,
+        /// The scope given.
+        scope: String,
+        /// The scopes the profile declares.
+        known: Vec<String>,
+    },
+    /// A settings path template needs `$HOME`, which is unset or relative.
+    NoHome {
+        /// The template.
+        template: String,
+    },
+    /// No `hookline-relay` executable was found.
+    NoRelay {
+        /// Where it was looked for.
+        searched: Vec<PathBuf>,
+    },
+    /// The relay path given is not an executable file.
+    BadRelay {
+        /// The path.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A settings file cannot be edited safely: it is not JSON, not UTF-8, or not shaped as
+    /// expected. It was left untouched.
+    Settings {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        problem: DocError,
+    },
+    /// The settings file is read-only; it was left untouched.
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The settings path is a symlink whose target does not exist.
+    DanglingSymlink {
+        /// The link.
+        link: PathBuf,
+        /// Where it points.
+        target: PathBuf,
+    },
+    /// Following the settings path's symlinks did not end (a loop or a very long chain).
+    SymlinkLoop {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The settings file kept changing while we tried to write it.
+    KeepsChanging {
+        /// The file.
+        path: PathBuf,
+        /// How many times it was re-read.
+        attempts: u32,
+    },
 }
 
 impl Error {
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Error {
         Error::Io { op, path: path.into(), source }
+    }
+
+    /// How the user can fix this error, when there is something to say.
+    pub fn fix(&self) -> Option<String> {
+        Some(match self {
+            Error::UnknownCli { known, .. } => format!("use one of: {}", known.join(", ")),
+            Error::UnknownScope { known, .. } => format!("use one of: {}", known.join(", ")),
+            Error::NoHome { .. } => "set HOME, or pass --settings PATH".into(),
+            Error::NoRelay { .. } => {
+                "install hookline-relay next to hookline or on PATH, or pass --relay PATH".into()
+            }
+            Error::Settings { problem, .. } => problem.fix().to_owned(),
+            Error::ReadOnly { path } => format!(
+                "make it writable (chmod u+w {}) and run again, or leave it as it is",
+                path.display()
+            ),
+            Error::DanglingSymlink { link, .. } => {
+                format!("create the file the link points to, or remove the link {}", link.display())
+            }
+            Error::KeepsChanging { .. } => {
+                "close the CLI's running sessions and run the command again".into()
+            }
+            _ => return None,
+        })
     }
 }
 
@@ -65,6 +168,42 @@ impl fmt::Display for Error {
                 "cursor file {} is damaged ({reason}); delete it to restart that consumer from the beginning",
                 path.display()
             ),
+            Error::UnknownCli { name, .. } => write!(f, "no profile for {name:?}"),
+            Error::NotInstallable { name } => {
+                write!(f, "the {name} profile has no [install] table")
+            }
+            Error::UnknownDialect { cli, dialect } => {
+                write!(f, "the {cli} profile names an unknown dialect {dialect:?}")
+            }
+            Error::UnknownScope { cli, scope, .. } => {
+                write!(f, "{cli} has no scope {scope:?}")
+            }
+            Error::NoHome { template } => {
+                write!(f, "{template} needs HOME, which is unset or relative")
+            }
+            Error::NoRelay { searched } => {
+                let list: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
+                write!(f, "hookline-relay not found (looked in {})", list.join(", "))
+            }
+            Error::BadRelay { path, reason } => {
+                write!(f, "relay {}: {reason}", path.display())
+            }
+            Error::Settings { path, problem } => write!(f, "{}:{problem}", path.display()),
+            Error::ReadOnly { path } => {
+                write!(f, "{} is read-only; left untouched", path.display())
+            }
+            Error::DanglingSymlink { link, target } => write!(
+                f,
+                "{} is a symlink to {}, which does not exist; left untouched",
+                link.display(),
+                target.display()
+            ),
+            Error::SymlinkLoop { path } => {
+                write!(f, "{}: too many levels of symlinks", path.display())
+            }
+            Error::KeepsChanging { path, attempts } => {
+                write!(f, "{} changed under us {attempts} times; not written", path.display())
+            }
         }
     }
 }

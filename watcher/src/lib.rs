@@ -11,6 +11,40 @@
 //! * per-session state with explicit `unknown`, generation, epoch and sequence;
 //! * the decision layer that says what an orchestrator may safely do;
 //! * `install`, `uninstall` and `doctor` for the CLIs' settings files.
+//!
+//! An orchestrator's signal loop, in short: a [`watch::Watcher`] hands out canonical events
+//! in order, exactly once per durable cursor; a [`state::Tracker`] folds them into states;
+//! input is delivered only when the tracker grants the session's input slot.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use hookline::profile::{OverlayDirs, Profiles};
+//! use hookline::reader::{Reader, ReaderConfig, Start};
+//! use hookline::state::Tracker;
+//! use hookline::watch::{WatchOptions, Watcher};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let profiles = Profiles::load(&OverlayDirs::standard())?;
+//! let events_dir = hookline::format::location::events_dir()?;
+//! let start = Start::Cursor("my-orchestrator".into());
+//! let reader = Reader::open(ReaderConfig::new(events_dir, start, profiles.clone()))?;
+//! let mut watcher = Watcher::new(reader, WatchOptions::default())?;
+//! // One generation: events older than this instant are history and authorize nothing.
+//! let mut tracker = Tracker::new(profiles, hookline::format::relay::now_ns());
+//! loop {
+//!     if let Some(event) = watcher.next_timeout(Duration::from_secs(1))? {
+//!         tracker.apply(&event);
+//!         watcher.commit()?;
+//!     }
+//!     let now = hookline::format::relay::now_ns();
+//!     if let Ok(slot) = tracker.take_input_slot("task-42", now) {
+//!         // Explicitly idle, fresh, live: deliver the next prompt to task-42 once.
+//!         # let _ = slot;
+//!     }
+//! }
+//! # }
+//! ```
 
 pub use hookline_relay as format;
 
@@ -22,7 +56,7 @@ pub mod canonical;
 pub mod cursor;
 pub mod decide;
 mod fsutil;
-pub mod locate;
+pub mod install;
 pub mod mapping;
 pub mod profile;
 pub mod reader;

@@ -1,7 +1,7 @@
 //! The reader: canonical events from an events directory (and legacy directories), in order,
 //! exactly once per cursor.
 //!
-//! Each [`Reader::poll`] lists the directories and queues what is new; [`Reader::next`] hands
+//! Each [`Reader::poll`] lists the directories and queues what is new; [`Reader::next_event`] hands
 //! out one event and moves the in-memory position past it; [`Reader::commit`] saves the
 //! position of a named cursor. A consumer that commits after it has handled an event never
 //! sees it again after a restart, and never misses one.
@@ -198,6 +198,7 @@ impl Reader {
             if self.dir_id.is_some() {
                 // A new directory starts its seqs again: forget the old one's.
                 self.position.seq = 0;
+                self.position.ahead.clear();
                 self.position.unordered.clear();
                 self.listed_seq = 0;
                 self.backlog.clear();
@@ -241,7 +242,9 @@ impl Reader {
                 None => {
                     if name.seq > self.listed_seq && committed.is_some_and(|c| name.seq <= c) {
                         self.listed_seq = name.seq;
-                        self.backlog.push_back(name);
+                        if !self.position.ahead.contains(&name.seq) {
+                            self.backlog.push_back(name);
+                        }
                     }
                 }
                 Some(_) => {
@@ -349,7 +352,10 @@ impl Reader {
     pub fn next_event(&mut self) -> Option<Event> {
         let (event, mark) = self.queue.pop_front()?;
         match mark {
-            Mark::Ordered(seq) => self.position.seq = self.position.seq.max(seq),
+            Mark::Ordered(seq) => {
+                self.position.seq = self.position.seq.max(seq);
+                self.position.ahead.retain(|s| *s > seq);
+            }
             Mark::Unordered(file) => {
                 self.listed_names.remove(&(self.config.events_dir.clone(), file.clone()));
                 self.position.unordered.insert(file);

@@ -7,7 +7,7 @@
 //! notification delays an event by at most that interval and never loses it. A directory that
 //! does not exist yet is waited for through its parent.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 
 use crate::Error;
 use crate::canonical::Event;
-use crate::cursor::Position;
+use crate::format::filename::EventFileName;
 use crate::reader::{Notice, Reader};
 
 /// How changes are noticed.
@@ -63,9 +63,14 @@ pub struct Watcher {
     watched: Vec<PathBuf>,
     next_scan: Instant,
     dirty: bool,
+    /// Events passed over by `next_matching`, in order, not yet handed out.
     held: VecDeque<Event>,
-    hold_position: Option<Position>,
+    /// Ordered seqs handed out while older events were held.
+    handed_ahead: BTreeSet<u64>,
     notices: Vec<Notice>,
+    /// Tests set this to lose every notification, as inotify does on overflow.
+    #[cfg(test)]
+    deaf: bool,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -93,8 +98,10 @@ impl Watcher {
             next_scan: Instant::now(),
             dirty: true,
             held: VecDeque::new(),
-            hold_position: None,
+            handed_ahead: BTreeSet::new(),
             notices: Vec::new(),
+            #[cfg(test)]
+            deaf: false,
         };
         if options.mode == Mode::Notify {
             let tx = watcher.wake_tx.clone();
@@ -176,12 +183,14 @@ impl Watcher {
     /// The next event, waiting at most `timeout` for one.
     pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Event>, Error> {
         if let Some(event) = self.held.pop_front() {
-            if self.held.is_empty() {
-                self.hold_position = None;
-            }
+            self.handed(&event);
             return Ok(Some(event));
         }
-        self.next_from_reader(Instant::now() + timeout)
+        let event = self.next_from_reader(Instant::now() + timeout)?;
+        if let Some(event) = &event {
+            self.handed(event);
+        }
+        Ok(event)
     }
 
     fn next_from_reader(&mut self, deadline: Instant) -> Result<Option<Event>, Error> {
@@ -205,6 +214,10 @@ impl Watcher {
                 Ok(()) => {
                     while self.wake_rx.try_recv().is_ok() {}
                     self.dirty = true;
+                    #[cfg(test)]
+                    if self.deaf {
+                        self.dirty = false;
+                    }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
@@ -215,40 +228,75 @@ impl Watcher {
     }
 
     /// The next event that `wanted` accepts, waiting at most `timeout`. Events it passes
-    /// over are kept, in order, for [`Watcher::next_timeout`]. While some are kept, a commit
-    /// saves the position before the first of them, so a restart may hand them out again
-    /// but never loses one.
+    /// over are kept, in order, for [`Watcher::next_timeout`]; a commit never counts them as
+    /// handed out, and never hands out again the ones that were.
     pub fn next_matching(
         &mut self,
         wanted: impl Fn(&Event) -> bool,
         timeout: Duration,
     ) -> Result<Option<Event>, Error> {
         if let Some(index) = self.held.iter().position(&wanted) {
-            return Ok(self.held.remove(index));
+            let event = self.held.remove(index);
+            if let Some(event) = &event {
+                self.handed(event);
+            }
+            return Ok(event);
         }
         let deadline = Instant::now() + timeout;
         loop {
-            let before = self.reader.position().clone();
-            let Some(event) = self.next_from_reader(deadline)? else {
-                return Ok(None);
-            };
+            let Some(event) = self.next_from_reader(deadline)? else { return Ok(None) };
             if wanted(&event) {
+                self.handed(&event);
                 return Ok(Some(event));
-            }
-            if self.held.is_empty() {
-                self.hold_position = Some(before);
             }
             self.held.push_back(event);
         }
     }
 
-    /// Saves the cursor past every event handed out (see [`Watcher::next_matching`] for
-    /// events passed over).
-    pub fn commit(&mut self) -> Result<(), Error> {
-        match &self.hold_position {
-            Some(position) => self.reader.commit_at(position),
-            None => self.reader.commit(),
+    /// The next event of one session, named by its session id or its tag, waiting at most
+    /// `timeout`; events of other sessions are kept for [`Watcher::next_timeout`].
+    pub fn next_for_session(
+        &mut self,
+        id_or_tag: &str,
+        timeout: Duration,
+    ) -> Result<Option<Event>, Error> {
+        self.next_matching(
+            |e| e.session_id.as_deref() == Some(id_or_tag) || e.tag.as_deref() == Some(id_or_tag),
+            timeout,
+        )
+    }
+
+    /// Notes that an event reached the consumer.
+    fn handed(&mut self, event: &Event) {
+        if self.held.is_empty() {
+            self.handed_ahead.clear();
+        } else if is_ordered(event) {
+            self.handed_ahead.insert(event.source.seq);
         }
+    }
+
+    /// Saves the cursor: every event handed out, none of those held back.
+    pub fn commit(&mut self) -> Result<(), Error> {
+        if self.held.is_empty() {
+            return self.reader.commit();
+        }
+        let mut position = self.reader.position().clone();
+        if let Some(first) = self.held.iter().filter(|e| is_ordered(e)).map(|e| e.source.seq).min()
+        {
+            position.seq = first - 1;
+            position.ahead.retain(|s| *s < first);
+            position.ahead.extend(self.handed_ahead.iter().filter(|s| **s >= first));
+        }
+        for event in &self.held {
+            if event.source.legacy {
+                if let Some(files) = position.legacy.get_mut(&event.source.dir) {
+                    files.remove(&event.source.file);
+                }
+            } else if !is_ordered(event) {
+                position.unordered.remove(&event.source.file);
+            }
+        }
+        self.reader.commit_at(&position)
     }
 
     /// Calls `handle` for each event until it breaks, committing after each call returns.
@@ -303,6 +351,10 @@ impl Watcher {
     }
 }
 
+fn is_ordered(event: &Event) -> bool {
+    !event.source.legacy && EventFileName::parse(&event.source.file).is_some_and(|n| n.is_ordered())
+}
+
 /// Events from a watcher running on its own thread (see [`Watcher::spawn`]).
 #[derive(Debug)]
 pub struct Subscription {
@@ -332,3 +384,6 @@ impl Drop for Subscription {
         self.stop.store(true, Ordering::Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hookline::canonical::{Event, Kind};
-use hookline::locate::relay_binary;
+use hookline::install::find_relay;
 use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::{StateKind, Tracker};
 use hookline::watch::{WatchOptions, Watcher};
@@ -50,9 +50,8 @@ const STORY: &[Step] = &[
 ];
 
 pub fn run(args: DemoArgs) -> Outcome {
-    let relay = relay_binary().ok_or(
-        "cannot find hookline-relay beside hookline or on PATH; build both with `cargo build --release`",
-    )?;
+    let relay = find_relay(std::env::var_os("PATH").as_deref())
+        .map_err(|e| format!("{e}; build both binaries with `cargo build --release`"))?;
     let tmp = tempfile::Builder::new().prefix("hookline-demo-").tempdir()?;
     let events_dir = tmp.path().join("events");
     let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles()?))?;

@@ -2,11 +2,14 @@
 
 mod decide;
 mod demo;
+mod doctor;
 mod explain;
+mod install;
 mod profiles;
 mod prune;
 mod serve;
 mod status;
+mod uninstall;
 mod watch;
 
 use std::path::PathBuf;
@@ -29,6 +32,9 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Explain(args) => explain::run(args),
         Command::Profiles(args) => profiles::run(args),
         Command::Prune(args) => prune::run(args),
+        Command::Install(args) => install::run(&args),
+        Command::Uninstall(args) => uninstall::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
         Command::Decide(args) => decide::run(args),
         Command::Serve(args) => serve::run(args),
     }

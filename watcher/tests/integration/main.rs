@@ -1,1 +1,4 @@
 //! hookline integration tests.
+
+mod install;
+mod watch;

@@ -1,0 +1,3 @@
+//! The exec floor: starts, does nothing, exits 0.
+
+fn main() {}

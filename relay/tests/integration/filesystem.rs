@@ -1,0 +1,159 @@
+//! A hostile or broken filesystem: the relay refuses unsafe directories, survives a read-only
+//! one, and lets nothing from a payload reach a path. Always silent, always exit 0.
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::Path;
+
+use crate::util::{NOBODY, Sandbox, entries, fixture, is_root, is_safe_ordered_name};
+
+fn mkdir(path: &Path, mode: u32) {
+    std::fs::DirBuilder::new().recursive(true).mode(mode).create(path).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Runs a relay against the sandbox's events dir, as it is, and checks that it was refused:
+/// nothing written into it, and one diagnostics line containing `reason`.
+fn assert_refused(sandbox: &Sandbox, reason: &str) {
+    let before = entries(&sandbox.events);
+    sandbox.relay().input(fixture("claude-code/PreToolUse.json")).run();
+    assert_eq!(entries(&sandbox.events), before, "nothing written into a refused dir");
+    let notes = sandbox.diagnostic_messages();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("refusing events dir"), "{notes:?}");
+    assert!(notes[0].contains(reason), "{notes:?} names {reason:?}");
+}
+
+#[test]
+fn a_symlinked_events_dir_is_refused() {
+    let sandbox = Sandbox::new();
+    let real = sandbox.root().join("real");
+    mkdir(&real, 0o700);
+    mkdir(sandbox.events.parent().unwrap(), 0o700);
+    std::os::unix::fs::symlink(&real, &sandbox.events).unwrap();
+    assert_refused(&sandbox, "it is a symlink");
+    assert!(entries(&real).is_empty(), "nothing written through the link");
+}
+
+#[test]
+fn a_dangling_symlink_is_refused_and_not_created_through() {
+    let sandbox = Sandbox::new();
+    let target = sandbox.root().join("elsewhere");
+    mkdir(sandbox.events.parent().unwrap(), 0o700);
+    std::os::unix::fs::symlink(&target, &sandbox.events).unwrap();
+    assert_refused(&sandbox, "it is a symlink");
+    assert!(!target.exists());
+}
+
+#[test]
+fn a_foreign_owned_events_dir_is_refused() {
+    if is_root() {
+        let sandbox = Sandbox::new();
+        mkdir(&sandbox.events, 0o700);
+        std::os::unix::fs::chown(&sandbox.events, Some(NOBODY), Some(NOBODY)).unwrap();
+        assert_refused(&sandbox, &format!("owned by uid {NOBODY}, not by us (uid 0)"));
+    } else {
+        // An existing root-owned directory. Its diagnostics file (`/usr.relay.log`) cannot be
+        // written either, so only the refusal itself is checked.
+        let sandbox = Sandbox::new();
+        let before = entries(Path::new("/usr"));
+        sandbox.relay().env("HOOKLINE_EVENTS_DIR", "/usr").input("{}").run();
+        assert_eq!(entries(Path::new("/usr")), before);
+    }
+}
+
+#[test]
+fn a_group_or_world_writable_events_dir_is_refused() {
+    for mode in [0o770, 0o720, 0o707, 0o777, 0o1777] {
+        let sandbox = Sandbox::new();
+        mkdir(&sandbox.events, 0o700);
+        std::fs::set_permissions(&sandbox.events, std::fs::Permissions::from_mode(mode)).unwrap();
+        assert_refused(&sandbox, &format!("writable by group or others (mode {mode:o})"));
+    }
+}
+
+#[test]
+fn a_file_where_the_dir_should_be_is_refused() {
+    let sandbox = Sandbox::new();
+    mkdir(sandbox.events.parent().unwrap(), 0o700);
+    std::fs::write(&sandbox.events, "not a dir").unwrap();
+    sandbox.relay().input("{}").run();
+    assert_eq!(std::fs::read_to_string(&sandbox.events).unwrap(), "not a dir");
+    let notes = sandbox.diagnostic_messages();
+    assert!(notes.iter().any(|m| m.contains("not a directory")), "{notes:?}");
+}
+
+#[test]
+fn a_read_only_events_dir_writes_nothing_and_prints_nothing() {
+    let sandbox = Sandbox::new();
+    let relay = if is_root() {
+        // Root writes through permission bits: drop to another user who owns a read-only dir.
+        // The other user must reach the dir: every ancestor is traversable by others.
+        std::fs::set_permissions(sandbox.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        mkdir(&sandbox.root().join("state"), 0o755);
+        let parent = sandbox.events.parent().unwrap();
+        mkdir(parent, 0o700);
+        mkdir(&sandbox.events, 0o500);
+        for dir in [parent, &sandbox.events] {
+            std::os::unix::fs::chown(dir, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        sandbox.relay().run_as(NOBODY, sandbox.root())
+    } else {
+        mkdir(sandbox.events.parent().unwrap(), 0o700);
+        mkdir(&sandbox.events, 0o500);
+        sandbox.relay()
+    };
+    relay.input(fixture("claude-code/PreToolUse.json")).run();
+    assert!(entries(&sandbox.events).is_empty(), "{:?}", entries(&sandbox.events));
+    let notes = sandbox.diagnostic_messages();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("cannot open counter"), "{notes:?}");
+    assert!(notes[0].contains("Permission denied"), "{notes:?}");
+    std::fs::set_permissions(&sandbox.events, std::fs::Permissions::from_mode(0o700)).unwrap();
+}
+
+#[test]
+fn nothing_from_a_payload_or_the_environment_reaches_a_path() {
+    let sandbox = Sandbox::new();
+    let hostile = [
+        r#"{"session_id":"../../x","hook_event_name":"../../evil","cwd":"../..","tool_use_id":"/tmp/x"}"#,
+        r#"{"session_id":"/etc/passwd","hook_event_name":"Stop/../../../x","transcript_path":"../t"}"#,
+        r#"{"session_id":"a\u0000b","hook_event_name":"x\ny","hookEventName":".."}"#,
+        r#"{"session_id":"..","type":"../../../../../../tmp/pwned"}"#,
+        r#"{"session_id":"\u202e\ud83d\ude00","hook_event_name":"\\..\\..\\x"}"#,
+    ];
+    for payload in hostile {
+        sandbox
+            .relay()
+            .args(["--cli", "../../cli"])
+            .env("HOOKLINE_TAG", "../../tag")
+            .env("CLAUDE_CODE_SESSION_ID", "../../session")
+            .env("CLAUDE_PID", "../1")
+            .input(payload)
+            .run();
+    }
+    sandbox
+        .relay()
+        .args(["--event", "../../../x/y"])
+        .env("HOOKLINE_TAG", "../../tag")
+        .input(hostile[0])
+        .run();
+
+    let events = sandbox.events();
+    assert_eq!(events.len(), hostile.len() + 1);
+    for event in &events {
+        assert!(is_safe_ordered_name(&event.file), "{}", event.file);
+        assert_eq!(event.envelope.tag.as_deref(), Some("../../tag"), "recorded, as data");
+        assert_eq!(event.envelope.host_pid, None, "a non-numeric CLAUDE_PID is ignored");
+    }
+    assert_eq!(events[0].envelope.event.as_deref(), Some("../../evil"), "recorded, as data");
+    let mut expected = vec![
+        "home".to_owned(),
+        "state".to_owned(),
+        "state/hookline".to_owned(),
+        "state/hookline/events".to_owned(),
+        "state/hookline/events/.seq".to_owned(),
+    ];
+    expected.extend(events.iter().map(|e| format!("state/hookline/events/{}", e.file)));
+    expected.sort();
+    assert_eq!(sandbox.all_paths(), expected, "no other path was created");
+}

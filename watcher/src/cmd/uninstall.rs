@@ -1,0 +1,29 @@
+//! `hookline uninstall CLI [--scope S | --settings PATH] [--dry-run]`.
+
+use std::process::ExitCode;
+
+use hookline::install::{self, Operation};
+
+use crate::cli::InstallArgs;
+use crate::cmd::Outcome;
+use crate::cmd::install::{Failed, Setup, print_outcome, print_target, update_record};
+
+/// Runs `hookline uninstall`.
+pub fn run(args: &InstallArgs) -> Outcome {
+    let setup = Setup::load()?;
+    let (cli, scope, path) = setup.target(args)?;
+    let report = install::apply(&path, cli.dialect, Operation::Uninstall, args.dry_run)
+        .map_err(Box::<Failed>::from)?;
+    print_target(&report, &scope);
+    if report.lines.is_empty() {
+        println!("no hookline hooks found");
+    }
+    for line in &report.lines {
+        println!("{line}");
+    }
+    print_outcome(&report);
+    if !args.dry_run {
+        update_record(&cli.profile.name, &scope, &path, false);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,208 @@
+//! The settings dialects: how each CLI's hooks file registers a command.
+//!
+//! | dialect | shape of `hooks.<event>` | handler | timeout |
+//! |---|---|---|---|
+//! | `claude`, `codex` | matcher groups `{matcher?, hooks: [handler]}` | `{type, command, timeout}` | seconds |
+//! | `gemini` | matcher groups | `{name, type, command, timeout}` | milliseconds |
+//! | `copilot` | handlers, in a file of its own with `version: 1` | `{type, bash, timeoutSec}` | seconds |
+//! | `cursor` | handlers, with `version: 1` | `{command, timeout}` | seconds |
+
+use serde_json::{Map, Value, json};
+
+use crate::install::command::is_relay_command;
+
+/// The `name` written on Gemini handlers (`/hooks disable hookline` turns them off).
+pub const GEMINI_HOOK_NAME: &str = "hookline";
+
+/// A settings dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Claude Code's `settings.json`.
+    Claude,
+    /// Codex's `hooks.json` (Claude's shape).
+    Codex,
+    /// Gemini CLI's `settings.json` (Claude's shape, named handlers, timeouts in ms).
+    Gemini,
+    /// Copilot CLI's hook files (flat handlers, `bash`, `timeoutSec`).
+    Copilot,
+    /// Cursor's `hooks.json` (flat handlers).
+    Cursor,
+}
+
+/// What an item of a `hooks.<event>` array is to us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// Not ours.
+    Foreign,
+    /// Ours entirely (a group holding only our handlers, or our handler).
+    Ours,
+    /// A group holding our handlers (at these indexes of its `hooks`) beside others.
+    Mixed(Vec<usize>),
+}
+
+impl Dialect {
+    /// The dialect a profile names.
+    pub fn from_name(name: &str) -> Option<Dialect> {
+        Some(match name {
+            "claude" => Dialect::Claude,
+            "codex" => Dialect::Codex,
+            "gemini" => Dialect::Gemini,
+            "copilot" => Dialect::Copilot,
+            "cursor" => Dialect::Cursor,
+            _ => return None,
+        })
+    }
+
+    /// Whether events hold matcher groups (else handlers directly).
+    pub fn grouped(self) -> bool {
+        matches!(self, Dialect::Claude | Dialect::Codex | Dialect::Gemini)
+    }
+
+    /// Whether the file carries `"version": 1` at the top.
+    pub fn versioned(self) -> bool {
+        matches!(self, Dialect::Copilot | Dialect::Cursor)
+    }
+
+    /// Whether the file is hookline's own (Copilot reads one file per tool): when nothing
+    /// else is left in it, `uninstall` removes it.
+    pub fn own_file(self) -> bool {
+        self == Dialect::Copilot
+    }
+
+    /// The handler keys that hold the command.
+    fn command_keys(self) -> &'static [&'static str] {
+        match self {
+            Dialect::Copilot => &["bash", "command"],
+            _ => &["command"],
+        }
+    }
+
+    /// The timeout as the dialect writes it.
+    pub fn timeout(self, secs: u32) -> u64 {
+        match self {
+            Dialect::Gemini => u64::from(secs) * 1000,
+            _ => u64::from(secs),
+        }
+    }
+
+    /// The item to append to `hooks.<event>`.
+    pub fn entry(self, command: &str, timeout_secs: u32, matcher: Option<&str>) -> Value {
+        let timeout = self.timeout(timeout_secs);
+        let mut item = Map::new();
+        match self {
+            Dialect::Claude | Dialect::Codex | Dialect::Gemini => {
+                let handler = if self == Dialect::Gemini {
+                    json!({"name": GEMINI_HOOK_NAME, "type": "command", "command": command, "timeout": timeout})
+                } else {
+                    json!({"type": "command", "command": command, "timeout": timeout})
+                };
+                if let Some(m) = matcher {
+                    item.insert("matcher".into(), m.into());
+                }
+                item.insert("hooks".into(), json!([handler]));
+            }
+            Dialect::Copilot => {
+                item.insert("type".into(), "command".into());
+                item.insert("bash".into(), command.into());
+                item.insert("timeoutSec".into(), timeout.into());
+                if let Some(m) = matcher {
+                    item.insert("matcher".into(), m.into());
+                }
+            }
+            Dialect::Cursor => {
+                item.insert("command".into(), command.into());
+                item.insert("timeout".into(), timeout.into());
+                if let Some(m) = matcher {
+                    item.insert("matcher".into(), m.into());
+                }
+            }
+        }
+        Value::Object(item)
+    }
+
+    /// Whether a handler object runs our relay.
+    pub fn is_our_handler(self, handler: &Value) -> bool {
+        self.command_keys()
+            .iter()
+            .any(|key| handler.get(key).and_then(Value::as_str).is_some_and(is_relay_command))
+    }
+
+    /// The command of an item of ours, for messages.
+    pub fn command_of(self, item: &Value) -> Option<String> {
+        let handler = if self.grouped() { item.get("hooks")?.as_array()?.first()? } else { item };
+        self.command_keys()
+            .iter()
+            .find_map(|k| handler.get(k).and_then(Value::as_str))
+            .map(str::to_owned)
+    }
+
+    /// Classifies an item of a `hooks.<event>` array.
+    pub fn classify(self, item: &Value) -> Item {
+        if !self.grouped() {
+            return if self.is_our_handler(item) { Item::Ours } else { Item::Foreign };
+        }
+        let Some(handlers) = item.get("hooks").and_then(Value::as_array) else {
+            return Item::Foreign;
+        };
+        let ours: Vec<usize> = handlers
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| self.is_our_handler(h))
+            .map(|(i, _)| i)
+            .collect();
+        if ours.is_empty() {
+            Item::Foreign
+        } else if ours.len() == handlers.len() {
+            Item::Ours
+        } else {
+            Item::Mixed(ours)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_dialect_writes_its_own_entry_shape() {
+        let c = "/bin/hookline-relay --cli x";
+        assert_eq!(
+            Dialect::Claude.entry(c, 10, None),
+            json!({"hooks": [{"type": "command", "command": c, "timeout": 10}]})
+        );
+        assert_eq!(
+            Dialect::Codex.entry(c, 5, Some("*")),
+            json!({"matcher": "*", "hooks": [{"type": "command", "command": c, "timeout": 5}]})
+        );
+        assert_eq!(
+            Dialect::Gemini.entry(c, 10, None),
+            json!({"hooks": [{"name": "hookline", "type": "command", "command": c, "timeout": 10000}]})
+        );
+        assert_eq!(
+            Dialect::Copilot.entry(c, 10, None),
+            json!({"type": "command", "bash": c, "timeoutSec": 10})
+        );
+        assert_eq!(Dialect::Cursor.entry(c, 10, None), json!({"command": c, "timeout": 10}));
+    }
+
+    #[test]
+    fn groups_are_ours_mixed_or_foreign() {
+        let d = Dialect::Claude;
+        let ours = json!({"type": "command", "command": "/a/hookline-relay"});
+        let other = json!({"type": "command", "command": "notify-send hi"});
+        assert_eq!(d.classify(&json!({"hooks": [ours.clone()]})), Item::Ours);
+        assert_eq!(
+            d.classify(&json!({"hooks": [other.clone(), ours.clone()]})),
+            Item::Mixed(vec![1])
+        );
+        assert_eq!(d.classify(&json!({"hooks": [other]})), Item::Foreign);
+        assert_eq!(d.classify(&json!({"hooks": []})), Item::Foreign);
+        assert_eq!(d.classify(&json!("text")), Item::Foreign);
+        assert_eq!(
+            Dialect::Copilot.classify(&json!({"bash": "/a/hookline-relay --cli copilot"})),
+            Item::Ours
+        );
+        assert_eq!(Dialect::Cursor.classify(&ours), Item::Ours);
+    }
+}

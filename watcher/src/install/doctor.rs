@@ -1,0 +1,487 @@
+//! `hookline doctor`: is everything in place for events to arrive?
+//!
+//! For each installable CLI and each of its scopes (and each file `install` recorded): is
+//! the relay registered; does the registered binary exist and run silently; would `install`
+//! change anything (stale command, events missing for the version detected, events that
+//! version does not know); were our hooks stripped from a file we installed into. Then: is
+//! the events directory present and safe, what the relay reported in its diagnostics file
+//! lately, and when the last event of each CLI arrived.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use hookline_relay::diag::{self, Level as DiagLevel};
+use hookline_relay::envelope::Envelope;
+use hookline_relay::filename::{FileKind, classify};
+use hookline_relay::location;
+use hookline_relay::store::EventsDir;
+
+use crate::Error;
+use crate::install::{
+    Change, Installable, command, document, file, find_relay, merge, probe, record,
+};
+use crate::profile::Profiles;
+use crate::units::format_age;
+
+/// How long the registered relay may take to run with `HOOKLINE_DISABLE=1`.
+pub const RELAY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How far back relay diagnostics are reported.
+pub const DIAG_WINDOW: Duration = Duration::from_secs(24 * 3600);
+/// How many of the newest event files are read to find each CLI's last event.
+pub const NEWEST_EVENTS: usize = 2000;
+
+/// How a finding weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// All good.
+    Ok,
+    /// Worth knowing, nothing wrong.
+    Info,
+    /// Something is wrong; `doctor` exits non-zero.
+    Problem,
+}
+
+/// One thing `doctor` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// How it weighs.
+    pub level: Level,
+    /// What was found.
+    pub text: String,
+    /// How to fix it, for problems.
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    fn ok(text: impl Into<String>) -> Finding {
+        Finding { level: Level::Ok, text: text.into(), fix: None }
+    }
+
+    fn info(text: impl Into<String>) -> Finding {
+        Finding { level: Level::Info, text: text.into(), fix: None }
+    }
+
+    fn problem(text: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding { level: Level::Problem, text: text.into(), fix: Some(fix.into()) }
+    }
+}
+
+/// The findings about one subject (a CLI, the events directory).
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// The subject.
+    pub title: String,
+    /// What was found.
+    pub findings: Vec<Finding>,
+}
+
+/// Everything `doctor` found.
+#[derive(Debug, Clone)]
+pub struct Checkup {
+    /// One section per subject.
+    pub sections: Vec<Section>,
+}
+
+impl Checkup {
+    /// The problems found.
+    pub fn problems(&self) -> impl Iterator<Item = &Finding> {
+        self.sections.iter().flat_map(|s| &s.findings).filter(|f| f.level == Level::Problem)
+    }
+}
+
+impl fmt::Display for Checkup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for section in &self.sections {
+            writeln!(f, "{}", section.title)?;
+            for finding in &section.findings {
+                let mark = match finding.level {
+                    Level::Ok => "ok",
+                    Level::Info => "--",
+                    Level::Problem => "!!",
+                };
+                writeln!(f, "  {mark} {}", finding.text)?;
+                if let Some(fix) = &finding.fix {
+                    writeln!(f, "     fix: {fix}")?;
+                }
+            }
+        }
+        let n = self.problems().count();
+        match n {
+            0 => writeln!(f, "no problems found"),
+            1 => writeln!(f, "1 problem found"),
+            n => writeln!(f, "{n} problems found"),
+        }
+    }
+}
+
+/// What `doctor` needs from its surroundings.
+pub struct Context<'a> {
+    /// The environment.
+    pub env: &'a dyn Fn(&str) -> Option<OsString>,
+    /// The directory project scopes are relative to.
+    pub cwd: &'a Path,
+    /// The relay `install` would register (`None`: found as `install` finds it).
+    pub relay: Option<String>,
+    /// Now, in nanoseconds since the Unix epoch.
+    pub now_ns: u64,
+}
+
+/// Runs every check, for one CLI or all installable ones.
+pub fn check(profiles: &Profiles, only: Option<&str>, ctx: &Context<'_>) -> Result<Checkup, Error> {
+    let clis = match only {
+        Some(name) => vec![Installable::find(profiles, name)?],
+        None => Installable::all(profiles),
+    };
+    let events_dir = location::events_dir_from(|k| (ctx.env)(k));
+    let last = events_dir.as_ref().map(|dir| last_events(dir)).unwrap_or_default();
+    let mut sections: Vec<Section> =
+        clis.iter().map(|cli| check_cli(cli, only.is_some(), &last, ctx)).collect();
+    sections.push(check_events_dir(events_dir, ctx));
+    Ok(Checkup { sections })
+}
+
+fn install_fix(cli: &str, scope: &str, path: &Path) -> String {
+    if scope == "custom" {
+        format!("hookline install {cli} --settings {}", command::quote(&path.display().to_string()))
+    } else {
+        format!("hookline install {cli} --scope {scope}")
+    }
+}
+
+fn check_cli(
+    cli: &Installable<'_>,
+    asked: bool,
+    last: &BTreeMap<String, (u64, Option<String>)>,
+    ctx: &Context<'_>,
+) -> Section {
+    let name = cli.profile.name.as_str();
+    let path_var = (ctx.env)("PATH");
+    let detected = cli.detect(path_var.as_deref());
+    let mut findings = vec![Finding::info(cli.version_line(&detected))];
+    let relay = ctx.relay.clone().map(Ok).unwrap_or_else(|| {
+        find_relay(path_var.as_deref()).and_then(|p| {
+            p.to_str()
+                .map(str::to_owned)
+                .ok_or(Error::BadRelay { path: p.clone(), reason: "the path is not valid UTF-8" })
+        })
+    });
+    let wanted = relay.as_ref().ok().map(|r| cli.wanted(r, &detected));
+    let records = record::records_path(ctx.env).map(|p| record::load(&p)).unwrap_or_default();
+    let mut places: Vec<(String, PathBuf)> = cli
+        .scopes()
+        .into_iter()
+        .filter_map(|scope| {
+            cli.settings_path(scope, ctx.env, ctx.cwd).ok().map(|p| (scope.to_owned(), p))
+        })
+        .collect();
+    for r in records.iter().filter(|r| r.cli == name) {
+        if !places.iter().any(|(_, p)| *p == r.path) {
+            places.push((r.scope.clone(), r.path.clone()));
+        }
+    }
+    let mut registered_somewhere = false;
+    let mut stripped = false;
+    let mut checked_commands = Vec::new();
+    for (scope, path) in places {
+        let label = format!("{scope} {}", path.display());
+        let fix = install_fix(name, &scope, &path);
+        let recorded = records.iter().any(|r| r.cli == name && r.path == path);
+        let target = match file::resolve(&path) {
+            Ok(r) => r.target,
+            Err(e) => {
+                findings
+                    .push(Finding::problem(format!("{label}: {e}"), e.fix().unwrap_or_default()));
+                continue;
+            }
+        };
+        let bytes = match file::read(&target) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) if recorded => {
+                findings.push(Finding::problem(
+                    format!("{label}: hookline installed here but the file is gone"),
+                    fix,
+                ));
+                continue;
+            }
+            Ok(None) => {
+                findings.push(Finding::info(format!("{label}: not registered (no file)")));
+                continue;
+            }
+            Err(e) => {
+                findings.push(Finding::problem(
+                    format!("{label}: {e}"),
+                    "check the file's permissions",
+                ));
+                continue;
+            }
+        };
+        let parsed =
+            document::utf8(&bytes).and_then(|t| Ok((t, merge::registered(t, cli.dialect)?)));
+        let (text, registered) = match parsed {
+            Ok(found) => found,
+            Err(problem) => {
+                let fix = problem.fix().to_owned();
+                let e = Error::Settings { path: target.clone(), problem };
+                findings.push(Finding::problem(format!("{e}"), fix));
+                continue;
+            }
+        };
+        if registered.is_empty() {
+            if recorded {
+                let backup = file::backup_path(&target);
+                let kept = std::fs::read_to_string(&backup)
+                    .ok()
+                    .and_then(|t| merge::registered(&t, cli.dialect).ok())
+                    .is_some_and(|r| !r.is_empty());
+                let mut text = format!(
+                    "{label}: hookline's hooks were removed by another program (running sessions of some CLIs rewrite their settings from a stale copy)"
+                );
+                if kept {
+                    text.push_str(&format!("; {} still has them", backup.display()));
+                }
+                stripped = true;
+                findings.push(Finding::problem(text, fix));
+            } else {
+                findings.push(Finding::info(format!("{label}: not registered")));
+            }
+            continue;
+        }
+        registered_somewhere = true;
+        findings.push(Finding::ok(format!("{label}: registered for {} events", registered.len())));
+        for command in registered.iter().flat_map(|(_, c)| c) {
+            if !checked_commands.contains(command) {
+                checked_commands.push(command.clone());
+                findings.push(check_command(command, &fix));
+            }
+        }
+        if let Some(wanted) = &wanted {
+            let why_not = |e: &str| cli.why_not(e, &detected);
+            if let Ok(merged) = merge::install(Some(text), cli.dialect, wanted, why_not) {
+                let stale = stale_summary(&merged.lines);
+                if !stale.is_empty() {
+                    findings.push(Finding::problem(
+                        format!("{label}: stale: {}", stale.join("; ")),
+                        fix,
+                    ));
+                }
+            }
+        }
+    }
+    if registered_somewhere && let Err(e) = &relay {
+        findings.push(Finding::problem(e.to_string(), e.fix().unwrap_or_default()));
+    }
+    if !registered_somewhere && !stripped && asked {
+        findings.push(Finding::problem(
+            format!("{name}: the relay is registered in no scope"),
+            format!("hookline install {name}"),
+        ));
+    }
+    findings.push(match last.get(name) {
+        Some((ts, event)) => Finding::info(format!(
+            "last event {} ago{}",
+            format_age(Duration::from_nanos(ctx.now_ns.saturating_sub(*ts))),
+            event.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+        )),
+        None => Finding::info("no event received yet"),
+    });
+    Section { title: format!("{} ({name})", cli.profile.display_name), findings }
+}
+
+/// What `install` would change, in one sentence per kind of change.
+fn stale_summary(lines: &[merge::Line]) -> Vec<String> {
+    let mut missing = Vec::new();
+    let mut differ = 0;
+    let mut was = Vec::new();
+    let mut removed = Vec::new();
+    for line in lines {
+        match &line.change {
+            Change::Unchanged => {}
+            Change::Added => missing.push(line.event.as_str()),
+            Change::Updated { was: old, .. } => {
+                differ += 1;
+                if let Some(old) = old
+                    && !was.contains(old)
+                {
+                    was.push(old.clone());
+                }
+            }
+            Change::Removed { why } => {
+                removed.push(format!("{} ({})", line.event, why.as_deref().unwrap_or("not wanted")))
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if differ > 0 {
+        let mut text = format!("{differ} entries differ from what install writes now");
+        if !was.is_empty() {
+            text.push_str(&format!(" (registered: {})", was.join(", ")));
+        }
+        out.push(text);
+    }
+    if !missing.is_empty() {
+        out.push(format!("missing events: {}", missing.join(", ")));
+    }
+    if !removed.is_empty() {
+        out.push(format!("events to remove: {}", removed.join(", ")));
+    }
+    out
+}
+
+/// Runs a registered command the way the CLI would (`sh -c`), with the relay disabled: it
+/// must exit 0 and print nothing.
+fn check_command(command: &str, fix: &str) -> Finding {
+    let program =
+        command::program_words(command).and_then(|w| w.first().cloned()).unwrap_or_default();
+    if Path::new(&program).is_absolute() && !probe::is_executable(Path::new(&program)) {
+        return Finding::problem(
+            format!("relay {program} is missing or not executable"),
+            fix.to_owned(),
+        );
+    }
+    let mut sh = Command::new("/bin/sh");
+    sh.arg("-c").arg(command).env(location::ENV_DISABLE, "1");
+    match probe::run_bounded(sh, RELAY_TIMEOUT) {
+        Ok(ran) => match ran.status {
+            Some(status) if status.success() && ran.stdout.is_empty() && ran.stderr.is_empty() => {
+                Finding::ok(format!("relay {program} runs"))
+            }
+            Some(status) => {
+                let output = String::from_utf8_lossy(if ran.stderr.is_empty() {
+                    &ran.stdout
+                } else {
+                    &ran.stderr
+                })
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+                Finding::problem(
+                    format!(
+                        "relay command `{command}` failed: {status}{}",
+                        if output.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", printed {output:?}")
+                        }
+                    ),
+                    fix.to_owned(),
+                )
+            }
+            None => Finding::problem(
+                format!(
+                    "relay command `{command}` did not finish within {}s",
+                    RELAY_TIMEOUT.as_secs()
+                ),
+                fix.to_owned(),
+            ),
+        },
+        Err(e) => Finding::problem(format!("cannot run /bin/sh: {e}"), "check /bin/sh"),
+    }
+}
+
+fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'_>) -> Section {
+    let mut findings = Vec::new();
+    let title;
+    match dir {
+        Err(e) => {
+            title = "events dir".to_owned();
+            findings.push(Finding::problem(
+                e.to_string(),
+                "set HOOKLINE_EVENTS_DIR to an absolute path",
+            ));
+        }
+        Ok(dir) => {
+            title = format!("events dir {}", dir.display());
+            match std::fs::symlink_metadata(&dir) {
+                Err(_) => findings.push(Finding::info(
+                    "not created yet (the relay creates it, mode 0700, on its first event)",
+                )),
+                Ok(meta) => match EventsDir::open(&dir) {
+                    Ok(_) => {
+                        findings.push(Finding::ok("present, owned by you, not writable by others"))
+                    }
+                    Err(e) => {
+                        let fix = if meta.file_type().is_symlink() {
+                            "replace the symlink with a real directory, or point HOOKLINE_EVENTS_DIR at the target".to_owned()
+                        } else if !meta.is_dir() {
+                            format!("move {} out of the way", dir.display())
+                        } else if meta.uid() != euid() {
+                            "set HOOKLINE_EVENTS_DIR to a directory you own".to_owned()
+                        } else {
+                            format!("chmod go-w {}", command::quote(&dir.display().to_string()))
+                        };
+                        findings.push(Finding::problem(e.to_string(), fix));
+                    }
+                },
+            }
+            let log = location::diagnostics_path(&dir);
+            let since = ctx.now_ns.saturating_sub(DIAG_WINDOW.as_nanos() as u64);
+            let recent: Vec<diag::Record> =
+                diag::read(&log).into_iter().filter(|r| r.ts_ns >= since).collect();
+            let errors = recent.iter().filter(|r| r.level == DiagLevel::Error).count();
+            if recent.is_empty() {
+                findings.push(Finding::ok("no relay diagnostics in the last 24h"));
+            } else {
+                for r in recent.iter().rev().take(3) {
+                    let age = format_age(Duration::from_nanos(ctx.now_ns.saturating_sub(r.ts_ns)));
+                    let level = match r.level {
+                        DiagLevel::Warn => "warn",
+                        DiagLevel::Error => "error",
+                    };
+                    let event = r.event.as_deref().map(|e| format!(" {e}")).unwrap_or_default();
+                    findings.push(Finding::info(format!(
+                        "relay {level} {age} ago ({}{event}): {}",
+                        r.cli, r.message
+                    )));
+                }
+                if errors > 0 {
+                    findings.push(Finding::problem(
+                        format!(
+                            "the relay reported {errors} error(s) in the last 24h: events were lost"
+                        ),
+                        format!("see {} and fix what it says", log.display()),
+                    ));
+                }
+            }
+        }
+    }
+    Section { title, findings }
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The newest event of each CLI: `cli → (ts_ns, native event)`, from the newest files.
+fn last_events(dir: &Path) -> BTreeMap<String, (u64, Option<String>)> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| match e.file_name().to_str().map(classify) {
+            Some(FileKind::Event(name)) => Some(name),
+            _ => None,
+        })
+        .collect();
+    names.sort_unstable_by(|a, b| b.cmp(a));
+    let mut last: BTreeMap<String, (u64, Option<String>)> = BTreeMap::new();
+    for name in names.into_iter().take(NEWEST_EVENTS) {
+        let Ok(bytes) = std::fs::read(dir.join(name.to_string())) else {
+            continue;
+        };
+        let Ok(envelope) = Envelope::from_slice(&bytes) else {
+            continue;
+        };
+        let entry = last.entry(envelope.cli.clone()).or_insert((0, None));
+        if envelope.ts_ns > entry.0 {
+            *entry = (envelope.ts_ns, envelope.event.clone());
+        }
+    }
+    last
+}

@@ -1,0 +1,163 @@
+use std::fs;
+use std::path::Path;
+
+use serde_json::value::RawValue;
+
+use super::*;
+use crate::format::envelope::{EnvelopeOut, FORMAT_VERSION};
+use crate::format::store::{EventsDir, WriteOptions};
+use crate::profile::Profiles;
+use crate::reader::{ReaderConfig, Start};
+
+fn write(dir: &Path, native: &str) {
+    let payload =
+        RawValue::from_string(format!(r#"{{"session_id":"s","hook_event_name":"{native}"}}"#))
+            .unwrap();
+    let ts = crate::format::relay::now_ns();
+    EventsDir::create(dir)
+        .unwrap()
+        .write_event(1, ts, &WriteOptions::default(), |seq, seq_unordered| {
+            serde_json::to_vec(&EnvelopeOut {
+                v: FORMAT_VERSION,
+                seq,
+                seq_unordered,
+                ts_ns: ts,
+                cli: "claude",
+                event: Some(native),
+                tag: None,
+                pid: 1,
+                ppid: 1,
+                host_pid: None,
+                host_session_id: None,
+                relay_version: "test",
+                truncated: false,
+                bytes: 0,
+                error: None,
+                raw_encoding: None,
+                raw: None,
+                payload: Some(&payload),
+            })
+            .unwrap()
+        })
+        .unwrap();
+}
+
+fn watcher(dir: &Path, options: WatchOptions) -> Watcher {
+    let reader =
+        Reader::open(ReaderConfig::new(dir, Start::Beginning, Profiles::shipped().unwrap()))
+            .unwrap();
+    Watcher::new(reader, options).unwrap()
+}
+
+fn next(w: &mut Watcher) -> Option<String> {
+    w.next_timeout(Duration::from_secs(5)).unwrap().and_then(|e| e.native)
+}
+
+#[test]
+fn notifications_deliver_new_events_without_waiting_for_a_rescan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let options =
+        WatchOptions { rescan_interval: Duration::from_secs(3600), ..WatchOptions::default() };
+    let mut w = watcher(tmp.path(), options);
+    assert_eq!(w.next_timeout(Duration::from_millis(50)).unwrap(), None);
+    write(tmp.path(), "Stop");
+    let start = Instant::now();
+    assert_eq!(next(&mut w).as_deref(), Some("Stop"));
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "woken by the notification, not the hourly rescan"
+    );
+    assert_eq!(w.mode(), Mode::Notify);
+}
+
+#[test]
+fn dropped_notifications_are_covered_by_the_rescan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let options =
+        WatchOptions { rescan_interval: Duration::from_millis(100), ..WatchOptions::default() };
+    let mut w = watcher(tmp.path(), options);
+    w.deaf = true;
+    assert_eq!(w.next_timeout(Duration::from_millis(20)).unwrap(), None);
+    write(tmp.path(), "PreToolUse");
+    write(tmp.path(), "PostToolUse");
+    assert_eq!(next(&mut w).as_deref(), Some("PreToolUse"));
+    assert_eq!(next(&mut w).as_deref(), Some("PostToolUse"));
+}
+
+#[test]
+fn polling_mode_needs_no_notifications() {
+    let tmp = tempfile::tempdir().unwrap();
+    let options = WatchOptions {
+        mode: Mode::Poll,
+        poll_interval: Duration::from_millis(20),
+        ..WatchOptions::default()
+    };
+    let mut w = watcher(tmp.path(), options);
+    assert!(w.watched.is_empty());
+    write(tmp.path(), "Stop");
+    assert_eq!(next(&mut w).as_deref(), Some("Stop"));
+}
+
+#[test]
+fn a_dir_created_after_the_watch_began_and_recreated_later_is_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let options =
+        WatchOptions { rescan_interval: Duration::from_secs(3600), ..WatchOptions::default() };
+    let mut w = watcher(&dir, options);
+    assert_eq!(w.next_timeout(Duration::from_millis(20)).unwrap(), None);
+    write(&dir, "SessionStart");
+    assert_eq!(next(&mut w).as_deref(), Some("SessionStart"), "seen through the parent's watch");
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(w.next_timeout(Duration::from_millis(50)).unwrap(), None);
+    write(&dir, "SessionEnd");
+    assert_eq!(next(&mut w).as_deref(), Some("SessionEnd"));
+    let notices = w.take_notices();
+    assert!(
+        notices.iter().any(|n| matches!(n, Notice::DirGone(_) | Notice::DirRecreated(_))),
+        "{notices:?}"
+    );
+}
+
+#[test]
+fn events_passed_over_by_a_filter_wait_in_order_and_commits_never_skip_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    for native in ["SessionStart", "UserPromptSubmit", "Stop"] {
+        write(&dir, native);
+    }
+    let config = ReaderConfig::new(&dir, Start::Cursor("c".into()), Profiles::shipped().unwrap());
+    let mut w =
+        Watcher::new(Reader::open(config.clone()).unwrap(), WatchOptions::default()).unwrap();
+    let stop =
+        w.next_matching(|e| e.native.as_deref() == Some("Stop"), Duration::from_secs(5)).unwrap();
+    assert_eq!(stop.unwrap().source.seq, 3);
+    w.commit().unwrap();
+    drop(w);
+    // The two passed-over events come back after a restart (never lost); Stop does not
+    // (never twice).
+    let mut w =
+        Watcher::new(Reader::open(config.clone()).unwrap(), WatchOptions::default()).unwrap();
+    assert_eq!(next(&mut w).as_deref(), Some("SessionStart"));
+    w.commit().unwrap();
+    assert_eq!(next(&mut w).as_deref(), Some("UserPromptSubmit"));
+    assert_eq!(w.next_timeout(Duration::from_millis(100)).unwrap(), None);
+    w.commit().unwrap();
+    write(&dir, "SessionEnd");
+    assert_eq!(next(&mut w).as_deref(), Some("SessionEnd"));
+    w.commit().unwrap();
+    drop(w);
+    let mut w = Watcher::new(Reader::open(config).unwrap(), WatchOptions::default()).unwrap();
+    assert_eq!(w.next_timeout(Duration::from_millis(100)).unwrap(), None, "nothing twice");
+}
+
+#[test]
+fn a_spawned_watcher_hands_events_over_a_channel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let w = watcher(tmp.path(), WatchOptions::default());
+    let subscription = w.spawn();
+    write(tmp.path(), "Stop");
+    let event = subscription.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(event.native.as_deref(), Some("Stop"));
+    subscription.stop().unwrap();
+}

@@ -1,0 +1,539 @@
+//! `hookline install`, `uninstall` and `doctor`, run as a user would, on real files.
+
+use std::fs;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A home, state and config dir, a PATH of fakes, and a project dir to run in.
+struct World {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    bin: PathBuf,
+    project: PathBuf,
+    relay: PathBuf,
+    extra_env: Vec<(String, String)>,
+}
+
+const SILENT_RELAY: &str = "#!/bin/sh\nexit 0\n";
+
+fn minimal_profile(name: &str, install: &str) -> String {
+    format!(
+        "version = 1\nname = \"{name}\"\nbinary = \"{name}\"\n\n[versions]\nmin = \"0.1.0\"\n\n[fields]\nsession-id = [\"session_id\"]\n\n[[map]]\nnative = \"Stop\"\nkind = \"stop\"\n\n{install}"
+    )
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_owned();
+        let home = root.join("home");
+        let bin = root.join("bin");
+        let project = root.join("project");
+        for d in [&home, &bin, &project] {
+            fs::create_dir_all(d).unwrap();
+        }
+        // A relay in a directory whose name needs quoting.
+        let relay_dir = root.join("Hook Tools/it's");
+        fs::create_dir_all(&relay_dir).unwrap();
+        let relay = relay_dir.join("hookline-relay");
+        let world = World { _tmp: tmp, root, home, bin, project, relay, extra_env: Vec::new() };
+        world.script(&world.relay, SILENT_RELAY);
+        world
+    }
+
+    fn script(&self, path: &Path, body: &str) {
+        fs::write(path, body).unwrap();
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// Puts a fake CLI on PATH that prints `version_output` for `--version`.
+    fn fake_cli(&self, name: &str, version_output: &str) {
+        self.script(&self.bin.join(name), &format!("#!/bin/sh\necho '{version_output}'\n"));
+    }
+
+    fn overlay(&self, name: &str, text: &str) {
+        let dir = self.root.join("config/hookline/profiles");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(format!("{name}.toml")), text).unwrap();
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookline"));
+        cmd.args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("XDG_STATE_HOME", self.root.join("state"))
+            .env("XDG_CONFIG_HOME", self.root.join("config"))
+            .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()));
+        for (k, v) in &self.extra_env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn install(&self, cli: &str, extra: &[&str]) -> String {
+        let relay = self.relay.to_str().unwrap().to_owned();
+        let mut args = vec!["install", cli, "--relay", &relay];
+        args.extend(extra);
+        self.ok(&args)
+    }
+
+    fn doctor(&self, extra: &[&str]) -> (i32, String) {
+        let relay = self.relay.to_str().unwrap().to_owned();
+        let mut args = vec!["doctor", "--relay", &relay];
+        args.extend(extra);
+        let out = self.run(&args);
+        (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap())
+    }
+
+    fn claude_settings(&self) -> PathBuf {
+        self.home.join(".claude/settings.json")
+    }
+
+    /// The relay command as install quotes it.
+    fn quoted_relay(&self) -> String {
+        format!("'{}'", self.relay.display().to_string().replace('\'', r"'\''"))
+    }
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+const REALISTIC: &str = r#"{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "permissions": {
+    "allow": [
+      "Bash(npm run test:*)",
+      "WebFetch(domain:docs.rs)"
+    ],
+    "defaultMode": "acceptEdits"
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Edit|Write",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "npx prettier --write \"$(jq -r .tool_input.file_path)\"",
+            "timeout": 30,
+            "statusMessage": "Formatting..."
+          }
+        ]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.bmad-loop/bmad_loop_hook.py Stop"
+          }
+        ]
+      },
+      {
+        "hooks": [
+          {
+            "type": "http",
+            "url": "http://127.0.0.1:9999/hook",
+            "timeout": 2
+          }
+        ]
+      }
+    ],
+    "SessionStart": [
+      {
+        "matcher": "startup",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "~/bin/agent-deck hook session-start",
+            "async": true
+          }
+        ]
+      }
+    ]
+  },
+  "enabledPlugins": {
+    "workmux-status@workmux": true
+  },
+  "includeCoAuthoredBy": false
+}
+"#;
+
+#[test]
+fn claude_install_follows_the_detected_version_and_is_idempotent() {
+    let w = World::new();
+    w.fake_cli("claude", "2.1.332 (Claude Code)");
+    let out = w.install("claude", &[]);
+    assert!(out.starts_with("Claude Code 2.1.332 (from `claude --version`): 15 events\n"), "{out}");
+    assert!(out.contains("hooks.StopFailure: added\n"), "{out}");
+    assert!(out.contains(&format!("wrote {}\n", w.claude_settings().display())), "{out}");
+    let v = json(&w.claude_settings());
+    let command = v["hooks"]["Stop"][0]["hooks"][0]["command"].as_str().unwrap();
+    assert_eq!(command, format!("{} --cli claude", w.quoted_relay()));
+    assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["timeout"], 10);
+    assert!(v["hooks"].get("WorktreeCreate").is_none());
+
+    let again = w.install("claude", &[]);
+    assert_eq!(again.matches(": already installed\n").count(), 15, "{again}");
+    assert!(again.contains("hooks.Stop: already installed\n"));
+    assert!(again.ends_with("nothing to change\n"), "{again}");
+
+    // An older Claude: events it does not know are removed, with the reason.
+    w.fake_cli("claude", "2.1.77 (Claude Code)");
+    let older = w.install("claude", &[]);
+    assert!(
+        older.contains("hooks.StopFailure: removed (Claude Code 2.1.77 does not know it)\n"),
+        "{older}"
+    );
+    assert!(json(&w.claude_settings())["hooks"].get("StopFailure").is_none());
+}
+
+#[test]
+fn without_the_cli_on_path_the_conservative_set_is_registered() {
+    let w = World::new();
+    let out = w.install("claude", &[]);
+    assert!(
+        out.starts_with(
+            "claude is not on PATH: registering the 12 events every Claude Code since 2.1.0 knows\n"
+        ),
+        "{out}"
+    );
+    assert!(json(&w.claude_settings())["hooks"].get("PermissionDenied").is_none());
+}
+
+#[test]
+fn claude_config_dir_is_honoured() {
+    let mut w = World::new();
+    let dir = w.root.join("alt-claude");
+    w.extra_env.push(("CLAUDE_CONFIG_DIR".into(), dir.display().to_string()));
+    let out = w.install("claude", &[]);
+    assert!(out.contains(&format!("settings: {}/settings.json (user)", dir.display())), "{out}");
+    assert!(dir.join("settings.json").exists());
+    assert!(!w.claude_settings().exists());
+}
+
+#[test]
+fn install_then_uninstall_gives_back_realistic_files_byte_for_byte() {
+    let w = World::new();
+    let files = [
+        REALISTIC,
+        "{\n  \"model\": \"opus\"\n}\n",
+        "{\n    \"env\": {\n        \"DISABLE_TELEMETRY\": \"1\"\n    }\n}",
+        "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"say done\"}]}]},\"name\":\"Ren\\u00e9e\"}\n",
+    ];
+    let path = w.project.join(".claude/settings.json");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    for original in files {
+        fs::write(&path, original).unwrap();
+        let out = w.install("claude", &["--scope", "project"]);
+        assert_eq!(
+            out.contains("note: the file is written on one line"),
+            !original.trim().contains('\n'),
+            "{out}"
+        );
+        let installed = fs::read_to_string(&path).unwrap();
+        assert_ne!(installed, original);
+        let out = w.ok(&["uninstall", "claude", "--scope", "project"]);
+        assert!(out.contains("hooks.Stop: removed\n"), "{out}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), original);
+        let bak = w.project.join(".claude/settings.json.hookline.bak");
+        assert_eq!(fs::read_to_string(bak).unwrap(), installed);
+    }
+    let none = w.ok(&["uninstall", "claude", "--scope", "project"]);
+    assert!(none.contains("no hookline hooks found\nnothing to change\n"), "{none}");
+}
+
+#[test]
+fn other_tools_and_the_bmad_loop_relay_keep_every_field() {
+    let w = World::new();
+    let path = w.claude_settings();
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, REALISTIC).unwrap();
+    w.install("claude", &[]);
+    let before: Value = serde_json::from_str(REALISTIC).unwrap();
+    let after = json(&path);
+    for event in ["PreToolUse", "Stop", "SessionStart"] {
+        let old = before["hooks"][event].as_array().unwrap();
+        let new = after["hooks"][event].as_array().unwrap();
+        assert_eq!(new[..old.len()], old[..], "{event}");
+        assert_eq!(new.len(), old.len() + 1);
+    }
+    for key in ["$schema", "permissions", "enabledPlugins", "includeCoAuthoredBy"] {
+        assert_eq!(after[key], before[key]);
+    }
+    let keys: Vec<&String> = after.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["$schema", "permissions", "hooks", "enabledPlugins", "includeCoAuthoredBy"]);
+}
+
+#[test]
+fn dry_run_prints_a_diff_and_writes_nothing() {
+    let w = World::new();
+    let path = w.claude_settings();
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, "{\n  \"model\": \"opus\"\n}\n").unwrap();
+    let out = w.install("claude", &["--dry-run"]);
+    assert!(out.contains(&format!("--- {}\n+++ {} (hookline)\n@@ -1,3 +1,137 @@\n {{\n-  \"model\": \"opus\"\n+  \"model\": \"opus\",\n+  \"hooks\": {{\n", path.display(), path.display())), "{out}");
+    assert!(out.ends_with("dry run: nothing written\n"), "{out}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{\n  \"model\": \"opus\"\n}\n");
+    assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+    assert!(!w.root.join("state/hookline/installs.json").exists());
+}
+
+#[test]
+fn broken_files_are_refused_untouched_with_path_position_and_fix() {
+    let w = World::new();
+    let path = w.claude_settings();
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let cases: [(&[u8], String); 4] = [
+        (
+            b"{\n  \"model\": \"opus\", // best\n}\n",
+            "2:20: not valid JSON: comments are not allowed".into(),
+        ),
+        (b"{\n  \"model\": \"opus\",\n}\n", "3:1: not valid JSON: trailing comma".into()),
+        (b"{\"model\": \"\xff\"}", "1:12: not UTF-8".into()),
+        (b"{\"hooks\": {\"Stop\": {}}}", "1:20: hooks.Stop is not an array".into()),
+    ];
+    for (bytes, message) in cases {
+        fs::write(&path, bytes).unwrap();
+        let relay = w.relay.to_str().unwrap().to_owned();
+        let out = w.run(&["install", "claude", "--relay", &relay]);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.starts_with(&format!("hookline: {}:{message}\n  fix: ", path.display())),
+            "{stderr}"
+        );
+        assert_eq!(fs::read(&path).unwrap(), bytes);
+    }
+    fs::write(&path, "{}").unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o444)).unwrap();
+    let out = w.run(&["install", "claude", "--relay", w.relay.to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("is read-only; left untouched\n  fix: make it writable"), "{stderr}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{}");
+}
+
+#[test]
+fn a_dangling_symlink_is_refused_and_a_dotfiles_link_is_written_through() {
+    let w = World::new();
+    let claude = w.home.join(".claude");
+    fs::create_dir_all(&claude).unwrap();
+    symlink("../dotfiles/claude/settings.json", claude.join("settings.json")).unwrap();
+    let out = w.run(&["install", "claude", "--relay", w.relay.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("which does not exist; left untouched"));
+    assert!(!w.home.join("dotfiles").exists());
+
+    fs::create_dir_all(w.home.join("dotfiles/claude")).unwrap();
+    fs::write(w.home.join("dotfiles/claude/settings.json"), "{}\n").unwrap();
+    let out = w.install("claude", &[]);
+    assert!(out.contains("(user) -> "), "{out}");
+    assert!(fs::symlink_metadata(claude.join("settings.json")).unwrap().file_type().is_symlink());
+    assert!(
+        fs::read_to_string(w.home.join("dotfiles/claude/settings.json"))
+            .unwrap()
+            .contains("--cli claude")
+    );
+}
+
+#[test]
+fn installs_racing_in_separate_processes_leave_one_entry_per_event() {
+    let w = World::new();
+    let relay = w.relay.to_str().unwrap().to_owned();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            w.command(&["install", "claude", "--relay", &relay])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let v = json(&w.claude_settings());
+    let hooks = v["hooks"].as_object().unwrap();
+    assert_eq!(hooks.len(), 12);
+    for (event, groups) in hooks {
+        assert_eq!(groups.as_array().unwrap().len(), 1, "{event}");
+    }
+}
+
+#[test]
+fn every_dialect_writes_its_own_file_and_shape() {
+    let mut w = World::new();
+    w.overlay(
+        "codex",
+        &minimal_profile("codex", "[install]\ndialect = \"codex\"\ntimeout-secs = 10\ndefault-scope = \"user\"\nnotes = [\"Codex skips new hooks until you trust them in /hooks.\"]\n\n[install.scopes]\nuser = \"${CODEX_HOME:-~/.codex}/hooks.json\"\nproject = \".codex/hooks.json\"\n\n[[install.events]]\nnative = \"Stop\"\n\n[[install.events]]\nnative = \"SessionStart\"\nmatcher = \"startup|resume\"\n"),
+    );
+    w.overlay(
+        "gemini",
+        &minimal_profile("gemini", "[install]\ndialect = \"gemini\"\ntimeout-secs = 10\ndefault-scope = \"user\"\n\n[install.scopes]\nuser = \"${GEMINI_CLI_HOME:-~}/.gemini/settings.json\"\n\n[[install.events]]\nnative = \"AfterAgent\"\n"),
+    );
+    w.overlay(
+        "copilot",
+        &minimal_profile("copilot", "[install]\ndialect = \"copilot\"\ntimeout-secs = 10\nevent-arg = true\ndefault-scope = \"user\"\n\n[install.scopes]\nuser = \"${COPILOT_HOME:-~/.copilot}/hooks/hookline.json\"\nproject = \".github/hooks/hookline.json\"\n\n[[install.events]]\nnative = \"agentStop\"\n"),
+    );
+    w.overlay(
+        "cursor",
+        &minimal_profile("cursor", "[install]\ndialect = \"cursor\"\ntimeout-secs = 10\ndefault-scope = \"user\"\n\n[install.scopes]\nuser = \"~/.cursor/hooks.json\"\nproject = \".cursor/hooks.json\"\n\n[[install.events]]\nnative = \"stop\"\n"),
+    );
+    w.extra_env.push(("CODEX_HOME".into(), w.root.join("codex-home").display().to_string()));
+    w.extra_env.push(("GEMINI_CLI_HOME".into(), w.root.join("gem").display().to_string()));
+    w.extra_env.push(("COPILOT_HOME".into(), w.root.join("cop").display().to_string()));
+    let relay = w.quoted_relay();
+
+    let out = w.install("codex", &[]);
+    assert!(
+        out.ends_with("note: Codex skips new hooks until you trust them in /hooks.\n"),
+        "{out}"
+    );
+    let v = json(&w.root.join("codex-home/hooks.json"));
+    assert_eq!(
+        v["hooks"]["SessionStart"][0],
+        serde_json::json!({"matcher": "startup|resume", "hooks": [{"type": "command", "command": format!("{relay} --cli codex"), "timeout": 10}]})
+    );
+
+    w.install("gemini", &[]);
+    let v = json(&w.root.join("gem/.gemini/settings.json"));
+    assert_eq!(
+        v["hooks"]["AfterAgent"][0],
+        serde_json::json!({"hooks": [{"name": "hookline", "type": "command", "command": format!("{relay} --cli gemini"), "timeout": 10000}]})
+    );
+
+    w.install("copilot", &[]);
+    let file = w.root.join("cop/hooks/hookline.json");
+    assert_eq!(
+        json(&file),
+        serde_json::json!({"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": format!("{relay} --cli copilot --event agentStop"), "timeoutSec": 10}]}})
+    );
+    let out = w.ok(&["uninstall", "copilot"]);
+    assert!(out.contains("(it held only hookline's hooks)"), "{out}");
+    assert!(!file.exists());
+
+    w.install("cursor", &[]);
+    assert_eq!(
+        json(&w.home.join(".cursor/hooks.json")),
+        serde_json::json!({"version": 1, "hooks": {"stop": [{"command": format!("{relay} --cli cursor"), "timeout": 10}]}})
+    );
+    let (code, report) = w.doctor(&[]);
+    assert_eq!(code, 0, "{report}");
+    assert!(report.contains("relay "), "{report}");
+}
+
+#[test]
+fn doctor_passes_after_install_and_names_each_problem_with_its_fix() {
+    let w = World::new();
+    let (code, out) = w.doctor(&["claude"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "claude: the relay is registered in no scope\n     fix: hookline install claude\n"
+        ),
+        "{out}"
+    );
+
+    w.install("claude", &[]);
+    let (code, out) = w.doctor(&["claude"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("registered for 12 events"), "{out}");
+    assert!(out.contains(&format!("ok relay {} runs", w.relay.display())), "{out}");
+
+    // A newer relay elsewhere: the registered one is stale.
+    let other = w.root.join("bin/hookline-relay");
+    w.script(&other, SILENT_RELAY);
+    let out = w.run(&["doctor", "claude", "--relay", other.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text.contains(&format!(
+            "stale: 12 entries differ from what install writes now (registered: {} --cli claude)",
+            w.quoted_relay()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("fix: hookline install claude --scope user"), "{text}");
+
+    // A relay that talks: the CLI would show its output.
+    w.script(&w.relay, "#!/bin/sh\necho oops\n");
+    let (code, out) = w.doctor(&["claude"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("printed \"oops\""), "{out}");
+    w.script(&w.relay, SILENT_RELAY);
+
+    // Claude rewrote its settings from a stale copy: the hooks are gone.
+    fs::write(w.claude_settings(), "{\n  \"model\": \"opus\"\n}\n").unwrap();
+    let (code, out) = w.doctor(&["claude"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("hookline's hooks were removed by another program"), "{out}");
+
+    // After an uninstall, no hooks is what the user asked for.
+    w.install("claude", &[]);
+    w.ok(&["uninstall", "claude"]);
+    let (code, out) = w.doctor(&[]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn doctor_checks_the_events_dir_diagnostics_and_last_events() {
+    use hookline::format::diag;
+    use hookline::format::store::{EventsDir, WriteOptions};
+
+    let w = World::new();
+    w.install("claude", &[]);
+    let dir = w.root.join("state/hookline/events");
+    let events = EventsDir::create(&dir).unwrap();
+    let now = hookline::format::relay::now_ns();
+    let envelope = format!(
+        "{{\"v\":1,\"seq\":1,\"ts_ns\":{},\"cli\":\"claude\",\"event\":\"Stop\",\"tag\":null,\"pid\":1,\"ppid\":1,\"host_pid\":null,\"host_session_id\":null,\"relay_version\":\"0.1.0\",\"truncated\":false,\"bytes\":2}}",
+        now - 90_000_000_000
+    );
+    events
+        .write_event(1, now, &WriteOptions::default(), |_, _| envelope.clone().into_bytes())
+        .unwrap();
+    let (code, out) = w.doctor(&["claude"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("last event 1m30s ago (Stop)"), "{out}");
+    assert!(out.contains("present, owned by you, not writable by others"), "{out}");
+
+    diag::append(
+        &hookline::format::location::diagnostics_path(&dir),
+        &diag::Record {
+            ts_ns: now,
+            pid: 1,
+            cli: "claude".into(),
+            event: Some("Stop".into()),
+            level: diag::Level::Error,
+            message: "cannot write event".into(),
+        },
+    );
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, out) = w.doctor(&["claude"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("fix: chmod go-w"), "{out}");
+    assert!(out.contains("(claude Stop): cannot write event"), "{out}");
+    assert!(out.contains("the relay reported 1 error(s) in the last 24h"), "{out}");
+}

@@ -1,0 +1,218 @@
+//! `hookline watch` fed by the real relay binary, run as an agent CLI runs it.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn hookline() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_hookline"))
+}
+
+/// The relay binary built beside `hookline` (`cargo test --workspace` builds both).
+pub fn relay() -> PathBuf {
+    let relay = hookline().with_file_name("hookline-relay");
+    assert!(relay.exists(), "{} is missing: run `cargo build --workspace` first", relay.display());
+    relay
+}
+
+fn fixture(path: &str) -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path))
+        .unwrap()
+}
+
+/// Runs the relay with `stdin` as its input and asserts it stayed silent.
+fn run_relay(dir: &Path, args: &[&str], stdin: &[u8]) {
+    let mut child = Command::new(relay())
+        .args(args)
+        .env_clear()
+        .env("HOOKLINE_EVENTS_DIR", dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+}
+
+fn watch(dir: &Path, args: &[&str]) -> Child {
+    Command::new(hookline())
+        .arg("watch")
+        .arg("--events-dir")
+        .arg(dir)
+        .args(args)
+        .env("HOME", dir)
+        .env_remove("XDG_CONFIG_HOME")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Lines of a child's stdout, read on a thread so that reads can time out.
+fn lines(stdout: ChildStdout) -> mpsc::Receiver<Value> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            let value: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
+            if tx.send(value).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+fn take(rx: &mpsc::Receiver<Value>, n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| {
+            rx.recv_timeout(Duration::from_secs(20))
+                .unwrap_or_else(|_| panic!("only {i} of {n} lines"))
+        })
+        .collect()
+}
+
+fn seqs(events: &[Value]) -> Vec<u64> {
+    events.iter().map(|e| e["source"]["seq"].as_u64().unwrap()).collect()
+}
+
+fn no_follow(dir: &Path, args: &[&str]) -> Vec<Value> {
+    let out = watch(dir, &[&["--no-follow"], args].concat()).wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn sixty_four_relays_at_once_while_watching_are_each_delivered_once_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let mut watcher = watch(&dir, &["--from-start"]);
+    let rx = lines(watcher.stdout.take().unwrap());
+    let payload = fixture("claude-code/2.1.332/PreToolUse.json");
+    let relays: Vec<_> = (0..64)
+        .map(|_| {
+            let dir = dir.clone();
+            let payload = payload.clone();
+            std::thread::spawn(move || run_relay(&dir, &["--cli", "claude"], payload.as_bytes()))
+        })
+        .collect();
+    for relay in relays {
+        relay.join().unwrap();
+    }
+    let events = take(&rx, 64);
+    assert_eq!(seqs(&events), (1..=64).collect::<Vec<_>>());
+    assert!(events.iter().all(|e| e["kind"] == "tool_start" && e["tool"] == "Bash"));
+    assert!(rx.recv_timeout(Duration::from_millis(300)).is_err(), "nothing more, nothing twice");
+    watcher.kill().unwrap();
+    watcher.wait().unwrap();
+}
+
+#[test]
+fn a_watch_stopped_mid_stream_resumes_from_its_cursor_with_no_duplicate_and_no_miss() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let payload = fixture("claude-code/2.1.332/PostToolUse.json");
+    for _ in 0..20 {
+        run_relay(&dir, &[], payload.as_bytes());
+    }
+    let mut seen = seqs(&no_follow(&dir, &["--cursor", "loop"]));
+    assert_eq!(seen.len(), 20);
+    for _ in 0..10 {
+        run_relay(&dir, &[], payload.as_bytes());
+    }
+    // A following watch, stopped with SIGTERM after five lines: it finishes the line it is
+    // writing, saves its cursor and exits; whatever it wrote counts as delivered.
+    let mut follower = watch(&dir, &["--cursor", "loop"]);
+    let rx = lines(follower.stdout.take().unwrap());
+    seen.extend(seqs(&take(&rx, 5)));
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(follower.id() as i32, libc::SIGTERM) };
+    let status = follower.wait().unwrap();
+    assert!(status.success(), "{status}");
+    while let Ok(event) = rx.recv_timeout(Duration::from_secs(2)) {
+        seen.push(event["source"]["seq"].as_u64().unwrap());
+    }
+    for _ in 0..5 {
+        run_relay(&dir, &[], payload.as_bytes());
+    }
+    seen.extend(seqs(&no_follow(&dir, &["--cursor", "loop"])));
+    assert_eq!(seen, (1..=35).collect::<Vec<_>>());
+}
+
+#[test]
+fn bad_input_and_a_corrupt_file_are_surfaced_not_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    run_relay(
+        &dir,
+        &["--cli", "claude"],
+        fixture("claude-code/2.1.332/UserPromptSubmit.json").as_bytes(),
+    );
+    run_relay(&dir, &["--cli", "claude"], b"\xff\xfe binary garbage");
+    run_relay(&dir, &["--cli", "claude"], fixture("claude-code/2.1.332/Stop.json").as_bytes());
+    let second = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with("00000000000000000003"))
+        .unwrap();
+    fs::write(dir.join(&second), b"{\"v\":1,\"seq\":3,").unwrap();
+    run_relay(
+        &dir,
+        &["--cli", "claude"],
+        fixture("claude-code/2.1.332/SessionEnd-other.json").as_bytes(),
+    );
+    let out = watch(&dir, &["--from-start", "--no-follow"]).wait_with_output().unwrap();
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["turn_start", "unknown", "unknown", "session_end"]);
+    assert!(events[1]["reason"].as_str().unwrap().contains("no event name"), "{}", events[1]);
+    assert!(events[2]["reason"].as_str().unwrap().contains("quarantined"), "{}", events[2]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("quarantined"), "{stderr}");
+    assert!(dir.join(".quarantine").join(&second).exists());
+}
+
+#[test]
+fn legacy_files_are_merged_with_the_primary_dir_by_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let legacy = tmp.path().join("run/events");
+    fs::create_dir_all(&legacy).unwrap();
+    fs::write(
+        legacy.join("1000-story-3-dev-1-SessionStart.json"),
+        r#"{"ts": 1000, "event": "SessionStart", "task_id": "story-3-dev-1", "session_id": "old-1", "transcript_path": null, "cwd": "/p"}"#,
+    )
+    .unwrap();
+    run_relay(
+        &dir,
+        &["--cli", "claude"],
+        fixture("claude-code/2.1.332/UserPromptSubmit.json").as_bytes(),
+    );
+    let legacy_arg = legacy.to_str().unwrap();
+    let events = no_follow(&dir, &["--cursor", "c", "--legacy-dir", legacy_arg]);
+    let natives: Vec<&str> = events.iter().map(|e| e["native"].as_str().unwrap()).collect();
+    assert_eq!(natives, ["SessionStart", "UserPromptSubmit"]);
+    assert_eq!(events[0]["tag"], "story-3-dev-1");
+    assert_eq!(events[0]["source"]["legacy"], true);
+    assert!(no_follow(&dir, &["--cursor", "c", "--legacy-dir", legacy_arg]).is_empty());
+    let names: BTreeSet<_> =
+        fs::read_dir(&legacy).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 1, "the legacy dir is never modified");
+}
