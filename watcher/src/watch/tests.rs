@@ -161,3 +161,21 @@ fn a_spawned_watcher_hands_events_over_a_channel() {
     assert_eq!(event.native.as_deref(), Some("Stop"));
     subscription.stop().unwrap();
 }
+
+#[test]
+fn the_watchers_own_listing_does_not_wake_it() {
+    // inotify reports IN_OPEN when a scan opens the directory; waking on it rescanned in a
+    // loop and kept a core busy while idle.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    write(&dir, "Stop");
+    let options =
+        WatchOptions { rescan_interval: Duration::from_secs(3600), ..WatchOptions::default() };
+    let mut w = watcher(&dir, options);
+    assert_eq!(next(&mut w).as_deref(), Some("Stop"));
+    let before = w.scans;
+    assert!(w.next_timeout(Duration::from_millis(500)).unwrap().is_none());
+    assert!(w.scans - before <= 2, "{} listings in half a second of quiet", w.scans - before);
+    write(&dir, "UserPromptSubmit");
+    assert_eq!(next(&mut w).as_deref(), Some("UserPromptSubmit"));
+}
