@@ -324,3 +324,147 @@ impl Shared {
 fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, String> {
     serde_json::to_value(value).map_err(|e| format!("cannot encode the reply: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::decide::Policy;
+    use crate::profile::Profiles;
+    use crate::state::Tracker;
+    use crate::testing::{HookCall, T0};
+
+    const C: &str = "claude-code/2.1.332/";
+
+    fn shared(start: u64) -> Shared {
+        let profiles = Profiles::shipped().unwrap();
+        let decider = Decider::new(Tracker::new(profiles, start), Policy::default());
+        Shared::new(Hub::new(decider, ServeInfo { events_dir: "/ev".into(), journal: None }))
+    }
+
+    fn event(seq: u64, at_s: u64, fixture: &str) -> Event {
+        let empty = BTreeMap::new();
+        let fixture = format!("{C}{fixture}");
+        let call = HookCall {
+            cli: "claude",
+            session: "s1",
+            native: None,
+            fixture: Some(&fixture),
+            payload: &empty,
+            tag: Some("task-1"),
+            host_pid: None,
+            unordered: false,
+        };
+        call.event(&Profiles::shipped().unwrap(), seq, T0 + at_s * 1_000_000_000).unwrap()
+    }
+
+    fn ask(shared: &Shared, line: &str, now_s: u64) -> Value {
+        let now = move || T0 + now_s * 1_000_000_000;
+        serde_json::from_str(&shared.handle(line, &now)).unwrap()
+    }
+
+    #[test]
+    fn malformed_requests_get_an_error_reply_with_the_reason() {
+        let s = shared(T0);
+        for (line, id, says) in [
+            ("not json", Value::Null, "not JSON"),
+            ("[1, 2]", Value::Null, "JSON object"),
+            (r#"{"id": 7}"#, json!(7), "missing \"op\""),
+            (r#"{"id": "a", "op": "fly"}"#, json!("a"), "unknown variant `fly`"),
+            (r#"{"id": 1, "op": "decide", "session": "s1"}"#, json!(1), "missing field `question`"),
+            (
+                r#"{"id": 2, "op": "decide", "session": "s1", "question": "idle"}"#,
+                json!(2),
+                "unknown variant `idle`",
+            ),
+            (
+                r#"{"id": 3, "op": "decide", "session": "s1", "question": "nudge", "pane": {"spiner": true}}"#,
+                json!(3),
+                "unknown field `spiner`",
+            ),
+            (r#"{"id": 4, "op": "sessions", "extra": 1}"#, json!(4), "unknown field `extra`"),
+            (r#"{"id": 5, "op": "state"}"#, json!(5), "missing field `session`"),
+        ] {
+            let reply = ask(&s, line, 1);
+            assert_eq!(reply["ok"], false, "{line}: {reply}");
+            assert_eq!(reply["id"], id, "{line}");
+            let error = reply["error"].as_str().unwrap();
+            assert!(error.contains(says), "{line}: {error}");
+        }
+    }
+
+    #[test]
+    fn live_events_authorize_input_once_and_history_never() {
+        let s = shared(T0 + 10_000_000_000);
+        // History: a whole turn before the generation started.
+        s.apply(&event(1, 0, "UserPromptSubmit.json"));
+        s.apply(&event(2, 5, "Stop.json"));
+        let reply =
+            ask(&s, r#"{"id": 1, "op": "decide", "session": "task-1", "question": "input"}"#, 60);
+        assert_eq!(reply["ok"], true);
+        assert_eq!(reply["op"], "decide");
+        assert_eq!(reply["decision"]["verdict"], "withhold", "{reply}");
+        assert_eq!(reply["decision"]["rule"], "input-slot-refused");
+        // Live: a new turn ends after the generation started.
+        s.apply(&event(3, 70, "UserPromptSubmit.json"));
+        s.apply(&event(4, 80, "Stop.json"));
+        let reply = ask(&s, r#"{"op": "decide", "session": "s1", "question": "input"}"#, 90);
+        assert_eq!(reply["id"], Value::Null);
+        assert_eq!(reply["decision"]["verdict"], "allow", "{reply}");
+        assert_eq!(reply["decision"]["slot"]["epoch"], 1);
+        let reply = ask(&s, r#"{"id": 2, "op": "take_input_slot", "session": "s1"}"#, 91);
+        assert_eq!(reply["granted"], false);
+        assert_eq!(reply["refusal"]["refusal"], "already_taken");
+        let state = ask(&s, r#"{"id": 3, "op": "state", "session": "s1"}"#, 92);
+        assert_eq!(state["view"]["state"], "idle");
+        assert_eq!(ask(&s, r#"{"op": "state", "session": "nope"}"#, 92)["view"], Value::Null);
+        let sessions = ask(&s, r#"{"op": "sessions"}"#, 92);
+        assert_eq!(sessions["sessions"].as_array().unwrap().len(), 1);
+        let hello = ask(&s, r#"{"op": "hello"}"#, 92);
+        assert_eq!(hello["protocol"], PROTOCOL_VERSION);
+        assert_eq!(hello["policy"]["nudge.min-idle"], "30s");
+        assert_eq!(hello["watching"], true);
+    }
+
+    #[test]
+    fn next_event_hands_out_each_live_event_once_and_waits_for_the_next() {
+        let s = Arc::new(shared(T0));
+        let reply = ask(&s, r#"{"op": "next_event", "session": "task-1"}"#, 1);
+        assert_eq!(
+            (reply["timed_out"].clone(), reply["event"].clone()),
+            (json!(true), Value::Null)
+        );
+        s.apply(&event(1, 1, "UserPromptSubmit.json"));
+        s.apply(&event(2, 2, "PreToolUse.json"));
+        let first = ask(&s, r#"{"op": "next_event", "session": "task-1", "timeout_ms": 10}"#, 3);
+        assert_eq!(first["event"]["kind"], "turn_start", "{first}");
+        let second = ask(&s, r#"{"op": "next_event", "session": "s1", "timeout_ms": 10}"#, 3);
+        assert_eq!(second["event"]["kind"], "tool_start");
+        assert_eq!(second["view"]["state"], "child_command");
+        // A waiter wakes when the event arrives from another thread.
+        let feeder = {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                s.apply(&event(3, 4, "PermissionRequest.json"));
+            })
+        };
+        let third = ask(&s, r#"{"op": "next_event", "session": "s1", "timeout_ms": 5000}"#, 5);
+        feeder.join().unwrap();
+        assert_eq!(third["event"]["kind"], "permission_request", "{third}");
+        assert_eq!(third["timed_out"], false);
+    }
+
+    #[test]
+    fn a_stopped_watcher_refuses_answers_that_would_be_stale() {
+        let s = shared(T0);
+        s.fail("the events directory vanished".into());
+        let reply =
+            ask(&s, r#"{"id": 9, "op": "decide", "session": "s1", "question": "input"}"#, 1);
+        assert_eq!(reply["ok"], false);
+        assert!(reply["error"].as_str().unwrap().contains("restart hookline serve"));
+        assert_eq!(ask(&s, r#"{"op": "hello"}"#, 1)["watching"], false);
+    }
+}
