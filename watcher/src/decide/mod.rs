@@ -22,21 +22,62 @@
 //! | `escalate` | nothing calls for a human | `escalate` `unknown` for `escalate.unknown-after`, waiting on its human for `escalate.waiting-after`, `escalate.withheld-in-a-row` withheld nudge/crashed verdicts on one state, the nudge cap, an unclassified error |
 //!
 //! Signal precedence is documented and enforced in [`precedence`]. The thresholds are in
-//! [`Policy`]; withheld verdicts go to the [`Journal`].
+//! [`Policy`]; withheld verdicts go to the [`Journal`]. `docs/decide.md` has every rule by
+//! name, and the `hookline serve` protocol ([`protocol`]) for other languages.
+//!
+//! An orchestrator's loop: feed the decider every event, ask before acting.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use hookline::decide::{Action, Ask, Decider, Journal, PaneEvidence, Policy, Question};
+//! use hookline::profile::{OverlayDirs, Profiles};
+//! use hookline::reader::{Reader, ReaderConfig, Start};
+//! use hookline::state::Tracker;
+//! use hookline::watch::{WatchOptions, Watcher};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let profiles = Profiles::load(&OverlayDirs::standard())?;
+//! let events_dir = hookline::format::location::events_dir()?;
+//! let policy = Policy::default(); // or Policy::load(path)?
+//! let journal = Journal::new(Journal::default_path(&events_dir), policy.journal_max_bytes);
+//! // One generation: events older than now are history, shown but never authorizing.
+//! let tracker = Tracker::new(profiles.clone(), hookline::format::relay::now_ns());
+//! let mut decider = Decider::new(tracker, policy).with_journal(journal);
+//! let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles))?;
+//! let mut watcher = Watcher::new(reader, WatchOptions::default())?;
+//! loop {
+//!     while let Some(event) = watcher.next_timeout(Duration::from_millis(200))? {
+//!         decider.apply(&event);
+//!     }
+//!     // Your stall timer fired for task-42: may I nudge it? Your pane heuristics can only
+//!     // make the answer more careful.
+//!     let pane = PaneEvidence { spinner: false, ..Default::default() };
+//!     let ask = Ask::new("task-42", Question::Nudge).pane(pane);
+//!     let decision = decider.decide(&ask, hookline::format::relay::now_ns());
+//!     match decision.action {
+//!         Action::Proceed => { /* the slot is taken (decision.slot): type the nudge, once */ }
+//!         Action::FallBack => { /* no structured signal: keep your existing behaviour */ }
+//!         Action::Hold => { /* not now: decision.reason says why */ }
+//!         Action::Pause => { /* quota, billing, auth: pause the run, charge nothing */ }
+//!         Action::Escalate => { /* ask a human */ }
+//!     }
+//! }
+//! # }
+//! ```
+//!
+//! A decider with no event for a session answers "no structured signal":
 //!
 //! ```
-//! use hookline::decide::{Ask, Decider, PaneEvidence, Policy, Question};
+//! use hookline::decide::{Action, Ask, Decider, Policy, Question, Signal};
 //! use hookline::profile::Profiles;
 //! use hookline::state::Tracker;
 //!
 //! let now = hookline::format::relay::now_ns();
-//! let tracker = Tracker::new(Profiles::shipped()?, now);
-//! let mut decider = Decider::new(tracker, Policy::default());
-//! // Feed it every canonical event: decider.apply(&event) (e.g. from a hookline::watch::Watcher).
-//! let ask = Ask::new("task-1", Question::Nudge).pane(PaneEvidence { spinner: true, ..Default::default() });
-//! let decision = decider.decide(&ask, now);
-//! assert!(!decision.allowed()); // no event seen for task-1: "no structured signal", fall back
-//! println!("{} ({}): {}", decision.action.as_str(), decision.signal.as_str(), decision.reason);
+//! let mut decider = Decider::new(Tracker::new(Profiles::shipped()?, now), Policy::default());
+//! let decision = decider.decide(&Ask::new("task-1", Question::Input), now);
+//! assert!(!decision.allowed());
+//! assert_eq!((decision.action, decision.signal), (Action::FallBack, Signal::None));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -1008,3 +1008,57 @@ fn take_input_slot_succeeds_once_and_journals_the_refusal() {
     let mut one_shot = decider.one_shot();
     assert!(one_shot.take_input_slot("s1", now, Expect::default()).is_err());
 }
+
+// --- Documentation ------------------------------------------------------------------------
+
+/// The caller-evidence table of docs/decide.md, from [`evidence::EFFECTS`].
+fn caller_evidence_table() -> String {
+    let mut out = String::from(
+        "| source | field | input | nudge | crashed | env-fault | escalate |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for effect in evidence::EFFECTS {
+        let cells: Vec<&str> = Question::ALL
+            .iter()
+            .map(|q| match effect.asks(*q) {
+                Action::Proceed => "—",
+                action => action.as_str(),
+            })
+            .collect();
+        out.push_str(&format!(
+            "| {} | `{}` | {} |\n",
+            effect.source.as_str(),
+            effect.field,
+            cells.join(" | ")
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_decision_docs_match_the_code() {
+    crate::testing::assert_generated_section(
+        "docs/decide.md",
+        "caller-evidence",
+        &caller_evidence_table(),
+    );
+    // Every rule the structured layer can name is documented.
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/decide.md"))
+            .unwrap();
+    let source = include_str!("rules.rs");
+    let mut rules: Vec<&str> = source
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| {
+            s.contains('-')
+                && s.split('-').all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()))
+        })
+        .collect();
+    rules.extend(["input-slot-refused", "only-structured-signals-allow"]);
+    assert!(rules.len() > 30, "{rules:?}");
+    for rule in rules {
+        assert!(doc.contains(&format!("`{rule}`")), "docs/decide.md does not document rule {rule}");
+    }
+}
