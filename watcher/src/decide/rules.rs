@@ -238,7 +238,22 @@ fn fault_for_input(f: &Facts, v: &View) -> Ruling {
     ruling
 }
 
+/// The caller reports the window dead: there is nothing to type into.
+fn window_dead(f: &Facts) -> Option<Ruling> {
+    (f.window_dead == Some(true)).then(|| {
+        Ruling::new(
+            Hold,
+            Signal::Window,
+            "window-dead",
+            "the caller reports the session's window dead: nothing to type into (ask crashed)",
+        )
+    })
+}
+
 fn input(f: &Facts) -> Ruling {
+    if let Some(ruling) = window_dead(f) {
+        return ruling;
+    }
     let Some(v) = f.view else { return no_session(f) };
     match v.state {
         StateKind::Unknown => unknown(v),
@@ -298,6 +313,9 @@ fn idle_slot(f: &Facts, v: &View, rule: &str) -> Ruling {
 }
 
 fn nudge(f: &Facts) -> Ruling {
+    if let Some(ruling) = window_dead(f) {
+        return ruling;
+    }
     let Some(v) = f.view else { return no_session(f) };
     let held = |rule: &str, reason: String| Ruling::new(Hold, Structured, rule, reason);
     match v.state {
@@ -429,10 +447,11 @@ fn crashed(f: &Facts) -> Ruling {
         _ => {}
     }
     let Some(v) = f.view else { return no_session(f) };
-    let liveness = match f.host {
-        Some((pid, HostStatus::Alive)) => format!("host pid {pid} alive"),
-        Some((pid, _)) => format!("host pid {pid} cannot be checked"),
-        None => "no host pid to check".to_owned(),
+    let liveness = match (f.host, v.host_pid) {
+        (Some((pid, HostStatus::Alive)), _) => format!("host pid {pid} alive"),
+        (Some((pid, _)), _) => format!("host pid {pid} cannot be checked"),
+        (None, Some(pid)) => format!("host pid {pid} not checked (crashed.check-host-pid = false)"),
+        (None, None) => "no host pid to check".to_owned(),
     };
     match v.state {
         StateKind::WaitingOnHuman => Ruling::new(
