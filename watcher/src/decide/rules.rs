@@ -219,23 +219,20 @@ fn fault(f: &Facts, v: &View) -> Ruling {
     )
 }
 
-/// Only `idle` (and `env_fault` after its backoff) may allow; every other answer of `fault`
-/// is careful. For questions that type into the session, a fault that allows a retry still
-/// does not make the session idle.
-fn fault_for_input(f: &Facts, v: &View) -> Ruling {
+/// What an `env_fault` state means for a question that acts on the session (input, nudge,
+/// crashed): never an allow. A transient fault whose backoff is over allows a retry, but the
+/// session is still not explicitly idle, and it has not crashed.
+fn fault_for_action(f: &Facts, v: &View) -> Ruling {
     let ruling = fault(f, v);
-    if ruling.action == Proceed {
-        return Ruling::new(
-            Hold,
-            Structured,
-            "env-fault-is-not-idle",
-            format!(
-                "{}; but the session is not explicitly idle: input waits for an input-ready event",
-                ruling.reason
-            ),
-        );
+    if ruling.action != Proceed {
+        return ruling;
     }
-    ruling
+    let why = if f.question == Question::Crashed {
+        "but an env fault is not a crash"
+    } else {
+        "but the session is not explicitly idle: input waits for an input-ready event"
+    };
+    Ruling::new(Hold, Structured, "env-fault-is-not-idle", format!("{}; {why}", ruling.reason))
 }
 
 /// The caller reports the window dead: there is nothing to type into.
@@ -257,7 +254,7 @@ fn input(f: &Facts) -> Ruling {
     let Some(v) = f.view else { return no_session(f) };
     match v.state {
         StateKind::Unknown => unknown(v),
-        StateKind::EnvFault => fault_for_input(f, v),
+        StateKind::EnvFault => fault_for_action(f, v),
         StateKind::Idle => idle_slot(f, v, "input-at-explicit-idle"),
         _ if f.profile.is_some_and(|p| p.input_ready.is_empty()) => Ruling::new(
             FallBack,
@@ -335,7 +332,7 @@ fn nudge(f: &Facts) -> Ruling {
                 v.age
             ),
         ),
-        StateKind::EnvFault => fault_for_input(f, v),
+        StateKind::EnvFault => fault_for_action(f, v),
         StateKind::Ended => held(
             "nudge-never-after-session-end",
             format!("the session ended ({})", v.detail.as_deref().unwrap_or("?")),
@@ -464,7 +461,7 @@ fn crashed(f: &Facts) -> Ruling {
                 v.age
             ),
         ),
-        StateKind::EnvFault => fault_for_input(f, v),
+        StateKind::EnvFault => fault_for_action(f, v),
         StateKind::Unknown => unknown(v),
         StateKind::Ended => Ruling::new(
             Hold,
