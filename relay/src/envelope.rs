@@ -175,11 +175,17 @@ impl Envelope {
         struct Version {
             v: u32,
         }
-        let version: Version = serde_json::from_slice(bytes).map_err(EnvelopeError::Json)?;
-        if version.v != FORMAT_VERSION {
-            return Err(EnvelopeError::Version(version.v));
+        // One pass in the common case; the version is looked at on its own only to say why a
+        // file does not parse.
+        let version_of = |bytes| serde_json::from_slice::<Version>(bytes).ok().map(|v| v.v);
+        match serde_json::from_slice::<Envelope>(bytes) {
+            Ok(envelope) if envelope.v == FORMAT_VERSION => Ok(envelope),
+            Ok(envelope) => Err(EnvelopeError::Version(envelope.v)),
+            Err(e) => match version_of(bytes) {
+                Some(v) if v != FORMAT_VERSION => Err(EnvelopeError::Version(v)),
+                _ => Err(EnvelopeError::Json(e)),
+            },
         }
-        serde_json::from_slice(bytes).map_err(EnvelopeError::Json)
     }
 
     /// The input bytes as the relay received them (after BOM stripping and within the cap):

@@ -218,16 +218,19 @@ impl Tracker {
         };
         let generation = self.generation;
         let history_len = self.history_len;
-        let profile = self.profiles.get(&event.cli).cloned();
-        let session =
-            self.sessions.entry(key.clone()).or_insert_with(|| Session::new(event, generation));
-        if let Some(tag) = &event.tag {
-            session.key.tag = Some(tag.clone());
+        if let Some(tag) = &event.tag
+            && self.by_tag.get(tag) != Some(&key)
+        {
             self.by_tag.insert(tag.clone(), key.clone());
         }
-        let evidence = Evidence::of(event, "");
+        let profile = self.profiles.get(&event.cli);
+        let session =
+            self.sessions.entry(key.clone()).or_insert_with(|| Session::new(event, generation));
+        if event.tag.is_some() && session.key.tag != event.tag {
+            session.key.tag.clone_from(&event.tag);
+        }
         if event.is_subagent() {
-            session.last_event = Evidence { rule: "subagent-never-changes-parent", ..evidence };
+            session.last_event = Evidence::of(event, "subagent-never-changes-parent");
             return Applied {
                 session: Some(key),
                 rule: "subagent-never-changes-parent",
@@ -253,8 +256,7 @@ impl Tracker {
         if event.host_pid.is_some() {
             session.host_pid = event.host_pid;
         }
-        let (effect, rule) =
-            rules::decide(profile.as_ref(), event, session.current.kind, &mut session.turn);
+        let (effect, rule) = rules::decide(profile, event, session.current.kind, &mut session.turn);
         let live = event.ts_ns >= generation.started_ns;
         if matches!(effect, Effect::NewEpoch)
             && !producer_changed

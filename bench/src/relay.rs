@@ -1,0 +1,627 @@
+//! `relay [--runs N]`: what a hook call costs with `hookline-relay`, beside the
+//! exec floor (a compiled program that does nothing) and a Python relay as projects ship them.
+//!
+//! Run it with `cargo run --release -p hookline-bench -- relay`. It first builds the release
+//! `hookline-relay` and `noop` binaries itself, then, in one run:
+//!
+//! * times every variant on a ~2 KiB Claude `PreToolUse` payload and a 1 MiB payload, `--runs`
+//!   times each, interleaved round by round (the order rotating every round) so that all
+//!   variants share the machine's noise; wall time is spawn to reap, as the host CLI sees it;
+//! * measures peak RSS (`ru_maxrss` from `wait4`) in a separate pass, through a small launcher
+//!   (this binary, `__rss` mode): a child's `ru_maxrss` also counts the memory of the process
+//!   it was spawned from, which for the benchmark itself would be several MiB;
+//! * launches 64 relays at once, several times, and checks that all 64 events are there with
+//!   `seq` 1..=64;
+//!
+//! and prints markdown tables, with the targets from issue 2 checked.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use hookline_relay::filename::{FileKind, classify};
+
+use crate::Result;
+use crate::stats::{median, mib, ms, percentile, verdict};
+
+const DEFAULT_RUNS: usize = 500;
+const RSS_RUNS: usize = 50;
+const WARMUP_ROUNDS: usize = 20;
+const BURST: usize = 64;
+const BURST_REPEATS: usize = 20;
+/// Event files are removed (outside the timed region) every this many rounds, as a watcher
+/// would consume them, so that the directory does not grow without bound.
+const CLEAN_EVERY: usize = 50;
+const PAYLOAD_2K: &[u8] = include_bytes!("../payloads/pre-tool-use-2k.json");
+
+// Indices into the variants and payloads below.
+const FLOOR: usize = 0;
+const RELAY: usize = 1;
+const RELAY_FSYNC: usize = 2;
+const PYTHON: usize = 3;
+const SMALL: usize = 0;
+const LARGE: usize = 1;
+
+const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]";
+
+fn exit_with(message: &str) -> ! {
+    eprintln!("{message}");
+    std::process::exit(2);
+}
+
+/// `relay [--runs N]`.
+pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
+    let mut args = args;
+    let mut runs = DEFAULT_RUNS;
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next().map(|n| n.parse())) {
+            ("--runs", Some(Ok(n))) if n > 0 => runs = n,
+            _ => return Err(USAGE.into()),
+        }
+    }
+    bench_relay(runs)
+}
+
+/// One way of handling a hook call.
+struct Variant {
+    label: &'static str,
+    program: PathBuf,
+    args: Vec<OsString>,
+    env: Vec<(&'static str, OsString)>,
+    /// Where it writes its events (`None`: it writes nothing).
+    events: Option<PathBuf>,
+}
+
+/// A variant on a payload, and its measurements.
+struct Row {
+    payload: usize,
+    variant: usize,
+    /// Wall time of each run.
+    walls: Vec<Duration>,
+    /// Peak RSS of each run of the RSS pass, in KiB.
+    rss_kib: Vec<i64>,
+}
+
+fn bench_relay(runs: usize) -> Result<()> {
+    if cfg!(debug_assertions) {
+        return Err(format!("build the benchmark in release mode\n{USAGE}").into());
+    }
+    let bin_dir = build_binaries()?;
+    let python = python()?;
+    let work = WorkDir::new(&bin_dir)?;
+    let home = work.path.join("home");
+    std::fs::create_dir_all(&home)?;
+    let base_env = |events: &Path| {
+        vec![
+            ("PATH", OsString::from("/usr/local/bin:/usr/bin:/bin")),
+            ("HOME", home.clone().into_os_string()),
+            ("HOOKLINE_EVENTS_DIR", events.as_os_str().to_owned()),
+        ]
+    };
+    let events = |name: &str| work.path.join(name);
+    let relay = bin_dir.join("hookline-relay");
+    let variants = [
+        Variant {
+            label: "exec floor (`noop`)",
+            program: bin_dir.join("noop"),
+            args: vec![],
+            env: base_env(&events("noop")),
+            events: None,
+        },
+        Variant {
+            label: "`hookline-relay`",
+            program: relay.clone(),
+            args: vec![],
+            env: base_env(&events("relay")),
+            events: Some(events("relay")),
+        },
+        Variant {
+            label: "`hookline-relay`, `HOOKLINE_FSYNC=1`",
+            program: relay.clone(),
+            args: vec![],
+            env: [base_env(&events("relay-fsync")), vec![("HOOKLINE_FSYNC", "1".into())]].concat(),
+            events: Some(events("relay-fsync")),
+        },
+        Variant {
+            label: "Python 3 relay (`python3 -S bench/relay.py`)",
+            program: python.exe.clone(),
+            // -S: no site module, so that packages installed on this machine do not count
+            // against Python; projects usually run `python3 hook.py`, which is slower.
+            args: vec!["-S".into(), Path::new(env!("CARGO_MANIFEST_DIR")).join("relay.py").into()],
+            env: base_env(&events("python")),
+            events: Some(events("python")),
+        },
+    ];
+    let payloads: [(&str, Arc<[u8]>); 2] = [
+        ("2 KiB `PreToolUse`", PAYLOAD_2K.into()),
+        ("1 MiB `PostToolUse`", large_payload().into()),
+    ];
+    // The fsync row is only measured on the small payload: its cost does not depend on size
+    // in a way that matters here, and it would dominate the run.
+    let plan = [
+        (SMALL, FLOOR),
+        (SMALL, RELAY),
+        (SMALL, RELAY_FSYNC),
+        (SMALL, PYTHON),
+        (LARGE, FLOOR),
+        (LARGE, RELAY),
+        (LARGE, PYTHON),
+    ];
+    let mut rows: Vec<Row> = plan
+        .iter()
+        .map(|&(payload, variant)| Row {
+            payload,
+            variant,
+            walls: Vec::with_capacity(runs),
+            rss_kib: Vec::new(),
+        })
+        .collect();
+    // Events written per variant since its directory was last cleaned.
+    let mut pending = vec![0; variants.len()];
+
+    eprintln!(
+        "hookline-bench: {} rounds of {} runs, {} warm-up rounds; events in {}",
+        runs,
+        rows.len(),
+        WARMUP_ROUNDS,
+        work.path.display()
+    );
+    let started = Instant::now();
+    for round in 0..WARMUP_ROUNDS + runs {
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.rotate_left(round % rows.len());
+        for i in order {
+            let row = &mut rows[i];
+            let variant = &variants[row.variant];
+            let wall = run_once(variant, &payloads[row.payload].1)?;
+            if round >= WARMUP_ROUNDS {
+                row.walls.push(wall);
+            }
+            pending[row.variant] += 1;
+        }
+        if (round + 1) % CLEAN_EVERY == 0 {
+            for (variant, pending) in variants.iter().zip(&mut pending) {
+                check_and_clean(variant, std::mem::take(pending))?;
+            }
+        }
+        if (round + 1) % 100 == 0 {
+            eprintln!("  {} rounds, {:.0?}", round + 1, started.elapsed());
+        }
+    }
+    for (variant, pending) in variants.iter().zip(&mut pending) {
+        check_and_clean(variant, std::mem::take(pending))?;
+    }
+
+    for _ in 0..RSS_RUNS {
+        for row in &mut rows {
+            let variant = &variants[row.variant];
+            row.rss_kib.push(rss_once(variant, &payloads[row.payload].1)?);
+            pending[row.variant] += 1;
+        }
+    }
+    for (variant, pending) in variants.iter().zip(&mut pending) {
+        check_and_clean(variant, std::mem::take(pending))?;
+    }
+
+    let mut bursts = Vec::new();
+    for variant in [&variants[FLOOR], &variants[RELAY]] {
+        bursts.push((variant.label, burst(variant, &payloads[SMALL].1)?));
+    }
+
+    print_report(&Report {
+        runs,
+        python: &python,
+        work: &work,
+        variants: &variants,
+        payloads: &payloads,
+        rows: &rows,
+        bursts: &bursts,
+    });
+    Ok(())
+}
+
+/// Builds the release relay and the exec floor; returns the directory holding them.
+fn build_binaries() -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().ok_or("no workspace")?;
+    eprintln!("hookline-bench: cargo build --release -p hookline-relay -p hookline-bench");
+    let status = Command::new(cargo)
+        .current_dir(workspace)
+        .args(["build", "--release", "--quiet", "-p", "hookline-relay", "-p", "hookline-bench"])
+        .args(["--bin", "hookline-relay", "--bin", "noop"])
+        .status()?;
+    if !status.success() {
+        return Err(format!("cargo build failed: {status}").into());
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().ok_or("no directory for the benchmark binary")?.to_owned();
+    for bin in ["hookline-relay", "noop"] {
+        if !dir.join(bin).is_file() {
+            return Err(format!("{} not found beside {}", bin, exe.display()).into());
+        }
+    }
+    Ok(dir)
+}
+
+struct Python {
+    exe: PathBuf,
+    version: String,
+}
+
+/// The real interpreter behind `python3`: a version-manager shim (pyenv, asdf) would add its
+/// own start-up cost, which is not Python's.
+fn python() -> Result<Python> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, platform; print(sys.executable); print(platform.python_version())",
+        ])
+        .output()
+        .map_err(|e| format!("python3 is needed for the baseline: {e}"))?;
+    let text = String::from_utf8(out.stdout)?;
+    let mut lines = text.lines();
+    match (lines.next(), lines.next()) {
+        (Some(exe), Some(version)) if out.status.success() => {
+            Ok(Python { exe: exe.into(), version: version.into() })
+        }
+        _ => Err(format!("python3 failed: {}", String::from_utf8_lossy(&out.stderr)).into()),
+    }
+}
+
+/// The directory the events are written to: inside the target directory (so on the disk the
+/// project is on, not a tmpfs), removed at the end.
+struct WorkDir {
+    path: PathBuf,
+}
+
+impl WorkDir {
+    fn new(bin_dir: &Path) -> Result<WorkDir> {
+        let path = bin_dir.join(format!("hookline-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(WorkDir { path })
+    }
+
+    /// The filesystem the events are written to, by name when it is a common one.
+    fn filesystem(&self) -> String {
+        let Ok(path) = std::ffi::CString::new(self.path.as_os_str().as_bytes()) else {
+            return "unknown".into();
+        };
+        // SAFETY: statfs only writes into the zeroed struct we pass; the path is NUL-terminated.
+        let kind = unsafe {
+            let mut stat: libc::statfs = std::mem::zeroed();
+            if libc::statfs(path.as_ptr(), &mut stat) != 0 {
+                return "unknown".into();
+            }
+            stat.f_type as i64
+        };
+        match kind {
+            0xEF53 => "ext4".into(),
+            0x5846_5342 => "xfs".into(),
+            0x9123_683E => "btrfs".into(),
+            0x0102_1994 => "tmpfs".into(),
+            0x794C_7630 => "overlayfs".into(),
+            0x6573_5546 => "fuse".into(),
+            0x2FC1_2FC1 => "zfs".into(),
+            other => format!("filesystem 0x{other:x}"),
+        }
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A 1 MiB `PostToolUse` payload: a file read back, with the escapes real source text has.
+fn large_payload() -> Vec<u8> {
+    let line = r#"    let counter = self.open_counter()?; // \"seq\" lock\n"#;
+    let head = r#"{"session_id":"75a87ff6-e914-427f-a8ca-ad0fcf16e284","transcript_path":"/home/dev/work/home/.claude/projects/-home-dev-work-proj/75a87ff6-e914-427f-a8ca-ad0fcf16e284.jsonl","cwd":"/home/dev/work/proj","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/home/dev/work/proj/relay/src/store.rs"},"tool_response":{"type":"text","file":{"filePath":"/home/dev/work/proj/relay/src/store.rs","content":""#;
+    let tail = r#""}},"tool_use_id":"toolu_01HkQv3mZp8W2xYbN4cR7sTd"}"#;
+    let mut text = head.to_owned();
+    while text.len() + line.len() + tail.len() <= 1 << 20 {
+        text.push_str(line);
+    }
+    text.push_str(&" ".repeat((1 << 20) - text.len() - tail.len()));
+    text.push_str(tail);
+    debug_assert_eq!(text.len(), 1 << 20);
+    text.into_bytes()
+}
+
+fn command(variant: &Variant) -> Command {
+    let mut cmd = Command::new(&variant.program);
+    cmd.args(&variant.args);
+    with_env(&mut cmd, variant);
+    cmd
+}
+
+fn with_env(cmd: &mut Command, variant: &Variant) {
+    cmd.env_clear()
+        .envs(variant.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+}
+
+/// Writes the payload to a child's stdin and closes it. A pipe holds 64 KiB: a larger payload
+/// gets its own writer thread, as the host has.
+fn feed(stdin: std::process::ChildStdin, payload: &Arc<[u8]>) -> Option<thread::JoinHandle<()>> {
+    let mut stdin = stdin;
+    if payload.len() < 32 << 10 {
+        let _ = stdin.write_all(payload);
+        return None;
+    }
+    let payload = Arc::clone(payload);
+    Some(thread::spawn(move || {
+        let _ = stdin.write_all(&payload);
+    }))
+}
+
+/// Spawns the variant, feeds it the payload and reaps it: the wall time the host sees.
+fn run_once(variant: &Variant, payload: &Arc<[u8]>) -> Result<Duration> {
+    let start = Instant::now();
+    let mut child = command(variant).spawn()?;
+    let writer = feed(child.stdin.take().ok_or("no stdin")?, payload);
+    let (status, _) = wait4(child.id())?;
+    let wall = start.elapsed();
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+        return Err(format!("{} failed (wait status {status})", variant.label).into());
+    }
+    Ok(wall)
+}
+
+/// Runs the variant through the `__rss` launcher and returns its peak RSS in KiB.
+fn rss_once(variant: &Variant, payload: &Arc<[u8]>) -> Result<i64> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.arg("__rss").arg(&variant.program).args(&variant.args);
+    with_env(&mut cmd, variant);
+    let mut child = cmd.stdout(Stdio::piped()).spawn()?;
+    let writer = feed(child.stdin.take().ok_or("no stdin")?, payload);
+    let out = child.wait_with_output()?;
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    match text.trim().parse() {
+        Ok(kib) if out.status.success() => Ok(kib),
+        _ => Err(format!("{} failed under the RSS launcher: {}", variant.label, out.status).into()),
+    }
+}
+
+/// `__rss PROGRAM ARGS...`: runs PROGRAM on this process's stdin and prints its `ru_maxrss`
+/// (KiB). This process stays small, so little of its own memory leaks into the child's figure
+/// (the `noop` row shows how much: the floor of the method).
+pub fn rss_launcher(args: Vec<OsString>) -> ! {
+    let Some((program, args)) = args.split_first() else { exit_with(USAGE) };
+    let child = match Command::new(program).args(args).stdout(Stdio::null()).spawn() {
+        Ok(child) => child,
+        Err(e) => exit_with(&format!("__rss: {e}")),
+    };
+    match wait4(child.id()) {
+        Ok((status, usage)) if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 => {
+            println!("{}", usage.ru_maxrss);
+            std::process::exit(0);
+        }
+        Ok((status, _)) => exit_with(&format!("__rss: wait status {status}")),
+        Err(e) => exit_with(&format!("__rss: {e}")),
+    }
+}
+
+/// Reaps a child, returning its wait status and resource usage.
+fn wait4(pid: u32) -> Result<(i32, libc::rusage)> {
+    let mut status = 0;
+    // SAFETY: rusage is plain data; zeroed is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: both pointers are valid for writes for the duration of the call.
+        let ret = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+        if ret == pid as libc::pid_t {
+            return Ok((status, usage));
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err.into());
+        }
+    }
+}
+
+/// The event files in a directory (temp files and the counter excluded).
+fn event_files(dir: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Checks that a variant wrote one event per run, then removes them, keeping the counter.
+fn check_and_clean(variant: &Variant, expected: usize) -> Result<()> {
+    let Some(dir) = &variant.events else { return Ok(()) };
+    let names = event_files(dir)?;
+    if names.len() != expected {
+        return Err(format!("{}: {} events for {expected} runs", variant.label, names.len()).into());
+    }
+    for name in names {
+        std::fs::remove_file(dir.join(name))?;
+    }
+    Ok(())
+}
+
+/// 64 relays launched at once.
+struct Burst {
+    /// Wall time of each repetition, first spawn to last reap.
+    walls: Vec<Duration>,
+    /// Every repetition left 64 events with `seq` exactly the next 64 numbers (`None`: the
+    /// variant writes no events).
+    complete: Option<bool>,
+}
+
+fn burst(variant: &Variant, payload: &Arc<[u8]>) -> Result<Burst> {
+    let mut walls = Vec::new();
+    let mut complete = variant.events.as_ref().map(|_| true);
+    let mut next_seq = None;
+    for _ in 0..BURST_REPEATS {
+        let start = Instant::now();
+        let mut pids = Vec::with_capacity(BURST);
+        for _ in 0..BURST {
+            let mut child = command(variant).spawn()?;
+            let mut stdin = child.stdin.take().ok_or("no stdin")?;
+            let _ = stdin.write_all(payload);
+            pids.push(child.id());
+        }
+        for pid in pids {
+            let (status, _) = wait4(pid)?;
+            if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+                return Err(format!("{} failed (wait status {status})", variant.label).into());
+            }
+        }
+        walls.push(start.elapsed());
+        let Some(dir) = &variant.events else { continue };
+        let mut seqs: Vec<u64> = event_files(dir)?
+            .iter()
+            .filter_map(|name| match classify(name) {
+                FileKind::Event(event) if event.is_ordered() => Some(event.seq),
+                _ => None,
+            })
+            .collect();
+        seqs.sort_unstable();
+        let first = next_seq.unwrap_or_else(|| seqs.first().copied().unwrap_or(1));
+        let expected: Vec<u64> = (first..first + BURST as u64).collect();
+        complete = complete.map(|ok| ok && seqs == expected);
+        next_seq = Some(first + BURST as u64);
+        check_and_clean(variant, BURST)?;
+    }
+    Ok(Burst { walls, complete })
+}
+
+struct Report<'a> {
+    runs: usize,
+    python: &'a Python,
+    work: &'a WorkDir,
+    variants: &'a [Variant],
+    payloads: &'a [(&'static str, Arc<[u8]>)],
+    rows: &'a [Row],
+    bursts: &'a [(&'static str, Burst)],
+}
+
+fn print_report(r: &Report<'_>) {
+    struct Stats {
+        median: Duration,
+        p99: Duration,
+        max_rss_kib: i64,
+    }
+    let stats: Vec<Stats> = r
+        .rows
+        .iter()
+        .map(|row| {
+            let mut walls = row.walls.clone();
+            walls.sort_unstable();
+            Stats {
+                median: percentile(&walls, 50.0),
+                p99: percentile(&walls, 99.0),
+                max_rss_kib: row.rss_kib.iter().copied().max().unwrap_or(0),
+            }
+        })
+        .collect();
+    let find = |payload: usize, variant: usize| {
+        let i = r.rows.iter().position(|row| row.payload == payload && row.variant == variant);
+        &stats[i.expect("every combination used below is measured")]
+    };
+
+    let mut uname: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: uname writes into the struct we pass.
+    let system = if unsafe { libc::uname(&mut uname) } == 0 {
+        let field = |f: &[libc::c_char]| {
+            // SAFETY: uname fills NUL-terminated strings.
+            unsafe { std::ffi::CStr::from_ptr(f.as_ptr()) }.to_string_lossy().into_owned()
+        };
+        format!("{} {} {}", field(&uname.sysname), field(&uname.release), field(&uname.machine))
+    } else {
+        "unknown system".into()
+    };
+    let cpus = thread::available_parallelism().map_or(0, |n| n.get());
+
+    println!("### `hookline-relay` per hook call\n");
+    println!(
+        "{} runs per row after {} warm-up rounds, all rows interleaved round by round; \
+         wall time from spawn to reap with the payload on a pipe. Peak RSS: the largest \
+         `ru_maxrss` of {} more runs through a small launcher, whose own size is the floor \
+         (the exec floor's row). {}, {} CPUs; events on {}; Python {}.\n",
+        r.runs,
+        WARMUP_ROUNDS,
+        RSS_RUNS,
+        system,
+        cpus,
+        r.work.filesystem(),
+        r.python.version
+    );
+    println!("| Payload | Command | Median | p99 | × exec floor | Peak RSS |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for (row, s) in r.rows.iter().zip(&stats) {
+        let floor = find(row.payload, FLOOR).median;
+        println!(
+            "| {} | {} | {} | {} | {:.2}× | {} |",
+            r.payloads[row.payload].0,
+            r.variants[row.variant].label,
+            ms(s.median),
+            ms(s.p99),
+            s.median.as_secs_f64() / floor.as_secs_f64(),
+            mib(s.max_rss_kib)
+        );
+    }
+
+    println!("\n### 64 relays launched at once\n");
+    println!(
+        "| Command | Wall, median of {BURST_REPEATS} | Events/s | All 64 events, `seq` 1..=64 |"
+    );
+    println!("|---|---:|---:|---|");
+    for (label, burst) in r.bursts {
+        let wall = median(&burst.walls);
+        let check = match burst.complete {
+            None => "—",
+            Some(true) => "yes, every time",
+            Some(false) => "**no**",
+        };
+        println!("| {label} | {} | {:.0} | {check} |", ms(wall), BURST as f64 / wall.as_secs_f64());
+    }
+
+    let (floor, relay) = (find(SMALL, FLOOR), find(SMALL, RELAY));
+    let (fsync, py) = (find(SMALL, RELAY_FSYNC), find(SMALL, PYTHON));
+    let over_floor = relay.median.as_secs_f64() / floor.median.as_secs_f64();
+    let vs_python = py.median.as_secs_f64() / relay.median.as_secs_f64();
+    let vs_python_1m =
+        find(LARGE, PYTHON).median.as_secs_f64() / find(LARGE, RELAY).median.as_secs_f64();
+    let fsync_cost = fsync.median.saturating_sub(relay.median);
+    println!("\n### Targets (2 KiB payload)\n");
+    println!("| Target | Measured | |");
+    println!("|---|---:|---|");
+    println!(
+        "| median ≤ 1.5× the exec floor | {over_floor:.2}× | {} |",
+        verdict(over_floor <= 1.5)
+    );
+    println!(
+        "| ≥ 20× faster than the Python relay | {vs_python:.0}× (1 MiB: {vs_python_1m:.0}×) | {} |",
+        verdict(vs_python >= 20.0)
+    );
+    println!(
+        "| peak RSS < 8 MiB | {} | {} |",
+        mib(relay.max_rss_kib),
+        verdict(relay.max_rss_kib < 8 * 1024)
+    );
+    println!(
+        "\n`HOOKLINE_FSYNC=1` adds {} to the median call ({:.1}× the relay without it).",
+        ms(fsync_cost),
+        fsync.median.as_secs_f64() / relay.median.as_secs_f64()
+    );
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Prerequisites of the end-to-end suite against the real Claude Code (tests/tests/e2e_claude):
+# tmux, Node.js and npm, each installed with apt-get when missing. The CLI itself is installed
+# by the suite from the npm registry into its cache on first use (tests/src/claude_install.rs).
+#
+# Usage: bash tests/e2e-prereqs.sh   (idempotent; root or sudo is needed only to install)
+# Exit status: 0 when everything is there, 1 otherwise, with a message saying what is missing.
+set -euo pipefail
+
+say() { printf 'e2e-prereqs: %s\n' "$*" >&2; }
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        say "need root (or sudo) to run: $*"
+        return 1
+    fi
+}
+
+apt_install() {
+    if ! command -v apt-get >/dev/null 2>&1; then
+        say "$* missing and apt-get is not available: install by hand"
+        return 1
+    fi
+    say "installing $* with apt-get"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+command -v tmux >/dev/null 2>&1 || apt_install tmux
+say "tmux: $(tmux -V)"
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    apt_install nodejs npm
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+say "node: $(node --version), npm: $(npm --version)"
+if [ "$node_major" -lt 18 ]; then
+    say "node $(node --version) is too old for npm's install of @anthropic-ai/claude-code (need >= 18)"
+    exit 1
+fi
+# Claude Code 2.1.x ships a native binary and does not run on Node; versions newer than 2.1.197
+# declare engines >= 22, which npm only warns about.
+
+registry=$(npm config get registry)
+say "npm registry: $registry (needed the first time a version is installed into the cache)"

@@ -1,0 +1,218 @@
+//! Drives a TUI in its own tmux server, like a person at a 200x50 terminal.
+//!
+//! Each [`Tmux`] starts a private server (`tmux -L <unique socket>`, with its own config file),
+//! so tests never see or touch a user's tmux. The pane stays after the program exits
+//! (`remain-on-exit`), so the last screen and the exit status can still be read. The server is
+//! killed on drop.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Terminal width.
+pub const WIDTH: u32 = 200;
+/// Terminal height.
+pub const HEIGHT: u32 = 50;
+const TARGET: &str = "main";
+
+/// A private tmux server running one program in one pane.
+pub struct Tmux {
+    socket: String,
+    config: PathBuf,
+    /// The socket file, removed on drop (kill-server leaves it behind).
+    socket_path: Option<PathBuf>,
+}
+
+impl Tmux {
+    /// Starts a server whose only pane runs `program` (a path, run without a shell). The config
+    /// file is written into `dir`.
+    pub fn start(dir: &Path, program: &Path) -> Result<Tmux, String> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let socket =
+            format!("hookline-e2e-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
+        let config = dir.join("tmux.conf");
+        std::fs::write(&config, "set -g remain-on-exit on\nset -g history-limit 10000\n")
+            .map_err(|e| format!("{}: {e}", config.display()))?;
+        let mut tmux = Tmux { socket, config, socket_path: None };
+        let width = WIDTH.to_string();
+        let height = HEIGHT.to_string();
+        let program = program.to_str().ok_or("program path is not UTF-8")?;
+        tmux.run(&["new-session", "-d", "-s", TARGET, "-x", &width, "-y", &height, program])?;
+        let output = tmux.run(&["display-message", "-p", "#{socket_path}"])?;
+        let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        tmux.socket_path = (!path.is_empty()).then(|| PathBuf::from(path));
+        Ok(tmux)
+    }
+
+    fn run(&self, args: &[&str]) -> Result<Output, String> {
+        let output = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("-f")
+            .arg(&self.config)
+            .args(args)
+            .env_remove("TMUX")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| {
+                format!("cannot run tmux ({e}): install it (tests/e2e-prereqs.sh does)")
+            })?;
+        if output.status.success() {
+            Ok(output)
+        } else {
+            Err(format!(
+                "tmux {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            ))
+        }
+    }
+
+    /// Types `text` literally (no key names are interpreted).
+    pub fn type_text(&self, text: &str) -> Result<(), String> {
+        self.run(&["send-keys", "-t", TARGET, "-l", text]).map(drop)
+    }
+
+    /// Presses one key by its tmux name (`Enter`, `Escape`, `C-c`).
+    pub fn press(&self, key: &str) -> Result<(), String> {
+        self.run(&["send-keys", "-t", TARGET, key]).map(drop)
+    }
+
+    /// Types `text`, then presses Enter.
+    pub fn type_line(&self, text: &str) -> Result<(), String> {
+        self.type_text(text)?;
+        self.press("Enter")
+    }
+
+    /// The visible screen.
+    pub fn screen(&self) -> Result<String, String> {
+        self.capture(&["capture-pane", "-p", "-t", TARGET])
+    }
+
+    /// The scrollback and the visible screen.
+    pub fn screen_with_history(&self) -> Result<String, String> {
+        self.capture(&["capture-pane", "-p", "-S", "-", "-t", TARGET])
+    }
+
+    fn capture(&self, args: &[&str]) -> Result<String, String> {
+        self.run(args).map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    }
+
+    /// Polls the visible screen until `predicate` holds; on timeout, the last screen is the
+    /// error.
+    pub fn wait_for_screen(
+        &self,
+        timeout: Duration,
+        predicate: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let screen = self.screen()?;
+            if predicate(&screen) {
+                return Ok(screen);
+            }
+            if Instant::now() >= deadline {
+                return Err(screen);
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The pid of the pane's program.
+    pub fn pane_pid(&self) -> Result<u32, String> {
+        let output = self.run(&["display-message", "-p", "-t", TARGET, "#{pane_pid}"])?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        text.trim().parse().map_err(|_| format!("no pane pid in {text:?}"))
+    }
+
+    /// Whether the pane's program has exited, and with which status when tmux knows it
+    /// (`128 + n` for a signal).
+    ///
+    /// tmux marks the pane dead when its terminal closes, which can be a moment before the
+    /// status is known; and it has been seen (3.3a) to leave an exited Claude Code as a zombie
+    /// for many seconds without reporting it. A zombie counts as exited, status unknown.
+    pub fn exit(&self) -> Result<Exit, String> {
+        let format = "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}:#{pane_pid}";
+        let output = self.run(&["display-message", "-p", "-t", TARGET, format])?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        let fields: Vec<&str> = text.trim().split(':').collect();
+        let number = |i: usize| fields.get(i).and_then(|f| f.parse::<i32>().ok());
+        Ok(match (fields.first(), number(1), number(2)) {
+            (Some(&"1"), Some(status), _) => Exit::Status(status),
+            (Some(&"1"), None, Some(signal)) => Exit::Status(128 + signal),
+            _ if number(3).is_some_and(|pid| is_zombie_or_gone(pid as u32)) => Exit::Unknown,
+            _ => Exit::Running,
+        })
+    }
+}
+
+/// Whether a program has exited, as [`Tmux::exit`] tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Still running.
+    Running,
+    /// Exited with this status.
+    Status(i32),
+    /// Exited; tmux has not reported the status.
+    Unknown,
+}
+
+fn is_zombie_or_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // "pid (comm) S ...": the state follows the last ')'.
+        Ok(stat) => {
+            stat.rsplit(')').next().and_then(|rest| rest.trim().chars().next()) == Some('Z')
+        }
+        Err(_) => true,
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let program = self.pane_pid().ok();
+        let _ = self.run(&["kill-server"]);
+        // The program gets SIGHUP and may still write files as it dies (Claude Code saves its
+        // state): wait for it, so that its folders can be removed after this.
+        if let Some(pid) = program {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !is_zombie_or_gone(pid) && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(20));
+            }
+        }
+        if let Some(path) = &self.socket_path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_is_driven_and_its_exit_status_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("prog.sh");
+        std::fs::write(&script, "#!/bin/sh\nread line\necho \"got [$line]\"\nexit 3\n").unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let tmux = Tmux::start(dir.path(), &script).unwrap();
+        tmux.type_line("hello 'world' Enter").unwrap();
+        let screen =
+            tmux.wait_for_screen(Duration::from_secs(10), |s| s.contains("got [")).unwrap();
+        assert!(screen.contains("got [hello 'world' Enter]"), "{screen}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while tmux.exit().unwrap() == Exit::Running {
+            assert!(Instant::now() < deadline, "the program did not exit");
+            thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(tmux.exit().unwrap(), Exit::Status(3));
+        let socket = tmux.socket_path.clone().unwrap();
+        assert!(socket.exists());
+        drop(tmux);
+        assert!(!socket.exists(), "the socket is removed with the server");
+        assert_eq!(screen.lines().count(), HEIGHT as usize, "{screen}");
+    }
+}
