@@ -9,14 +9,13 @@
 //! serve` and one-shot `hookline decide` runs can share it.
 
 use std::ffi::OsStr;
-use std::fs::OpenOptions;
-use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::verdict::{Action, Decision, Question, Signal, Verdict};
+use crate::format::caplog;
 use crate::state::StateKind;
 use crate::units::rfc3339;
 
@@ -103,44 +102,22 @@ impl Journal {
 
     /// The rotated copy: the same name with `.1` appended.
     pub fn rotated_path(&self) -> PathBuf {
-        let mut name = self.path.as_os_str().to_os_string();
-        name.push(".1");
-        PathBuf::from(name)
+        caplog::rotated_path(&self.path)
     }
 
     /// Appends one record, rotating first when it would pass the cap.
     pub fn append(&self, record: &Record) -> io::Result<()> {
-        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
-        line.push(b'\n');
+        let line = serde_json::to_vec(record).map_err(io::Error::other)?;
         if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;
         }
-        let open = || {
-            OpenOptions::new()
-                .append(true)
-                .create(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&self.path)
-        };
-        let mut file = open()?;
-        if file.metadata()?.size() + line.len() as u64 > self.max_bytes {
-            std::fs::rename(&self.path, self.rotated_path())?;
-            file = open()?;
-        }
-        file.write_all(&line)
+        caplog::append_line(&self.path, &line, self.max_bytes)
     }
 
     /// The records of the rotated copy and the file, oldest first; lines that do not parse
     /// are skipped.
     pub fn read(&self) -> Vec<Record> {
-        [self.rotated_path(), self.path.clone()]
-            .iter()
-            .filter_map(|p| std::fs::read_to_string(p).ok())
-            .flat_map(|text| {
-                text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect::<Vec<_>>()
-            })
-            .collect()
+        caplog::read(&self.path)
     }
 }
 

@@ -4,8 +4,7 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::*;
-use crate::format::envelope::{EnvelopeOut, FORMAT_VERSION};
-use crate::format::store::{EventsDir, WriteOptions};
+use crate::format::store::{EventsDir, WriteOptions, write_payload};
 use crate::profile::Profiles;
 use crate::reader::{ReaderConfig, Start};
 
@@ -13,33 +12,8 @@ fn write(dir: &Path, native: &str) {
     let payload =
         RawValue::from_string(format!(r#"{{"session_id":"s","hook_event_name":"{native}"}}"#))
             .unwrap();
-    let ts = crate::format::relay::now_ns();
-    EventsDir::create(dir)
-        .unwrap()
-        .write_event(1, ts, &WriteOptions::default(), |seq, seq_unordered| {
-            serde_json::to_vec(&EnvelopeOut {
-                v: FORMAT_VERSION,
-                seq,
-                seq_unordered,
-                ts_ns: ts,
-                cli: "claude",
-                event: Some(native),
-                tag: None,
-                pid: 1,
-                ppid: 1,
-                host_pid: None,
-                host_session_id: None,
-                relay_version: "test",
-                truncated: false,
-                bytes: 0,
-                error: None,
-                raw_encoding: None,
-                raw: None,
-                payload: Some(&payload),
-            })
-            .unwrap()
-        })
-        .unwrap();
+    let events = EventsDir::create(dir).unwrap();
+    write_payload(&events, "claude", native, None, &payload, &WriteOptions::default()).unwrap();
 }
 
 fn watcher(dir: &Path, options: WatchOptions) -> Watcher {
