@@ -4,7 +4,9 @@
 //! A native event no rule maps becomes [`Kind::Unknown`]: surfaced, never dropped.
 //!
 //! On the wire (the NDJSON of `hookline watch`), an event is one flat JSON object: the `kind`
-//! and its fields, then the session identity, the time and the source. See README for the table.
+//! and its fields, then the session identity, the time and the `origin` (the file it came
+//! from). See README for the table. The origin is not called `source`: `session_start` has a
+//! field of that name, and one object cannot hold the key twice.
 
 use std::path::PathBuf;
 
@@ -356,7 +358,9 @@ pub struct Event {
     pub ts_ns: u64,
     /// The host CLI's pid, when known.
     pub host_pid: Option<u32>,
-    /// The file it came from.
+    /// The file it came from; `origin` on the wire, because `session_start`'s `source` field
+    /// shares the object.
+    #[serde(rename = "origin")]
     pub source: SourceRef,
 }
 
@@ -429,6 +433,51 @@ mod tests {
         }
         for phase in [CompactPhase::Pre, CompactPhase::Post] {
             assert_eq!(serde_json::to_value(phase).unwrap(), phase.as_str());
+        }
+    }
+
+    #[test]
+    fn every_event_round_trips_through_its_wire_form_with_no_key_twice() {
+        let kinds = [
+            Kind::SessionStart { source: Some("compact".into()) },
+            Kind::SessionEnd { reason: Some("clear".into()) },
+            Kind::ToolEnd { tool: Some("Bash".into()), ok: false },
+            Kind::WaitingForInput {
+                reason: WaitReason::Permission,
+                tool: None,
+                message: Some("m".into()),
+            },
+            Kind::Compact { phase: CompactPhase::Post, trigger: Some("manual".into()) },
+            Kind::Stop { last_message: Some("done".into()), pending_tasks: 1, scheduled_wakes: 2 },
+        ];
+        for kind in kinds {
+            let event = Event {
+                v: CANONICAL_VERSION,
+                kind,
+                cli: "claude".into(),
+                session_id: Some("s".into()),
+                tag: Some("t".into()),
+                agent_id: None,
+                turn_id: None,
+                cwd: None,
+                transcript_path: None,
+                native: Some("SessionStart".into()),
+                rule: "claude.toml#map[0]".into(),
+                ts_ns: 1,
+                host_pid: Some(2),
+                source: SourceRef { dir: "/d".into(), seq: 3, file: "f".into(), legacy: false },
+            };
+            let line = serde_json::to_string(&event).unwrap();
+            // A generic JSON reader keeps the last of two equal keys: each field must be
+            // there, once, with its value.
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(value, serde_json::to_value(&event).unwrap(), "{line}");
+            if let Kind::SessionStart { source } = &event.kind {
+                assert_eq!(value["source"].as_str(), source.as_deref(), "{line}");
+                assert_eq!(line.matches("\"source\":").count(), 1, "{line}");
+            }
+            assert_eq!(value["origin"]["seq"], 3, "{line}");
+            assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), event, "{line}");
         }
     }
 

@@ -82,7 +82,7 @@ fn take(rx: &mpsc::Receiver<Value>, n: usize) -> Vec<Value> {
 }
 
 fn seqs(events: &[Value]) -> Vec<u64> {
-    events.iter().map(|e| e["source"]["seq"].as_u64().unwrap()).collect()
+    events.iter().map(|e| e["origin"]["seq"].as_u64().unwrap()).collect()
 }
 
 fn no_follow(dir: &Path, args: &[&str]) -> Vec<Value> {
@@ -143,7 +143,7 @@ fn a_watch_stopped_mid_stream_resumes_from_its_cursor_with_no_duplicate_and_no_m
     let status = follower.wait().unwrap();
     assert!(status.success(), "{status}");
     while let Ok(event) = rx.recv_timeout(Duration::from_secs(2)) {
-        seen.push(event["source"]["seq"].as_u64().unwrap());
+        seen.push(event["origin"]["seq"].as_u64().unwrap());
     }
     for _ in 0..5 {
         run_relay(&dir, &[], payload.as_bytes());
@@ -210,7 +210,7 @@ fn legacy_files_are_merged_with_the_primary_dir_by_time() {
     let natives: Vec<&str> = events.iter().map(|e| e["native"].as_str().unwrap()).collect();
     assert_eq!(natives, ["SessionStart", "UserPromptSubmit"]);
     assert_eq!(events[0]["tag"], "story-3-dev-1");
-    assert_eq!(events[0]["source"]["legacy"], true);
+    assert_eq!(events[0]["origin"]["legacy"], true);
     assert!(no_follow(&dir, &["--cursor", "c", "--legacy-dir", legacy_arg]).is_empty());
     let names: BTreeSet<_> =
         fs::read_dir(&legacy).unwrap().map(|e| e.unwrap().file_name()).collect();
