@@ -20,9 +20,8 @@ use hookline::profile::Profiles;
 use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::Tracker;
 use hookline::watch::{Mode, WatchOptions, Watcher};
-use hookline_relay::envelope::{EnvelopeOut, FORMAT_VERSION};
 use hookline_relay::relay::now_ns;
-use hookline_relay::store::{EventsDir, WriteOptions};
+use hookline_relay::store::{EventsDir, WriteOptions, write_payload};
 use serde_json::value::RawValue;
 
 use crate::Result;
@@ -142,35 +141,8 @@ fn publish(events: &EventsDir, index: usize) -> Result<u64> {
         r#"{{"session_id":"session-{session:04}","transcript_path":"/home/dev/.claude/projects/p/session-{session:04}.jsonl","cwd":"/home/dev/work/proj","permission_mode":"default","hook_event_name":"{native}","tool_name":"Bash","tool_input":{{"command":"cargo test --workspace","description":"Run the tests"}},"tool_use_id":"toolu_{index:08}"}}"#
     );
     let payload = RawValue::from_string(payload)?;
-    let ts = now_ns();
-    let written = events.write_event(
-        std::process::id(),
-        ts,
-        &WriteOptions::default(),
-        |seq, seq_unordered| {
-            let envelope = EnvelopeOut {
-                v: FORMAT_VERSION,
-                seq,
-                seq_unordered,
-                ts_ns: ts,
-                cli: "claude",
-                event: Some(native),
-                tag: None,
-                pid: std::process::id(),
-                ppid: 1,
-                host_pid: None,
-                host_session_id: None,
-                relay_version: "bench",
-                truncated: false,
-                bytes: payload.get().len() as u64,
-                error: None,
-                raw_encoding: None,
-                raw: None,
-                payload: Some(&payload),
-            };
-            serde_json::to_vec(&envelope).unwrap_or_default()
-        },
-    )?;
+    let written =
+        write_payload(events, "claude", native, None, &payload, &WriteOptions::default())?;
     Ok(written.name.seq)
 }
 

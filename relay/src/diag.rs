@@ -1,16 +1,14 @@
 //! The relay's diagnostics file: where its failures go instead of stderr.
 //!
 //! One JSON object per line (`ts_ns`, `pid`, `cli`, `event`, `level`, `message`), appended to
-//! [`location::diagnostics_path`](crate::location::diagnostics_path). When the file reaches
-//! [`MAX_BYTES`] it is renamed to `….1` (replacing the previous one) and a new file is started,
-//! so the two together never exceed about twice that size (a message is cut at
-//! [`MAX_MESSAGE_BYTES`], so no single line can be larger than the cap). Writing it never
-//! follows a symlink and never fails loudly: if it cannot be written, the message is dropped.
+//! [`location::diagnostics_path`](crate::location::diagnostics_path), a [`caplog`] capped at
+//! [`MAX_BYTES`] (a message is cut at [`MAX_MESSAGE_BYTES`], so no single line can be larger
+//! than the cap). Writing it never fails loudly: if it cannot be written, the message is
+//! dropped.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use crate::caplog;
 
 use serde::{Deserialize, Serialize};
 
@@ -58,44 +56,20 @@ pub fn append(path: &Path, record: &Record) {
     } else {
         serde_json::to_vec(record)
     };
-    let Ok(mut line) = line else { return };
-    line.push(b'\n');
-    let open = || {
-        OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)
-    };
-    let Ok(mut file) = open() else { return };
-    if file.metadata().is_ok_and(|m| m.size() + line.len() as u64 > MAX_BYTES) {
-        let _ = std::fs::rename(path, rotated_path(path));
-        match open() {
-            Ok(fresh) => file = fresh,
-            Err(_) => return,
-        }
+    if let Ok(line) = line {
+        let _ = caplog::append_line(path, &line, MAX_BYTES);
     }
-    let _ = file.write_all(&line);
 }
 
 /// The rotated copy's path: the same name with `.1` appended.
 pub fn rotated_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(".1");
-    PathBuf::from(name)
+    caplog::rotated_path(path)
 }
 
 /// Reads the records of a diagnostics file and its rotated copy, oldest first. Lines that do
 /// not parse are skipped.
 pub fn read(path: &Path) -> Vec<Record> {
-    [rotated_path(path), path.to_owned()]
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .flat_map(|text| {
-            text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect::<Vec<_>>()
-        })
-        .collect()
+    caplog::read(path)
 }
 
 #[cfg(test)]

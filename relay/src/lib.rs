@@ -16,9 +16,10 @@
 //! * [`store`]: the events directory itself: safety checks, sequence allocation, atomic writes,
 //!   and the committed-sequence read that lets readers never miss an event.
 //! * [`input`]: reading the hook's stdin with a size cap and a deadline.
-//! * [`diag`]: the size-capped diagnostics file that replaces stderr.
+//! * [`diag`]: the size-capped diagnostics file that replaces stderr ([`caplog`]).
 //! * [`relay`]: the relay program itself (argument parsing and the whole run).
 
+pub mod caplog;
 pub mod diag;
 pub mod envelope;
 mod error;

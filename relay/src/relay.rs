@@ -428,7 +428,8 @@ fn clip(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(text[..end].to_owned())
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+/// An error and its causes on one line: `cannot open dir /x: Permission denied`.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut message = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

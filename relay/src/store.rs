@@ -310,6 +310,44 @@ fn write_all_vectored(file: &mut File, parts: &[&[u8]]) -> io::Result<()> {
     Ok(())
 }
 
+/// Writes one event for a payload that is already a JSON object, with an envelope like the
+/// relay's (this process's pid, no host fields): for tools that inject events and for tests.
+pub fn write_payload(
+    events: &EventsDir,
+    cli: &str,
+    event: &str,
+    tag: Option<&str>,
+    payload: &serde_json::value::RawValue,
+    options: &WriteOptions,
+) -> Result<Written, Error> {
+    use crate::envelope::{EnvelopeOut, FORMAT_VERSION};
+    let ts_ns = crate::relay::now_ns();
+    let pid = std::process::id();
+    events.write_event(pid, ts_ns, options, |seq, seq_unordered| {
+        let envelope = EnvelopeOut {
+            v: FORMAT_VERSION,
+            seq,
+            seq_unordered,
+            ts_ns,
+            cli,
+            event: Some(event),
+            tag,
+            pid,
+            ppid: std::os::unix::process::parent_id(),
+            host_pid: None,
+            host_session_id: None,
+            relay_version: crate::RELAY_VERSION,
+            truncated: false,
+            bytes: payload.get().len() as u64,
+            error: None,
+            raw_encoding: None,
+            raw: None,
+            payload: Some(payload),
+        };
+        serde_json::to_vec(&envelope).unwrap_or_default()
+    })
+}
+
 /// Takes the lock (exclusive or shared), retrying with growing sleeps until `bound` has passed.
 /// `Ok(false)` when the bound passed; an error when the filesystem cannot lock at all.
 fn lock_bounded(file: &File, bound: Duration, shared: bool) -> Result<bool, Error> {

@@ -35,6 +35,14 @@ pub enum Command {
     Uninstall(InstallArgs),
     /// Check that hooks are registered, the relay runs and events arrive.
     Doctor(DoctorArgs),
+    /// Answer one question about a session: may I deliver input, nudge, declare it crashed,
+    /// carry on despite an env fault, carry on without a human? Rebuilt from history, so it
+    /// never authorizes input (use `serve`). Exit 0 allow, 1 withhold, 3 no structured signal
+    /// (withhold: keep your own behaviour), 2 error.
+    Decide(DecideArgs),
+    /// Answer decisions and state questions as JSON lines on stdin/stdout, from one live
+    /// tracker generation (can authorize input).
+    Serve(ServeArgs),
 }
 
 /// Where the events are.
@@ -185,6 +193,52 @@ pub struct DoctorArgs {
     /// The relay `install` would register (default: found as `install` finds it).
     #[arg(long, value_name = "PATH")]
     pub relay: Option<PathBuf>,
+}
+
+/// The policy file.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// The decision policy [default: $XDG_CONFIG_HOME/hookline/policy.toml or
+    /// ~/.config/hookline/policy.toml when it exists, else built-in defaults].
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+}
+
+/// `hookline decide`.
+#[derive(Debug, Args)]
+pub struct DecideArgs {
+    /// A session id or a tag.
+    pub session: String,
+    /// input, nudge, crashed, env-fault or escalate.
+    pub question: hookline::decide::Question,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Also read this legacy directory. Repeatable.
+    #[arg(long = "legacy-dir", value_name = "DIR")]
+    pub legacy_dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// The caller's evidence, as JSON: {"pane": {...}, "transcript": {...}, "window_dead": bool}.
+    #[arg(long, value_name = "JSON")]
+    pub evidence: Option<String>,
+    /// Print the decision as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hookline serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Also read this legacy directory. Repeatable.
+    #[arg(long = "legacy-dir", value_name = "DIR")]
+    pub legacy_dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Poll the directory instead of using filesystem notifications.
+    #[arg(long)]
+    pub poll: bool,
 }
 
 #[cfg(test)]

@@ -54,6 +54,7 @@ pub use error::Error;
 
 pub mod canonical;
 pub mod cursor;
+pub mod decide;
 mod fsutil;
 pub mod install;
 pub mod mapping;

@@ -19,19 +19,8 @@ fn main() -> ExitCode {
     match cmd::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("hookline: {}", error_chain(&*e));
+            eprintln!("hookline: {}", hookline::format::relay::error_chain(&*e));
             ExitCode::from(2)
         }
     }
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }

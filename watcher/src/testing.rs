@@ -1,6 +1,17 @@
-//! Test support: documentation sections generated from the code, kept in sync by tests.
+//! Test support: documentation sections generated from the code, kept in sync by tests; and
+//! for the story harnesses (`state/tests.rs`, `decide/tests.rs`), events built from real
+//! fixture payloads, as the relay would have written them.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::canonical::{Event, SourceRef};
+use crate::format::envelope::Envelope;
+use crate::format::filename::EventFileName;
+use crate::mapping::map_envelope;
+use crate::profile::Profiles;
 
 /// Checks that the section `name` of the file at `path` (relative to the workspace root),
 /// between `<!-- generated:NAME:start -->` and `<!-- generated:NAME:end -->`, is exactly
@@ -26,4 +37,88 @@ pub fn assert_generated_section(path: &str, name: &str, content: &str) {
         "the generated section {name:?} of {path} is out of date: run \
          `HOOKLINE_BLESS=1 cargo test -p hookline` and commit the result"
     );
+}
+
+/// Time zero of every story, in nanoseconds (2026-01-01 or so).
+pub(crate) const T0: u64 = 1_767_225_600_000_000_000;
+
+/// The real payloads captured from the CLIs.
+pub(crate) fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// One hook call of a story.
+#[derive(Debug)]
+pub(crate) struct HookCall<'a> {
+    pub cli: &'a str,
+    pub session: &'a str,
+    pub native: Option<&'a str>,
+    pub fixture: Option<&'a str>,
+    pub payload: &'a BTreeMap<String, toml::Value>,
+    pub tag: Option<&'a str>,
+    pub host_pid: Option<u32>,
+    /// Delivered as an unordered event (lock timeout): ordered by time, not seq.
+    pub unordered: bool,
+}
+
+impl HookCall<'_> {
+    /// The canonical event, as the `seq`-th event file written at `at`; `None` when the call
+    /// names neither a fixture nor a native event (a step that only moves the clock).
+    pub(crate) fn event(&self, profiles: &Profiles, seq: u64, at: u64) -> Option<Event> {
+        let mut payload = match self.fixture {
+            Some(file) => {
+                let text = std::fs::read_to_string(fixtures_dir().join(file)).unwrap();
+                serde_json::from_str::<Map<String, Value>>(&text).unwrap()
+            }
+            None if self.native.is_some() => Map::new(),
+            None => return None,
+        };
+        for (key, value) in self.payload {
+            payload.insert(key.clone(), serde_json::to_value(value).unwrap());
+        }
+        for key in ["session_id", "sessionId", "conversation_id"] {
+            if payload.contains_key(key) {
+                payload.insert(key.into(), Value::String(self.session.to_owned()));
+            }
+        }
+        if !["session_id", "sessionId", "conversation_id", "thread-id"]
+            .iter()
+            .any(|k| payload.contains_key(*k))
+        {
+            payload.insert("session_id".into(), Value::String(self.session.to_owned()));
+        }
+        let native = self.native.map(str::to_owned).or_else(|| {
+            ["hook_event_name", "hookEventName", "type"]
+                .iter()
+                .find_map(|k| payload.get(*k)?.as_str().map(str::to_owned))
+        });
+        let name = if self.unordered {
+            EventFileName::unordered(seq, at, 1)
+        } else {
+            EventFileName::ordered(seq, 1)
+        };
+        let envelope = Envelope {
+            v: 1,
+            seq,
+            seq_unordered: self.unordered,
+            ts_ns: at,
+            cli: self.cli.to_owned(),
+            event: native,
+            tag: self.tag.map(str::to_owned),
+            pid: 1,
+            ppid: 1,
+            host_pid: self.host_pid,
+            host_session_id: None,
+            relay_version: "test".into(),
+            truncated: false,
+            bytes: 0,
+            error: None,
+            raw_encoding: None,
+            raw: None,
+            payload: Some(Value::Object(payload)),
+        };
+        let source =
+            SourceRef { dir: "/events".into(), seq, file: name.to_string(), legacy: false };
+        Some(map_envelope(profiles, &envelope, source))
+    }
 }

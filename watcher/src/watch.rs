@@ -71,6 +71,9 @@ pub struct Watcher {
     /// Tests set this to lose every notification, as inotify does on overflow.
     #[cfg(test)]
     deaf: bool,
+    /// Tests count the directory listings.
+    #[cfg(test)]
+    scans: usize,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -102,10 +105,15 @@ impl Watcher {
             notices: Vec::new(),
             #[cfg(test)]
             deaf: false,
+            #[cfg(test)]
+            scans: 0,
         };
         if options.mode == Mode::Notify {
             let tx = watcher.wake_tx.clone();
-            match notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+            match notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                if event.is_ok_and(|e| is_own_read(&e.kind)) {
+                    return;
+                }
                 let _ = tx.send(());
             }) {
                 Ok(notifier) => watcher.notifier = Some(notifier),
@@ -165,6 +173,10 @@ impl Watcher {
     }
 
     fn scan(&mut self) -> Result<(), Error> {
+        #[cfg(test)]
+        {
+            self.scans += 1;
+        }
         self.dirty = false;
         self.reader.poll()?;
         self.notices.extend(self.reader.take_notices());
@@ -353,6 +365,14 @@ impl Watcher {
 
 fn is_ordered(event: &Event) -> bool {
     !event.source.legacy && EventFileName::parse(&event.source.file).is_some_and(|n| n.is_ordered())
+}
+
+/// Whether a notification reports a mere open or read, such as the watcher's own listing of
+/// the directory (inotify reports `IN_OPEN` on it): waking on those would rescan forever and
+/// spin a core. A close after writing still wakes.
+fn is_own_read(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, EventKind};
+    matches!(kind, EventKind::Access(access) if *access != AccessKind::Close(AccessMode::Write))
 }
 
 /// Events from a watcher running on its own thread (see [`Watcher::spawn`]).

@@ -130,7 +130,7 @@ pub fn update_record(cli: &str, scope: &str, path: &Path, present: bool) {
     let entry =
         record::Record { cli: cli.to_owned(), scope: scope.to_owned(), path: path.to_owned() };
     if let Err(e) = record::set(&records, &entry, present) {
-        eprintln!("hookline: warning: {}", crate::error_chain(&e));
+        eprintln!("hookline: warning: {}", hookline::format::relay::error_chain(&e));
     }
 }
 

@@ -1,11 +1,13 @@
 //! One module per subcommand, plus what they share.
 
+mod decide;
 mod demo;
 mod doctor;
 mod explain;
 mod install;
 mod profiles;
 mod prune;
+mod serve;
 mod status;
 mod uninstall;
 mod watch;
@@ -33,6 +35,8 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Install(args) => install::run(&args),
         Command::Uninstall(args) => uninstall::run(&args),
         Command::Doctor(args) => doctor::run(&args),
+        Command::Decide(args) => decide::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }
 
@@ -97,4 +101,34 @@ fn replay(
         tracker.apply(&event);
     }
     Ok(tracker)
+}
+
+/// The decision policy: `--policy`, else the user's file when it exists, else the defaults.
+fn policy(
+    args: &crate::cli::PolicyArgs,
+) -> Result<hookline::decide::Policy, Box<dyn std::error::Error>> {
+    use hookline::decide::Policy;
+    if let Some(path) = &args.policy {
+        return Ok(Policy::load(path)?);
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+    match config.map(|c| c.join("hookline").join("policy.toml")).filter(|p| p.is_file()) {
+        Some(path) => Ok(Policy::load(&path)?),
+        None => Ok(Policy::default()),
+    }
+}
+
+/// The journal the policy asks for, beside the events directory by default.
+fn journal(
+    policy: &hookline::decide::Policy,
+    events_dir: &std::path::Path,
+) -> Option<hookline::decide::Journal> {
+    use hookline::decide::Journal;
+    policy.journal_enabled.then(|| {
+        let path = policy.journal_path.clone().unwrap_or_else(|| Journal::default_path(events_dir));
+        Journal::new(path, policy.journal_max_bytes)
+    })
 }

@@ -14,8 +14,6 @@ use hookline::watch::{Mode, WatchOptions, Watcher};
 use super::{Outcome, catch_signals, events_dir, is_broken_pipe, profiles, stopping};
 use crate::cli::WatchArgs;
 
-/// Commit at least this often while a backlog streams out.
-const COMMIT_EVERY: usize = 256;
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
 pub fn run(args: WatchArgs) -> Outcome {
@@ -43,7 +41,6 @@ pub fn run(args: WatchArgs) -> Outcome {
         ..WatchOptions::default()
     };
     let mut watcher = Watcher::new(reader, options)?;
-    let mut uncommitted = 0;
     let mut last_prune = None::<Instant>;
     while !stopping() {
         if args.cursor.is_some() && last_prune.is_none_or(|t| t.elapsed() >= PRUNE_EVERY) {
@@ -62,11 +59,9 @@ pub fn run(args: WatchArgs) -> Outcome {
         if !emit(&mut out, &event)? {
             return Ok(ExitCode::SUCCESS);
         }
-        uncommitted += 1;
-        if uncommitted >= COMMIT_EVERY || !watcher.reader().has_pending() {
-            watcher.commit()?;
-            uncommitted = 0;
-        }
+        // Saved after every line: only a crash in the microseconds between the flush and the
+        // rename of the cursor file can hand a line out twice.
+        watcher.commit()?;
     }
     watcher.commit()?;
     Ok(ExitCode::SUCCESS)
@@ -81,8 +76,8 @@ fn drain(mut reader: Reader, out: &mut impl Write) -> Outcome {
             if !emit(out, &event)? {
                 return Ok(ExitCode::SUCCESS);
             }
+            reader.commit()?;
         }
-        reader.commit()?;
         if (queued == 0 && !reader.has_pending()) || stopping() {
             return Ok(ExitCode::SUCCESS);
         }
@@ -100,7 +95,8 @@ fn emit(out: &mut impl Write, event: &Event) -> io::Result<bool> {
     }
 }
 
-fn report(notices: Vec<Notice>) {
+/// Prints the reader's notices to stderr.
+pub(super) fn report(notices: Vec<Notice>) {
     for notice in notices {
         match notice {
             Notice::DirRecreated(dir) => {

@@ -4,8 +4,7 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::*;
-use crate::format::envelope::{EnvelopeOut, FORMAT_VERSION};
-use crate::format::store::WriteOptions;
+use crate::format::store::{WriteOptions, write_payload};
 
 /// Writes an event the way the relay does (same library, same protocol).
 fn write(dir: &Path, native: &str, session: &str) -> EventFileName {
@@ -16,33 +15,7 @@ fn write_with(dir: &Path, native: &str, session: &str, options: &WriteOptions) -
     let payload = format!(r#"{{"session_id":"{session}","hook_event_name":"{native}"}}"#);
     let payload = RawValue::from_string(payload).unwrap();
     let events = EventsDir::create(dir).unwrap();
-    let ts = crate::format::relay::now_ns();
-    let written = events
-        .write_event(std::process::id(), ts, options, |seq, seq_unordered| {
-            serde_json::to_vec(&EnvelopeOut {
-                v: FORMAT_VERSION,
-                seq,
-                seq_unordered,
-                ts_ns: ts,
-                cli: "claude",
-                event: Some(native),
-                tag: None,
-                pid: 1,
-                ppid: 1,
-                host_pid: None,
-                host_session_id: None,
-                relay_version: "test",
-                truncated: false,
-                bytes: 0,
-                error: None,
-                raw_encoding: None,
-                raw: None,
-                payload: Some(&payload),
-            })
-            .unwrap()
-        })
-        .unwrap();
-    written.name
+    write_payload(&events, "claude", native, None, &payload, options).unwrap().name
 }
 
 fn config(dir: &Path, start: Start) -> ReaderConfig {

@@ -325,6 +325,13 @@ impl Tracker {
             .or_else(|| self.by_tag.get(id_or_tag).and_then(|k| self.sessions.get(k)))
     }
 
+    /// The key a session is stored under (its CLI and session id, else its tag), found by
+    /// session id or tag as [`Tracker::find`] does. [`Applied::session`] carries the same key, so
+    /// a consumer can keep its own per-session records beside the tracker's.
+    pub fn session_key(&self, id_or_tag: &str) -> Option<String> {
+        self.find_key(id_or_tag)
+    }
+
     fn find_key(&self, id_or_tag: &str) -> Option<String> {
         let session = self.find(id_or_tag)?;
         self.sessions.iter().find(|(_, s)| std::ptr::eq(*s, session)).map(|(k, _)| k.clone())

@@ -6,16 +6,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
 
 use super::*;
-use crate::canonical::SourceRef;
-use crate::format::envelope::Envelope;
-use crate::mapping::map_envelope;
+use crate::testing::{HookCall, T0};
 use crate::units::parse_duration;
-
-/// Time zero of every story, in nanoseconds (2026-01-01 or so).
-const T0: u64 = 1_767_225_600_000_000_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -81,14 +75,6 @@ fn stories_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/state")
 }
 
-fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn toml_to_json(value: &toml::Value) -> Value {
-    serde_json::to_value(value).unwrap()
-}
-
 struct Run {
     profiles: Profiles,
     tracker: Tracker,
@@ -98,64 +84,17 @@ struct Run {
 
 impl Run {
     fn event(&self, story: &Story, index: usize, step: &Step, at: u64) -> Option<Event> {
-        let cli = step.cli.clone().unwrap_or_else(|| story.cli.clone());
-        let session = step.session.clone().unwrap_or_else(|| story.session.clone());
-        let mut payload = match &step.fixture {
-            Some(file) => {
-                let text = std::fs::read_to_string(fixtures_dir().join(file)).unwrap();
-                serde_json::from_str::<Map<String, Value>>(&text).unwrap()
-            }
-            None if step.native.is_some() => Map::new(),
-            None => return None,
-        };
-        for (key, value) in &step.payload {
-            payload.insert(key.clone(), toml_to_json(value));
-        }
-        for key in ["session_id", "sessionId", "conversation_id"] {
-            if payload.contains_key(key) {
-                payload.insert(key.into(), Value::String(session.clone()));
-            }
-        }
-        if !["session_id", "sessionId", "conversation_id", "thread-id"]
-            .iter()
-            .any(|k| payload.contains_key(*k))
-        {
-            payload.insert("session_id".into(), Value::String(session.clone()));
-        }
-        let native = step.native.clone().or_else(|| {
-            ["hook_event_name", "hookEventName", "type"]
-                .iter()
-                .find_map(|k| payload.get(*k)?.as_str().map(str::to_owned))
-        });
-        let seq = index as u64 + 1;
-        let name = if step.unordered {
-            EventFileName::unordered(seq, at, 1)
-        } else {
-            EventFileName::ordered(seq, 1)
-        };
-        let envelope = Envelope {
-            v: 1,
-            seq,
-            seq_unordered: step.unordered,
-            ts_ns: at,
-            cli,
-            event: native,
-            tag: step.tag.clone(),
-            pid: 1,
-            ppid: 1,
+        let call = HookCall {
+            cli: step.cli.as_deref().unwrap_or(&story.cli),
+            session: step.session.as_deref().unwrap_or(&story.session),
+            native: step.native.as_deref(),
+            fixture: step.fixture.as_deref(),
+            payload: &step.payload,
+            tag: step.tag.as_deref(),
             host_pid: step.host_pid,
-            host_session_id: None,
-            relay_version: "test".into(),
-            truncated: false,
-            bytes: 0,
-            error: None,
-            raw_encoding: None,
-            raw: None,
-            payload: Some(Value::Object(payload)),
+            unordered: step.unordered,
         };
-        let source =
-            SourceRef { dir: "/events".into(), seq, file: name.to_string(), legacy: false };
-        Some(map_envelope(&self.profiles, &envelope, source))
+        call.event(&self.profiles, index as u64 + 1, at)
     }
 }
 

@@ -4,8 +4,7 @@ use std::path::Path;
 use serde_json::value::RawValue;
 
 use super::*;
-use crate::format::envelope::{EnvelopeOut, FORMAT_VERSION};
-use crate::format::store::{EventsDir, WriteOptions};
+use crate::format::store::{EventsDir, WriteOptions, write_payload};
 use crate::profile::Profiles;
 use crate::reader::{ReaderConfig, Start};
 
@@ -13,33 +12,8 @@ fn write(dir: &Path, native: &str) {
     let payload =
         RawValue::from_string(format!(r#"{{"session_id":"s","hook_event_name":"{native}"}}"#))
             .unwrap();
-    let ts = crate::format::relay::now_ns();
-    EventsDir::create(dir)
-        .unwrap()
-        .write_event(1, ts, &WriteOptions::default(), |seq, seq_unordered| {
-            serde_json::to_vec(&EnvelopeOut {
-                v: FORMAT_VERSION,
-                seq,
-                seq_unordered,
-                ts_ns: ts,
-                cli: "claude",
-                event: Some(native),
-                tag: None,
-                pid: 1,
-                ppid: 1,
-                host_pid: None,
-                host_session_id: None,
-                relay_version: "test",
-                truncated: false,
-                bytes: 0,
-                error: None,
-                raw_encoding: None,
-                raw: None,
-                payload: Some(&payload),
-            })
-            .unwrap()
-        })
-        .unwrap();
+    let events = EventsDir::create(dir).unwrap();
+    write_payload(&events, "claude", native, None, &payload, &WriteOptions::default()).unwrap();
 }
 
 fn watcher(dir: &Path, options: WatchOptions) -> Watcher {
@@ -160,4 +134,22 @@ fn a_spawned_watcher_hands_events_over_a_channel() {
     let event = subscription.recv_timeout(Duration::from_secs(5)).unwrap();
     assert_eq!(event.native.as_deref(), Some("Stop"));
     subscription.stop().unwrap();
+}
+
+#[test]
+fn the_watchers_own_listing_does_not_wake_it() {
+    // inotify reports IN_OPEN when a scan opens the directory; waking on it rescanned in a
+    // loop and kept a core busy while idle.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    write(&dir, "Stop");
+    let options =
+        WatchOptions { rescan_interval: Duration::from_secs(3600), ..WatchOptions::default() };
+    let mut w = watcher(&dir, options);
+    assert_eq!(next(&mut w).as_deref(), Some("Stop"));
+    let before = w.scans;
+    assert!(w.next_timeout(Duration::from_millis(500)).unwrap().is_none());
+    assert!(w.scans - before <= 2, "{} listings in half a second of quiet", w.scans - before);
+    write(&dir, "UserPromptSubmit");
+    assert_eq!(next(&mut w).as_deref(), Some("UserPromptSubmit"));
 }

@@ -1,4 +1,6 @@
 //! hookline integration tests.
 
+mod decide;
 mod install;
+mod serve;
 mod watch;

@@ -1,0 +1,80 @@
+//! `hookline decide`: one question about one session, answered from the events directory's
+//! history. A one-shot reader: it can never authorize input, and says so.
+
+use std::process::ExitCode;
+
+use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision};
+use hookline::reader::{ReaderConfig, Start, read_all};
+use hookline::state::Tracker;
+
+use super::{Outcome, events_dir, journal, policy, profiles};
+use crate::cli::DecideArgs;
+
+/// Exit code of an allowed verdict.
+const ALLOW: u8 = 0;
+/// Exit code of a withheld verdict that hookline stands behind (hold, pause, escalate).
+const WITHHOLD: u8 = 1;
+/// Exit code of "no structured signal": withheld; keep your own behaviour.
+const NO_SIGNAL: u8 = 3;
+
+pub fn run(args: DecideArgs) -> Outcome {
+    let policy = policy(&args.policy)?;
+    let evidence: CallerEvidence = match &args.evidence {
+        Some(text) => serde_json::from_str(text).map_err(|e| format!("--evidence: {e}"))?,
+        None => CallerEvidence::default(),
+    };
+    let dir = events_dir(&args.dir)?;
+    let profiles = profiles()?;
+    let now = hookline::format::relay::now_ns();
+    let mut config = ReaderConfig::new(&dir, Start::Beginning, profiles.clone());
+    config.legacy_dirs = args.legacy_dirs.clone();
+    let journal = journal(&policy, &dir);
+    let mut decider = Decider::new(Tracker::new(profiles, now), policy).one_shot();
+    if let Some(journal) = journal {
+        decider = decider.with_journal(journal);
+    }
+    for event in read_all(config)? {
+        decider.apply(&event);
+    }
+    let ask = Ask {
+        pane: evidence.pane,
+        transcript: evidence.transcript,
+        window_dead: evidence.window_dead,
+        ..Ask::new(&args.session, args.question)
+    };
+    let decision = decider.decide(&ask, hookline::format::relay::now_ns());
+    for error in decider.take_journal_errors() {
+        eprintln!("hookline: warning: journal: {error}");
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&decision)?);
+    } else {
+        print_text(&decision);
+    }
+    Ok(ExitCode::from(match decision.action {
+        Action::Proceed => ALLOW,
+        Action::FallBack => NO_SIGNAL,
+        Action::Hold | Action::Pause | Action::Escalate => WITHHOLD,
+    }))
+}
+
+fn print_text(d: &Decision) {
+    let verdict = match d.action {
+        Action::Proceed => "allow".to_owned(),
+        action => format!("withhold ({})", action.as_str()),
+    };
+    println!("{} {}: {verdict}", d.question, d.session);
+    println!("  {}", d.reason);
+    let state = d.state.map_or("no session".to_owned(), |s| s.as_str().to_owned());
+    let age = d.evidence.view.as_ref().map(|v| format!(" for {}", v.age)).unwrap_or_default();
+    println!("  signal {}, rule {}, state {state}{age}", d.signal.as_str(), d.rule);
+    if let Some(ms) = d.retry_after_ms {
+        println!(
+            "  ask again in {}",
+            hookline::units::format_duration(std::time::Duration::from_millis(ms))
+        );
+    }
+    for hole in &d.evidence.holes {
+        println!("  hole {}: {}", hole.id, hole.description);
+    }
+}

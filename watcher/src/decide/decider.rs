@@ -1,0 +1,435 @@
+//! The [`Decider`]: one tracker generation, the policy, the journal, and what the decisions
+//! remember per session (withheld streaks, nudges, quota notifications, when a host pid was
+//! first seen).
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
+use crate::canonical::{Event, Kind};
+use crate::state::{Applied, Expect, Refusal, Slot, StateKind, Tracker, View};
+
+use super::evidence::{CallerEvidence, HostProbe, KillProbe, PaneEvidence, TranscriptEvidence};
+use super::journal::{Journal, Record};
+use super::policy::Policy;
+use super::precedence;
+use super::rules::{self, Facts};
+use super::verdict::{
+    Action, Counters, Decision, DecisionEvidence, HostCheck, Question, QuotaNotice, Ruling, Signal,
+    Verdict,
+};
+
+/// One question about one session, with the caller's evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ask {
+    /// A session id or a tag.
+    pub session: String,
+    /// The question.
+    pub question: Question,
+    /// What the caller's pane heuristics see (can only make the answer more careful).
+    #[serde(default)]
+    pub pane: Option<PaneEvidence>,
+    /// What the caller reads in the transcript (can only make the answer more careful).
+    #[serde(default)]
+    pub transcript: Option<TranscriptEvidence>,
+    /// The caller reports the session's window dead: a completion signal for `crashed`.
+    #[serde(default)]
+    pub window_dead: Option<bool>,
+    /// The generation and epoch the caller last saw; the input slot is refused if they moved.
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+impl Ask {
+    /// A question with no caller evidence.
+    pub fn new(session: impl Into<String>, question: Question) -> Ask {
+        Ask {
+            session: session.into(),
+            question,
+            pane: None,
+            transcript: None,
+            window_dead: None,
+            expect: Expect::default(),
+        }
+    }
+
+    /// Adds pane evidence.
+    pub fn pane(mut self, pane: PaneEvidence) -> Ask {
+        self.pane = Some(pane);
+        self
+    }
+
+    /// Adds transcript evidence.
+    pub fn transcript(mut self, transcript: TranscriptEvidence) -> Ask {
+        self.transcript = Some(transcript);
+        self
+    }
+
+    /// Reports the window dead or alive.
+    pub fn window_dead(mut self, dead: bool) -> Ask {
+        self.window_dead = Some(dead);
+        self
+    }
+
+    /// Refuses the input slot unless the session is still in this generation and epoch.
+    pub fn expect(mut self, expect: Expect) -> Ask {
+        self.expect = expect;
+        self
+    }
+
+    fn caller(&self) -> CallerEvidence {
+        CallerEvidence {
+            pane: self.pane,
+            transcript: self.transcript,
+            window_dead: self.window_dead,
+        }
+    }
+}
+
+/// Withheld `nudge`/`crashed` verdicts in a row for one state of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Streak {
+    state: StateKind,
+    since_ns: u64,
+    count: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Memory {
+    /// The host pid and when an event first carried it.
+    host_first_seen: Option<(u32, u64)>,
+    quota: Option<QuotaNotice>,
+    streak: Option<Streak>,
+    /// Nudges allowed since the last allowed input, and the epoch they count in.
+    nudges: u32,
+    nudge_epoch: u64,
+}
+
+/// Decides what an orchestrator may safely do, from one tracker generation.
+///
+/// Feed it every canonical event with [`Decider::apply`] (instead of applying them to the
+/// tracker directly) and ask with [`Decider::decide`]. A `Decider` built on a replayed
+/// history ([`Decider::one_shot`]) never authorizes input.
+pub struct Decider {
+    tracker: Tracker,
+    policy: Policy,
+    journal: Option<Journal>,
+    probe: Box<dyn HostProbe>,
+    memory: HashMap<String, Memory>,
+    one_shot: bool,
+    journal_errors: Vec<String>,
+}
+
+impl std::fmt::Debug for Decider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decider")
+            .field("generation", &self.tracker.generation())
+            .field("policy", &self.policy)
+            .field("journal", &self.journal)
+            .field("one_shot", &self.one_shot)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Decider {
+    /// A decider over `tracker` (one generation), with no journal and the real host probe.
+    pub fn new(tracker: Tracker, policy: Policy) -> Decider {
+        Decider {
+            tracker,
+            policy,
+            journal: None,
+            probe: Box::new(KillProbe),
+            memory: HashMap::new(),
+            one_shot: false,
+            journal_errors: Vec::new(),
+        }
+    }
+
+    /// Marks this decider as a one-shot reader of history: it answers every question but
+    /// never authorizes input or a nudge, even for an event that arrived while it read.
+    pub fn one_shot(mut self) -> Decider {
+        self.one_shot = true;
+        self
+    }
+
+    /// Appends withheld verdicts to `journal`, and takes the `withheld-in-a-row` streaks it
+    /// already holds into account (so one-shot runs count together).
+    pub fn with_journal(mut self, journal: Journal) -> Decider {
+        for record in journal.read() {
+            self.count_record(&record);
+        }
+        self.journal = Some(journal);
+        self
+    }
+
+    /// Replaces the host process probe (tests inject one).
+    pub fn with_probe(mut self, probe: impl HostProbe + 'static) -> Decider {
+        self.probe = Box::new(probe);
+        self
+    }
+
+    /// The tracker.
+    pub fn tracker(&self) -> &Tracker {
+        &self.tracker
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The journal, when there is one.
+    pub fn journal(&self) -> Option<&Journal> {
+        self.journal.as_ref()
+    }
+
+    /// Journal write failures since the last call (the decisions themselves stand).
+    pub fn take_journal_errors(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.journal_errors)
+    }
+
+    /// Applies one canonical event to the tracker and to what the decisions remember.
+    pub fn apply(&mut self, event: &Event) -> Applied {
+        let applied = self.tracker.apply(event);
+        let rejected =
+            applied.rule.ends_with("-rejected") || applied.rule == "subagent-never-changes-parent";
+        let Some(key) = applied.session.clone().filter(|_| !rejected) else {
+            return applied;
+        };
+        let memory = self.memory.entry(key).or_default();
+        if let Some(pid) = event.host_pid
+            && memory.host_first_seen.is_none_or(|(known, _)| known != pid)
+        {
+            memory.host_first_seen = Some((pid, event.ts_ns));
+        }
+        if let Kind::Notification { notification_type, message } = &event.kind {
+            let has = |text: &Option<String>, words: &[String]| {
+                text.as_deref().is_some_and(|t| {
+                    let t = t.to_lowercase();
+                    words.iter().any(|w| !w.is_empty() && t.contains(&w.to_lowercase()))
+                })
+            };
+            if has(notification_type, &self.policy.quota_notification_types)
+                || has(message, &self.policy.quota_messages)
+            {
+                memory.quota = Some(QuotaNotice {
+                    ts_ns: event.ts_ns,
+                    notification_type: notification_type.clone(),
+                    message: message.clone(),
+                    file: event.source.file.clone(),
+                });
+            }
+        }
+        applied
+    }
+
+    /// The view of a session at `now_ns`.
+    pub fn view(&self, id_or_tag: &str, now_ns: u64) -> Option<View> {
+        self.tracker.view(id_or_tag, now_ns)
+    }
+
+    /// Answers one question at `now_ns`. An allowed `input` or `nudge` has taken the session's
+    /// input slot (see [`Decision::slot`]); a withheld verdict is journaled.
+    pub fn decide(&mut self, ask: &Ask, now_ns: u64) -> Decision {
+        let key = self.tracker.session_key(&ask.session);
+        let view = self.tracker.view(&ask.session, now_ns);
+        let profile = view.as_ref().and_then(|v| self.tracker.profiles().get(&v.cli));
+        let memory = key.as_ref().and_then(|k| self.memory.get(k)).cloned().unwrap_or_default();
+        let mut counters = Counters {
+            withheld_in_a_row: match (memory.streak, &view) {
+                (Some(s), Some(v)) if s.state == v.state && s.since_ns == v.since_ns => s.count,
+                _ => 0,
+            },
+            nudges_in_a_row: match &view {
+                Some(v) if memory.nudge_epoch == v.epoch => memory.nudges,
+                _ => 0,
+            },
+        };
+        let quota = memory.quota.clone().filter(|notice| {
+            view.as_ref().is_some_and(|v| notice.ts_ns >= v.evidence.ts_ns)
+                && u128::from(now_ns.saturating_sub(notice.ts_ns))
+                    <= self.policy.quota_notice_for.as_nanos()
+        });
+        let host = match (&view, ask.question) {
+            (Some(v), Question::Crashed) if self.policy.check_host_pid => v.host_pid.map(|pid| {
+                let first_seen = memory
+                    .host_first_seen
+                    .filter(|(known, _)| *known == pid)
+                    .map_or(u64::MAX, |(_, ts)| ts);
+                (pid, self.probe.probe(pid, first_seen))
+            }),
+            _ => None,
+        };
+        let facts = Facts {
+            question: ask.question,
+            session: &ask.session,
+            view: view.as_ref(),
+            profile,
+            policy: &self.policy,
+            host,
+            window_dead: ask.window_dead,
+            counters,
+            quota: quota.as_ref(),
+            one_shot: self.one_shot,
+        };
+        let structured = precedence::enforce(rules::rule(&facts));
+        let holes = rules::holes(profile, view.as_ref());
+        let (mut ruling, caller) = precedence::combine(ask.question, &structured, &ask.caller());
+        let mut slot = None;
+        if ruling.action == Action::Proceed
+            && matches!(ask.question, Question::Input | Question::Nudge)
+        {
+            match self.tracker.take_input_slot_expecting(&ask.session, now_ns, ask.expect) {
+                Ok(taken) => slot = Some(taken),
+                Err(refusal) => {
+                    ruling = Ruling::new(
+                        Action::Hold,
+                        Signal::StructuredEvent,
+                        "input-slot-refused",
+                        refusal.to_string(),
+                    );
+                }
+            }
+        }
+        let withheld = ruling.action != Action::Proceed;
+        if let (Some(key), Some(v)) = (&key, &view) {
+            let memory = self.memory.entry(key.clone()).or_default();
+            match ask.question {
+                Question::Nudge | Question::Crashed if withheld => {
+                    let count = match memory.streak {
+                        Some(s) if s.state == v.state && s.since_ns == v.since_ns => s.count + 1,
+                        _ => 1,
+                    };
+                    memory.streak = Some(Streak { state: v.state, since_ns: v.since_ns, count });
+                    counters.withheld_in_a_row = count;
+                }
+                Question::Nudge | Question::Crashed => {
+                    memory.streak = None;
+                    counters.withheld_in_a_row = 0;
+                }
+                _ => {}
+            }
+            if !withheld && ask.question == Question::Nudge {
+                if memory.nudge_epoch != v.epoch {
+                    memory.nudges = 0;
+                    memory.nudge_epoch = v.epoch;
+                }
+                memory.nudges += 1;
+                counters.nudges_in_a_row = memory.nudges;
+            }
+            if !withheld && ask.question == Question::Input {
+                memory.nudges = 0;
+                counters.nudges_in_a_row = 0;
+            }
+        }
+        let decision = Decision {
+            question: ask.question,
+            session: ask.session.clone(),
+            verdict: ruling.action.verdict(),
+            action: ruling.action,
+            signal: ruling.signal,
+            rule: ruling.rule.clone(),
+            reason: ruling.reason.clone(),
+            retry_after_ms: ruling.retry_after_ms,
+            slot,
+            state: view.as_ref().map(|v| v.state),
+            at_ns: now_ns,
+            evidence: DecisionEvidence {
+                structured,
+                caller,
+                host: host.map(|(pid, status)| HostCheck {
+                    pid,
+                    status: status.as_str().to_owned(),
+                    note: "kill(pid, 0), and the process start time on Linux: a reused pid \
+                           whose start time cannot be read looks alive (crashed then waits for \
+                           the session end or a dead window); a pid from another pid namespace \
+                           cannot be checked (turn crashed.check-host-pid off)"
+                        .to_owned(),
+                }),
+                window_dead: ask.window_dead,
+                holes,
+                counters,
+                quota_notice: quota,
+                view,
+            },
+        };
+        if decision.verdict == Verdict::Withhold {
+            self.record(&Record::of(&decision, key.as_deref()));
+        }
+        decision
+    }
+
+    /// Takes a session's input slot directly (see [`Tracker::take_input_slot_expecting`]); a
+    /// refusal is journaled as a withheld `input`. A one-shot decider always refuses.
+    pub fn take_input_slot(
+        &mut self,
+        id_or_tag: &str,
+        now_ns: u64,
+        expect: Expect,
+    ) -> Result<Slot, Refusal> {
+        let result = if self.one_shot {
+            Err(Refusal::Replayed)
+        } else {
+            self.tracker.take_input_slot_expecting(id_or_tag, now_ns, expect)
+        };
+        match &result {
+            Ok(_) => {
+                if let Some(key) = self.tracker.session_key(id_or_tag)
+                    && let Some(memory) = self.memory.get_mut(&key)
+                {
+                    memory.nudges = 0;
+                }
+            }
+            Err(refusal) => {
+                let view = self.tracker.view(id_or_tag, now_ns);
+                let record = Record {
+                    ts_ns: now_ns,
+                    at: crate::units::rfc3339(now_ns),
+                    session: id_or_tag.to_owned(),
+                    key: self.tracker.session_key(id_or_tag),
+                    question: Question::Input,
+                    verdict: Verdict::Withhold,
+                    action: Action::Hold,
+                    signal: Signal::StructuredEvent,
+                    rule: "input-slot-refused".into(),
+                    reason: refusal.to_string(),
+                    state: view.as_ref().map(|v| v.state),
+                    since_ns: view.as_ref().map(|v| v.since_ns),
+                    epoch: view.as_ref().map(|v| v.epoch),
+                    generation: view.as_ref().map(|v| v.generation),
+                };
+                self.record(&record);
+            }
+        }
+        result
+    }
+
+    fn record(&mut self, record: &Record) {
+        if !self.policy.journal_enabled {
+            return;
+        }
+        if let Some(journal) = &self.journal
+            && let Err(e) = journal.append(record)
+        {
+            self.journal_errors.push(format!("cannot append to {}: {e}", journal.path().display()));
+        }
+    }
+
+    /// Counts a journaled withheld verdict into the session's streak.
+    fn count_record(&mut self, record: &Record) {
+        let (Some(key), Some(state), Some(since_ns)) = (&record.key, record.state, record.since_ns)
+        else {
+            return;
+        };
+        if !matches!(record.question, Question::Nudge | Question::Crashed) {
+            return;
+        }
+        let memory = self.memory.entry(key.clone()).or_default();
+        let count = match memory.streak {
+            Some(s) if s.state == state && s.since_ns == since_ns => s.count + 1,
+            _ => 1,
+        };
+        memory.streak = Some(Streak { state, since_ns, count });
+    }
+}

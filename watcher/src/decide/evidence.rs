@@ -1,0 +1,323 @@
+//! Evidence the caller brings: what its pane heuristics and its transcript reader saw, and
+//! whether the session's window is dead; and the probe of the host CLI's process.
+//!
+//! Pane and transcript evidence can only make a decision more careful (see
+//! [`super::precedence`]): every field below names what it can ask for, and none can allow.
+
+use serde::{Deserialize, Serialize};
+
+use super::verdict::{Action, Question, Signal};
+
+/// What the caller's pane heuristics see (tmux `capture-pane`, a PTY's screen). Every field
+/// defaults to `false`; unknown fields are refused, so a misspelt flag is not silently lost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PaneEvidence {
+    /// The text looks like the CLI's idle input prompt. Recorded, never acted on: pane text
+    /// never authorizes anything.
+    pub text_says_idle: bool,
+    /// A spinner, "esc to interrupt" or another busy marker is visible.
+    pub spinner: bool,
+    /// A permission, choice or question dialog seems to be open.
+    pub dialog: bool,
+    /// A login, trust or onboarding screen (these fire no hook).
+    pub login_or_trust: bool,
+    /// A quota, rate-limit or billing message is visible.
+    pub quota_text: bool,
+}
+
+/// What the caller reads in the CLI's transcript. Every field defaults to `false`; unknown
+/// fields are refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TranscriptEvidence {
+    /// The last entry is a tool call without its result, or assistant output still streaming.
+    pub turn_in_progress: bool,
+    /// The last entry is an interrupt marker (`[Request interrupted by user]`): the human
+    /// stopped the turn.
+    pub interrupted: bool,
+    /// The last entry is an API error about a quota, rate limit or billing.
+    pub quota_error: bool,
+    /// The last entry says the turn finished. Recorded, never acted on: the transcript is
+    /// flushed after `Stop`, and finishing a turn is not being at the prompt.
+    pub turn_finished: bool,
+}
+
+/// Everything a caller can add to a question.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CallerEvidence {
+    /// The pane heuristics' findings.
+    pub pane: Option<PaneEvidence>,
+    /// The transcript's.
+    pub transcript: Option<TranscriptEvidence>,
+    /// The session's window or pane is dead (tmux `#{pane_dead}`, the PTY closed): a
+    /// deterministic completion signal for `crashed`. `false` is recorded and changes nothing.
+    pub window_dead: Option<bool>,
+}
+
+/// A field of caller evidence and, per question, the action it asks for when set.
+pub(crate) struct Effect {
+    pub source: Signal,
+    pub field: &'static str,
+    /// What it means, for the decision's reason.
+    pub says: &'static str,
+    /// Input, nudge, crashed, env-fault, escalate.
+    pub asks: [Action; 5],
+}
+
+use Action::{Escalate as E, Hold as H, Pause as P, Proceed as N};
+
+/// The effects table: the only place pane and transcript evidence act. `N` (proceed) means the
+/// field has no say on that question. Order: transcript first, it outranks the pane.
+pub(crate) const EFFECTS: &[Effect] = &[
+    Effect {
+        source: Signal::Transcript,
+        field: "turn_in_progress",
+        says: "the transcript shows a turn in progress",
+        asks: [H, H, H, N, N],
+    },
+    Effect {
+        source: Signal::Transcript,
+        field: "interrupted",
+        says: "the transcript shows the turn interrupted by its human",
+        asks: [H, H, H, N, N],
+    },
+    Effect {
+        source: Signal::Transcript,
+        field: "quota_error",
+        says: "the transcript shows a quota, rate-limit or billing error",
+        asks: [P, P, P, P, N],
+    },
+    Effect {
+        source: Signal::Transcript,
+        field: "turn_finished",
+        says: "the transcript shows the turn finished",
+        asks: [N, N, N, N, N],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "text_says_idle",
+        says: "the pane text looks idle",
+        asks: [N, N, N, N, N],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "spinner",
+        says: "the pane shows a busy marker",
+        asks: [H, H, H, N, N],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "dialog",
+        says: "the pane shows a dialog waiting for its human",
+        asks: [H, H, H, N, N],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "login_or_trust",
+        says: "the pane shows a login, trust or onboarding screen, which fires no hook",
+        asks: [H, H, H, N, E],
+    },
+    Effect {
+        source: Signal::Pane,
+        field: "quota_text",
+        says: "the pane shows a quota, rate-limit or billing message",
+        asks: [P, P, P, P, N],
+    },
+];
+
+impl Effect {
+    pub(crate) fn asks(&self, question: Question) -> Action {
+        let index = Question::ALL.iter().position(|q| *q == question).unwrap_or(0);
+        self.asks[index]
+    }
+}
+
+impl CallerEvidence {
+    /// The fields set, in the order of [`EFFECTS`].
+    pub(crate) fn set_fields(&self) -> Vec<&'static Effect> {
+        EFFECTS.iter().filter(|e| self.is_set(e.source, e.field)).collect()
+    }
+
+    fn is_set(&self, source: Signal, field: &str) -> bool {
+        match source {
+            Signal::Transcript => self.transcript.is_some_and(|t| match field {
+                "turn_in_progress" => t.turn_in_progress,
+                "interrupted" => t.interrupted,
+                "quota_error" => t.quota_error,
+                "turn_finished" => t.turn_finished,
+                _ => false,
+            }),
+            Signal::Pane => self.pane.is_some_and(|p| match field {
+                "text_says_idle" => p.text_says_idle,
+                "spinner" => p.spinner,
+                "dialog" => p.dialog,
+                "login_or_trust" => p.login_or_trust,
+                "quota_text" => p.quota_text,
+                _ => false,
+            }),
+            _ => false,
+        }
+    }
+}
+
+/// What a probe says about the host CLI's process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostStatus {
+    /// A process with that pid runs (it may be another one that reused the pid).
+    Alive,
+    /// No process has that pid.
+    Dead,
+    /// The pid belongs to a process started after the session's first event: the host died
+    /// and its pid was reused.
+    Reused,
+    /// The probe cannot tell.
+    Unknown,
+}
+
+impl HostStatus {
+    /// The word used on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HostStatus::Alive => "alive",
+            HostStatus::Dead => "dead",
+            HostStatus::Reused => "reused",
+            HostStatus::Unknown => "unknown",
+        }
+    }
+}
+
+/// Checks whether a host CLI process still runs.
+pub trait HostProbe: Send {
+    /// The status of `pid`, for a session whose first event with that pid came at
+    /// `first_seen_ns` (nanoseconds since the Unix epoch).
+    fn probe(&self, pid: u32, first_seen_ns: u64) -> HostStatus;
+}
+
+/// The real probe: `kill(pid, 0)`, and on Linux the process start time from `/proc` to see a
+/// pid reused by a process that started after the session did.
+///
+/// Limits, which is why a dead host is the only thing it can report with confidence:
+/// * a reused pid whose start time cannot be read looks alive (`crashed` is then withheld
+///   until the session's end or the caller's dead window: the safe side);
+/// * a pid from another pid namespace (the CLI in a container) names some other process, or
+///   none: turn `crashed.check-host-pid` off there.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KillProbe;
+
+impl HostProbe for KillProbe {
+    fn probe(&self, pid: u32, first_seen_ns: u64) -> HostStatus {
+        let Ok(pid_t) = libc::pid_t::try_from(pid) else {
+            return HostStatus::Unknown;
+        };
+        if pid_t <= 0 {
+            return HostStatus::Unknown;
+        }
+        // SAFETY: signal 0 only checks that the process exists and may be signalled.
+        let rc = unsafe { libc::kill(pid_t, 0) };
+        if rc != 0 {
+            return match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::ESRCH) => HostStatus::Dead,
+                Some(libc::EPERM) => HostStatus::Alive,
+                _ => HostStatus::Unknown,
+            };
+        }
+        match process_start_ns(pid) {
+            // One second of slack: boot time is known to the second.
+            Some(start) if start > first_seen_ns.saturating_add(1_000_000_000) => {
+                HostStatus::Reused
+            }
+            _ => HostStatus::Alive,
+        }
+    }
+}
+
+/// When a process started, in nanoseconds since the Unix epoch (Linux only).
+fn process_start_ns(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22 (starttime, clock ticks since boot); fields after the command's ')' start at 3.
+    let after = &stat[stat.rfind(')')? + 1..];
+    let ticks: u64 = after.split_whitespace().nth(19)?.parse().ok()?;
+    let boot_s: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime ")?.trim().parse().ok())?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = u64::try_from(hz).ok().filter(|h| *h > 0)?;
+    Some(boot_s * 1_000_000_000 + ticks * 1_000_000_000 / hz)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_alive_and_not_reused() {
+        let me = std::process::id();
+        assert_eq!(KillProbe.probe(me, crate::format::relay::now_ns()), HostStatus::Alive);
+    }
+
+    #[test]
+    fn a_process_started_after_the_session_reads_as_reused() {
+        if process_start_ns(std::process::id()).is_none() {
+            return; // not Linux: kill(2) alone cannot tell
+        }
+        assert_eq!(KillProbe.probe(std::process::id(), 0), HostStatus::Reused);
+    }
+
+    #[test]
+    fn a_reaped_child_is_dead() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        // Linux hands out pids in increasing order: this one is not reused within the test.
+        assert_eq!(KillProbe.probe(pid, crate::format::relay::now_ns()), HostStatus::Dead);
+    }
+
+    #[test]
+    fn nonsense_pids_are_unknown() {
+        assert_eq!(KillProbe.probe(0, 0), HostStatus::Unknown);
+        assert_eq!(KillProbe.probe(u32::MAX, 0), HostStatus::Unknown);
+    }
+
+    #[test]
+    fn every_effect_names_a_real_field_and_none_allows_more_than_proceed() {
+        let all_pane = PaneEvidence {
+            text_says_idle: true,
+            spinner: true,
+            dialog: true,
+            login_or_trust: true,
+            quota_text: true,
+        };
+        let all_transcript = TranscriptEvidence {
+            turn_in_progress: true,
+            interrupted: true,
+            quota_error: true,
+            turn_finished: true,
+        };
+        let all = CallerEvidence {
+            pane: Some(all_pane),
+            transcript: Some(all_transcript),
+            window_dead: None,
+        };
+        assert_eq!(all.set_fields().len(), EFFECTS.len());
+        let pane_fields = serde_json::to_value(all_pane).unwrap();
+        let transcript_fields = serde_json::to_value(all_transcript).unwrap();
+        for e in EFFECTS {
+            let fields = if e.source == Signal::Pane { &pane_fields } else { &transcript_fields };
+            assert!(fields.get(e.field).is_some(), "{}", e.field);
+        }
+        assert_eq!(
+            pane_fields.as_object().unwrap().len() + transcript_fields.as_object().unwrap().len(),
+            EFFECTS.len()
+        );
+    }
+
+    #[test]
+    fn a_misspelt_flag_is_refused() {
+        let e = serde_json::from_str::<CallerEvidence>(r#"{"pane": {"spiner": true}}"#);
+        assert!(e.unwrap_err().to_string().contains("spiner"));
+    }
+}

@@ -1,0 +1,105 @@
+//! The decision layer: what an orchestrator may safely do, with the reason and the evidence.
+//!
+//! Five questions ([`Question`]), each asking whether the orchestrator may go ahead,
+//! unattended, with something that would be wrong if hookline were wrong. Every answer is a
+//! [`Decision`]: a [`Verdict`] (`allow` or `withhold`), an [`Action`] (`proceed`, or what to do
+//! instead: `fall_back`, `hold`, `pause`, `escalate`), the [`Signal`] that decided, the rule,
+//! the reason, and the evidence (the session's view with its events, states and ages; the
+//! caller's evidence and what it did; the host check; the profile holes that bear on it).
+//!
+//! The invariant: **only an explicit structured event can make a session eligible for input.**
+//! Pane heuristics and transcript signals may only make the answer more careful, never allow;
+//! `unknown` is loud and never treated as idle; where hookline has no structured signal (a CLI
+//! whose profile has no such event, a session with no events at all) the answer is
+//! `fall_back` — keep your own behaviour — never a guess.
+//!
+//! | question | allows (`proceed`) | withholds |
+//! |---|---|---|
+//! | `input` | explicit, fresh, authoritative `idle` of the current generation and epoch whose slot is free (it is taken: deliver once) | `hold` any other state, a replayed or taken idle, a one-shot reader; `pause`/`escalate` an env fault; `fall_back` `unknown` or no events |
+//! | `nudge` | as `input`, and idle for `nudge.min-idle`, no pending background task or wake from the last stop, fewer than `nudge.max-in-a-row` nudges since real input (takes the slot) | `hold` waiting on its human, a running tool, a turn in progress, a pending wake, a session end; `pause`/`escalate` an env fault; `escalate` at the nudge cap; `fall_back` `unknown` |
+//! | `crashed` | session end (not `/clear`), host pid dead or reused, window dead (caller) | `hold` waiting on its human (the freshest evidence), any live state; `pause`/`escalate` an env fault; `fall_back` `unknown` or no events |
+//! | `env-fault` | no `stop_failure` or quota notification stands, and the CLI can report them; a transient error after `env-fault.backoff` | `pause` `rate_limit`/`billing`/`auth` and quota notifications, transient errors during the backoff; `escalate` an unclassified error; `fall_back` a CLI that cannot report API errors, `unknown` |
+//! | `escalate` | nothing calls for a human | `escalate` `unknown` for `escalate.unknown-after`, waiting on its human for `escalate.waiting-after`, `escalate.withheld-in-a-row` withheld nudge/crashed verdicts on one state, the nudge cap, an unclassified error |
+//!
+//! Signal precedence is documented and enforced in [`precedence`]. The thresholds are in
+//! [`Policy`]; withheld verdicts go to the [`Journal`]. `docs/decide.md` has every rule by
+//! name, and the `hookline serve` protocol ([`protocol`]) for other languages.
+//!
+//! An orchestrator's loop: feed the decider every event, ask before acting.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use hookline::decide::{Action, Ask, Decider, Journal, PaneEvidence, Policy, Question};
+//! use hookline::profile::{OverlayDirs, Profiles};
+//! use hookline::reader::{Reader, ReaderConfig, Start};
+//! use hookline::state::Tracker;
+//! use hookline::watch::{WatchOptions, Watcher};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let profiles = Profiles::load(&OverlayDirs::standard())?;
+//! let events_dir = hookline::format::location::events_dir()?;
+//! let policy = Policy::default(); // or Policy::load(path)?
+//! let journal = Journal::new(Journal::default_path(&events_dir), policy.journal_max_bytes);
+//! // One generation: events older than now are history, shown but never authorizing.
+//! let tracker = Tracker::new(profiles.clone(), hookline::format::relay::now_ns());
+//! let mut decider = Decider::new(tracker, policy).with_journal(journal);
+//! let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles))?;
+//! let mut watcher = Watcher::new(reader, WatchOptions::default())?;
+//! loop {
+//!     while let Some(event) = watcher.next_timeout(Duration::from_millis(200))? {
+//!         decider.apply(&event);
+//!     }
+//!     // Your stall timer fired for task-42: may I nudge it? Your pane heuristics can only
+//!     // make the answer more careful.
+//!     let pane = PaneEvidence { spinner: false, ..Default::default() };
+//!     let ask = Ask::new("task-42", Question::Nudge).pane(pane);
+//!     let decision = decider.decide(&ask, hookline::format::relay::now_ns());
+//!     match decision.action {
+//!         Action::Proceed => { /* the slot is taken (decision.slot): type the nudge, once */ }
+//!         Action::FallBack => { /* no structured signal: keep your existing behaviour */ }
+//!         Action::Hold => { /* not now: decision.reason says why */ }
+//!         Action::Pause => { /* quota, billing, auth: pause the run, charge nothing */ }
+//!         Action::Escalate => { /* ask a human */ }
+//!     }
+//! }
+//! # }
+//! ```
+//!
+//! A decider with no event for a session answers "no structured signal":
+//!
+//! ```
+//! use hookline::decide::{Action, Ask, Decider, Policy, Question, Signal};
+//! use hookline::profile::Profiles;
+//! use hookline::state::Tracker;
+//!
+//! let now = hookline::format::relay::now_ns();
+//! let mut decider = Decider::new(Tracker::new(Profiles::shipped()?, now), Policy::default());
+//! let decision = decider.decide(&Ask::new("task-1", Question::Input), now);
+//! assert!(!decision.allowed());
+//! assert_eq!((decision.action, decision.signal), (Action::FallBack, Signal::None));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod decider;
+mod evidence;
+mod journal;
+pub mod policy;
+pub mod precedence;
+pub mod protocol;
+mod rules;
+mod verdict;
+
+pub use decider::{Ask, Decider};
+pub use evidence::{
+    CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
+};
+pub use journal::{Journal, Record};
+pub use policy::{Policy, PolicyError};
+pub use verdict::{
+    Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, Question,
+    QuotaNotice, Ruling, Signal, Verdict,
+};
+
+#[cfg(test)]
+mod tests;

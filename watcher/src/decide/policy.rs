@@ -1,0 +1,620 @@
+//! The policy: every threshold the decisions use, read from one TOML file.
+//!
+//! Keys are kebab-case and grouped in tables (`[nudge]`, `[escalate]`, ...). Every key is
+//! optional: a missing key keeps its default, and every default lives in the one
+//! [`impl Default for Policy`](Policy::default). Parsing is strict: an unknown key is an error
+//! that names it (a misspelt threshold must not silently keep its default), and `version` is
+//! read first. [`KEYS`] documents each key; `docs/policy.md` and `docs/policy.example.toml`
+//! are rendered from it and from the defaults, and a test keeps them in sync.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::canonical::FailureKind;
+use crate::units::{format_duration, parse_duration};
+
+/// The policy file's schema version.
+pub const POLICY_VERSION: u32 = 1;
+
+/// The decisions' thresholds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// `input.max-idle-age`: an `idle` older than this no longer authorizes input or a nudge;
+    /// zero means no limit.
+    pub max_idle_age: Duration,
+    /// `nudge.min-idle`: how long a session must have been idle before a stall nudge.
+    pub nudge_min_idle: Duration,
+    /// `nudge.max-in-a-row`: nudges allowed with no real input in between; the next is
+    /// withheld and escalated.
+    pub nudge_max_in_a_row: u32,
+    /// `crashed.check-host-pid`: probe the host CLI's pid to see whether it is dead.
+    pub check_host_pid: bool,
+    /// `env-fault.pause-on`: error classes that pause the run.
+    pub pause_on: Vec<FailureKind>,
+    /// `env-fault.backoff-on`: error classes that pause for `backoff`, then allow a retry.
+    pub backoff_on: Vec<FailureKind>,
+    /// `env-fault.backoff`: how long a transient error pauses.
+    pub backoff: Duration,
+    /// `env-fault.quota-notification-types`: notification types (substrings, any case) that
+    /// report a quota.
+    pub quota_notification_types: Vec<String>,
+    /// `env-fault.quota-messages`: notification message substrings (any case) that report a
+    /// quota.
+    pub quota_messages: Vec<String>,
+    /// `env-fault.quota-notice-for`: how long a quota notification counts (while it is still
+    /// the session's freshest evidence).
+    pub quota_notice_for: Duration,
+    /// `escalate.unknown-after`: escalate a session `unknown` for this long.
+    pub escalate_unknown_after: Duration,
+    /// `escalate.waiting-after`: escalate a session waiting on its human for this long.
+    pub escalate_waiting_after: Duration,
+    /// `escalate.withheld-in-a-row`: escalate after this many withheld nudge or crashed
+    /// verdicts in a row while the session's state stays the same.
+    pub escalate_withheld_in_a_row: u32,
+    /// `journal.enabled`: append withheld verdicts to the journal.
+    pub journal_enabled: bool,
+    /// `journal.path`: the journal file; `None`: beside the events directory.
+    pub journal_path: Option<PathBuf>,
+    /// `journal.max-bytes`: the journal's size cap; at the cap it is rotated to `….1`.
+    pub journal_max_bytes: u64,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            max_idle_age: Duration::ZERO,
+            nudge_min_idle: Duration::from_secs(30),
+            nudge_max_in_a_row: 3,
+            check_host_pid: true,
+            pause_on: vec![FailureKind::RateLimit, FailureKind::Billing, FailureKind::Auth],
+            backoff_on: vec![FailureKind::Overloaded, FailureKind::Server],
+            backoff: Duration::from_secs(120),
+            quota_notification_types: ["quota", "rate_limit", "usage_limit", "billing"]
+                .map(String::from)
+                .to_vec(),
+            quota_messages: ["usage limit", "rate limit", "quota", "out of credits"]
+                .map(String::from)
+                .to_vec(),
+            quota_notice_for: Duration::from_secs(5 * 3600),
+            escalate_unknown_after: Duration::from_secs(600),
+            escalate_waiting_after: Duration::from_secs(1800),
+            escalate_withheld_in_a_row: 10,
+            journal_enabled: true,
+            journal_path: None,
+            journal_max_bytes: 1 << 20,
+        }
+    }
+}
+
+/// One documented key.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyDoc {
+    /// `table.key`.
+    pub path: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+/// Every key, in file order, with what it does.
+pub const KEYS: &[KeyDoc] = &[
+    KeyDoc {
+        path: "input.max-idle-age",
+        doc: "An `idle` older than this no longer authorizes input or a nudge (ask again after a fresh event). `0s`: no limit.",
+    },
+    KeyDoc {
+        path: "nudge.min-idle",
+        doc: "A stall nudge waits until the session has been explicitly idle this long (a blocked stop hook shows activity first).",
+    },
+    KeyDoc {
+        path: "nudge.max-in-a-row",
+        doc: "Nudges allowed with no real input (an allowed `input`) in between; the next one is withheld and escalated.",
+    },
+    KeyDoc {
+        path: "crashed.check-host-pid",
+        doc: "Probe the host CLI's pid (`kill(pid, 0)`, and its start time on Linux to see pid reuse). Turn off when the CLIs run in another pid namespace (a container) than hookline.",
+    },
+    KeyDoc {
+        path: "env-fault.pause-on",
+        doc: "`stop_failure` error classes that pause the run: never retried, never counted as a crash.",
+    },
+    KeyDoc {
+        path: "env-fault.backoff-on",
+        doc: "Error classes that are the provider's transient trouble: paused for `backoff`, then a retry is allowed. A class in neither list (`other`) is escalated.",
+    },
+    KeyDoc { path: "env-fault.backoff", doc: "How long a transient error (`backoff-on`) pauses." },
+    KeyDoc {
+        path: "env-fault.quota-notification-types",
+        doc: "A notification whose type contains one of these (any case) reports a quota: pause.",
+    },
+    KeyDoc {
+        path: "env-fault.quota-messages",
+        doc: "A notification whose message contains one of these (any case) reports a quota: pause.",
+    },
+    KeyDoc {
+        path: "env-fault.quota-notice-for",
+        doc: "How long a quota notification counts, while no later event has changed the session's state.",
+    },
+    KeyDoc {
+        path: "escalate.unknown-after",
+        doc: "Escalate a session that has been `unknown` this long.",
+    },
+    KeyDoc {
+        path: "escalate.waiting-after",
+        doc: "Escalate a session that has been waiting on its human this long.",
+    },
+    KeyDoc {
+        path: "escalate.withheld-in-a-row",
+        doc: "Escalate after this many withheld `nudge` or `crashed` verdicts in a row for a session whose state has not changed.",
+    },
+    KeyDoc {
+        path: "journal.enabled",
+        doc: "Append every withheld verdict (hold, pause, escalate, fall back) to the journal.",
+    },
+    KeyDoc {
+        path: "journal.path",
+        doc: "The journal file. Unset: beside the events directory, `<events dir>.decisions.ndjson`.",
+    },
+    KeyDoc {
+        path: "journal.max-bytes",
+        doc: "At this size the journal is renamed to `<journal>.1` (replacing the previous one) and started again.",
+    },
+];
+
+/// A policy file that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyError {
+    /// The file (or `<text>`).
+    pub file: String,
+    /// The key at fault, when one is.
+    pub key: Option<String>,
+    /// What is wrong, and how to fix it when that is not obvious.
+    pub message: String,
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.key {
+            Some(key) => write!(f, "policy {}: {key}: {}", self.file, self.message),
+            None => write!(f, "policy {}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+impl Policy {
+    /// Reads a policy file strictly.
+    pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+        let text = std::fs::read_to_string(path).map_err(|e| PolicyError {
+            file: path.display().to_string(),
+            key: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        Policy::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses policy text strictly; `label` names it in errors.
+    pub fn parse(text: &str, label: &str) -> Result<Policy, PolicyError> {
+        let error = |key: Option<&str>, message: String| PolicyError {
+            file: label.to_owned(),
+            key: key.map(str::to_owned),
+            message,
+        };
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e: toml::de::Error| error(None, e.message().into()))?;
+        match table.get("version") {
+            None => {}
+            Some(toml::Value::Integer(v)) if *v == i64::from(POLICY_VERSION) => {}
+            Some(v) => {
+                return Err(error(
+                    Some("version"),
+                    format!(
+                        "policy version {v} is not supported (this build reads {POLICY_VERSION})"
+                    ),
+                ));
+            }
+        }
+        let mut unknown = Vec::new();
+        let wire: wire::PolicyFile =
+            serde_ignored::deserialize(toml::Value::Table(table), |path| {
+                unknown.push(path.to_string())
+            })
+            .map_err(|e: toml::de::Error| error(None, e.message().into()))?;
+        if let Some(key) = unknown.first() {
+            let hint = KEYS
+                .iter()
+                .find(|k| near(k.path, key))
+                .map(|k| format!(" (did you mean {}?)", k.path))
+                .unwrap_or_default();
+            return Err(error(Some(key), format!("unknown key{hint}")));
+        }
+        let mut policy = Policy::default();
+        wire.apply(&mut policy).map_err(|(key, message)| error(Some(key), message))?;
+        for kind in &policy.pause_on {
+            if policy.backoff_on.contains(kind) {
+                return Err(error(
+                    Some("env-fault.backoff-on"),
+                    format!("{} is also in env-fault.pause-on: list a class once", kind.as_str()),
+                ));
+            }
+        }
+        Ok(policy)
+    }
+
+    /// The policy as TOML values, key by key (`table.key` → value), for documentation.
+    pub fn values(&self) -> Vec<(&'static str, Option<toml::Value>)> {
+        let duration = |d: Duration| Some(toml::Value::String(format_duration(d)));
+        let words = |v: &[String]| {
+            Some(toml::Value::Array(v.iter().cloned().map(toml::Value::String).collect()))
+        };
+        let kinds = |v: &[FailureKind]| {
+            Some(toml::Value::Array(v.iter().map(|k| k.as_str().into()).collect()))
+        };
+        let count = |n: u64| Some(toml::Value::Integer(n.try_into().unwrap_or(i64::MAX)));
+        KEYS.iter()
+            .map(|k| {
+                let value = match k.path {
+                    "input.max-idle-age" => duration(self.max_idle_age),
+                    "nudge.min-idle" => duration(self.nudge_min_idle),
+                    "nudge.max-in-a-row" => count(self.nudge_max_in_a_row.into()),
+                    "crashed.check-host-pid" => Some(self.check_host_pid.into()),
+                    "env-fault.pause-on" => kinds(&self.pause_on),
+                    "env-fault.backoff-on" => kinds(&self.backoff_on),
+                    "env-fault.backoff" => duration(self.backoff),
+                    "env-fault.quota-notification-types" => words(&self.quota_notification_types),
+                    "env-fault.quota-messages" => words(&self.quota_messages),
+                    "env-fault.quota-notice-for" => duration(self.quota_notice_for),
+                    "escalate.unknown-after" => duration(self.escalate_unknown_after),
+                    "escalate.waiting-after" => duration(self.escalate_waiting_after),
+                    "escalate.withheld-in-a-row" => count(self.escalate_withheld_in_a_row.into()),
+                    "journal.enabled" => Some(self.journal_enabled.into()),
+                    "journal.path" => {
+                        self.journal_path.as_ref().map(|p| p.display().to_string().into())
+                    }
+                    "journal.max-bytes" => count(self.journal_max_bytes),
+                    other => unreachable!("KEYS lists {other} but Policy::values does not"),
+                };
+                (k.path, value)
+            })
+            .collect()
+    }
+
+    /// The documented example file: every key at its default, with what it does.
+    pub fn render_example(&self) -> String {
+        let mut out = String::from(
+            "# hookline decision policy (`hookline decide --policy FILE`, `hookline serve --policy FILE`).\n\
+             # Every key is optional; the values below are the defaults. Unknown keys are errors.\n\
+             # Generated from watcher/src/decide/policy.rs by the test\n\
+             # the_policy_docs_match_the_defaults: run `HOOKLINE_BLESS=1 cargo test -p hookline policy_docs`.\n\
+             version = 1\n",
+        );
+        let mut table = "";
+        for ((path, value), key) in self.values().into_iter().zip(KEYS) {
+            let (section, name) = path.split_once('.').unwrap_or(("", path));
+            if section != table {
+                out.push_str(&format!("\n[{section}]\n"));
+                table = section;
+            }
+            for line in wrap(key.doc, 96) {
+                out.push_str(&format!("# {line}\n"));
+            }
+            match value {
+                Some(value) => out.push_str(&format!("{name} = {value}\n")),
+                None => out.push_str(&format!("# {name} = \"/path/to/file\"\n")),
+            }
+        }
+        out
+    }
+
+    /// The documentation table: key, default, meaning.
+    pub fn render_table(&self) -> String {
+        let mut out = String::from("| key | default | meaning |\n|---|---|---|\n");
+        for ((path, value), key) in self.values().into_iter().zip(KEYS) {
+            let value = value.map_or("unset".to_owned(), |v| format!("`{v}`"));
+            out.push_str(&format!("| `{path}` | {value} | {} |\n", key.doc));
+        }
+        out
+    }
+}
+
+impl Serialize for Policy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let values = self.values();
+        let mut map = serializer.serialize_map(Some(values.len()))?;
+        for (path, value) in values {
+            map.serialize_entry(path, &value)?;
+        }
+        map.end()
+    }
+}
+
+/// Whether `typed` looks like a misspelling of `key` (same table, or the same key name).
+fn near(key: &str, typed: &str) -> bool {
+    let name = |p: &str| p.rsplit('.').next().unwrap_or(p).replace('_', "-");
+    name(key) == name(typed)
+        || (typed.split('.').next() == key.split('.').next()
+            && edit_distance(&name(key), &name(typed)) <= 2)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("never empty");
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(word.to_owned());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
+}
+
+/// The file as written: every key optional.
+mod wire {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "kebab-case")]
+    pub(super) struct PolicyFile {
+        pub version: Option<u32>,
+        pub input: Input,
+        pub nudge: Nudge,
+        pub crashed: Crashed,
+        pub env_fault: EnvFault,
+        pub escalate: Escalate,
+        pub journal: Journal,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "kebab-case")]
+    pub(super) struct Input {
+        pub max_idle_age: Option<String>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "kebab-case")]
+    pub(super) struct Nudge {
+        pub min_idle: Option<String>,
+        pub max_in_a_row: Option<u32>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "kebab-case")]
+    pub(super) struct Crashed {
+        pub check_host_pid: Option<bool>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "kebab-case")]
+    pub(super) struct EnvFault {
+        pub pause_on: Option<Vec<FailureKind>>,
+        pub backoff_on: Option<Vec<FailureKind>>,
+        pub backoff: Option<String>,
+        pub quota_notification_types: Option<Vec<String>>,
+        pub quota_messages: Option<Vec<String>>,
+        pub quota_notice_for: Option<String>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "kebab-case")]
+    pub(super) struct Escalate {
+        pub unknown_after: Option<String>,
+        pub waiting_after: Option<String>,
+        pub withheld_in_a_row: Option<u32>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "kebab-case")]
+    pub(super) struct Journal {
+        pub enabled: Option<bool>,
+        pub path: Option<PathBuf>,
+        pub max_bytes: Option<u64>,
+    }
+
+    type Fault = (&'static str, String);
+
+    fn duration(
+        key: &'static str,
+        text: &Option<String>,
+        into: &mut Duration,
+    ) -> Result<(), Fault> {
+        if let Some(text) = text {
+            *into = parse_duration(text).map_err(|e| (key, e))?;
+        }
+        Ok(())
+    }
+
+    fn set<T: Clone>(value: &Option<T>, into: &mut T) {
+        if let Some(value) = value {
+            *into = value.clone();
+        }
+    }
+
+    impl PolicyFile {
+        pub(super) fn apply(&self, p: &mut Policy) -> Result<(), Fault> {
+            let _ = self.version;
+            duration("input.max-idle-age", &self.input.max_idle_age, &mut p.max_idle_age)?;
+            duration("nudge.min-idle", &self.nudge.min_idle, &mut p.nudge_min_idle)?;
+            set(&self.nudge.max_in_a_row, &mut p.nudge_max_in_a_row);
+            set(&self.crashed.check_host_pid, &mut p.check_host_pid);
+            set(&self.env_fault.pause_on, &mut p.pause_on);
+            set(&self.env_fault.backoff_on, &mut p.backoff_on);
+            duration("env-fault.backoff", &self.env_fault.backoff, &mut p.backoff)?;
+            set(&self.env_fault.quota_notification_types, &mut p.quota_notification_types);
+            set(&self.env_fault.quota_messages, &mut p.quota_messages);
+            duration(
+                "env-fault.quota-notice-for",
+                &self.env_fault.quota_notice_for,
+                &mut p.quota_notice_for,
+            )?;
+            duration(
+                "escalate.unknown-after",
+                &self.escalate.unknown_after,
+                &mut p.escalate_unknown_after,
+            )?;
+            duration(
+                "escalate.waiting-after",
+                &self.escalate.waiting_after,
+                &mut p.escalate_waiting_after,
+            )?;
+            set(&self.escalate.withheld_in_a_row, &mut p.escalate_withheld_in_a_row);
+            set(&self.journal.enabled, &mut p.journal_enabled);
+            if let Some(path) = &self.journal.path {
+                p.journal_path = Some(path.clone());
+            }
+            set(&self.journal.max_bytes, &mut p.journal_max_bytes);
+            if p.journal_max_bytes < 4096 {
+                return Err(("journal.max-bytes", "must be at least 4096".into()));
+            }
+            if p.escalate_withheld_in_a_row == 0 {
+                return Err(("escalate.withheld-in-a-row", "must be at least 1".into()));
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = "../docs/policy.example.toml";
+    const TABLE: &str = "../docs/policy.md";
+    const TABLE_HEADER: &str = "<!-- Generated from watcher/src/decide/policy.rs by the test \
+the_policy_docs_match_the_defaults. Do not edit: run \
+`HOOKLINE_BLESS=1 cargo test -p hookline policy_docs` and commit. -->
+
+# Decision policy
+
+`hookline decide` and `hookline serve` read their thresholds from one TOML file given with
+`--policy FILE` (else `$XDG_CONFIG_HOME/hookline/policy.toml` or
+`~/.config/hookline/policy.toml` when it exists). Every key is optional; unknown keys are
+errors. [`policy.example.toml`](policy.example.toml) sets every key to its default.
+
+";
+
+    fn repo(path: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+    }
+
+    fn check(path: &str, rendered: &str, what: &str) {
+        let path = repo(path);
+        if std::env::var_os("HOOKLINE_BLESS").is_some() {
+            std::fs::write(&path, rendered).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == rendered,
+            "{} is out of date with {what}: run `HOOKLINE_BLESS=1 cargo test -p hookline \
+             policy_docs` and commit the result",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn the_policy_docs_match_the_defaults() {
+        let policy = Policy::default();
+        check(EXAMPLE, &policy.render_example(), "the policy defaults");
+        check(TABLE, &format!("{TABLE_HEADER}{}", policy.render_table()), "the policy defaults");
+        // README carries the same table between `<!-- generated:policy-table:start -->` and
+        // `<!-- generated:policy-table:end -->` once its "For orchestrators" section has it.
+        let readme = std::fs::read_to_string(repo("../README.md")).unwrap_or_default();
+        if readme.contains("<!-- generated:policy-table:start -->") {
+            crate::testing::assert_generated_section(
+                "README.md",
+                "policy-table",
+                &policy.render_table(),
+            );
+        }
+    }
+
+    #[test]
+    fn the_example_file_parses_strictly_to_the_defaults() {
+        let text = std::fs::read_to_string(repo(EXAMPLE)).unwrap();
+        assert_eq!(Policy::parse(&text, "example").unwrap(), Policy::default());
+    }
+
+    #[test]
+    fn every_key_is_documented_and_parsed() {
+        // Each documented key, set to a value other than its default, must change the policy:
+        // a key in KEYS that the wire struct does not read would be an unknown key here.
+        let defaults = Policy::default();
+        for key in KEYS {
+            let (table, name) = key.path.split_once('.').unwrap();
+            let value = match defaults.values().into_iter().find(|(p, _)| *p == key.path) {
+                Some((_, Some(toml::Value::String(_)))) if key.path.ends_with("path") => {
+                    "\"/x\"".to_owned()
+                }
+                Some((_, None)) => "\"/x\"".to_owned(),
+                Some((_, Some(toml::Value::String(_)))) => "\"7m\"".to_owned(),
+                Some((_, Some(toml::Value::Integer(_)))) => "99999".to_owned(),
+                Some((_, Some(toml::Value::Boolean(b)))) => (!b).to_string(),
+                Some((_, Some(toml::Value::Array(_)))) => "[]".to_owned(),
+                other => panic!("{}: {other:?}", key.path),
+            };
+            let text = format!("[{table}]\n{name} = {value}\n");
+            let parsed = Policy::parse(&text, "t").unwrap_or_else(|e| panic!("{e}"));
+            assert_ne!(parsed, defaults, "{} has no effect", key.path);
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_that_name_the_key() {
+        let e = Policy::parse("[nudge]\nmax-in-row = 2\n", "p.toml").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("nudge.max-in-row"));
+        assert!(e.to_string().contains("did you mean nudge.max-in-a-row?"), "{e}");
+        let e = Policy::parse("[nudges]\nmin-idle = \"1m\"\n", "p.toml").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("nudges"));
+        let e = Policy::parse("[nudge]\nmin_idle = \"1m\"\n", "p.toml").unwrap_err();
+        assert!(e.to_string().contains("did you mean nudge.min-idle?"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_errors_that_name_the_key() {
+        let e = Policy::parse("[nudge]\nmin-idle = \"soon\"\n", "p").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("nudge.min-idle"));
+        let e = Policy::parse("version = 2\n", "p").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("version"));
+        let e = Policy::parse("[env-fault]\npause-on = [\"quota\"]\n", "p").unwrap_err();
+        assert!(e.to_string().contains("quota"), "{e}");
+        let e = Policy::parse("[env-fault]\nbackoff-on = [\"rate_limit\"]\n", "p").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("env-fault.backoff-on"));
+        let e = Policy::parse("[journal]\nmax-bytes = 10\n", "p").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("journal.max-bytes"));
+    }
+
+    #[test]
+    fn a_partial_file_keeps_the_other_defaults() {
+        let p = Policy::parse("version = 1\n[escalate]\nunknown-after = \"2m\"\n", "p").unwrap();
+        assert_eq!(p.escalate_unknown_after, Duration::from_secs(120));
+        assert_eq!(
+            Policy { escalate_unknown_after: Duration::from_secs(600), ..p },
+            Policy::default()
+        );
+    }
+}

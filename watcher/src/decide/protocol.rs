@@ -1,0 +1,470 @@
+//! The `hookline serve` protocol: one JSON object per line on stdin, one JSON object per line
+//! on stdout, in order, each answering one request.
+//!
+//! Every request is an object with an `op` and an optional `id` (any JSON value, echoed in the
+//! reply). Every reply carries `id`, `op` and `ok`; a request that cannot be read or answered
+//! gets `{"id": …, "ok": false, "error": "why"}`. Unknown fields are errors, so a misspelt
+//! evidence flag is never silently dropped.
+//!
+//! | op | request fields | reply fields |
+//! |---|---|---|
+//! | `hello` | — | `protocol`, `version`, `generation`, `started_ns`, `events_dir`, `journal`, `policy`, `watching` |
+//! | `decide` | `session`, `question`, optional `pane`, `transcript`, `window_dead`, `expect` | `decision` (see [`Decision`](super::Decision)) |
+//! | `take_input_slot` | `session`, optional `expect` `{generation, epoch}` | `granted`, then `slot`, or `refusal` and `reason` |
+//! | `state` | `session` | `view` (or `null` when no event was seen for it) |
+//! | `sessions` | — | `sessions`: every view, most recent first |
+//! | `next_event` | `session`, optional `timeout_ms` (default 0, at most 600000) | `event` (or `null`), `timed_out`, `dropped`, `view` |
+//!
+//! `next_event` hands out, oldest first and once each, the canonical events of that session
+//! that arrived since `serve` started (up to [`QUEUE_PER_SESSION`] per session are kept;
+//! `dropped` counts the ones lost before they were asked for). It waits at most `timeout_ms`
+//! for one; meanwhile events of every session keep flowing into the tracker. Requests are
+//! answered one at a time, so a long wait delays the next request.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::canonical::Event;
+use crate::state::Expect;
+
+use super::decider::{Ask, Decider};
+
+/// The protocol's version, in `hello`'s reply.
+pub const PROTOCOL_VERSION: u32 = 1;
+/// Events kept per session for `next_event`.
+pub const QUEUE_PER_SESSION: usize = 256;
+/// The longest `next_event` wait.
+pub const MAX_WAIT: Duration = Duration::from_secs(600);
+/// The longest request line.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// A request, without its `id`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Who is serving.
+    Hello(NoFields),
+    /// A decision.
+    Decide(Ask),
+    /// Take a session's input slot directly.
+    TakeInputSlot(SlotRequest),
+    /// A session's view.
+    State(SessionRequest),
+    /// Every session's view.
+    Sessions(NoFields),
+    /// The next canonical event of a session.
+    NextEvent(NextRequest),
+}
+
+/// No fields beyond `op` and `id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoFields {}
+
+/// `state`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRequest {
+    /// A session id or tag.
+    pub session: String,
+}
+
+/// `take_input_slot`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlotRequest {
+    /// A session id or tag.
+    pub session: String,
+    /// The generation and epoch the caller saw.
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+/// `next_event`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NextRequest {
+    /// A session id or tag (it need not have any event yet).
+    pub session: String,
+    /// How long to wait, in milliseconds.
+    #[serde(default)]
+    pub timeout_ms: u64,
+}
+
+impl Request {
+    fn op(&self) -> &'static str {
+        match self {
+            Request::Hello(_) => "hello",
+            Request::Decide(_) => "decide",
+            Request::TakeInputSlot(_) => "take_input_slot",
+            Request::State(_) => "state",
+            Request::Sessions(_) => "sessions",
+            Request::NextEvent(_) => "next_event",
+        }
+    }
+}
+
+/// Reads one request line: its `id` (or `null`) and the request, or the `id` and why not.
+pub fn parse(line: &str) -> Result<(Value, Request), (Value, String)> {
+    let mut value: Value =
+        serde_json::from_str(line).map_err(|e| (Value::Null, format!("not JSON: {e}")))?;
+    let Some(object) = value.as_object_mut() else {
+        return Err((Value::Null, "a request must be a JSON object with an \"op\"".into()));
+    };
+    let id = object.remove("id").unwrap_or(Value::Null);
+    let op = object.get("op").cloned();
+    let request = serde_json::from_value::<Request>(value).map_err(|e| {
+        let why = match op {
+            None => "missing \"op\": one of hello, decide, take_input_slot, state, sessions, \
+                     next_event"
+                .to_owned(),
+            Some(op) => format!("bad {op} request: {e}"),
+        };
+        (id.clone(), why)
+    })?;
+    Ok((id, request))
+}
+
+/// What `hello` reports about the server.
+#[derive(Debug, Clone)]
+pub struct ServeInfo {
+    /// The events directory.
+    pub events_dir: PathBuf,
+    /// The journal, when there is one.
+    pub journal: Option<PathBuf>,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    events: VecDeque<Event>,
+    dropped: u64,
+}
+
+/// The decider and the events waiting for `next_event`, behind one lock.
+#[derive(Debug)]
+pub struct Hub {
+    decider: Decider,
+    queues: HashMap<String, Queue>,
+    info: ServeInfo,
+    failure: Option<String>,
+}
+
+impl Hub {
+    /// A hub around a decider that has already caught up with history.
+    pub fn new(decider: Decider, info: ServeInfo) -> Hub {
+        Hub { decider, queues: HashMap::new(), info, failure: None }
+    }
+}
+
+/// A hub shared between the thread that applies events and the one that answers requests.
+#[derive(Debug)]
+pub struct Shared {
+    hub: Mutex<Hub>,
+    arrived: Condvar,
+}
+
+impl Shared {
+    /// Shares a hub.
+    pub fn new(hub: Hub) -> Shared {
+        Shared { hub: Mutex::new(hub), arrived: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Hub> {
+        self.hub.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Applies a live event and wakes `next_event` waiters.
+    pub fn apply(&self, event: &Event) {
+        let mut hub = self.lock();
+        let applied = hub.decider.apply(event);
+        if let Some(key) = applied.session {
+            let queue = hub.queues.entry(key).or_default();
+            if queue.events.len() >= QUEUE_PER_SESSION {
+                queue.events.pop_front();
+                queue.dropped += 1;
+            }
+            queue.events.push_back(event.clone());
+        }
+        drop(hub);
+        self.arrived.notify_all();
+    }
+
+    /// Records that events stopped arriving: from now on every request that depends on fresh
+    /// state is refused, since its answer could be stale.
+    pub fn fail(&self, why: String) {
+        self.lock().failure = Some(why);
+        self.arrived.notify_all();
+    }
+
+    /// Journal write failures since the last call.
+    pub fn take_journal_errors(&self) -> Vec<String> {
+        self.lock().decider.take_journal_errors()
+    }
+
+    /// Answers one request line with one reply line (no newline). `now` is the clock.
+    pub fn handle(&self, line: &str, now: &dyn Fn() -> u64) -> String {
+        let reply = match parse(line) {
+            Err((id, error)) => json!({ "id": id, "ok": false, "error": error }),
+            Ok((id, request)) => {
+                let op = request.op();
+                match self.answer(request, now) {
+                    Ok(Value::Object(fields)) => {
+                        let mut reply = serde_json::Map::new();
+                        reply.insert("id".into(), id);
+                        reply.insert("op".into(), op.into());
+                        reply.insert("ok".into(), true.into());
+                        reply.extend(fields);
+                        Value::Object(reply)
+                    }
+                    Ok(other) => json!({ "id": id, "op": op, "ok": true, "value": other }),
+                    Err(error) => json!({ "id": id, "op": op, "ok": false, "error": error }),
+                }
+            }
+        };
+        serde_json::to_string(&reply).unwrap_or_else(|e| {
+            format!(r#"{{"id":null,"ok":false,"error":"cannot encode the reply: {e}"}}"#)
+        })
+    }
+
+    fn answer(&self, request: Request, now: &dyn Fn() -> u64) -> Result<Value, String> {
+        let mut hub = self.lock();
+        let stale = |hub: &Hub| match &hub.failure {
+            Some(why) => Err(format!(
+                "events stopped arriving ({why}): answers would be stale; restart hookline serve"
+            )),
+            None => Ok(()),
+        };
+        match request {
+            Request::Hello(_) => {
+                let generation = hub.decider.tracker().generation();
+                Ok(json!({
+                    "protocol": PROTOCOL_VERSION,
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "generation": generation.id,
+                    "started_ns": generation.started_ns,
+                    "events_dir": hub.info.events_dir,
+                    "journal": hub.info.journal,
+                    "policy": hub.decider.policy(),
+                    "watching": hub.failure.is_none(),
+                }))
+            }
+            Request::Decide(ask) => {
+                stale(&hub)?;
+                let decision = hub.decider.decide(&ask, now());
+                Ok(json!({ "decision": to_json(&decision)? }))
+            }
+            Request::TakeInputSlot(r) => {
+                stale(&hub)?;
+                Ok(match hub.decider.take_input_slot(&r.session, now(), r.expect) {
+                    Ok(slot) => json!({ "granted": true, "slot": slot }),
+                    Err(refusal) => json!({
+                        "granted": false,
+                        "reason": refusal.to_string(),
+                        "refusal": to_json(&refusal)?,
+                    }),
+                })
+            }
+            Request::State(r) => {
+                stale(&hub)?;
+                let view = hub.decider.view(&r.session, now());
+                Ok(json!({ "view": to_json(&view)? }))
+            }
+            Request::Sessions(_) => {
+                stale(&hub)?;
+                let views = hub.decider.tracker().views(now());
+                Ok(json!({ "sessions": to_json(&views)? }))
+            }
+            Request::NextEvent(r) => {
+                let wait = Duration::from_millis(r.timeout_ms).min(MAX_WAIT);
+                let deadline = Instant::now() + wait;
+                loop {
+                    stale(&hub)?;
+                    let key = hub.decider.tracker().session_key(&r.session);
+                    let popped = key.as_ref().and_then(|k| {
+                        let queue = hub.queues.get_mut(k)?;
+                        let event = queue.events.pop_front()?;
+                        Some((event, std::mem::take(&mut queue.dropped)))
+                    });
+                    if let Some((event, dropped)) = popped {
+                        let view = hub.decider.view(&r.session, now());
+                        return Ok(json!({
+                            "event": to_json(&event)?,
+                            "timed_out": false,
+                            "dropped": dropped,
+                            "view": to_json(&view)?,
+                        }));
+                    }
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        let view = hub.decider.view(&r.session, now());
+                        return Ok(json!({
+                            "event": null,
+                            "timed_out": true,
+                            "dropped": 0,
+                            "view": to_json(&view)?,
+                        }));
+                    }
+                    hub = self
+                        .arrived
+                        .wait_timeout(hub, left)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .0;
+                }
+            }
+        }
+    }
+}
+
+/// A value as JSON, with the error as a string.
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, String> {
+    serde_json::to_value(value).map_err(|e| format!("cannot encode the reply: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::decide::Policy;
+    use crate::profile::Profiles;
+    use crate::state::Tracker;
+    use crate::testing::{HookCall, T0};
+
+    const C: &str = "claude-code/2.1.332/";
+
+    fn shared(start: u64) -> Shared {
+        let profiles = Profiles::shipped().unwrap();
+        let decider = Decider::new(Tracker::new(profiles, start), Policy::default());
+        Shared::new(Hub::new(decider, ServeInfo { events_dir: "/ev".into(), journal: None }))
+    }
+
+    fn event(seq: u64, at_s: u64, fixture: &str) -> Event {
+        let empty = BTreeMap::new();
+        let fixture = format!("{C}{fixture}");
+        let call = HookCall {
+            cli: "claude",
+            session: "s1",
+            native: None,
+            fixture: Some(&fixture),
+            payload: &empty,
+            tag: Some("task-1"),
+            host_pid: None,
+            unordered: false,
+        };
+        call.event(&Profiles::shipped().unwrap(), seq, T0 + at_s * 1_000_000_000).unwrap()
+    }
+
+    fn ask(shared: &Shared, line: &str, now_s: u64) -> Value {
+        let now = move || T0 + now_s * 1_000_000_000;
+        serde_json::from_str(&shared.handle(line, &now)).unwrap()
+    }
+
+    #[test]
+    fn malformed_requests_get_an_error_reply_with_the_reason() {
+        let s = shared(T0);
+        for (line, id, says) in [
+            ("not json", Value::Null, "not JSON"),
+            ("[1, 2]", Value::Null, "JSON object"),
+            (r#"{"id": 7}"#, json!(7), "missing \"op\""),
+            (r#"{"id": "a", "op": "fly"}"#, json!("a"), "unknown variant `fly`"),
+            (r#"{"id": 1, "op": "decide", "session": "s1"}"#, json!(1), "missing field `question`"),
+            (
+                r#"{"id": 2, "op": "decide", "session": "s1", "question": "idle"}"#,
+                json!(2),
+                "unknown variant `idle`",
+            ),
+            (
+                r#"{"id": 3, "op": "decide", "session": "s1", "question": "nudge", "pane": {"spiner": true}}"#,
+                json!(3),
+                "unknown field `spiner`",
+            ),
+            (r#"{"id": 4, "op": "sessions", "extra": 1}"#, json!(4), "unknown field `extra`"),
+            (r#"{"id": 5, "op": "state"}"#, json!(5), "missing field `session`"),
+        ] {
+            let reply = ask(&s, line, 1);
+            assert_eq!(reply["ok"], false, "{line}: {reply}");
+            assert_eq!(reply["id"], id, "{line}");
+            let error = reply["error"].as_str().unwrap();
+            assert!(error.contains(says), "{line}: {error}");
+        }
+    }
+
+    #[test]
+    fn live_events_authorize_input_once_and_history_never() {
+        let s = shared(T0 + 10_000_000_000);
+        // History: a whole turn before the generation started.
+        s.apply(&event(1, 0, "UserPromptSubmit.json"));
+        s.apply(&event(2, 5, "Stop.json"));
+        let reply =
+            ask(&s, r#"{"id": 1, "op": "decide", "session": "task-1", "question": "input"}"#, 60);
+        assert_eq!(reply["ok"], true);
+        assert_eq!(reply["op"], "decide");
+        assert_eq!(reply["decision"]["verdict"], "withhold", "{reply}");
+        assert_eq!(reply["decision"]["rule"], "input-slot-refused");
+        // Live: a new turn ends after the generation started.
+        s.apply(&event(3, 70, "UserPromptSubmit.json"));
+        s.apply(&event(4, 80, "Stop.json"));
+        let reply = ask(&s, r#"{"op": "decide", "session": "s1", "question": "input"}"#, 90);
+        assert_eq!(reply["id"], Value::Null);
+        assert_eq!(reply["decision"]["verdict"], "allow", "{reply}");
+        assert_eq!(reply["decision"]["slot"]["epoch"], 1);
+        let reply = ask(&s, r#"{"id": 2, "op": "take_input_slot", "session": "s1"}"#, 91);
+        assert_eq!(reply["granted"], false);
+        assert_eq!(reply["refusal"]["refusal"], "already_taken");
+        let state = ask(&s, r#"{"id": 3, "op": "state", "session": "s1"}"#, 92);
+        assert_eq!(state["view"]["state"], "idle");
+        assert_eq!(ask(&s, r#"{"op": "state", "session": "nope"}"#, 92)["view"], Value::Null);
+        let sessions = ask(&s, r#"{"op": "sessions"}"#, 92);
+        assert_eq!(sessions["sessions"].as_array().unwrap().len(), 1);
+        let hello = ask(&s, r#"{"op": "hello"}"#, 92);
+        assert_eq!(hello["protocol"], PROTOCOL_VERSION);
+        assert_eq!(hello["policy"]["nudge.min-idle"], "30s");
+        assert_eq!(hello["watching"], true);
+    }
+
+    #[test]
+    fn next_event_hands_out_each_live_event_once_and_waits_for_the_next() {
+        let s = Arc::new(shared(T0));
+        let reply = ask(&s, r#"{"op": "next_event", "session": "task-1"}"#, 1);
+        assert_eq!(
+            (reply["timed_out"].clone(), reply["event"].clone()),
+            (json!(true), Value::Null)
+        );
+        s.apply(&event(1, 1, "UserPromptSubmit.json"));
+        s.apply(&event(2, 2, "PreToolUse.json"));
+        let first = ask(&s, r#"{"op": "next_event", "session": "task-1", "timeout_ms": 10}"#, 3);
+        assert_eq!(first["event"]["kind"], "turn_start", "{first}");
+        let second = ask(&s, r#"{"op": "next_event", "session": "s1", "timeout_ms": 10}"#, 3);
+        assert_eq!(second["event"]["kind"], "tool_start");
+        assert_eq!(second["view"]["state"], "child_command");
+        // A waiter wakes when the event arrives from another thread.
+        let feeder = {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                s.apply(&event(3, 4, "PermissionRequest.json"));
+            })
+        };
+        let third = ask(&s, r#"{"op": "next_event", "session": "s1", "timeout_ms": 5000}"#, 5);
+        feeder.join().unwrap();
+        assert_eq!(third["event"]["kind"], "permission_request", "{third}");
+        assert_eq!(third["timed_out"], false);
+    }
+
+    #[test]
+    fn a_stopped_watcher_refuses_answers_that_would_be_stale() {
+        let s = shared(T0);
+        s.fail("the events directory vanished".into());
+        let reply =
+            ask(&s, r#"{"id": 9, "op": "decide", "session": "s1", "question": "input"}"#, 1);
+        assert_eq!(reply["ok"], false);
+        assert!(reply["error"].as_str().unwrap().contains("restart hookline serve"));
+        assert_eq!(ask(&s, r#"{"op": "hello"}"#, 1)["watching"], false);
+    }
+}

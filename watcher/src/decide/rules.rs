@@ -1,0 +1,597 @@
+//! The structured layer: what the session's state (from explicit events) and deterministic
+//! liveness signals say, question by question, before any caller evidence.
+//!
+//! Every function returns a [`Ruling`]. Only this layer can allow; it allows `input` and
+//! `nudge` only at an explicit, fresh, authoritative `idle` (the tracker's `input` view says
+//! `available`), and answers `fall_back` ("no structured signal") wherever the CLI, the
+//! session or the state cannot say, rather than guessing.
+
+use crate::canonical::FailureKind;
+use crate::profile::Profile;
+use crate::state::{StateKind, View};
+use crate::units::format_duration;
+
+use super::evidence::HostStatus;
+use super::policy::Policy;
+use super::verdict::{Action, Counters, HoleNote, Question, QuotaNotice, Ruling, Signal};
+
+use Action::{Escalate, FallBack, Hold, Pause, Proceed};
+use Signal::StructuredEvent as Structured;
+
+/// What the structured layer looks at.
+pub(crate) struct Facts<'a> {
+    pub question: Question,
+    /// The session as asked.
+    pub session: &'a str,
+    pub view: Option<&'a View>,
+    pub profile: Option<&'a Profile>,
+    pub policy: &'a Policy,
+    /// The host pid and what the probe said (`None`: no pid, or probing is off).
+    pub host: Option<(u32, HostStatus)>,
+    pub window_dead: Option<bool>,
+    pub counters: Counters,
+    pub quota: Option<&'a QuotaNotice>,
+    /// A one-shot reader (history replayed): never authorizes input.
+    pub one_shot: bool,
+}
+
+/// The structured ruling for a question.
+pub(crate) fn rule(f: &Facts) -> Ruling {
+    let ruling = match f.question {
+        Question::Input => input(f),
+        Question::Nudge => nudge(f),
+        Question::Crashed => crashed(f),
+        Question::EnvFault => env_fault(f),
+        Question::Escalate => escalate(f),
+    };
+    let ruling = match f.quota {
+        // A quota notification that still stands pauses whatever would type into the session
+        // or give up on it; a completion signal (session end, dead host) still counts.
+        Some(notice)
+            if matches!(f.question, Question::Input | Question::Nudge | Question::Crashed)
+                && ruling.action < Pause
+                && !(f.question == Question::Crashed && ruling.action == Proceed) =>
+        {
+            quota_pause(notice)
+        }
+        _ => ruling,
+    };
+    if f.one_shot && matches!(f.question, Question::Input | Question::Nudge) {
+        return one_shot(ruling);
+    }
+    ruling
+}
+
+fn quota_pause(notice: &QuotaNotice) -> Ruling {
+    Ruling::new(
+        Pause,
+        Structured,
+        "quota-notification",
+        format!(
+            "a notification reported a quota ({}: {}): pause the run; do not retry",
+            notice.notification_type.as_deref().unwrap_or("?"),
+            notice.message.as_deref().unwrap_or("")
+        ),
+    )
+}
+
+/// A one-shot rebuilt its state from history: it never authorizes input, and says why.
+fn one_shot(ruling: Ruling) -> Ruling {
+    const WHY: &str = "a one-shot `hookline decide` rebuilds the state from history and can \
+                       never authorize input: ask `hookline serve` or the library's Decider, \
+                       which hold one live generation";
+    match ruling.action {
+        Proceed => Ruling::new(Hold, Structured, "one-shot-never-authorizes-input", WHY),
+        Hold if ruling.rule != "one-shot-never-authorizes-input" => {
+            Ruling { reason: format!("{}; {WHY}", ruling.reason), ..ruling }
+        }
+        _ => ruling,
+    }
+}
+
+/// Whether the profile maps some native event to `kind`.
+fn produces(profile: &Profile, kind: &str) -> bool {
+    profile.rules.iter().any(|r| r.kind == kind)
+}
+
+/// Whether the profile can report a permission prompt.
+pub(crate) fn reports_permission(profile: &Profile) -> bool {
+    profile.rules.iter().any(|r| {
+        r.kind == "permission_request"
+            || (r.kind == "waiting_for_input"
+                && r.set.get("reason").and_then(|v| v.as_str()) == Some("permission"))
+    })
+}
+
+/// The profile holes that bear on a decision: those of the current state (or of the state that
+/// went stale).
+pub(crate) fn holes(profile: Option<&Profile>, view: Option<&View>) -> Vec<HoleNote> {
+    let (Some(profile), Some(view)) = (profile, view) else {
+        return Vec::new();
+    };
+    let state = view.stale.as_ref().map_or(view.state, |s| s.was);
+    profile
+        .holes
+        .iter()
+        .filter(|h| h.state.as_deref() == Some(state.as_str()))
+        .map(|h| HoleNote { id: h.id.clone(), description: h.description.clone() })
+        .collect()
+}
+
+fn no_session(f: &Facts) -> Ruling {
+    Ruling::new(
+        FallBack,
+        Signal::None,
+        "no-structured-signal",
+        format!(
+            "no event has been seen for session {:?} (hooks not installed or not trusted, an old \
+             relay, another events directory): no structured signal; keep your own behaviour",
+            f.session
+        ),
+    )
+}
+
+/// `unknown`: loud, never idle. A state that went stale while waiting on its human keeps
+/// that wait as the freshest evidence; otherwise there is no structured signal.
+fn unknown(v: &View) -> Ruling {
+    if let Some(stale) = v.stale.as_ref().filter(|s| s.was == StateKind::WaitingOnHuman) {
+        return Ruling::new(
+            Hold,
+            Structured,
+            "last-evidence-is-a-wait-for-its-human",
+            format!(
+                "the state went stale (hole {}) while waiting on its human: that wait is the \
+                 freshest evidence",
+                stale.hole
+            ),
+        );
+    }
+    let hole = v.stale.as_ref().map(|s| format!(", hole {}", s.hole)).unwrap_or_default();
+    Ruling::new(
+        FallBack,
+        Signal::None,
+        "unknown-state",
+        format!(
+            "the state is unknown ({}{hole}): no structured signal says what the session is \
+             doing; keep your own behaviour",
+            v.detail.as_deref().unwrap_or("no reason given")
+        ),
+    )
+}
+
+/// The error class of an `env_fault` state.
+fn failure(v: &View) -> Option<FailureKind> {
+    let word = v.detail.as_deref()?;
+    serde_json::from_value(serde_json::Value::String(word.to_owned())).ok()
+}
+
+/// What an `env_fault` state means for any question.
+fn fault(f: &Facts, v: &View) -> Ruling {
+    let class = failure(v).unwrap_or(FailureKind::Other);
+    let word = class.as_str();
+    let age = format_duration(std::time::Duration::from_millis(v.age_ms));
+    if f.policy.pause_on.contains(&class) {
+        return Ruling::new(
+            Pause,
+            Structured,
+            "env-fault-pause",
+            format!(
+                "the turn ended on {word} ({age} ago, stop_failure): pause the run; do not retry \
+                 and do not charge an attempt"
+            ),
+        );
+    }
+    if f.policy.backoff_on.contains(&class) {
+        let backoff = f.policy.backoff.as_millis() as u64;
+        if v.age_ms < backoff {
+            return Ruling::new(
+                Pause,
+                Structured,
+                "env-fault-backoff",
+                format!(
+                    "the turn ended on {word} ({age} ago, stop_failure), the provider's transient \
+                     trouble: pause for env-fault.backoff ({})",
+                    format_duration(f.policy.backoff)
+                ),
+            )
+            .retry_after(backoff - v.age_ms);
+        }
+        return Ruling::new(
+            Proceed,
+            Structured,
+            "env-fault-backoff-over",
+            format!(
+                "the turn ended on {word} {age} ago, longer than env-fault.backoff ({}): a retry \
+                 is allowed (not charged to the task)",
+                format_duration(f.policy.backoff)
+            ),
+        );
+    }
+    Ruling::new(
+        Escalate,
+        Structured,
+        "env-fault-unclassified",
+        format!(
+            "the turn ended on an API error hookline cannot classify ({word}: {}); a quota \
+             cannot be told from a bad request: ask a human",
+            v.evidence.native.as_deref().unwrap_or("stop_failure")
+        ),
+    )
+}
+
+/// What an `env_fault` state means for a question that acts on the session (input, nudge,
+/// crashed): never an allow. A transient fault whose backoff is over allows a retry, but the
+/// session is still not explicitly idle, and it has not crashed.
+fn fault_for_action(f: &Facts, v: &View) -> Ruling {
+    let ruling = fault(f, v);
+    if ruling.action != Proceed {
+        return ruling;
+    }
+    let why = if f.question == Question::Crashed {
+        "but an env fault is not a crash"
+    } else {
+        "but the session is not explicitly idle: input waits for an input-ready event"
+    };
+    Ruling::new(Hold, Structured, "env-fault-is-not-idle", format!("{}; {why}", ruling.reason))
+}
+
+/// The caller reports the window dead: there is nothing to type into.
+fn window_dead(f: &Facts) -> Option<Ruling> {
+    (f.window_dead == Some(true)).then(|| {
+        Ruling::new(
+            Hold,
+            Signal::Window,
+            "window-dead",
+            "the caller reports the session's window dead: nothing to type into (ask crashed)",
+        )
+    })
+}
+
+fn input(f: &Facts) -> Ruling {
+    if let Some(ruling) = window_dead(f) {
+        return ruling;
+    }
+    let Some(v) = f.view else { return no_session(f) };
+    match v.state {
+        StateKind::Unknown => unknown(v),
+        StateKind::EnvFault => fault_for_action(f, v),
+        StateKind::Idle => idle_slot(f, v, "input-at-explicit-idle"),
+        _ if f.profile.is_some_and(|p| p.input_ready.is_empty()) => Ruling::new(
+            FallBack,
+            Signal::None,
+            "cli-has-no-input-ready-event",
+            format!("the {} profile has no input-ready event: no structured signal", v.cli),
+        ),
+        state => Ruling::new(
+            Hold,
+            Structured,
+            "not-idle",
+            match &v.detail {
+                Some(detail) => {
+                    format!("the session is {} ({detail}), not explicitly idle", state.as_str())
+                }
+                None => format!("the session is {}, not explicitly idle", state.as_str()),
+            },
+        ),
+    }
+}
+
+/// At `idle`: allowed only when the tracker offers the slot.
+fn idle_slot(f: &Facts, v: &View, rule: &str) -> Ruling {
+    if v.input != "available" {
+        return Ruling::new(Hold, Structured, "input-slot-refused", v.input.clone());
+    }
+    let max = f.policy.max_idle_age;
+    if !max.is_zero() && u128::from(v.age_ms) > max.as_millis() {
+        return Ruling::new(
+            Hold,
+            Structured,
+            "idle-too-old",
+            format!(
+                "idle for {}, longer than input.max-idle-age ({}): ask again after a fresh event",
+                v.age,
+                format_duration(max)
+            ),
+        );
+    }
+    Ruling::new(
+        Proceed,
+        Structured,
+        rule,
+        format!(
+            "explicitly idle for {} ({} event {}, authoritative, generation {} epoch {})",
+            v.age,
+            v.evidence.kind,
+            v.evidence.native.as_deref().unwrap_or("?"),
+            v.generation,
+            v.epoch
+        ),
+    )
+}
+
+fn nudge(f: &Facts) -> Ruling {
+    if let Some(ruling) = window_dead(f) {
+        return ruling;
+    }
+    let Some(v) = f.view else { return no_session(f) };
+    let held = |rule: &str, reason: String| Ruling::new(Hold, Structured, rule, reason);
+    match v.state {
+        StateKind::WaitingOnHuman => held(
+            "nudge-never-while-waiting-on-human",
+            format!(
+                "waiting on its human ({}) for {}: a nudge would type into a prompt it cannot see",
+                v.detail.as_deref().unwrap_or("other"),
+                v.age
+            ),
+        ),
+        StateKind::ChildCommand => held(
+            "nudge-never-while-child-command",
+            format!(
+                "a tool is running ({}) for {}: silence is normal",
+                v.detail.as_deref().unwrap_or("?"),
+                v.age
+            ),
+        ),
+        StateKind::EnvFault => fault_for_action(f, v),
+        StateKind::Ended => held(
+            "nudge-never-after-session-end",
+            format!("the session ended ({})", v.detail.as_deref().unwrap_or("?")),
+        ),
+        StateKind::Active => {
+            let mut reason =
+                format!("a turn is in progress ({} since the last state change)", v.age);
+            if f.profile.is_some_and(|p| !reports_permission(p)) {
+                reason.push_str(&format!(
+                    "; and the {} profile cannot report permission prompts, so an active session \
+                     may be waiting on its human",
+                    v.cli
+                ));
+            }
+            held("nudge-never-during-a-turn", reason)
+        }
+        StateKind::Unknown => unknown(v),
+        StateKind::Idle => {
+            if v.pending.tasks > 0 || v.pending.wakes > 0 {
+                return held(
+                    "nudge-never-with-pending-wake",
+                    format!(
+                        "the last stop reported {} background task(s) running and {} wake(s) \
+                         scheduled: the session will wake itself",
+                        v.pending.tasks, v.pending.wakes
+                    ),
+                );
+            }
+            let ruling = idle_slot(f, v, "nudge-at-explicit-idle");
+            if ruling.action != Proceed {
+                return ruling;
+            }
+            let min = f.policy.nudge_min_idle.as_millis() as u64;
+            if v.age_ms < min {
+                return held(
+                    "nudge-waits-for-min-idle",
+                    format!(
+                        "idle for {} only; a stall nudge waits for nudge.min-idle ({})",
+                        v.age,
+                        format_duration(f.policy.nudge_min_idle)
+                    ),
+                )
+                .retry_after(min - v.age_ms);
+            }
+            if f.counters.nudges_in_a_row >= f.policy.nudge_max_in_a_row {
+                return Ruling::new(
+                    Escalate,
+                    Structured,
+                    "nudge-cap-reached",
+                    format!(
+                        "{} nudges in a row with no real input in between (nudge.max-in-a-row = \
+                         {}): ask a human",
+                        f.counters.nudges_in_a_row, f.policy.nudge_max_in_a_row
+                    ),
+                );
+            }
+            ruling
+        }
+    }
+}
+
+fn crashed(f: &Facts) -> Ruling {
+    if f.window_dead == Some(true) {
+        return Ruling::new(
+            Proceed,
+            Signal::Window,
+            "window-dead",
+            "the caller reports the session's window dead: a deterministic completion signal",
+        );
+    }
+    let ended = f.view.filter(|v| v.state == StateKind::Ended);
+    // `/clear` ends a session id while the CLI process goes on under a new one.
+    let process_goes_on =
+        ended.is_some_and(|v| matches!(v.detail.as_deref(), Some("clear" | "resume")));
+    if let Some(v) = ended.filter(|_| !process_goes_on) {
+        return Ruling::new(
+            Proceed,
+            Structured,
+            "session-ended",
+            format!(
+                "the session ended ({}, {} ago): a deterministic completion signal",
+                v.detail.as_deref().unwrap_or("no reason given"),
+                v.age
+            ),
+        );
+    }
+    match f.host {
+        Some((pid, HostStatus::Dead)) => {
+            return Ruling::new(
+                Proceed,
+                Signal::HostProcess,
+                "host-process-dead",
+                format!(
+                    "the host CLI's process (pid {pid}) is gone: a deterministic completion signal"
+                ),
+            );
+        }
+        Some((pid, HostStatus::Reused)) => {
+            return Ruling::new(
+                Proceed,
+                Signal::HostProcess,
+                "host-pid-reused",
+                format!(
+                    "pid {pid} now belongs to a process that started after this session's \
+                     events: the host CLI is gone"
+                ),
+            );
+        }
+        _ => {}
+    }
+    let Some(v) = f.view else { return no_session(f) };
+    let liveness = match (f.host, v.host_pid) {
+        (Some((pid, HostStatus::Alive)), _) => format!("host pid {pid} alive"),
+        (Some((pid, _)), _) => format!("host pid {pid} cannot be checked"),
+        (None, Some(pid)) => format!("host pid {pid} not checked (crashed.check-host-pid = false)"),
+        (None, None) => "no host pid to check".to_owned(),
+    };
+    match v.state {
+        StateKind::WaitingOnHuman => Ruling::new(
+            Hold,
+            Structured,
+            "never-crashed-while-waiting-on-human",
+            format!(
+                "waiting on its human ({}) for {}, the freshest evidence: not crashed",
+                v.detail.as_deref().unwrap_or("other"),
+                v.age
+            ),
+        ),
+        StateKind::EnvFault => fault_for_action(f, v),
+        StateKind::Unknown => unknown(v),
+        StateKind::Ended => Ruling::new(
+            Hold,
+            Structured,
+            "session-cleared-process-goes-on",
+            format!(
+                "the session id ended ({}) but the CLI goes on under a new session id (ask by \
+                 tag); {liveness}",
+                v.detail.as_deref().unwrap_or("?")
+            ),
+        ),
+        state => {
+            let mut reason = format!(
+                "{} for {}; no session end, {liveness}, no dead window reported",
+                state.as_str(),
+                v.age
+            );
+            if state == StateKind::Active && f.profile.is_some_and(|p| !reports_permission(p)) {
+                reason.push_str(&format!(
+                    "; the {} profile cannot report permission prompts, so it may be waiting on \
+                     its human",
+                    v.cli
+                ));
+            }
+            Ruling::new(Hold, Structured, "no-completion-signal", reason)
+        }
+    }
+}
+
+fn env_fault(f: &Facts) -> Ruling {
+    if let Some(notice) = f.quota {
+        return quota_pause(notice);
+    }
+    let Some(v) = f.view else { return no_session(f) };
+    if v.state == StateKind::EnvFault {
+        return fault(f, v);
+    }
+    if let Some(profile) = f.profile.filter(|p| !produces(p, "stop_failure")) {
+        return Ruling::new(
+            FallBack,
+            Signal::None,
+            "cli-reports-no-env-fault",
+            format!(
+                "the {} profile maps no event to stop_failure: a quota or API error is invisible \
+                 to hookline; no structured signal",
+                profile.name
+            ),
+        );
+    }
+    if v.state == StateKind::Unknown {
+        return unknown(v);
+    }
+    Ruling::new(
+        Proceed,
+        Structured,
+        "no-env-fault-evidence",
+        format!(
+            "the session is {} and no stop_failure or quota notification stands",
+            v.state.as_str()
+        ),
+    )
+}
+
+fn escalate(f: &Facts) -> Ruling {
+    let policy = f.policy;
+    if f.counters.withheld_in_a_row >= policy.escalate_withheld_in_a_row {
+        return Ruling::new(
+            Escalate,
+            Structured,
+            "withheld-in-a-row",
+            format!(
+                "{} nudge/crashed verdicts withheld in a row while the state stayed the same \
+                 (escalate.withheld-in-a-row = {})",
+                f.counters.withheld_in_a_row, policy.escalate_withheld_in_a_row
+            ),
+        );
+    }
+    if f.counters.nudges_in_a_row >= policy.nudge_max_in_a_row {
+        return Ruling::new(
+            Escalate,
+            Structured,
+            "nudge-cap-reached",
+            format!(
+                "{} nudges in a row with no real input in between (nudge.max-in-a-row = {})",
+                f.counters.nudges_in_a_row, policy.nudge_max_in_a_row
+            ),
+        );
+    }
+    let Some(v) = f.view else { return no_session(f) };
+    let over = |limit: std::time::Duration| u128::from(v.age_ms) >= limit.as_millis();
+    match v.state {
+        StateKind::Unknown if over(policy.escalate_unknown_after) => Ruling::new(
+            Escalate,
+            Structured,
+            "unknown-too-long",
+            format!(
+                "unknown for {} (escalate.unknown-after = {}): {}",
+                v.age,
+                format_duration(policy.escalate_unknown_after),
+                v.detail.as_deref().unwrap_or("no reason given")
+            ),
+        ),
+        StateKind::WaitingOnHuman if over(policy.escalate_waiting_after) => Ruling::new(
+            Escalate,
+            Structured,
+            "waiting-on-human-too-long",
+            format!(
+                "waiting on its human ({}) for {} (escalate.waiting-after = {})",
+                v.detail.as_deref().unwrap_or("other"),
+                v.age,
+                format_duration(policy.escalate_waiting_after)
+            ),
+        ),
+        StateKind::EnvFault if fault(f, v).action == Escalate => fault(f, v),
+        StateKind::Unknown => Ruling::new(
+            Proceed,
+            Structured,
+            "unknown-not-yet-too-long",
+            format!(
+                "unknown for {} only (escalate.unknown-after = {})",
+                v.age,
+                format_duration(policy.escalate_unknown_after)
+            ),
+        )
+        .retry_after((policy.escalate_unknown_after.as_millis() as u64).saturating_sub(v.age_ms)),
+        state => Ruling::new(
+            Proceed,
+            Structured,
+            "nothing-to-escalate",
+            format!("{} for {}; nothing calls for a human", state.as_str(), v.age),
+        ),
+    }
+}

@@ -1,0 +1,1064 @@
+//! The decisions, driven by fixture files (`watcher/tests/decide/*.toml`, format in its
+//! README) and by tables over every state, with an injected clock and no sleeps.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+
+use super::*;
+use crate::canonical::Event;
+use crate::profile::Profiles;
+use crate::state::{Expect, StateKind, Tracker};
+use crate::testing::{HookCall, T0};
+use crate::units::parse_duration;
+
+/// A host probe whose answer the story sets.
+#[derive(Debug, Clone)]
+struct FakeProbe(Arc<Mutex<HostStatus>>);
+
+impl HostProbe for FakeProbe {
+    fn probe(&self, _pid: u32, _first_seen_ns: u64) -> HostStatus {
+        *self.0.lock().unwrap()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Story {
+    description: String,
+    #[serde(default = "default_cli")]
+    cli: String,
+    #[serde(default = "default_session")]
+    session: String,
+    generation_start: Option<String>,
+    /// Policy overrides, written as in a policy file.
+    #[serde(default)]
+    policy: toml::Table,
+    step: Vec<Step>,
+}
+
+fn default_cli() -> String {
+    "claude".into()
+}
+
+fn default_session() -> String {
+    "s1".into()
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Step {
+    at: String,
+    native: Option<String>,
+    fixture: Option<String>,
+    #[serde(default)]
+    payload: BTreeMap<String, toml::Value>,
+    cli: Option<String>,
+    session: Option<String>,
+    tag: Option<String>,
+    host_pid: Option<u32>,
+    #[serde(default)]
+    unordered: bool,
+    /// A new decider (tracker generation) starts here and replays everything so far.
+    #[serde(default)]
+    restart: bool,
+    /// With `restart`: the new decider is a one-shot reader (as `hookline decide`).
+    #[serde(default)]
+    one_shot: bool,
+    /// What the host probe says from here on: alive, dead, reused, unknown.
+    host: Option<String>,
+    #[serde(default)]
+    ask: Vec<AskStep>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct AskStep {
+    question: Question,
+    session: Option<String>,
+    pane: Option<PaneEvidence>,
+    transcript: Option<TranscriptEvidence>,
+    window_dead: Option<bool>,
+    /// Expect the previous decision's generation and epoch, plus this to the epoch.
+    expect_epoch_offset: Option<i64>,
+    expect: Want,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Want {
+    verdict: Option<String>,
+    action: Option<String>,
+    signal: Option<String>,
+    rule: Option<String>,
+    /// A substring of the reason.
+    reason: Option<String>,
+    state: Option<String>,
+    /// Whether the decision took the input slot.
+    slot: Option<bool>,
+    retry_after: Option<bool>,
+    withheld_in_a_row: Option<u32>,
+    nudges_in_a_row: Option<u32>,
+    /// Hole ids the evidence must list.
+    holes: Option<Vec<String>>,
+    /// Whether a quota notification is in the evidence.
+    quota_notice: Option<bool>,
+    /// Whether the caller's evidence changed the answer.
+    caller_applied: Option<bool>,
+}
+
+fn stories_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/decide")
+}
+
+fn host_status(word: &str) -> HostStatus {
+    match word {
+        "alive" => HostStatus::Alive,
+        "dead" => HostStatus::Dead,
+        "reused" => HostStatus::Reused,
+        "unknown" => HostStatus::Unknown,
+        other => panic!("host must be alive, dead, reused or unknown, not {other}"),
+    }
+}
+
+fn at_of(text: &str) -> u64 {
+    T0 + parse_duration(text).unwrap().as_nanos() as u64
+}
+
+/// The shipped profiles, parsed once.
+fn shipped() -> &'static Profiles {
+    static PROFILES: std::sync::OnceLock<Profiles> = std::sync::OnceLock::new();
+    PROFILES.get_or_init(|| Profiles::shipped().unwrap())
+}
+
+fn decider(profiles: &Profiles, policy: &Policy, start: u64, probe: &FakeProbe) -> Decider {
+    Decider::new(Tracker::new(profiles.clone(), start), policy.clone()).with_probe(probe.clone())
+}
+
+/// Runs one story file; returns every decision made.
+fn run_story(path: &Path) -> Vec<Decision> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let story: Story = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let policy_text = toml::to_string(&story.policy).unwrap();
+    let policy = Policy::parse(&policy_text, &name).unwrap_or_else(|e| panic!("{e}"));
+    let profiles = shipped().clone();
+    let probe = FakeProbe(Arc::new(Mutex::new(HostStatus::Alive)));
+    let start = story.generation_start.as_deref().map_or(0, at_of);
+    let mut decider = decider(&profiles, &policy, start, &probe);
+    let mut history: Vec<Event> = Vec::new();
+    let mut decisions: Vec<Decision> = Vec::new();
+    for (index, step) in story.step.iter().enumerate() {
+        let at = at_of(&step.at);
+        let here = format!("{name} step {index} (at {}): {}", step.at, story.description);
+        if let Some(word) = &step.host {
+            *probe.0.lock().unwrap() = host_status(word);
+        }
+        if step.restart {
+            decider = decider_at(&profiles, &policy, at, &probe, step.one_shot);
+            for event in &history {
+                decider.apply(event);
+            }
+        }
+        let call = HookCall {
+            cli: step.cli.as_deref().unwrap_or(&story.cli),
+            session: step.session.as_deref().unwrap_or(&story.session),
+            native: step.native.as_deref(),
+            fixture: step.fixture.as_deref(),
+            payload: &step.payload,
+            tag: step.tag.as_deref(),
+            host_pid: step.host_pid,
+            unordered: step.unordered,
+        };
+        if let Some(event) = call.event(&profiles, index as u64 + 1, at) {
+            decider.apply(&event);
+            history.push(event);
+        }
+        for ask_step in &step.ask {
+            let session = ask_step.session.as_deref().or(step.session.as_deref());
+            let mut ask = Ask::new(session.unwrap_or(&story.session), ask_step.question);
+            ask.pane = ask_step.pane;
+            ask.transcript = ask_step.transcript;
+            ask.window_dead = ask_step.window_dead;
+            if let Some(offset) = ask_step.expect_epoch_offset {
+                let seen = decisions.last().and_then(|d| d.evidence.view.as_ref()).unwrap();
+                ask.expect = Expect {
+                    generation: Some(seen.generation),
+                    epoch: Some(seen.epoch.checked_add_signed(offset).unwrap()),
+                };
+            }
+            let decision = decider.decide(&ask, at);
+            check(&format!("{here}: {}", ask.question), &decision, &ask_step.expect);
+            decisions.push(decision);
+        }
+    }
+    decisions
+}
+
+fn decider_at(
+    profiles: &Profiles,
+    policy: &Policy,
+    at: u64,
+    probe: &FakeProbe,
+    one_shot: bool,
+) -> Decider {
+    let decider = decider(profiles, policy, at, probe);
+    if one_shot { decider.one_shot() } else { decider }
+}
+
+fn check(here: &str, d: &Decision, want: &Want) {
+    let show = serde_json::to_string_pretty(d).unwrap();
+    let word = |v: &dyn Word| v.word();
+    if let Some(v) = &want.verdict {
+        assert_eq!(&word(&d.verdict), v, "{here}: verdict\n{show}");
+    }
+    if let Some(v) = &want.action {
+        assert_eq!(&word(&d.action), v, "{here}: action\n{show}");
+    }
+    if let Some(v) = &want.signal {
+        assert_eq!(&word(&d.signal), v, "{here}: signal\n{show}");
+    }
+    if let Some(v) = &want.rule {
+        assert_eq!(&d.rule, v, "{here}: rule\n{show}");
+    }
+    if let Some(v) = &want.reason {
+        assert!(d.reason.contains(v.as_str()), "{here}: reason lacks {v:?}\n{show}");
+    }
+    if let Some(v) = &want.state {
+        assert_eq!(d.state.map_or("none", StateKind::as_str), v, "{here}: state\n{show}");
+    }
+    if let Some(v) = want.slot {
+        assert_eq!(d.slot.is_some(), v, "{here}: slot\n{show}");
+    }
+    if let Some(v) = want.retry_after {
+        assert_eq!(d.retry_after_ms.is_some(), v, "{here}: retry_after_ms\n{show}");
+    }
+    if let Some(v) = want.withheld_in_a_row {
+        assert_eq!(d.evidence.counters.withheld_in_a_row, v, "{here}: withheld\n{show}");
+    }
+    if let Some(v) = want.nudges_in_a_row {
+        assert_eq!(d.evidence.counters.nudges_in_a_row, v, "{here}: nudges\n{show}");
+    }
+    if let Some(ids) = &want.holes {
+        for id in ids {
+            assert!(d.evidence.holes.iter().any(|h| &h.id == id), "{here}: hole {id}\n{show}");
+        }
+    }
+    if let Some(v) = want.quota_notice {
+        assert_eq!(d.evidence.quota_notice.is_some(), v, "{here}: quota notice\n{show}");
+    }
+    if let Some(v) = want.caller_applied {
+        assert_eq!(d.evidence.caller.iter().any(|f| f.applied), v, "{here}: caller\n{show}");
+    }
+    // Whatever the story checks, the invariant holds.
+    assert_invariant(here, d);
+}
+
+/// Serialized words, for comparing with the story's strings.
+trait Word {
+    fn word(&self) -> String;
+}
+
+impl<T: serde::Serialize> Word for T {
+    fn word(&self) -> String {
+        serde_json::to_value(self).unwrap().as_str().unwrap().to_owned()
+    }
+}
+
+/// The invariant, checked on every decision the tests make: only a structured signal (or, for
+/// `crashed`, a deterministic liveness signal) allows; input is allowed only with the slot at
+/// an explicit, fresh, authoritative idle; `unknown` never allows input.
+fn assert_invariant(here: &str, d: &Decision) {
+    let show = || serde_json::to_string_pretty(d).unwrap();
+    assert_eq!(d.verdict == Verdict::Allow, d.action == Action::Proceed, "{here}\n{}", show());
+    if !d.allowed() {
+        assert!(d.slot.is_none(), "{here}: a withheld verdict took the slot\n{}", show());
+        return;
+    }
+    assert!(d.signal.may_allow(), "{here}: allowed by {:?}\n{}", d.signal, show());
+    match d.question {
+        Question::Input | Question::Nudge => {
+            let view = d.evidence.view.as_ref().expect("input allowed without a session");
+            assert_eq!(d.signal, Signal::StructuredEvent, "{here}\n{}", show());
+            assert_eq!(view.state, StateKind::Idle, "{here}\n{}", show());
+            assert!(view.authoritative && view.fresh, "{here}\n{}", show());
+            assert!(d.slot.is_some(), "{here}: input allowed without its slot\n{}", show());
+        }
+        Question::Crashed => {}
+        Question::EnvFault | Question::Escalate => {
+            assert_eq!(d.signal, Signal::StructuredEvent, "{here}\n{}", show());
+        }
+    }
+}
+
+fn story_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(stories_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_decision_story_holds() {
+    let files = story_files();
+    assert!(files.len() >= 12, "only {} stories", files.len());
+    for file in files {
+        let decisions = run_story(&file);
+        assert!(!decisions.is_empty(), "{} asks nothing", file.display());
+    }
+}
+
+#[test]
+fn a_decision_story_with_a_wrong_expectation_fails() {
+    let path = stories_dir().join("permission-prompt-at-stall-grace-expiry.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let broken = text.replacen("verdict = \"withhold\"", "verdict = \"allow\"", 1);
+    assert_ne!(text, broken);
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("broken.toml");
+    std::fs::write(&path, broken).unwrap();
+    assert!(std::panic::catch_unwind(|| run_story(&path)).is_err());
+}
+
+// --- Every question in every state -------------------------------------------------------
+
+/// A state, reached through real events.
+struct Scenario {
+    name: &'static str,
+    cli: &'static str,
+    /// (at, fixture or native, payload as TOML inline table).
+    steps: &'static [(&'static str, &'static str, &'static str)],
+    /// When the tracker starts ("0s": before every event; later: a replayed history).
+    generation_start: &'static str,
+    /// When the questions are asked.
+    ask_at: &'static str,
+}
+
+const C: &str = "claude-code/2.1.332/";
+
+const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "no-session",
+        cli: "claude",
+        steps: &[],
+        generation_start: "0s",
+        ask_at: "1m",
+    },
+    Scenario {
+        name: "unknown-at-launch",
+        cli: "claude",
+        steps: &[("0s", "SessionStart-startup.json", "")],
+        generation_start: "0s",
+        ask_at: "1m",
+    },
+    Scenario {
+        name: "unknown-stale-turn",
+        cli: "claude",
+        steps: &[("0s", "UserPromptSubmit.json", "")],
+        generation_start: "0s",
+        ask_at: "16m",
+    },
+    Scenario {
+        name: "unknown-long",
+        cli: "claude",
+        steps: &[("0s", "SessionStart-startup.json", "")],
+        generation_start: "0s",
+        ask_at: "11m",
+    },
+    Scenario {
+        name: "active",
+        cli: "claude",
+        steps: &[("0s", "UserPromptSubmit.json", "")],
+        generation_start: "0s",
+        ask_at: "1m",
+    },
+    Scenario {
+        name: "child-command",
+        cli: "claude",
+        steps: &[("0s", "UserPromptSubmit.json", ""), ("1s", "PreToolUse.json", "")],
+        generation_start: "0s",
+        ask_at: "5m",
+    },
+    Scenario {
+        name: "waiting-on-human",
+        cli: "claude",
+        steps: &[
+            ("0s", "UserPromptSubmit.json", ""),
+            ("1s", "PreToolUse.json", ""),
+            ("2s", "PermissionRequest.json", ""),
+        ],
+        generation_start: "0s",
+        ask_at: "5m",
+    },
+    Scenario {
+        name: "waiting-on-human-long",
+        cli: "claude",
+        steps: &[("0s", "UserPromptSubmit.json", ""), ("2s", "PermissionRequest.json", "")],
+        generation_start: "0s",
+        ask_at: "31m",
+    },
+    Scenario {
+        name: "idle",
+        cli: "claude",
+        steps: &[("0s", "UserPromptSubmit.json", ""), ("5s", "Stop.json", "")],
+        generation_start: "0s",
+        ask_at: "5m",
+    },
+    Scenario {
+        name: "idle-just-now",
+        cli: "claude",
+        steps: &[("0s", "UserPromptSubmit.json", ""), ("5s", "Stop.json", "")],
+        generation_start: "0s",
+        ask_at: "10s",
+    },
+    Scenario {
+        name: "idle-replayed",
+        cli: "claude",
+        steps: &[("0s", "UserPromptSubmit.json", ""), ("5s", "Stop.json", "")],
+        generation_start: "1m",
+        ask_at: "5m",
+    },
+    Scenario {
+        name: "idle-with-background-task",
+        cli: "claude",
+        steps: &[
+            ("0s", "UserPromptSubmit.json", ""),
+            ("5s", "Stop.json", r#"{ background_tasks = [{ id = "b1", status = "running" }] }"#),
+        ],
+        generation_start: "0s",
+        ask_at: "5m",
+    },
+    Scenario {
+        name: "env-fault-rate-limit",
+        cli: "claude",
+        steps: &[
+            ("0s", "UserPromptSubmit.json", ""),
+            ("3s", "StopFailure", r#"{ error = "rate_limit" }"#),
+        ],
+        generation_start: "0s",
+        ask_at: "5m",
+    },
+    Scenario {
+        name: "env-fault-overloaded",
+        cli: "claude",
+        steps: &[
+            ("0s", "UserPromptSubmit.json", ""),
+            ("3s", "StopFailure", r#"{ error = "overloaded" }"#),
+        ],
+        generation_start: "0s",
+        ask_at: "1m",
+    },
+    Scenario {
+        name: "env-fault-overloaded-backoff-over",
+        cli: "claude",
+        steps: &[
+            ("0s", "UserPromptSubmit.json", ""),
+            ("3s", "StopFailure", r#"{ error = "overloaded" }"#),
+        ],
+        generation_start: "0s",
+        ask_at: "5m",
+    },
+    Scenario {
+        name: "env-fault-unclassified",
+        cli: "claude",
+        steps: &[
+            ("0s", "UserPromptSubmit.json", ""),
+            ("3s", "StopFailure", r#"{ error = "model_not_found" }"#),
+        ],
+        generation_start: "0s",
+        ask_at: "1m",
+    },
+    Scenario {
+        name: "ended",
+        cli: "claude",
+        steps: &[("0s", "UserPromptSubmit.json", ""), ("5s", "SessionEnd-other.json", "")],
+        generation_start: "0s",
+        ask_at: "1m",
+    },
+    Scenario {
+        name: "cursor-active",
+        cli: "cursor",
+        steps: &[("0s", "beforeSubmitPrompt", "")],
+        generation_start: "0s",
+        ask_at: "1m",
+    },
+    Scenario {
+        name: "codex-idle",
+        cli: "codex",
+        steps: &[
+            ("0s", "codex/0.171.0/UserPromptSubmit.json", ""),
+            ("5s", "codex/0.171.0/Stop.json", ""),
+        ],
+        generation_start: "0s",
+        ask_at: "5m",
+    },
+    Scenario {
+        name: "legacy-unknown",
+        cli: "legacy",
+        steps: &[("0s", "SessionStart", "")],
+        generation_start: "0s",
+        ask_at: "1m",
+    },
+];
+
+/// Expected (action, rule) for input, nudge, crashed, env-fault, escalate.
+const MATRIX: &[(&str, [(&str, &str); 5])] = &[
+    (
+        "no-session",
+        [
+            ("fall_back", "no-structured-signal"),
+            ("fall_back", "no-structured-signal"),
+            ("fall_back", "no-structured-signal"),
+            ("fall_back", "no-structured-signal"),
+            ("fall_back", "no-structured-signal"),
+        ],
+    ),
+    (
+        "unknown-at-launch",
+        [
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("proceed", "unknown-not-yet-too-long"),
+        ],
+    ),
+    (
+        "unknown-stale-turn",
+        [
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("proceed", "unknown-not-yet-too-long"),
+        ],
+    ),
+    (
+        "unknown-long",
+        [
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("escalate", "unknown-too-long"),
+        ],
+    ),
+    (
+        "active",
+        [
+            ("hold", "not-idle"),
+            ("hold", "nudge-never-during-a-turn"),
+            ("hold", "no-completion-signal"),
+            ("proceed", "no-env-fault-evidence"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "child-command",
+        [
+            ("hold", "not-idle"),
+            ("hold", "nudge-never-while-child-command"),
+            ("hold", "no-completion-signal"),
+            ("proceed", "no-env-fault-evidence"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "waiting-on-human",
+        [
+            ("hold", "not-idle"),
+            ("hold", "nudge-never-while-waiting-on-human"),
+            ("hold", "never-crashed-while-waiting-on-human"),
+            ("proceed", "no-env-fault-evidence"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "waiting-on-human-long",
+        [
+            ("hold", "not-idle"),
+            ("hold", "nudge-never-while-waiting-on-human"),
+            ("hold", "never-crashed-while-waiting-on-human"),
+            ("proceed", "no-env-fault-evidence"),
+            ("escalate", "waiting-on-human-too-long"),
+        ],
+    ),
+    (
+        "idle",
+        [
+            ("proceed", "input-at-explicit-idle"),
+            ("proceed", "nudge-at-explicit-idle"),
+            ("hold", "no-completion-signal"),
+            ("proceed", "no-env-fault-evidence"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "idle-just-now",
+        [
+            ("proceed", "input-at-explicit-idle"),
+            ("hold", "nudge-waits-for-min-idle"),
+            ("hold", "no-completion-signal"),
+            ("proceed", "no-env-fault-evidence"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "idle-replayed",
+        [
+            ("hold", "input-slot-refused"),
+            ("hold", "input-slot-refused"),
+            ("hold", "no-completion-signal"),
+            ("proceed", "no-env-fault-evidence"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "idle-with-background-task",
+        [
+            ("proceed", "input-at-explicit-idle"),
+            ("hold", "nudge-never-with-pending-wake"),
+            ("hold", "no-completion-signal"),
+            ("proceed", "no-env-fault-evidence"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "env-fault-rate-limit",
+        [
+            ("pause", "env-fault-pause"),
+            ("pause", "env-fault-pause"),
+            ("pause", "env-fault-pause"),
+            ("pause", "env-fault-pause"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "env-fault-overloaded",
+        [
+            ("pause", "env-fault-backoff"),
+            ("pause", "env-fault-backoff"),
+            ("pause", "env-fault-backoff"),
+            ("pause", "env-fault-backoff"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "env-fault-overloaded-backoff-over",
+        [
+            ("hold", "env-fault-is-not-idle"),
+            ("hold", "env-fault-is-not-idle"),
+            ("hold", "env-fault-is-not-idle"),
+            ("proceed", "env-fault-backoff-over"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "env-fault-unclassified",
+        [
+            ("escalate", "env-fault-unclassified"),
+            ("escalate", "env-fault-unclassified"),
+            ("escalate", "env-fault-unclassified"),
+            ("escalate", "env-fault-unclassified"),
+            ("escalate", "env-fault-unclassified"),
+        ],
+    ),
+    (
+        "ended",
+        [
+            ("hold", "not-idle"),
+            ("hold", "nudge-never-after-session-end"),
+            ("proceed", "session-ended"),
+            ("proceed", "no-env-fault-evidence"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "cursor-active",
+        [
+            ("hold", "not-idle"),
+            ("hold", "nudge-never-during-a-turn"),
+            ("hold", "no-completion-signal"),
+            ("proceed", "no-env-fault-evidence"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "codex-idle",
+        [
+            ("proceed", "input-at-explicit-idle"),
+            ("proceed", "nudge-at-explicit-idle"),
+            ("hold", "no-completion-signal"),
+            ("fall_back", "cli-reports-no-env-fault"),
+            ("proceed", "nothing-to-escalate"),
+        ],
+    ),
+    (
+        "legacy-unknown",
+        [
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("fall_back", "unknown-state"),
+            ("fall_back", "cli-reports-no-env-fault"),
+            ("proceed", "unknown-not-yet-too-long"),
+        ],
+    ),
+];
+
+/// A decider in the scenario's state, and the time to ask at.
+fn scenario(s: &Scenario) -> (Decider, u64) {
+    scenario_with(s, &Policy::default())
+}
+
+fn scenario_with(s: &Scenario, policy: &Policy) -> (Decider, u64) {
+    replay(s, &scenario_events(s), policy)
+}
+
+/// A fresh decider fed the scenario's events.
+fn replay(s: &Scenario, events: &[Event], policy: &Policy) -> (Decider, u64) {
+    let probe = FakeProbe(Arc::new(Mutex::new(HostStatus::Alive)));
+    let mut decider = decider(shipped(), policy, at_of(s.generation_start), &probe);
+    for event in events {
+        decider.apply(event);
+    }
+    (decider, at_of(s.ask_at))
+}
+
+/// The scenario's events, built from the fixtures.
+fn scenario_events(s: &Scenario) -> Vec<Event> {
+    let mut events = Vec::new();
+    for (index, (at, what, payload)) in s.steps.iter().enumerate() {
+        let text = format!("x = {}", if payload.is_empty() { "{}" } else { payload });
+        let table: toml::Table = toml::from_str(&text).unwrap();
+        let payload: BTreeMap<String, toml::Value> =
+            table["x"].as_table().cloned().unwrap_or_default().into_iter().collect();
+        let fixture = what
+            .ends_with(".json")
+            .then(|| if what.contains('/') { what.to_string() } else { format!("{C}{what}") });
+        let call = HookCall {
+            cli: s.cli,
+            session: "s1",
+            native: (!what.ends_with(".json")).then_some(*what),
+            fixture: fixture.as_deref(),
+            payload: &payload,
+            tag: Some("task-1"),
+            host_pid: Some(4242),
+            unordered: false,
+        };
+        events.push(call.event(shipped(), index as u64 + 1, at_of(at)).unwrap());
+    }
+    events
+}
+
+#[test]
+fn every_question_in_every_state() {
+    assert_eq!(SCENARIOS.len(), MATRIX.len());
+    let mut seen_states = std::collections::HashSet::new();
+    for (s, (name, row)) in SCENARIOS.iter().zip(MATRIX) {
+        assert_eq!(s.name, *name);
+        for (question, (action, rule)) in Question::ALL.into_iter().zip(row) {
+            let (mut decider, now) = scenario(s);
+            let decision = decider.decide(&Ask::new("s1", question), now);
+            let here = format!("{name} × {question}");
+            check(
+                &here,
+                &decision,
+                &Want {
+                    action: Some((*action).into()),
+                    rule: Some((*rule).into()),
+                    ..Want::default()
+                },
+            );
+            seen_states.insert(decision.state);
+            // Asking by tag is the same question.
+            let (mut decider, now) = scenario(s);
+            let by_tag = decider.decide(&Ask::new("task-1", question), now);
+            if s.name != "no-session" {
+                assert_eq!(
+                    (by_tag.action, &by_tag.rule),
+                    (decision.action, &decision.rule),
+                    "{here}"
+                );
+            }
+        }
+    }
+    for state in [
+        None,
+        Some(StateKind::Unknown),
+        Some(StateKind::Active),
+        Some(StateKind::ChildCommand),
+        Some(StateKind::WaitingOnHuman),
+        Some(StateKind::Idle),
+        Some(StateKind::EnvFault),
+        Some(StateKind::Ended),
+    ] {
+        assert!(seen_states.contains(&state), "no scenario in {state:?}");
+    }
+}
+
+fn every_caller_evidence() -> Vec<Ask> {
+    let names: Vec<&str> = evidence::EFFECTS.iter().map(|e| e.field).collect();
+    (0u32..(1 << names.len()))
+        .map(|mask| {
+            let bit =
+                |name: &str| mask & (1 << names.iter().position(|n| *n == name).unwrap()) != 0;
+            Ask::new("s1", Question::Input)
+                .pane(PaneEvidence {
+                    text_says_idle: bit("text_says_idle"),
+                    spinner: bit("spinner"),
+                    dialog: bit("dialog"),
+                    login_or_trust: bit("login_or_trust"),
+                    quota_text: bit("quota_text"),
+                })
+                .transcript(TranscriptEvidence {
+                    turn_in_progress: bit("turn_in_progress"),
+                    interrupted: bit("interrupted"),
+                    quota_error: bit("quota_error"),
+                    turn_finished: bit("turn_finished"),
+                })
+        })
+        .collect()
+}
+
+#[test]
+fn pane_and_transcript_evidence_never_flip_withhold_to_allow() {
+    // Every state × every question × every combination of pane and transcript evidence: the
+    // answer with evidence is never less careful than without, an allow with evidence is the
+    // same allow as without, and the evidence never takes a slot the plain question would not.
+    let combos = every_caller_evidence();
+    let policy = Policy::default();
+    for s in SCENARIOS {
+        let events = scenario_events(s);
+        for question in Question::ALL {
+            let (mut plain, now) = replay(s, &events, &policy);
+            let baseline = plain.decide(&Ask::new("s1", question), now);
+            // Only an allowed input or nudge changes the tracker (it takes the slot): then each
+            // combination gets its own decider; otherwise one serves them all.
+            let takes_slot = baseline.slot.is_some();
+            let (mut shared, _) = replay(s, &events, &policy);
+            for ask in &combos {
+                let ask = Ask { question, ..ask.clone() };
+                let mut own;
+                let decider = if takes_slot {
+                    own = replay(s, &events, &policy).0;
+                    &mut own
+                } else {
+                    &mut shared
+                };
+                let decision = decider.decide(&ask, now);
+                let here = format!("{} × {question} × {:?} {:?}", s.name, ask.pane, ask.transcript);
+                assert_invariant(&here, &decision);
+                assert!(
+                    decision.action >= baseline.action,
+                    "{here}: {:?} < {:?}",
+                    decision.action,
+                    baseline.action
+                );
+                if decision.allowed() {
+                    assert!(baseline.allowed(), "{here}");
+                    assert_eq!(decision.rule, baseline.rule, "{here}");
+                    assert!(decision.evidence.caller.iter().all(|f| !f.applied), "{here}");
+                } else if baseline.allowed() {
+                    assert!(decision.evidence.caller.iter().any(|f| f.applied), "{here}");
+                    assert!(matches!(decision.signal, Signal::Pane | Signal::Transcript), "{here}");
+                } else {
+                    assert!(decision.slot.is_none(), "{here}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pane_evidence_alone_changes_no_answer_when_it_says_idle() {
+    for s in SCENARIOS {
+        for question in Question::ALL {
+            let (mut plain, now) = scenario(s);
+            let baseline = plain.decide(&Ask::new("s1", question), now);
+            let (mut decider, now) = scenario(s);
+            let ask = Ask::new("s1", question)
+                .pane(PaneEvidence { text_says_idle: true, ..Default::default() })
+                .transcript(TranscriptEvidence { turn_finished: true, ..Default::default() });
+            let decision = decider.decide(&ask, now);
+            assert_eq!((decision.action, &decision.rule), (baseline.action, &baseline.rule));
+        }
+    }
+}
+
+#[test]
+fn a_missing_event_degrades_to_no_structured_signal_never_to_a_verdict() {
+    // Absence of an event is never evidence of absence. For each shipped profile: a CLI that
+    // cannot report an API error answers env-fault with fall_back; one that cannot report a
+    // permission prompt never lets an active session be nudged or declared crashed, and says
+    // why; a session with no events at all falls back on every question.
+    let profiles = shipped();
+    for profile in profiles.iter() {
+        let reports_failure = profile.rules.iter().any(|r| r.kind == "stop_failure");
+        let reports_permission = rules::reports_permission(profile);
+        let mut decider = Decider::new(Tracker::new(profiles.clone(), 0), Policy::default())
+            .with_probe(FakeProbe(Arc::new(Mutex::new(HostStatus::Alive))));
+        let turn_start = profile.rules.iter().find(|r| r.kind == "turn_start");
+        let Some(turn_start) = turn_start else { continue };
+        let empty = BTreeMap::new();
+        let call = HookCall {
+            cli: &profile.name,
+            session: "s1",
+            native: Some(&turn_start.native),
+            fixture: None,
+            payload: &empty,
+            tag: None,
+            host_pid: None,
+            unordered: false,
+        };
+        let event = call.event(profiles, 1, T0).unwrap();
+        if event.kind.name() != "turn_start" {
+            continue; // the rule needs payload conditions this bare call does not meet
+        }
+        decider.apply(&event);
+        let now = T0 + 60_000_000_000;
+        let env = decider.decide(&Ask::new("s1", Question::EnvFault), now);
+        if reports_failure {
+            assert_eq!(env.action, Action::Proceed, "{}", profile.name);
+        } else {
+            assert_eq!(
+                (env.action, env.signal),
+                (Action::FallBack, Signal::None),
+                "{}",
+                profile.name
+            );
+            assert!(env.reason.contains("maps no event to stop_failure"), "{}", env.reason);
+        }
+        for question in [Question::Nudge, Question::Crashed] {
+            let d = decider.decide(&Ask::new("s1", question), now);
+            assert!(!d.allowed(), "{} {question}", profile.name);
+            assert_eq!(
+                d.reason.contains("cannot report permission prompts"),
+                !reports_permission,
+                "{} {question}: {}",
+                profile.name,
+                d.reason
+            );
+        }
+        for question in Question::ALL {
+            let d = decider.decide(&Ask::new("never-seen", question), now);
+            assert_eq!((d.action, d.signal), (Action::FallBack, Signal::None));
+        }
+    }
+}
+
+#[test]
+fn the_journal_holds_every_withheld_verdict_and_seeds_the_streak() {
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = Journal::new(tmp.path().join("events.decisions.ndjson"), 1 << 20);
+    let s = SCENARIOS.iter().find(|s| s.name == "waiting-on-human").unwrap();
+    let (decider, now) = scenario(s);
+    let mut decider = decider.with_journal(journal.clone());
+    for _ in 0..3 {
+        assert!(!decider.decide(&Ask::new("s1", Question::Nudge), now).allowed());
+    }
+    assert!(decider.decide(&Ask::new("s1", Question::EnvFault), now).allowed());
+    let records = journal.read();
+    assert_eq!(records.len(), 3, "allowed verdicts are not journaled");
+    assert!(records.iter().all(|r| r.rule == "nudge-never-while-waiting-on-human"));
+    assert_eq!(records[0].key.as_deref(), Some("claude:s1"));
+    // A new decider (a one-shot run, a restarted serve) over the same history counts on.
+    let (fresh, now) = scenario(s);
+    let mut fresh = fresh.one_shot().with_journal(journal.clone());
+    let d = fresh.decide(&Ask::new("s1", Question::Crashed), now);
+    assert_eq!(d.evidence.counters.withheld_in_a_row, 4);
+    let policy = Policy { escalate_withheld_in_a_row: 4, ..Policy::default() };
+    let (fresh, now) = scenario_with(s, &policy);
+    let mut fresh = fresh.with_journal(journal.clone());
+    let d = fresh.decide(&Ask::new("s1", Question::Escalate), now);
+    assert_eq!((d.action, d.rule.as_str()), (Action::Escalate, "withheld-in-a-row"));
+    assert_eq!(journal.read().last().unwrap().question, Question::Escalate);
+}
+
+#[test]
+fn a_journal_that_cannot_be_written_is_reported_and_the_decision_stands() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("file"), "").unwrap();
+    let journal = Journal::new(tmp.path().join("file/j.ndjson"), 1 << 20);
+    let (decider, now) = scenario(&SCENARIOS[0]);
+    let mut decider = decider.with_journal(journal);
+    let d = decider.decide(&Ask::new("s1", Question::Input), now);
+    assert_eq!(d.action, Action::FallBack);
+    let errors = decider.take_journal_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+}
+
+#[test]
+fn take_input_slot_succeeds_once_and_journals_the_refusal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = Journal::new(tmp.path().join("j.ndjson"), 1 << 20);
+    let s = SCENARIOS.iter().find(|s| s.name == "idle").unwrap();
+    let (decider, now) = scenario(s);
+    let mut decider = decider.with_journal(journal.clone());
+    assert!(decider.take_input_slot("s1", now, Expect::default()).is_ok());
+    assert!(decider.take_input_slot("task-1", now, Expect::default()).is_err());
+    let d = decider.decide(&Ask::new("s1", Question::Input), now);
+    assert_eq!(d.rule, "input-slot-refused");
+    assert_eq!(journal.read().len(), 2);
+    let (decider, now) = scenario(s);
+    let mut one_shot = decider.one_shot();
+    assert!(one_shot.take_input_slot("s1", now, Expect::default()).is_err());
+}
+
+// --- Documentation ------------------------------------------------------------------------
+
+/// The caller-evidence table of docs/decide.md, from [`evidence::EFFECTS`].
+fn caller_evidence_table() -> String {
+    let mut out = String::from(
+        "| source | field | input | nudge | crashed | env-fault | escalate |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for effect in evidence::EFFECTS {
+        let cells: Vec<&str> = Question::ALL
+            .iter()
+            .map(|q| match effect.asks(*q) {
+                Action::Proceed => "—",
+                action => action.as_str(),
+            })
+            .collect();
+        out.push_str(&format!(
+            "| {} | `{}` | {} |\n",
+            effect.source.as_str(),
+            effect.field,
+            cells.join(" | ")
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_decision_docs_match_the_code() {
+    crate::testing::assert_generated_section(
+        "docs/decide.md",
+        "caller-evidence",
+        &caller_evidence_table(),
+    );
+    // Every rule the structured layer can name is documented.
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/decide.md"))
+            .unwrap();
+    let source = include_str!("rules.rs");
+    let mut rules: Vec<&str> = source
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| {
+            s.contains('-')
+                && s.split('-').all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()))
+        })
+        .collect();
+    rules.extend(["input-slot-refused", "only-structured-signals-allow"]);
+    assert!(rules.len() > 30, "{rules:?}");
+    for rule in rules {
+        assert!(doc.contains(&format!("`{rule}`")), "docs/decide.md does not document rule {rule}");
+    }
+}

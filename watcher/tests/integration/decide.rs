@@ -1,0 +1,108 @@
+//! `hookline decide`: one question answered from history, with documented exit codes.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn fire(dir: &Path, fixture: &str, extra: &[(&str, &str)]) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
+    let mut payload: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+    payload["session_id"] = "s1".into();
+    for (key, value) in extra {
+        payload[*key] = (*value).into();
+    }
+    let mut child = Command::new(super::watch::relay())
+        .args(["--cli", "claude"])
+        .env_clear()
+        .env("HOOKLINE_EVENTS_DIR", dir)
+        .env("HOOKLINE_TAG", "task-1")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+fn decide(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hookline"))
+        .arg("decide")
+        .arg("--events-dir")
+        .arg(dir)
+        .args(args)
+        .env("HOME", dir.parent().unwrap())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+const C: &str = "claude-code/2.1.332/";
+
+#[test]
+fn a_one_shot_never_authorizes_input_and_exits_with_the_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    fire(&dir, &format!("{C}Stop.json"), &[]);
+
+    let out = decide(&dir, &["task-1", "input", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let d = json(&out);
+    assert_eq!(d["verdict"], "withhold");
+    assert_eq!(d["question"], "input");
+    assert!(d["reason"].as_str().unwrap().contains("can never authorize input"), "{d}");
+    assert_eq!(d["evidence"]["view"]["state"], "idle");
+
+    let out = decide(&dir, &["s1", "env-fault", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(json(&out)["verdict"], "allow");
+
+    let out = decide(&dir, &["nobody", "crashed"]);
+    assert_eq!(out.status.code(), Some(3), "no structured signal: {out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("withhold (fall_back)") && text.contains("no structured signal"),
+        "{text}"
+    );
+
+    // The withheld verdicts are journaled beside the events directory.
+    let journal = fs::read_to_string(tmp.path().join("events.decisions.ndjson")).unwrap();
+    assert_eq!(journal.lines().count(), 2, "{journal}");
+}
+
+#[test]
+fn caller_evidence_and_policy_errors_are_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    fire(&dir, &format!("{C}SessionEnd-other.json"), &[]);
+
+    let out = decide(&dir, &["s1", "crashed", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(json(&out)["rule"], "session-ended");
+    let out =
+        decide(&dir, &["s1", "crashed", "--json", "--evidence", r#"{"pane": {"spinner": true}}"#]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(json(&out)["signal"], "pane");
+
+    let out = decide(&dir, &["s1", "crashed", "--evidence", r#"{"pane": {"spiner": true}}"#]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("spiner"), "{out:?}");
+
+    let policy = tmp.path().join("policy.toml");
+    fs::write(&policy, "[nudge]\nmax-in-row = 2\n").unwrap();
+    let out = decide(&dir, &["s1", "nudge", "--policy", policy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("nudge.max-in-row") && stderr.contains("did you mean"), "{stderr}");
+
+    let out = decide(&dir, &["s1", "idle"]);
+    assert_eq!(out.status.code(), Some(2), "a question that does not exist is a usage error");
+}
