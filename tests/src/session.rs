@@ -75,10 +75,10 @@ pub struct Expect {
     /// one can race the next.
     pub any_order: bool,
     /// The canonical event `hookline watch` must print for it, as
-    /// [`canonical_label`](crate::follow::canonical_label) writes it (`tool_end(Bash, ok)`).
+    /// [`canonical_label`] writes it (`tool_end(Bash, ok)`).
     pub canonical: Option<&'static str>,
     /// The session state once the tracker applied it, as
-    /// [`state_label`](crate::follow::state_label) writes it (`waiting_on_human(permission)`).
+    /// [`state_label`] writes it (`waiting_on_human(permission)`).
     pub state: Option<&'static str>,
     /// The tracker must leave the state exactly as it was: same state, same evidence.
     pub unchanged: bool,
