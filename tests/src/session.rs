@@ -52,10 +52,11 @@ pub const SETTINGS_WARNING: &str = "Settings Warning";
 pub const CURSOR: &str = "e2e";
 
 /// Held by each [`ClaudeSession`] for its whole life: scenarios run one at a time, whatever
-/// the number of test threads. Two Claude Code 2.1.332 processes at once on a 2-core machine
-/// stalled for up to a minute (no redraw, keys lost, `-p` not exiting after `SessionEnd`),
-/// which breaks the timers the scenarios assert; one at a time, the whole suite still takes
-/// about a minute.
+/// the number of test threads. With the machine's 2 cores already loaded (load average 7 to 12
+/// from other builds), two Claude Code 2.1.332 processes at once stalled for up to a minute (no
+/// redraw, keys lost, `-p` not exiting after `SessionEnd`), which breaks the timers the
+/// scenarios assert; at low load two at once ran fine, so this is CPU starvation, not the CLIs
+/// interfering. One at a time, the whole suite takes 70 to 95 s.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// How long `hookline watch` may take to print the canonical event of a native event that is
