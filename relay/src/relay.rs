@@ -13,7 +13,6 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::diag::{self, Level};
@@ -354,24 +353,117 @@ fn invalid(bytes: &[u8]) -> String {
 }
 
 /// The native event name from a payload object: `hook_event_name`, `hookEventName`, or `type`
-/// (Codex's `notify`).
+/// (Codex's `notify`), in that order of preference.
+///
+/// The payload was validated once already; this walks its top-level keys without parsing the
+/// values it passes over, and stops at `hook_event_name`, which CLIs put before their large
+/// fields (`tool_input`, `tool_response`): the payload is not parsed a second time.
 fn event_name(payload: &RawValue) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Names<'a> {
-        #[serde(borrow)]
-        hook_event_name: Option<&'a RawValue>,
-        #[serde(borrow, rename = "hookEventName")]
-        hook_event_name_camel: Option<&'a RawValue>,
-        #[serde(borrow, rename = "type")]
-        kind: Option<&'a RawValue>,
+    const KEYS: [&str; 3] = ["\"hook_event_name\"", "\"hookEventName\"", "\"type\""];
+    let mut found: [Option<String>; 3] = Default::default();
+    for (key, value) in TopLevel::new(payload.get()) {
+        let Some(slot) = KEYS.iter().position(|k| *k == key) else { continue };
+        if found[slot].is_none() {
+            found[slot] = serde_json::from_str::<Cow<'_, str>>(value)
+                .ok()
+                .filter(|name| !name.is_empty())
+                .map(|name| clip(&name, MAX_NAME_LEN).into_owned());
+        }
+        if found[0].is_some() {
+            break;
+        }
     }
-    let names: Names<'_> = serde_json::from_str(payload.get()).ok()?;
-    [names.hook_event_name, names.hook_event_name_camel, names.kind]
-        .into_iter()
-        .flatten()
-        .find_map(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()).ok())
-        .filter(|name| !name.is_empty())
-        .map(|name| clip(&name, MAX_NAME_LEN).into_owned())
+    found.into_iter().flatten().next()
+}
+
+/// The `(key, value)` texts of a valid JSON object's top-level members, keys with their quotes.
+struct TopLevel<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> TopLevel<'a> {
+    fn new(object: &'a str) -> TopLevel<'a> {
+        TopLevel { text: object, at: object.find('{').map_or(object.len(), |i| i + 1) }
+    }
+
+    fn skip_ws(&mut self) {
+        let bytes = self.text.as_bytes();
+        while self.at < bytes.len() && bytes[self.at].is_ascii_whitespace() {
+            self.at += 1;
+        }
+    }
+
+    /// The end (exclusive) of the string starting at `start` (its opening quote).
+    fn string_end(&self, start: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        let mut i = start + 1;
+        while let Some(j) = memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+            if bytes[i + j] == b'"' {
+                return i + j + 1;
+            }
+            i += j + 2;
+        }
+        bytes.len()
+    }
+
+    /// The end (exclusive) of the value starting at `start`.
+    fn value_end(&self, start: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        let mut depth = 0usize;
+        let mut i = start;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'"' => {
+                    i = self.string_end(i);
+                    if depth == 0 {
+                        return i;
+                    }
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth == 0 => return i,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return i + 1;
+                    }
+                }
+                b',' if depth == 0 => return i,
+                _ => {}
+            }
+            i += 1;
+        }
+        bytes.len()
+    }
+}
+
+impl<'a> Iterator for TopLevel<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<(&'a str, &'a str)> {
+        self.skip_ws();
+        if self.text.as_bytes().get(self.at) != Some(&b'"') {
+            return None;
+        }
+        let key_end = self.string_end(self.at);
+        let key = &self.text[self.at..key_end];
+        self.at = key_end;
+        self.skip_ws();
+        if self.text.as_bytes().get(self.at) != Some(&b':') {
+            return None;
+        }
+        self.at += 1;
+        self.skip_ws();
+        let start = self.at;
+        let end = self.value_end(start);
+        self.at = end;
+        self.skip_ws();
+        if self.text.as_bytes().get(self.at) == Some(&b',') {
+            self.at += 1;
+        }
+        Some((key, self.text[start..end].trim_end()))
+    }
 }
 
 /// Finds `"hook_event_name": "X"` (or `hookEventName`) in bytes that are not valid JSON, so a
@@ -511,6 +603,36 @@ mod tests {
         );
         assert_eq!(name(r#"{"hook_event_name":7,"type":"x"}"#).as_deref(), Some("x"));
         assert_eq!(name(r#"{"other":1}"#), None);
+    }
+
+    #[test]
+    fn top_level_members_are_found_without_looking_inside_values() {
+        let text = r#" { "a" : {"hook_event_name": "Nested", "x": [1, {"y": "}"}]},
+            "b\"q": "s,\"}", "n": -1.5e3, "t": true, "hook_event_name": "Stop" } "#;
+        let members: Vec<(&str, &str)> = TopLevel::new(text).collect();
+        let keys: Vec<&str> = members.iter().map(|m| m.0).collect();
+        assert_eq!(keys, [r#""a""#, r#""b\"q""#, r#""n""#, r#""t""#, r#""hook_event_name""#]);
+        assert_eq!(members[1].1, r#""s,\"}""#);
+        assert_eq!(members[2].1, "-1.5e3");
+        assert_eq!(members[4].1, r#""Stop""#);
+        let raw = RawValue::from_string(text.trim().to_owned()).unwrap();
+        assert_eq!(event_name(&raw).as_deref(), Some("Stop"));
+    }
+
+    #[test]
+    fn the_event_name_of_every_real_payload_matches_a_full_parse() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let Ok(raw) = serde_json::from_str::<Box<RawValue>>(&text) else { continue };
+            let full: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let expected = full["hook_event_name"].as_str().map(str::to_owned);
+            assert_eq!(event_name(&raw), expected, "{text}");
+            checked += 1;
+        }
+        assert!(checked >= 2, "{checked}");
     }
 
     #[test]
