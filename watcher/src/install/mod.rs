@@ -124,7 +124,7 @@ impl<'a> Installable<'a> {
                     event: e.native.clone(),
                     entry: self.dialect.entry(
                         &command,
-                        self.spec.timeout_secs,
+                        e.timeout_secs.unwrap_or(self.spec.timeout_secs),
                         e.matcher.as_deref(),
                     ),
                 }

@@ -234,6 +234,8 @@ pub struct InstallEvent {
     pub until: Option<Version>,
     /// The matcher to write, when the dialect uses one.
     pub matcher: Option<String>,
+    /// This event's hook timeout in seconds, when it differs from the spec's.
+    pub timeout_secs: Option<u32>,
 }
 
 impl InstallSpec {
@@ -603,6 +605,7 @@ fn install(
                         .map(|v| version(src, &key("until"), v))
                         .transpose()?,
                     matcher: e.matcher.clone(),
+                    timeout_secs: e.timeout_secs,
                 })
             })
             .collect::<Result<Vec<_>, _>>()?,

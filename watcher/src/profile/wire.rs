@@ -123,6 +123,7 @@ pub(crate) struct InstallEvent {
     pub since: Option<String>,
     pub until: Option<String>,
     pub matcher: Option<String>,
+    pub timeout_secs: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
