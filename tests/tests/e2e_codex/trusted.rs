@@ -57,6 +57,10 @@ pub fn run(installed: &Installed) {
     session.launch_tui(&[]);
     session.wait_for_text(READY, Duration::from_secs(20));
     open_hooks_review(&session);
+    let screen = session.wait_for_text(NEED_REVIEW, Duration::from_secs(5));
+    if screen.contains("clamping") {
+        session.fail("/hooks lists issues with the timeouts hookline wrote");
+    }
     trust_all(&session);
     session.run(&[Step::new("close /hooks", Action::Press("Escape"), "none").then_shown(READY)]);
 
