@@ -53,11 +53,13 @@ pub struct Expect {
     pub canonical: &'static str,
     /// The session state right after it, as [`state_label`] writes it; `None`: not checked.
     pub state: Option<&'static str>,
+    /// May come anywhere among the step's events: a side thread races the main one.
+    pub any_order: bool,
 }
 
 /// Expects the native `event`, mapped to the canonical `canonical`.
 pub const fn native(event: &'static str, canonical: &'static str) -> Expect {
-    Expect { event, qualifier: None, canonical, state: None }
+    Expect { event, qualifier: None, canonical, state: None, any_order: false }
 }
 
 impl Expect {
@@ -73,6 +75,12 @@ impl Expect {
         self
     }
 
+    /// Anywhere among the step's events.
+    pub const fn any_order(mut self) -> Expect {
+        self.any_order = true;
+        self
+    }
+
     /// Whether `event` is this one.
     pub fn matches(&self, event: &Event) -> bool {
         event.name() == self.event && self.qualifier.is_none_or(|q| event.qualifier() == Some(q))
@@ -85,6 +93,26 @@ impl Expect {
             None => self.event.to_string(),
         }
     }
+}
+
+/// Matches `events` to `expected`: the in-order expectations must match in order, each
+/// `any_order` one once anywhere. `events` may be a prefix of what is expected (still
+/// arriving). Returns the expectation each event matched, or the index of the first event that
+/// matches none.
+pub fn match_events(events: &[Event], expected: &[Expect]) -> Result<Vec<Expect>, usize> {
+    let mut in_order = expected.iter().filter(|e| !e.any_order).peekable();
+    let mut floating: Vec<&Expect> = expected.iter().filter(|e| e.any_order).collect();
+    let mut matched = Vec::with_capacity(events.len());
+    for (i, event) in events.iter().enumerate() {
+        if let Some(expect) = in_order.next_if(|e| e.matches(event)) {
+            matched.push(*expect);
+        } else if let Some(at) = floating.iter().position(|e| e.matches(event)) {
+            matched.push(*floating.remove(at));
+        } else {
+            return Err(i);
+        }
+    }
+    Ok(matched)
 }
 
 /// A canonical event as the tables write it: its kind, with the detail that tells cases apart
@@ -425,8 +453,9 @@ impl AgentSession {
             self.fail(&format!("step {:?}: {e}", step.name));
         }
         let events = self.expect_events(step.name, &step.native, step.within);
+        let matched = match_events(&events, &step.native).unwrap_or_default();
         let mut rows = Vec::new();
-        for (event, expect) in events.iter().zip(&step.native) {
+        for (event, expect) in events.iter().zip(&matched) {
             rows.push(self.apply(step.name, event, expect));
         }
         if let Some(quiet) = step.quiet_for {
@@ -552,8 +581,8 @@ impl AgentSession {
         }
     }
 
-    /// Waits until the events after the cursor begin with `expected`, exactly and in order;
-    /// consumes and returns them. Fails early on the first event that differs.
+    /// Waits until the events after the cursor are `expected` ([`match_events`]); consumes and
+    /// returns them. Fails early on the first event that differs.
     pub fn expect_events(
         &mut self,
         step: &str,
@@ -563,7 +592,7 @@ impl AgentSession {
         let cursor = self.cursor;
         let mismatch = |events: &[Event]| {
             let window = &events[cursor.min(events.len())..];
-            window.iter().zip(expected).position(|(event, expect)| !expect.matches(event))
+            match_events(&window[..window.len().min(expected.len())], expected).err()
         };
         let outcome = self.events.wait_until(within, |events| {
             mismatch(events).is_some() || events.len() >= cursor + expected.len()
@@ -618,7 +647,9 @@ impl AgentSession {
                 Some("has the wrong cli")
             } else if envelope.tag.as_deref() != Some(self.tag.as_str()) {
                 Some("lacks the HOOKLINE_TAG of the sandbox")
-            } else if event.field("hook_event_name") != envelope.event.as_deref() {
+            } else if event.field("hook_event_name").or(event.field("type"))
+                != envelope.event.as_deref()
+            {
                 Some("names another event than its payload")
             } else if envelope
                 .host_session_id
@@ -807,6 +838,41 @@ impl AgentSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn events(names: &[&str]) -> Vec<Event> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(seq, name)| {
+                let text = format!(
+                    r#"{{"v":1,"seq":{seq},"ts_ns":1,"cli":"codex","event":"{name}","pid":1,
+                    "ppid":1,"relay_version":"0","payload":{{"hook_event_name":"{name}"}}}}"#
+                );
+                let envelope =
+                    hookline_relay::envelope::Envelope::from_slice(text.as_bytes()).unwrap();
+                Event { file: String::new(), envelope }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn in_order_events_keep_their_order_and_any_order_ones_float() {
+        let expected = [
+            native("PreToolUse", "tool_start"),
+            native("agent-turn-complete", "notification").any_order(),
+            native("PermissionRequest", "permission_request"),
+        ];
+        for seen in [
+            ["PreToolUse", "agent-turn-complete", "PermissionRequest"],
+            ["PreToolUse", "PermissionRequest", "agent-turn-complete"],
+        ] {
+            let matched = match_events(&events(&seen), &expected).unwrap();
+            let names: Vec<&str> = matched.iter().map(|e| e.event).collect();
+            assert_eq!(names, seen, "in the events' order");
+        }
+        assert_eq!(match_events(&events(&["PermissionRequest"]), &expected), Err(0));
+        assert!(match_events(&events(&["PreToolUse"]), &expected).is_ok(), "a prefix");
+    }
 
     #[test]
     fn a_state_without_detail_matches_any_detail() {

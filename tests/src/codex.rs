@@ -135,6 +135,22 @@ pub fn install_hooks(session: &AgentSession) {
     }
 }
 
+/// Wires the relay as Codex's legacy `notify` program, by hand, as hookline's install notes
+/// say a user may (`hookline install` never sets it: there is one per config). `notify` is a
+/// top-level key, so it goes first in `config.toml`.
+pub fn wire_notify(session: &AgentSession) {
+    let path = codex_home(session).join("config.toml");
+    let relay = crate::binaries::relay();
+    let line = format!(
+        "notify = [{}, \"--cli\", \"codex\"]\n",
+        Value::from(relay.to_str().expect("UTF-8 relay path"))
+    );
+    let config = fs::read_to_string(&path)
+        .unwrap_or_else(|e| session.fail(&format!("{}: {e}", path.display())));
+    fs::write(&path, line + &config)
+        .unwrap_or_else(|e| session.fail(&format!("{}: {e}", path.display())));
+}
+
 /// `codex app-server daemon stop`: ends the sessions the daemon holds (their `SessionEnd`
 /// fires), then ends what the daemon left running under this `CODEX_HOME`.
 pub fn stop_daemon(session: &AgentSession) {

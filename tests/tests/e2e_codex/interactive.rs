@@ -111,3 +111,45 @@ pub fn denied(installed: &Installed) {
     session.check_clean("after exit");
     session.save_report();
 }
+
+/// With the relay wired as Codex's legacy `notify` too: the title generator's side thread fires
+/// one (another thread-id) while the dialog is open, which must neither read as a stop nor take
+/// the pane's tag; the real turn's own notify follows its `Stop` and gives no second input slot.
+pub fn approved_with_notify(installed: &Installed) {
+    let mut session = codex::new_session(installed, "notify");
+    let _daemon = DaemonGuard::new(&session);
+    codex::install_hooks(&session);
+    codex::wire_notify(&session);
+    let out = session.sandbox.project().join("out.txt");
+    session.launch_tui(&[BYPASS_TRUST]);
+    let title = native("agent-turn-complete", "notification(thread_title)").any_order();
+    let mut steps = up_to_the_dialog(&out);
+    steps[1].native.push(title);
+    session.run(&steps);
+    let mut approve = approve();
+    approve.native.push(native("agent-turn-complete", "stop").any_order());
+    session.run(&[
+        approve,
+        Step::new("/exit", Action::Type("/exit".into()), "ended(other)")
+            .when_shown(READY)
+            .expect([native("SessionEnd", "session_end").q("other").state("ended")])
+            .then_quiet_for(Duration::from_secs(1)),
+    ]);
+    session.wait_for_exit(Duration::from_secs(15));
+    // Two sessions: the pane's, ended in its first epoch, and the title generator's thread,
+    // known from its notification only and never anything but unknown.
+    let views = session.tracker().views(hookline::format::relay::now_ns());
+    let ours = session.view().unwrap_or_else(|| session.fail("no session for the tag"));
+    let others: Vec<String> = views
+        .iter()
+        .filter(|v| v.session_id != ours.session_id)
+        .map(|v| format!("{:?} {}", v.session_id, v.state.as_str()))
+        .collect();
+    if views.len() != 2 || ours.epoch != 1 || others.iter().any(|o| !o.ends_with(" unknown")) {
+        session.fail(&format!(
+            "expected the pane's session (epoch 1) and the title thread (unknown): {others:?}"
+        ));
+    }
+    session.check_clean("after exit");
+    session.save_report();
+}

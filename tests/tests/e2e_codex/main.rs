@@ -37,6 +37,11 @@ fn interactive_approved() {
 }
 
 #[test]
+fn interactive_approved_with_notify_wired_too() {
+    interactive::approved_with_notify(&installed());
+}
+
+#[test]
 fn interactive_denied_with_escape() {
     interactive::denied(&installed());
 }
