@@ -27,8 +27,8 @@ use sha2::{Digest, Sha256};
 
 use crate::install::dialect::Dialect;
 
-/// Where Codex keeps the trust decisions, relative to `$CODEX_HOME`.
-pub const CONFIG_FILE: &str = "config.toml";
+/// Where Codex keeps the trust decisions (a path template, as profiles write them).
+pub const CONFIG_PATH: &str = "${CODEX_HOME:-~/.codex}/config.toml";
 
 /// Events whose matcher Codex ignores (and leaves out of the hash).
 const MATCHERLESS: &[&str] = &["user_prompt_submit", "stop", "pre_compact", "post_compact"];

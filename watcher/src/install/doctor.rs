@@ -300,7 +300,7 @@ fn check_cli(
 /// Whether Codex will run hookline's hooks in `hooks_file`: each must be trusted, with its
 /// current content, in `$CODEX_HOME/config.toml` (the TUI's `/hooks` screen writes it).
 fn check_codex_trust(label: &str, hooks_file: &Path, text: &str, ctx: &Context<'_>) -> Finding {
-    let config = match expand("${CODEX_HOME:-~/.codex}/config.toml", ctx.env, ctx.cwd) {
+    let config = match expand(codex_trust::CONFIG_PATH, ctx.env, ctx.cwd) {
         Ok(config) => config,
         Err(e) => return Finding::problem(format!("{label}: {e}"), e.fix().unwrap_or_default()),
     };
