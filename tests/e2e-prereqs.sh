@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Prerequisites of the end-to-end suite against the real Claude Code (tests/tests/e2e_claude):
-# tmux, Node.js and npm, each installed with apt-get when missing. The CLI itself is installed
-# by the suite from the npm registry into its cache on first use (tests/src/claude_install.rs).
+# Prerequisites of the end-to-end suites against the real Claude Code, Codex CLI and Gemini CLI
+# (tests/tests/e2e_claude, e2e_codex, e2e_gemini): tmux, Node.js and npm, git, each installed with
+# apt-get when missing. The CLIs themselves are installed by the suites from the npm registry into
+# their cache on first use (tests/src/claude_install.rs, tests/src/npm_install.rs).
 #
 # Usage: bash tests/e2e-prereqs.sh   (idempotent; root or sudo is needed only to install)
 # Exit status: 0 when everything is there, 1 otherwise, with a message saying what is missing.
@@ -42,6 +43,16 @@ if [ "$node_major" -lt 18 ]; then
     say "node $(node --version) is too old for npm's install of @anthropic-ai/claude-code (need >= 18)"
     exit 1
 fi
+# Gemini CLI runs on Node (engines: node >= 20); Codex's npm wrapper needs >= 16 and execs a
+# native binary.
+if [ "$node_major" -lt 20 ]; then
+    say "node $(node --version) is too old for @google/gemini-cli (need >= 20)"
+    exit 1
+fi
+
+# `codex exec` runs only inside a git repository: the Codex suite runs `git init` in its project.
+command -v git >/dev/null 2>&1 || apt_install git
+say "git: $(git --version)"
 # Claude Code 2.1.x ships a native binary and does not run on Node; versions newer than 2.1.197
 # declare engines >= 22, which npm only warns about.
 

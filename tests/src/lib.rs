@@ -11,13 +11,28 @@
 //! * [`follow`]: `hookline watch` following the events directory, for canonical events and states.
 //! * [`session`]: all of the above around one running CLI, with descriptive failures.
 //! * [`version`]: version numbers, ordered numerically.
+//! * [`agent_session`]: the step harness of the Codex and Gemini suites, asserting native events,
+//!   canonical events and session states.
+//! * [`codex`], [`gemini`]: each CLI's sandbox setup (config, mock, first-run answers) and its
+//!   registration by `hookline install`.
+//! * [`npm_install`]: installs pinned versions of Codex and Gemini CLI from npm into the cache.
+//! * [`mock_http`]: the small HTTP server behind the Codex and Gemini API mocks.
+//! * [`mock_openai`]: a scripted mock of the OpenAI Responses API, for Codex.
+//! * [`mock_gemini`]: a scripted mock of the Gemini API, for Gemini CLI.
 
+pub mod agent_session;
 pub mod binaries;
 pub mod claude_hooks;
 pub mod claude_install;
+pub mod codex;
 pub mod events;
 pub mod follow;
+pub mod gemini;
 pub mod mock_api;
+pub mod mock_gemini;
+pub mod mock_http;
+pub mod mock_openai;
+pub mod npm_install;
 pub mod sandbox;
 pub mod session;
 pub mod tmux;

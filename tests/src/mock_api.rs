@@ -117,10 +117,11 @@ impl Drop for MockApi {
     }
 }
 
-struct HttpRequest {
-    method: String,
-    path: String,
-    body: Vec<u8>,
+/// A request as read off the connection (shared with [`crate::mock_http`]).
+pub(crate) struct HttpRequest {
+    pub(crate) method: String,
+    pub(crate) path: String,
+    pub(crate) body: Vec<u8>,
 }
 
 fn serve_connection(stream: TcpStream, shared: &Shared) {
@@ -221,7 +222,7 @@ fn respond(request: &HttpRequest, body: Option<&Value>, id: u64) -> Response {
     }
 }
 
-fn read_request(reader: &mut impl BufRead) -> Option<HttpRequest> {
+pub(crate) fn read_request(reader: &mut impl BufRead) -> Option<HttpRequest> {
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
     let mut parts = line.split_whitespace();
@@ -288,7 +289,7 @@ fn read_chunked(reader: &mut impl BufRead) -> Option<Vec<u8>> {
     }
 }
 
-fn write_head(
+pub(crate) fn write_head(
     writer: &mut impl Write,
     status: &str,
     content_type: &str,

@@ -38,6 +38,25 @@ impl Sandbox {
     /// Creates the folders and `$HOME/.claude.json`; `api_base_url` is the mock's URL, `tag` goes
     /// to `HOOKLINE_TAG` (every envelope carries it back).
     pub fn new(api_base_url: &str, idle_threshold: Duration, tag: &str) -> Sandbox {
+        let sandbox = Sandbox::create();
+        sandbox.write_claude_json(idle_threshold);
+        let env = sandbox.build_env(api_base_url, tag);
+        Sandbox { env, ..sandbox }
+    }
+
+    /// A sandbox for another CLI than Claude Code: the folders and the environment every CLI
+    /// gets (`HOME`, `TMPDIR`, XDG folders, `PATH`, `HOOKLINE_EVENTS_DIR`, `HOOKLINE_TAG`...),
+    /// with `extra` added (replacing a variable of the same name). Nothing is written in `HOME`.
+    pub fn for_cli(tag: &str, extra: Vec<(String, OsString)>) -> Sandbox {
+        let sandbox = Sandbox::create();
+        let mut env = sandbox.base_env(tag);
+        env.retain(|(key, _)| !extra.iter().any(|(k, _)| k == key));
+        env.extend(extra);
+        env.sort();
+        Sandbox { env, ..sandbox }
+    }
+
+    fn create() -> Sandbox {
         let temp = tempfile::Builder::new()
             .prefix("hookline-e2e-")
             .tempdir()
@@ -54,10 +73,7 @@ impl Sandbox {
         for dir in ["home", "project", "tmp"] {
             fs::create_dir_all(root.join(dir)).expect("sandbox folders");
         }
-        let sandbox = Sandbox { root, _temp: temp, env: Vec::new(), launches: AtomicU32::new(0) };
-        sandbox.write_claude_json(idle_threshold);
-        let env = sandbox.build_env(api_base_url, tag);
-        Sandbox { env, ..sandbox }
+        Sandbox { root, _temp: temp, env: Vec::new(), launches: AtomicU32::new(0) }
     }
 
     /// The sandbox's root folder.
@@ -110,8 +126,23 @@ impl Sandbox {
     }
 
     fn build_env(&self, api_base_url: &str, tag: &str) -> Vec<(String, OsString)> {
+        let mut env = self.base_env(tag);
+        env.extend([
+            ("ANTHROPIC_BASE_URL".into(), api_base_url.into()),
+            ("ANTHROPIC_API_KEY".into(), FAKE_API_KEY.into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
+            ("DISABLE_TELEMETRY".into(), "1".into()),
+            ("DISABLE_AUTOUPDATER".into(), "1".into()),
+            ("CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL".into(), "1".into()),
+        ]);
+        env.sort();
+        env
+    }
+
+    /// The variables every CLI gets.
+    fn base_env(&self, tag: &str) -> Vec<(String, OsString)> {
         let home = self.home();
-        let mut env: Vec<(String, OsString)> = vec![
+        vec![
             ("HOME".into(), home.clone().into()),
             ("TMPDIR".into(), self.root.join("tmp").into()),
             ("XDG_CONFIG_HOME".into(), home.join(".config").into()),
@@ -121,17 +152,21 @@ impl Sandbox {
             ("PATH".into(), std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into())),
             ("SHELL".into(), "/bin/bash".into()),
             ("LANG".into(), "C.UTF-8".into()),
-            ("ANTHROPIC_BASE_URL".into(), api_base_url.into()),
-            ("ANTHROPIC_API_KEY".into(), FAKE_API_KEY.into()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
-            ("DISABLE_TELEMETRY".into(), "1".into()),
-            ("DISABLE_AUTOUPDATER".into(), "1".into()),
-            ("CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL".into(), "1".into()),
             ("HOOKLINE_EVENTS_DIR".into(), self.events_dir().into()),
             ("HOOKLINE_TAG".into(), tag.into()),
-        ];
-        env.sort();
-        env
+        ]
+    }
+
+    /// Sets one variable of the environment, replacing its value if it is set.
+    pub fn set_env(&mut self, key: &str, value: impl Into<OsString>) {
+        let value = value.into();
+        match self.env.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = value,
+            None => {
+                self.env.push((key.to_owned(), value));
+                self.env.sort();
+            }
+        }
     }
 
     /// A command for `program` with exactly the sandbox's environment, in the project.

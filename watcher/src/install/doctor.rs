@@ -3,7 +3,8 @@
 //! For each installable CLI and each of its scopes (and each file `install` recorded): is
 //! the relay registered; does the registered binary exist and run silently; would `install`
 //! change anything (stale command, events missing for the version detected, events that
-//! version does not know); were our hooks stripped from a file we installed into. Then: is
+//! version does not know); were our hooks stripped from a file we installed into; for Codex,
+//! will it skip them because nobody trusted them in its `/hooks` screen. Then: is
 //! the events directory present and safe, what the relay reported in its diagnostics file
 //! lately, and when the last event of each CLI arrived.
 
@@ -22,8 +23,9 @@ use hookline_relay::location;
 use hookline_relay::store::EventsDir;
 
 use crate::Error;
+use crate::install::codex_trust::{self, Trust, TrustRecords};
 use crate::install::{
-    Change, Installable, command, document, file, find_relay, merge, probe, record,
+    Change, Dialect, Installable, command, document, expand, file, find_relay, merge, probe, record,
 };
 use crate::profile::Profiles;
 use crate::units::format_age;
@@ -253,6 +255,9 @@ fn check_cli(
         }
         registered_somewhere = true;
         findings.push(Finding::ok(format!("{label}: registered for {} events", registered.len())));
+        if cli.dialect == Dialect::Codex {
+            findings.push(check_codex_trust(&label, &path, text, ctx));
+        }
         for command in registered.iter().flat_map(|(_, c)| c) {
             if !checked_commands.contains(command) {
                 checked_commands.push(command.clone());
@@ -290,6 +295,66 @@ fn check_cli(
         None => Finding::info("no event received yet"),
     });
     Section { title: format!("{} ({name})", cli.profile.display_name), findings }
+}
+
+/// Whether Codex will run hookline's hooks in `hooks_file`: each must be trusted, with its
+/// current content, in `$CODEX_HOME/config.toml` (the TUI's `/hooks` screen writes it).
+fn check_codex_trust(label: &str, hooks_file: &Path, text: &str, ctx: &Context<'_>) -> Finding {
+    let config = match expand(codex_trust::CONFIG_PATH, ctx.env, ctx.cwd) {
+        Ok(config) => config,
+        Err(e) => return Finding::problem(format!("{label}: {e}"), e.fix().unwrap_or_default()),
+    };
+    let records = match std::fs::read_to_string(&config) {
+        Ok(toml) => match TrustRecords::parse(&toml) {
+            Ok(records) => records,
+            Err(e) => {
+                return Finding::problem(
+                    format!("{}: cannot read Codex's hook trust records: {e}", config.display()),
+                    "fix the file so Codex can read it too",
+                );
+            }
+        },
+        Err(_) => TrustRecords::default(),
+    };
+    let hooks = codex_trust::our_hooks(hooks_file, text, &records);
+    let with = |trust: Trust| -> Vec<&str> {
+        hooks.iter().filter(|h| h.trust == trust).map(|h| h.event.as_str()).collect()
+    };
+    let (untrusted, modified, disabled) =
+        (with(Trust::Untrusted), with(Trust::Modified), with(Trust::Disabled));
+    let skipped = untrusted.len() + modified.len() + disabled.len();
+    if skipped == 0 {
+        return Finding::ok(format!(
+            "{label}: Codex trusts all {} of hookline's hooks ({})",
+            hooks.len(),
+            config.display()
+        ));
+    }
+    let mut why = Vec::new();
+    if !untrusted.is_empty() {
+        why.push(format!("not trusted (no trust record): {}", untrusted.join(", ")));
+    }
+    if !modified.is_empty() {
+        why.push(format!("changed since they were trusted: {}", modified.join(", ")));
+    }
+    if !disabled.is_empty() {
+        why.push(format!("turned off in /hooks: {}", disabled.join(", ")));
+    }
+    let mut fix = "trust them in the Codex TUI: /hooks, then t (trust all) or enter to review \
+                   each event; or \"Trust all and continue\" when the TUI asks at start. Until \
+                   then Codex skips them, silently in `codex exec`"
+        .to_owned();
+    if !disabled.is_empty() {
+        fix.push_str("; turn the ones turned off back on there (space)");
+    }
+    Finding::problem(
+        format!(
+            "{label}: Codex will skip {skipped} of hookline's {} hooks: {}",
+            hooks.len(),
+            why.join("; ")
+        ),
+        fix,
+    )
 }
 
 /// What `install` would change, in one sentence per kind of change.

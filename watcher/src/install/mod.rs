@@ -10,7 +10,9 @@
 //! * [`probe`]: finding programs, detecting a CLI's version, bounded runs.
 //! * [`record`]: where hookline installed, so that `doctor` can tell stripped hooks.
 //! * [`doctor`]: the health checks.
+//! * [`codex_trust`]: which of hookline's hooks Codex will skip because nobody trusted them.
 
+pub mod codex_trust;
 pub mod command;
 pub mod dialect;
 pub mod diff;
@@ -122,7 +124,7 @@ impl<'a> Installable<'a> {
                     event: e.native.clone(),
                     entry: self.dialect.entry(
                         &command,
-                        self.spec.timeout_secs,
+                        e.timeout_secs.unwrap_or(self.spec.timeout_secs),
                         e.matcher.as_deref(),
                     ),
                 }

@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 
 use crate::units::Version;
 
-/// How long a CLI may take to print its version.
-pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a CLI may take to print its version. Gemini CLI 0.61 loads its whole bundle and
+/// relaunches itself in a second Node process first: 3.5 to 8 s on an idle two-core machine,
+/// more when it is busy (the first limit, 5 s, made `install` miss the version there).
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Whether a path is a file with an execute bit.
 pub fn is_executable(path: &Path) -> bool {

@@ -93,6 +93,26 @@ fn the_claude_profile_gives_entries_and_reasons() {
 }
 
 #[test]
+fn codex_interrupt_and_session_end_get_the_3_s_codex_clamps_them_to() {
+    let profiles = Profiles::shipped().unwrap();
+    let cli = Installable::find(&profiles, "codex").unwrap();
+    let detected = Detected::Version {
+        version: "0.171.0".parse().unwrap(),
+        command: "codex --version".into(),
+    };
+    let timeouts: Vec<(String, Value)> = cli
+        .wanted(RELAY, &detected)
+        .into_iter()
+        .map(|w| (w.event, w.entry["hooks"][0]["timeout"].clone()))
+        .collect();
+    assert_eq!(timeouts.len(), 12);
+    for (event, timeout) in timeouts {
+        let expected = if event == "Interrupt" || event == "SessionEnd" { 3 } else { 10 };
+        assert_eq!(timeout, expected, "{event}");
+    }
+}
+
+#[test]
 fn two_installs_racing_leave_exactly_one_entry_per_event() {
     let tmp = tempfile::tempdir().unwrap();
     let path = Arc::new(tmp.path().join("settings.json"));

@@ -83,7 +83,8 @@ pub struct FieldAliases {
     pub tool: Vec<FieldPath>,
 }
 
-/// A dotted path into a payload (`details.type`).
+/// A dotted path into a payload (`details.type`); a number steps into an array
+/// (`input-messages.0`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldPath(Vec<String>);
 
@@ -99,7 +100,13 @@ impl FieldPath {
 
     /// The value at this path in a payload.
     pub fn get<'a>(&self, payload: &'a Value) -> Option<&'a Value> {
-        self.0.iter().try_fold(payload, |value, key| value.get(key)).filter(|v| !v.is_null())
+        self.0
+            .iter()
+            .try_fold(payload, |value, key| match value {
+                Value::Array(items) => items.get(key.parse::<usize>().ok()?),
+                _ => value.get(key),
+            })
+            .filter(|v| !v.is_null())
     }
 }
 
@@ -146,6 +153,8 @@ pub enum Test {
     Present(bool),
     /// The field equals one of these values.
     AnyOf(Vec<Value>),
+    /// The field is a string starting with this.
+    Prefix(String),
 }
 
 impl Condition {
@@ -155,6 +164,9 @@ impl Condition {
         match &self.test {
             Test::Present(present) => value.is_some() == *present,
             Test::AnyOf(values) => value.is_some_and(|v| values.contains(v)),
+            Test::Prefix(prefix) => {
+                value.and_then(Value::as_str).is_some_and(|v| v.starts_with(prefix.as_str()))
+            }
         }
     }
 }
@@ -234,6 +246,8 @@ pub struct InstallEvent {
     pub until: Option<Version>,
     /// The matcher to write, when the dialect uses one.
     pub matcher: Option<String>,
+    /// This event's hook timeout in seconds, when it differs from the spec's.
+    pub timeout_secs: Option<u32>,
 }
 
 impl InstallSpec {
@@ -423,13 +437,14 @@ impl Rule {
                     let k = key(&format!("{which}.{path}"));
                     let test = match m {
                         wire::Match::Presence { present } => Test::Present(*present),
+                        wire::Match::Prefix { prefix } => Test::Prefix(prefix.clone()),
                         wire::Match::AnyOf(values) => Test::AnyOf(
                             values.iter().map(toml_to_json).collect::<Option<_>>().ok_or_else(
                                 || src.error(Some(&k), "values must be strings, numbers or booleans"),
                             )?,
                         ),
                         wire::Match::Equals(value) => Test::AnyOf(vec![toml_to_json(value).ok_or_else(
-                            || src.error(Some(&k), "a value must be a string, number, boolean, list, or { present = bool }"),
+                            || src.error(Some(&k), "a value must be a string, number, boolean, list, { present = bool } or { prefix = \"...\" }"),
                         )?]),
                     };
                     Ok(Condition { path: FieldPath::parse(path).map_err(|e| src.error(Some(&k), e))?, test })
@@ -603,6 +618,7 @@ fn install(
                         .map(|v| version(src, &key("until"), v))
                         .transpose()?,
                     matcher: e.matcher.clone(),
+                    timeout_secs: e.timeout_secs,
                 })
             })
             .collect::<Result<Vec<_>, _>>()?,

@@ -117,6 +117,9 @@ fn condition(c: &Condition, negated: bool) -> String {
             let values: Vec<String> = values.iter().map(value).collect();
             format!("{not}{} ∈ {{{}}}", c.path, values.join(", "))
         }
+        Test::Prefix(prefix) => {
+            format!("{not}{} starts with \"{}…\"", c.path, value(&Value::String(prefix.clone())))
+        }
     }
 }
 

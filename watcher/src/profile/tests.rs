@@ -253,6 +253,14 @@ fn conditions_test_presence_and_values() {
     };
     assert!(c.holds(&serde_json::json!({"n": 1})));
     assert!(!c.holds(&serde_json::json!({"n": 2})));
+    let c = Condition {
+        path: FieldPath::parse("messages.1").unwrap(),
+        test: Test::Prefix("Generate".into()),
+    };
+    assert!(c.holds(&serde_json::json!({"messages": ["x", "Generate a title"]})));
+    assert!(!c.holds(&serde_json::json!({"messages": ["Generate a title"]})));
+    assert!(!c.holds(&serde_json::json!({"messages": ["x", 3]})));
+    assert!(c.holds(&serde_json::json!({"messages": {"1": "Generate"}})), "an object's key");
 }
 
 /// The profiles shown in the canonical table, in column order.

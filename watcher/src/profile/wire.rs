@@ -67,6 +67,8 @@ pub(crate) struct Rule {
 pub(crate) enum Match {
     /// The field is present (`true`) or absent (`false`).
     Presence { present: bool },
+    /// The field is a string starting with this.
+    Prefix { prefix: String },
     /// The field equals one of these.
     AnyOf(Vec<toml::Value>),
     /// The field equals this.
@@ -123,6 +125,7 @@ pub(crate) struct InstallEvent {
     pub since: Option<String>,
     pub until: Option<String>,
     pub matcher: Option<String>,
+    pub timeout_secs: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -218,8 +218,10 @@ impl Tracker {
         };
         let generation = self.generation;
         let history_len = self.history_len;
+        // A tag names the session that last changed state under it. An event that changes
+        // nothing (a side thread's notification) does not take the tag from a session.
         if let Some(tag) = &event.tag
-            && self.by_tag.get(tag) != Some(&key)
+            && !self.by_tag.contains_key(tag)
         {
             self.by_tag.insert(tag.clone(), key.clone());
         }
@@ -313,10 +315,14 @@ impl Tracker {
             };
         }
         session.record(event, rule, changed.then_some(session.current.kind), history_len);
+        if changed && let Some(tag) = &event.tag {
+            self.by_tag.insert(tag.clone(), key.clone());
+        }
         Applied { session: Some(key), rule, changed }
     }
 
-    /// Finds a session by session id, else by tag (the session most recently seen with it).
+    /// Finds a session by session id, else by tag (the session whose state last changed under
+    /// it).
     pub fn find(&self, id_or_tag: &str) -> Option<&Session> {
         self.sessions
             .values()

@@ -50,6 +50,8 @@ struct Step {
     /// A new tracker starts here and replays everything so far.
     #[serde(default)]
     restart: bool,
+    /// Look the session up by this id or tag instead of the step's session id.
+    view: Option<String>,
     expect: Option<Expectation>,
 }
 
@@ -130,7 +132,7 @@ fn run_story(path: &Path) -> Vec<String> {
             run.tracker.apply(&event);
             run.history.push(event);
         }
-        let session = step.session.as_deref().unwrap_or(&story.session);
+        let session = step.view.as_deref().or(step.session.as_deref()).unwrap_or(&story.session);
         let view = run.tracker.view(session, at);
         run.trace.push(view.as_ref().map_or("none".into(), |v| v.state.as_str().to_owned()));
         let Some(expect) = &step.expect else { continue };

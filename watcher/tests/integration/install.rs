@@ -440,8 +440,14 @@ fn every_dialect_writes_its_own_file_and_shape() {
         serde_json::json!({"version": 1, "hooks": {"stop": [{"command": format!("{relay} --cli cursor"), "timeout": 10}]}})
     );
     let (code, report) = w.doctor(&[]);
-    assert_eq!(code, 0, "{report}");
     assert!(report.contains("relay "), "{report}");
+    // Codex skips hooks nobody trusted in its /hooks screen: the one problem left.
+    assert_eq!(code, 1, "{report}");
+    assert!(
+        report.contains("Codex will skip 2 of hookline's 2 hooks: not trusted (no trust record)"),
+        "{report}"
+    );
+    assert!(report.ends_with("1 problem found\n"), "{report}");
 }
 
 #[test]

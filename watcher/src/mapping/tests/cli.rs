@@ -122,7 +122,14 @@ fn every_codex_fixture_maps_to_its_kind_and_session() {
         ("Stop-exec.json", stop("done"), CODEX_EXEC),
         ("notify-agent-turn-complete.json", stop("done"), CODEX_TUI),
         ("notify-agent-turn-complete-exec.json", stop("done"), CODEX_EXEC),
-        ("notify-agent-turn-complete-titlegen.json", stop("{\"title\": \"mock\"}"), CODEX_TITLEGEN),
+        (
+            "notify-agent-turn-complete-titlegen.json",
+            Kind::Notification {
+                notification_type: text("thread_title"),
+                message: text("{\"title\": \"mock\"}"),
+            },
+            CODEX_TITLEGEN,
+        ),
         (
             "PreCompact-manual.json",
             Kind::Compact { phase: CompactPhase::Pre, trigger: text("manual") },
@@ -173,7 +180,7 @@ fn the_codex_tui_run_replays_to_the_expected_sequence() {
         "session_start",      // SessionStart: only now, with the first prompt
         "turn_start",         // UserPromptSubmit
         "tool_start",         // PreToolUse
-        "stop",               // notify from the title-generation side thread
+        "notification",       // notify from the title-generation side thread
         "permission_request", // PermissionRequest: the dialog
         "tool_end",           // PostToolUse after Enter
         "stop",               // Stop

@@ -1,0 +1,232 @@
+//! A scripted mock of the Gemini API on 127.0.0.1, so the real Gemini CLI runs offline
+//! (`GOOGLE_GEMINI_BASE_URL=<base_url>`, with `security.auth.selectedType = "gemini-api-key"`).
+//!
+//! | request | reply |
+//! |---|---|
+//! | `…:streamGenerateContent?alt=sse` whose last turn holds a `functionResponse` | text `done` |
+//! | `…:streamGenerateContent?alt=sse` whose last user text contains `RUNBASH: <cmd>` | a `run_shell_command` function call |
+//! | `…:streamGenerateContent?alt=sse`, anything else | text `ok` |
+//! | `…:generateContent` asking for JSON with a schema (the model router, every turn) | JSON filling the schema: integers at their minimum or 1 (the router's `complexity_score` must be ≥ 1), strings `mock` |
+//! | `…:generateContent`, anything else (`/compress`) | a short summary text |
+//! | `…:countTokens`, `…:embedContent` | stubs (never called by 0.61) |
+//!
+//! The stream is `data: <GenerateContentResponse>\r\n\r\n` lines. Anything else answers 404
+//! and is printed.
+
+use serde_json::{Map, Value, json};
+
+use crate::mock_http::{Answer, MockServer, Request};
+
+/// `RUNBASH: <command>`: the mock answers with a `run_shell_command` call.
+pub const RUNBASH: &str = "RUNBASH: ";
+
+/// Starts the mock; `GOOGLE_GEMINI_BASE_URL` is its base URL.
+pub fn start() -> std::io::Result<MockServer> {
+    MockServer::start("mock-gemini", |request| {
+        let method = request.path.strip_prefix("/v1beta/models/").and_then(|m| m.split_once(':'));
+        match (request.method, method) {
+            ("POST", Some((model, "streamGenerateContent"))) => stream(request, model),
+            ("POST", Some((model, "generateContent"))) => generate(request, model),
+            ("POST", Some((_, "countTokens"))) => {
+                Answer::json(&json!({"totalTokens": 100}), "countTokens")
+            }
+            ("POST", Some((_, "embedContent"))) => {
+                Answer::json(&json!({"embedding": {"values": vec![0.0; 8]}}), "embedContent")
+            }
+            _ => Answer::not_found(
+                &json!({"error": {"code": 404, "message": "not mocked", "status": "NOT_FOUND"}}),
+            ),
+        }
+    })
+}
+
+fn stream(request: &Request<'_>, model: &str) -> Answer {
+    let reply = Reply::for_request(request.body.unwrap_or(&Value::Null));
+    let data = response(model, reply.part());
+    Answer::sse(format!("data: {data}\r\n\r\n"), format!("{model} {}", reply.describe()))
+}
+
+fn generate(request: &Request<'_>, model: &str) -> Answer {
+    let body = request.body.unwrap_or(&Value::Null);
+    let config = &body["generationConfig"];
+    let schema = [&config["responseJsonSchema"], &config["responseSchema"]]
+        .into_iter()
+        .find(|s| s.is_object());
+    let (text, note) = match schema {
+        Some(schema) => {
+            let text = fill_schema(schema).to_string();
+            let note = format!("{model} json {text}");
+            (text, note)
+        }
+        None => {
+            let text = "mock summary: the user ran mock shell commands.".to_owned();
+            (text, format!("{model} text summary"))
+        }
+    };
+    Answer::json(&response(model, json!({"text": text})), note)
+}
+
+/// One `GenerateContentResponse` holding `part`.
+fn response(model: &str, part: Value) -> Value {
+    json!({
+        "candidates": [{
+            "content": {"role": "model", "parts": [part]},
+            "finishReason": "STOP",
+            "index": 0,
+        }],
+        "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 5, "totalTokenCount": 25},
+        "modelVersion": model,
+    })
+}
+
+/// What the mock streams for one `streamGenerateContent`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Model text ending the turn.
+    Text(String),
+    /// A `run_shell_command` call.
+    Shell(String),
+}
+
+impl Reply {
+    /// Decides from the request body (see the module table).
+    pub fn for_request(body: &Value) -> Reply {
+        let contents = body["contents"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let parts = |c: &Value| c["parts"].as_array().cloned().unwrap_or_default();
+        if contents
+            .last()
+            .is_some_and(|c| parts(c).iter().any(|p| p["functionResponse"].is_object()))
+        {
+            return Reply::Text("done".into());
+        }
+        let last_user = contents.iter().rev().find(|c| c["role"] == "user").map(parts);
+        let command =
+            last_user.unwrap_or_default().iter().filter_map(|p| p["text"].as_str()).find_map(
+                |text| {
+                    let start = text.find(RUNBASH)? + RUNBASH.len();
+                    let command = text[start..].lines().next().unwrap_or("").trim();
+                    (!command.is_empty()).then(|| command.to_owned())
+                },
+            );
+        match command {
+            Some(command) => Reply::Shell(command),
+            None => Reply::Text("ok".into()),
+        }
+    }
+
+    fn part(&self) -> Value {
+        match self {
+            Reply::Text(text) => json!({"text": text}),
+            Reply::Shell(command) => json!({"functionCall": {
+                "name": "run_shell_command",
+                "args": {"command": command, "description": "Run the requested command"},
+            }}),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Reply::Text(text) => format!("text {text:?}"),
+            Reply::Shell(command) => format!("run_shell_command {command:?}"),
+        }
+    }
+}
+
+/// A value satisfying a JSON schema (OpenAPI-style upper-case types too), as plain as possible:
+/// the first enum value, strings `mock`, numbers at their minimum or 1, one item per array.
+pub fn fill_schema(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    let kind = schema["type"].as_str().unwrap_or("object").to_ascii_lowercase();
+    match kind.as_str() {
+        "string" => json!("mock"),
+        "integer" => json!(schema["minimum"].as_i64().unwrap_or(1).max(1)),
+        "number" => json!(schema["minimum"].as_f64().unwrap_or(1.0).max(1.0)),
+        "boolean" => json!(true),
+        "array" => json!([fill_schema(&schema["items"])]),
+        "null" => Value::Null,
+        _ => {
+            let mut object = Map::new();
+            if let Some(properties) = schema["properties"].as_object() {
+                for (name, property) in properties {
+                    object.insert(name.clone(), fill_schema(property));
+                }
+            }
+            Value::Object(object)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock_http::{body_of, send};
+
+    fn user(text: &str) -> Value {
+        json!({"role": "user", "parts": [{"text": text}]})
+    }
+
+    #[test]
+    fn a_runbash_prompt_streams_a_shell_function_call() {
+        let server = start().unwrap();
+        let body = json!({"contents": [user("please RUNBASH: echo hi > /tmp/out.txt\nthanks")]});
+        let path = "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse";
+        let (status, response) = send(&server.base_url(), "POST", path, &body);
+        assert_eq!(status, 200);
+        assert!(response.contains("content-type: text/event-stream"), "{response}");
+        let data = body_of(&response).strip_prefix("data: ").unwrap();
+        assert!(data.ends_with("\r\n\r\n"));
+        let event: Value = serde_json::from_str(data.trim_end()).unwrap();
+        let call = &event["candidates"][0]["content"]["parts"][0]["functionCall"];
+        assert_eq!(call["name"], "run_shell_command");
+        assert_eq!(call["args"]["command"], "echo hi > /tmp/out.txt");
+        assert_eq!(event["modelVersion"], "gemini-3.8-flash");
+    }
+
+    #[test]
+    fn a_function_response_ends_the_turn() {
+        let body = json!({"contents": [
+            user("RUNBASH: ls"),
+            {"role": "model", "parts": [{"functionCall": {"name": "run_shell_command", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command", "response": {"output": "RUNBASH: ls"}}}]},
+        ]});
+        assert_eq!(Reply::for_request(&body), Reply::Text("done".into()));
+        assert_eq!(
+            Reply::for_request(&json!({"contents": [user("hi")]})),
+            Reply::Text("ok".into())
+        );
+    }
+
+    #[test]
+    fn the_router_gets_json_that_satisfies_its_schema() {
+        let server = start().unwrap();
+        let body = json!({"contents": [user("RUNBASH: ls")], "generationConfig": {
+            "responseMimeType": "application/json",
+            "responseJsonSchema": {"type": "OBJECT", "properties": {
+                "complexity_reasoning": {"type": "STRING"},
+                "complexity_score": {"type": "INTEGER"},
+            }},
+        }});
+        let path = "/v1beta/models/gemini-3.5-flash-lite:generateContent";
+        let (status, response) = send(&server.base_url(), "POST", path, &body);
+        assert_eq!(status, 200);
+        let reply: Value = serde_json::from_str(body_of(&response)).unwrap();
+        let text = reply["candidates"][0]["content"]["parts"][0]["text"].as_str().unwrap();
+        let filled: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(filled, json!({"complexity_reasoning": "mock", "complexity_score": 1}));
+        assert_eq!(fill_schema(&json!({"type": "string", "enum": ["a", "b"]})), "a");
+        assert_eq!(
+            fill_schema(&json!({"type": "array", "items": {"type": "boolean"}})),
+            json!([true])
+        );
+    }
+
+    #[test]
+    fn other_paths_are_not_mocked() {
+        let server = start().unwrap();
+        let (status, _) = send(&server.base_url(), "GET", "/v1beta/models", &Value::Null);
+        assert_eq!(status, 404);
+        assert_eq!(server.unknown_requests().len(), 1);
+    }
+}

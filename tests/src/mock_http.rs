@@ -1,0 +1,228 @@
+//! A small std-only HTTP server on 127.0.0.1 for the model API mocks of the Codex and Gemini
+//! suites: one thread accepts, one thread per connection answers with what a handler decides
+//! from the request alone, and every response closes its connection. Requests are parsed as the
+//! Claude mock parses them ([`crate::mock_api`]), and recorded the same way for failure reports.
+
+use std::io::{BufReader, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::mock_api::{RecordedRequest, read_request, write_head};
+
+/// What the handler answers.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// Status line after `HTTP/1.1`, e.g. `200 OK`.
+    pub status: &'static str,
+    /// `content-type`.
+    pub content_type: &'static str,
+    /// The body.
+    pub body: Vec<u8>,
+    /// Sent without a length, ended by closing the connection (server-sent events).
+    pub stream: bool,
+    /// One line for reports: what was answered.
+    pub note: String,
+}
+
+impl Answer {
+    /// A JSON body.
+    pub fn json(value: &Value, note: impl Into<String>) -> Answer {
+        Answer {
+            status: "200 OK",
+            content_type: "application/json",
+            body: value.to_string().into_bytes(),
+            stream: false,
+            note: format!("200 {}", note.into()),
+        }
+    }
+
+    /// Server-sent events.
+    pub fn sse(text: String, note: impl Into<String>) -> Answer {
+        Answer {
+            status: "200 OK",
+            content_type: "text/event-stream",
+            body: text.into_bytes(),
+            stream: true,
+            note: format!("200 {} (sse)", note.into()),
+        }
+    }
+
+    /// 404 with a JSON error: the request is printed to stderr, so a call that a new CLI
+    /// version makes shows in the test output.
+    pub fn not_found(body: &Value) -> Answer {
+        Answer {
+            status: "404 Not Found",
+            content_type: "application/json",
+            body: body.to_string().into_bytes(),
+            stream: false,
+            note: "404 not mocked".into(),
+        }
+    }
+}
+
+/// A request as the handler sees it.
+#[derive(Debug)]
+pub struct Request<'a> {
+    /// HTTP method.
+    pub method: &'a str,
+    /// Path without the query.
+    pub path: &'a str,
+    /// The query, without `?`.
+    pub query: &'a str,
+    /// The body parsed as JSON, when it was JSON.
+    pub body: Option<&'a Value>,
+    /// A number unique to this request within the server, for ids.
+    pub id: u64,
+}
+
+type Handler = dyn Fn(&Request<'_>) -> Answer + Send + Sync;
+
+/// A running server. Stops accepting when dropped.
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    name: &'static str,
+    stop: AtomicBool,
+    next_id: AtomicU64,
+    requests: Mutex<Vec<RecordedRequest>>,
+    handler: Box<Handler>,
+}
+
+impl MockServer {
+    /// Binds an ephemeral port on 127.0.0.1 and serves with `handler`; `name` prefixes what it
+    /// prints.
+    pub fn start(
+        name: &'static str,
+        handler: impl Fn(&Request<'_>) -> Answer + Send + Sync + 'static,
+    ) -> std::io::Result<MockServer> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            name,
+            stop: AtomicBool::new(false),
+            next_id: AtomicU64::new(0),
+            requests: Mutex::new(Vec::new()),
+            handler: Box::new(handler),
+        });
+        let accept = {
+            let shared = Arc::clone(&shared);
+            thread::Builder::new().name(format!("{name}-accept")).spawn(move || {
+                for stream in listener.incoming() {
+                    if shared.stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let shared = Arc::clone(&shared);
+                    let _ = thread::Builder::new()
+                        .name(format!("{}-conn", shared.name))
+                        .spawn(move || serve_connection(stream, &shared));
+                }
+            })?
+        };
+        Ok(MockServer { addr, shared, accept: Some(accept) })
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request served so far, oldest first.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The requests the mock did not know how to answer.
+    pub fn unknown_requests(&self) -> Vec<RecordedRequest> {
+        self.requests().into_iter().filter(|r| r.reply.starts_with("404")).collect()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+    }
+}
+
+fn serve_connection(stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(read_half);
+    let mut writer = stream;
+    let Some(request) = read_request(&mut reader) else {
+        return;
+    };
+    let body: Option<Value> = serde_json::from_slice(&request.body).ok();
+    let (path, query) = request.path.split_once('?').unwrap_or((&request.path, ""));
+    let id = shared.next_id.fetch_add(1, Ordering::SeqCst);
+    let answer = (shared.handler)(&Request {
+        method: &request.method,
+        path,
+        query,
+        body: body.as_ref(),
+        id,
+    });
+    if answer.status.starts_with("404") {
+        eprintln!(
+            "{}: unknown request {} {} ({} body bytes)",
+            shared.name,
+            request.method,
+            request.path,
+            request.body.len()
+        );
+    }
+    // Recorded before answering, so a client that has read its answer finds it recorded.
+    shared.requests.lock().unwrap_or_else(|e| e.into_inner()).push(RecordedRequest {
+        method: request.method,
+        path: request.path,
+        body,
+        reply: answer.note,
+    });
+    let length = (!answer.stream).then_some(answer.body.len());
+    let _ = write_head(&mut writer, answer.status, answer.content_type, length)
+        .and_then(|()| writer.write_all(&answer.body))
+        .and_then(|()| writer.flush());
+    let _ = writer.shutdown(Shutdown::Write);
+}
+
+/// Sends one request to a server and returns the status code and the whole response (head and
+/// body), for the mocks' unit tests.
+#[cfg(test)]
+pub(crate) fn send(base_url: &str, method: &str, path: &str, body: &Value) -> (u16, String) {
+    use std::io::Read;
+    let addr = base_url.trim_start_matches("http://");
+    let text = body.to_string();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n{text}",
+        text.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    (response[9..12].parse().unwrap(), response)
+}
+
+/// The body of a response returned by [`send`].
+#[cfg(test)]
+pub(crate) fn body_of(response: &str) -> &str {
+    response.split_once("\r\n\r\n").map_or("", |(_, body)| body)
+}

@@ -1,0 +1,290 @@
+//! A scripted mock of the OpenAI Responses API (`POST /v1/responses`, server-sent events) on
+//! 127.0.0.1, so the real Codex CLI runs offline.
+//!
+//! Codex 0.171 calls only `POST {base_url}/responses`, always with `"stream": true`. Replies are
+//! decided from the request alone ([`Reply::for_request`]):
+//!
+//! | request | reply |
+//! |---|---|
+//! | `text.format` is a JSON schema asking for a `title` (the TUI's thread-title side request; its prompt quotes the user's) | text `{"title":"mock"}` |
+//! | the last user text starts a context checkpoint compaction (`/compact`) | a short summary text |
+//! | the last input item is a `function_call_output` | text `done` |
+//! | the last user text contains `RUNBASH_ESC: <cmd>` | `exec_command` with `sandbox_permissions: require_escalated`: the TUI asks for approval |
+//! | the last user text contains `RUNBASH: <cmd>` | `exec_command` running `<cmd>` in the sandbox, no approval |
+//! | anything else | text `ok` |
+//!
+//! Codex reports the wire tool `exec_command {cmd}` to hooks as `tool_name: "Bash"`,
+//! `tool_input: {command}`. Anything but `POST /v1/responses` answers 404 and is printed.
+
+use serde_json::{Value, json};
+
+use crate::mock_http::{Answer, MockServer, Request};
+
+/// `RUNBASH: <command>`: a shell command the sandbox allows, run without asking.
+pub const RUNBASH: &str = "RUNBASH: ";
+/// `RUNBASH_ESC: <command>`: a shell command asking to leave the sandbox, which needs approval.
+pub const RUNBASH_ESC: &str = "RUNBASH_ESC: ";
+/// How Codex's `/compact` prompt starts.
+const COMPACTION: &str = "You are performing a CONTEXT CHECKPOINT COMPACTION";
+
+/// Starts the mock; Codex's `base_url` is `<base_url>/v1`.
+pub fn start() -> std::io::Result<MockServer> {
+    MockServer::start("mock-openai", |request| match (request.method, request.path) {
+        ("POST", "/v1/responses") => answer(request),
+        _ => Answer::not_found(&json!({"error": {"message": "not mocked", "type": "not_found"}})),
+    })
+}
+
+fn answer(request: &Request<'_>) -> Answer {
+    let body = request.body.unwrap_or(&Value::Null);
+    let reply = Reply::for_request(body);
+    let model = body["model"].as_str().unwrap_or("gpt-mock");
+    Answer::sse(reply.sse(model, request.id), reply.describe())
+}
+
+/// What the mock answers to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// Assistant text ending the turn.
+    Text(String),
+    /// An `exec_command` call; `escalated` asks to run outside the sandbox.
+    Exec {
+        /// The command.
+        cmd: String,
+        /// Whether it asks for `require_escalated`.
+        escalated: bool,
+    },
+}
+
+impl Reply {
+    /// Decides the reply from the request body (see the module table).
+    pub fn for_request(body: &Value) -> Reply {
+        if is_title_request(body) {
+            return Reply::Text(json!({"title": "mock"}).to_string());
+        }
+        let input = body["input"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let last_user_text = input
+            .iter()
+            .rev()
+            .find(|item| item["role"] == "user")
+            .map(|item| texts(&item["content"]))
+            .unwrap_or_default();
+        if last_user_text.iter().any(|t| t.trim_start().starts_with(COMPACTION)) {
+            return Reply::Text("mock summary: the user ran mock shell commands.".into());
+        }
+        if input.last().is_some_and(|item| item["type"] == "function_call_output") {
+            return Reply::Text("done".into());
+        }
+        for text in &last_user_text {
+            if let Some(cmd) = marked(text, RUNBASH_ESC) {
+                return Reply::Exec { cmd, escalated: true };
+            }
+            if let Some(cmd) = marked(text, RUNBASH) {
+                return Reply::Exec { cmd, escalated: false };
+            }
+        }
+        Reply::Text("ok".into())
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Reply::Text(text) => format!("text {text:?}"),
+            Reply::Exec { cmd, escalated: true } => format!("exec_command escalated {cmd:?}"),
+            Reply::Exec { cmd, escalated: false } => format!("exec_command {cmd:?}"),
+        }
+    }
+
+    /// The output item, complete.
+    fn item(&self, id: u64) -> Value {
+        match self {
+            Reply::Text(text) => json!({
+                "type": "message",
+                "id": format!("msg_mock_{id:08x}"),
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }),
+            Reply::Exec { cmd, escalated } => {
+                let mut arguments = json!({"cmd": cmd});
+                if *escalated {
+                    arguments["sandbox_permissions"] = json!("require_escalated");
+                    arguments["justification"] = json!("Run the requested command");
+                }
+                json!({
+                    "type": "function_call",
+                    "id": format!("fc_mock_{id:08x}"),
+                    "call_id": format!("call_mock_{id:08x}"),
+                    "name": "exec_command",
+                    "arguments": arguments.to_string(),
+                    "status": "completed",
+                })
+            }
+        }
+    }
+
+    /// The reply as the server-sent events of one streamed response.
+    pub fn sse(&self, model: &str, id: u64) -> String {
+        let response_id = format!("resp_mock_{id:08x}");
+        let item = self.item(id);
+        let mut added = item.clone();
+        let delta = match self {
+            Reply::Text(text) => {
+                added["content"] = json!([]);
+                added["status"] = json!("in_progress");
+                json!({
+                    "type": "response.output_text.delta",
+                    "item_id": item["id"],
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": text,
+                })
+            }
+            Reply::Exec { .. } => {
+                added["arguments"] = json!("");
+                added["status"] = json!("in_progress");
+                json!({
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": item["id"],
+                    "output_index": 0,
+                    "delta": item["arguments"],
+                })
+            }
+        };
+        let events = [
+            json!({
+                "type": "response.created",
+                "response": {"id": response_id, "object": "response", "status": "in_progress", "model": model, "output": []},
+            }),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": added}),
+            delta,
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+            json!({
+                "type": "response.completed",
+                "response": {
+                    "id": response_id,
+                    "object": "response",
+                    "status": "completed",
+                    "model": model,
+                    "output": [item],
+                    "usage": {
+                        "input_tokens": 100,
+                        "input_tokens_details": {"cached_tokens": 0},
+                        "output_tokens": 10,
+                        "output_tokens_details": {"reasoning_tokens": 0},
+                        "total_tokens": 110,
+                    },
+                },
+            }),
+        ];
+        events
+            .iter()
+            .map(|data| format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap_or("")))
+            .collect()
+    }
+}
+
+/// The texts of a message's `content` (a string, or `input_text` parts).
+fn texts(content: &Value) -> Vec<String> {
+    match content {
+        Value::String(text) => vec![text.clone()],
+        Value::Array(parts) => {
+            parts.iter().filter_map(|p| p["text"].as_str()).map(str::to_owned).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The command after `marker`, up to the end of its line.
+fn marked(text: &str, marker: &str) -> Option<String> {
+    let start = text.find(marker)? + marker.len();
+    let command = text[start..].lines().next().unwrap_or("").trim();
+    (!command.is_empty()).then(|| command.to_owned())
+}
+
+/// The TUI's thread-title request: its output format is a JSON schema with a `title`.
+fn is_title_request(body: &Value) -> bool {
+    let format = &body["text"]["format"];
+    format["type"] == "json_schema" && format["schema"].to_string().contains("\"title\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock_http::{body_of, send};
+
+    fn user(text: &str) -> Value {
+        json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+    }
+
+    fn data_lines(response: &str) -> Vec<Value> {
+        body_of(response)
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn an_escalated_runbash_prompt_streams_an_exec_command_call() {
+        let server = start().unwrap();
+        let body = json!({"model": "gpt-5.5", "stream": true, "input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "RUNBASH: no"}]},
+            user("please RUNBASH_ESC: echo hi > /tmp/out.txt\nthanks"),
+        ]});
+        let (status, response) = send(&server.base_url(), "POST", "/v1/responses", &body);
+        assert_eq!(status, 200);
+        assert!(response.contains("content-type: text/event-stream"), "{response}");
+        let events = data_lines(&response);
+        let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            types,
+            [
+                "response.created",
+                "response.output_item.added",
+                "response.function_call_arguments.delta",
+                "response.output_item.done",
+                "response.completed"
+            ]
+        );
+        let item = &events[3]["item"];
+        assert_eq!(item["name"], "exec_command");
+        let arguments: Value = serde_json::from_str(item["arguments"].as_str().unwrap()).unwrap();
+        assert_eq!(arguments["cmd"], "echo hi > /tmp/out.txt");
+        assert_eq!(arguments["sandbox_permissions"], "require_escalated");
+        assert_eq!(events[4]["response"]["output"][0], *item);
+        assert_eq!(
+            server.requests()[0].reply,
+            "200 exec_command escalated \"echo hi > /tmp/out.txt\" (sse)"
+        );
+    }
+
+    #[test]
+    fn side_requests_and_tool_results_get_text() {
+        let title = json!({
+            "input": [user("Generate a concise title\n\nUser prompt:\nplease RUNBASH_ESC: ls")],
+            "text": {"format": {"type": "json_schema", "schema": {"properties": {"title": {"type": "string"}}}}},
+        });
+        assert_eq!(Reply::for_request(&title), Reply::Text(r#"{"title":"mock"}"#.into()));
+        let compact = json!({"input": [user("RUNBASH: ls"), user(&format!("{COMPACTION} now"))]});
+        assert!(matches!(Reply::for_request(&compact), Reply::Text(t) if t.contains("summary")));
+        let after_tool = json!({"input": [
+            user("RUNBASH: ls"),
+            {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c"},
+            {"type": "function_call_output", "call_id": "c", "output": "Process exited with code 0"},
+        ]});
+        assert_eq!(Reply::for_request(&after_tool), Reply::Text("done".into()));
+        assert_eq!(
+            Reply::for_request(&json!({"input": [user("RUNBASH: ls -l")]})),
+            Reply::Exec { cmd: "ls -l".into(), escalated: false }
+        );
+        assert_eq!(Reply::for_request(&json!({"input": [user("hi")]})), Reply::Text("ok".into()));
+    }
+
+    #[test]
+    fn other_paths_are_not_mocked() {
+        let server = start().unwrap();
+        let (status, _) = send(&server.base_url(), "GET", "/v1/models", &Value::Null);
+        assert_eq!(status, 404);
+        assert_eq!(server.unknown_requests().len(), 1);
+    }
+}
