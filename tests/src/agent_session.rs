@@ -33,8 +33,8 @@ use crate::binaries;
 use crate::events::{Event, EventsDir};
 use crate::mock_http::MockServer;
 use crate::npm_install::Installed;
+use crate::process::output_within;
 use crate::sandbox::Sandbox;
-use crate::session::output_within;
 use crate::tmux::{Exit, Tmux};
 use crate::version::Version;
 

@@ -156,7 +156,7 @@ pub fn wire_notify(session: &AgentSession) {
 pub fn stop_daemon(session: &AgentSession) {
     let mut command = session.command(&session.binary);
     command.args(["app-server", "daemon", "stop"]);
-    let output = crate::session::output_within(command, Duration::from_secs(30))
+    let output = crate::process::output_within(command, Duration::from_secs(30))
         .unwrap_or_else(|e| session.fail(&format!("codex app-server daemon stop: {e}")));
     if !output.status.success() {
         session.fail(&format!(

@@ -1,9 +1,12 @@
 //! Support for hookline's end-to-end tests against real agent CLIs, run offline.
 //!
-//! * [`claude_install`]: installs pinned Claude Code versions from npm into a reusable cache.
+//! * [`npm_install`]: installs pinned versions of an agent CLI from npm into a reusable cache
+//!   (Codex and Gemini CLI are defined there).
+//! * [`claude_install`]: Claude Code's package and its two pinned versions.
 //! * [`mock_api`]: a scripted mock of the Anthropic Messages API on 127.0.0.1.
 //! * [`tmux`]: an isolated tmux server per test, to drive a TUI like a person.
 //! * [`sandbox`]: a throwaway `HOME` and project with the CLI's first-run state pre-written.
+//! * [`process`]: running a program to completion with a time limit.
 //! * [`binaries`]: the workspace's built `hookline-relay` and `hookline`.
 //! * [`claude_hooks`]: which hook events a Claude Code version knows, and what `hookline install`
 //!   registered.
@@ -15,7 +18,6 @@
 //!   canonical events and session states.
 //! * [`codex`], [`gemini`]: each CLI's sandbox setup (config, mock, first-run answers) and its
 //!   registration by `hookline install`.
-//! * [`npm_install`]: installs pinned versions of Codex and Gemini CLI from npm into the cache.
 //! * [`mock_http`]: the small HTTP server behind the Codex and Gemini API mocks.
 //! * [`mock_openai`]: a scripted mock of the OpenAI Responses API, for Codex.
 //! * [`mock_gemini`]: a scripted mock of the Gemini API, for Gemini CLI.
@@ -33,6 +35,7 @@ pub mod mock_gemini;
 pub mod mock_http;
 pub mod mock_openai;
 pub mod npm_install;
+pub mod process;
 pub mod sandbox;
 pub mod session;
 pub mod tmux;

@@ -1,16 +1,16 @@
 //! Installs pinned versions of an agent CLI's npm package into a cache folder, one folder per
-//! version, for the Codex and Gemini suites (and any CLI whose `node_modules/.bin/<bin>` is what
-//! a user runs).
+//! version: the installer of every suite ([`crate::claude_install`] adds Claude Code's two
+//! pins on top).
 //!
-//! Layout: `<cache>/<cli>/<version>/` holds a `package.json`, `node_modules/`, the npm log
+//! Layout: `<cache>/<folder>/<version>/` holds a `package.json`, `node_modules/`, the npm log
 //! `npm-install.log` and, last, the stamp [`STAMP_FILE`], written atomically once npm has
-//! succeeded and `<bin> --version` has printed the right number. A folder without the stamp is
-//! a half-finished install and is wiped and redone. `<cache>/<cli>/<version>.lock` serializes
-//! installers across threads and processes.
+//! succeeded and the program has answered `--version` with the right number. A folder without
+//! the stamp is a half-finished install and is wiped and redone.
+//! `<cache>/<folder>/<version>.lock` serializes installers across threads and processes.
 //!
-//! The cache is [`crate::claude_install::cache_dir`] (`$HOOKLINE_E2E_CACHE`, else
-//! `<workspace>/.e2e-cache/`). When npm cannot reach the registry the install fails with a
-//! message that says so: the suites never skip.
+//! The cache is [`cache_dir`]: `$HOOKLINE_E2E_CACHE` when set, else
+//! `<workspace root>/.e2e-cache/` (gitignored). When npm cannot reach the registry the install
+//! fails with a message that says so: the suites never skip.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -19,9 +19,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::claude_install::{ENV_CACHE, cache_dir};
-use crate::session::output_within;
+use crate::process::output_within;
 use crate::version::Version;
+
+/// Overrides the cache folder.
+pub const ENV_CACHE: &str = "HOOKLINE_E2E_CACHE";
 
 /// Written last into a version's folder: its presence means the install is complete.
 pub const STAMP_FILE: &str = ".hookline-install-complete";
@@ -32,51 +34,98 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// An npm package that provides an agent CLI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NpmCli {
-    /// The CLI's short name: the cache subfolder and the `--cli` of its profile.
+    /// The CLI's short name: the `--cli` of its profile, and how messages name its suite.
     pub cli: &'static str,
     /// The npm package.
     pub package: &'static str,
+    /// The cache subfolder of its versions.
+    pub folder: &'static str,
     /// The version the suite runs by default.
     pub default_version: &'static str,
     /// The environment variable that overrides it.
     pub env_version: &'static str,
-    /// The program in `node_modules/.bin/`.
+    /// The program's name in `node_modules/.bin/`.
     pub bin: &'static str,
+    /// Which file is the program a user runs.
+    pub program: Program,
+}
+
+/// Where an install's program is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Program {
+    /// `node_modules/.bin/<bin>`, whatever it is (a Node script, a wrapper).
+    Bin,
+    /// A native (ELF) executable: `node_modules/.bin/<bin>` when the package's postinstall
+    /// linked it there, else `<bin>` in this optional platform package under `node_modules/`.
+    Native {
+        /// The platform package, e.g. `@anthropic-ai/claude-code-linux-x64`.
+        platform_package: &'static str,
+    },
 }
 
 /// `@openai/codex`, whose wrapper runs a native binary from an optional platform package.
 pub static CODEX: NpmCli = NpmCli {
     cli: "codex",
     package: "@openai/codex",
+    folder: "codex",
     default_version: "0.171.0",
     env_version: "HOOKLINE_E2E_CODEX_VERSION",
     bin: "codex",
+    program: Program::Bin,
 };
 
 /// `@google/gemini-cli`, a Node bundle.
 pub static GEMINI: NpmCli = NpmCli {
     cli: "gemini",
     package: "@google/gemini-cli",
+    folder: "gemini",
     default_version: "0.61.0",
     env_version: "HOOKLINE_E2E_GEMINI_VERSION",
     bin: "gemini",
+    program: Program::Bin,
 };
+
+/// The version `env_var` names when it is set, else `default`. Panics on an invalid override.
+pub fn pinned(env_var: &str, default: &str) -> Version {
+    match std::env::var(env_var) {
+        Ok(text) if !text.trim().is_empty() => {
+            text.parse().unwrap_or_else(|e| panic!("${env_var}: {e}"))
+        }
+        _ => Version::lit(default),
+    }
+}
+
+/// The workspace root (the parent of this crate's folder).
+pub fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_owned()
+}
+
+/// The cache folder: `$HOOKLINE_E2E_CACHE`, else `<workspace root>/.e2e-cache`.
+pub fn cache_dir() -> PathBuf {
+    match std::env::var_os(ENV_CACHE) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => workspace_root().join(".e2e-cache"),
+    }
+}
 
 impl NpmCli {
     /// The version to test: [`NpmCli::env_version`] when set, else the default. Panics on an
     /// invalid override.
     pub fn version(&self) -> Version {
-        match std::env::var(self.env_version) {
-            Ok(text) if !text.trim().is_empty() => {
-                text.parse().unwrap_or_else(|e| panic!("${}: {e}", self.env_version))
-            }
-            _ => Version::lit(self.default_version),
-        }
+        pinned(self.env_version, self.default_version)
     }
 
     /// Installs `version` into the cache, or reuses a complete install.
     pub fn install(&'static self, version: Version) -> Result<Installed, InstallError> {
         self.install_into(&cache_dir(), version, &[])
+    }
+
+    /// [`NpmCli::install`] for a suite: panics with `[<cli> <version>] cannot install the CLI:
+    /// <why>` when it fails (the suites never skip).
+    pub fn installed(&'static self, version: Version) -> Installed {
+        self.install(version)
+            .unwrap_or_else(|e| panic!("[{} {version}] cannot install the CLI: {e}", self.cli))
     }
 
     /// Installs `version` under `cache`, running npm with `npm_env` added to its environment
@@ -87,7 +136,7 @@ impl NpmCli {
         version: Version,
         npm_env: &[(&str, &str)],
     ) -> Result<Installed, InstallError> {
-        let root = cache.join(self.cli);
+        let root = cache.join(self.folder);
         fs::create_dir_all(&root).map_err(io_err(&root))?;
         let lock_path = root.join(format!("{version}.lock"));
         let lock = OpenOptions::new()
@@ -115,10 +164,9 @@ impl NpmCli {
         self.run_npm(&dir, version, npm_env)?;
         let took = started.elapsed();
 
-        let binary = self.bin_path(&dir);
-        if !binary.exists() {
+        let Some(binary) = self.program_in(&dir) else {
             return Err(InstallError::NoBinary { cli: self, dir });
-        }
+        };
         self.check_version(&binary, version)?;
         write_atomically(&dir.join(STAMP_FILE), self.stamp(version).as_bytes())?;
         eprintln!(
@@ -134,8 +182,16 @@ impl NpmCli {
         format!("{}@{version}\n", self.package)
     }
 
-    fn bin_path(&self, dir: &Path) -> PathBuf {
-        dir.join("node_modules").join(".bin").join(self.bin)
+    /// The program in the version folder `dir` ([`NpmCli::program`]), when it is there.
+    pub fn program_in(&self, dir: &Path) -> Option<PathBuf> {
+        let modules = dir.join("node_modules");
+        let bin = modules.join(".bin").join(self.bin);
+        match self.program {
+            Program::Bin => bin.exists().then_some(bin),
+            Program::Native { platform_package } => {
+                [bin, modules.join(platform_package).join(self.bin)].into_iter().find(|p| is_elf(p))
+            }
+        }
     }
 
     fn complete_install(&'static self, dir: &Path, version: Version) -> Option<Installed> {
@@ -143,14 +199,8 @@ impl NpmCli {
         if stamp != self.stamp(version) {
             return None;
         }
-        let binary = self.bin_path(dir);
-        binary.exists().then(|| Installed {
-            cli: self,
-            version,
-            dir: dir.to_owned(),
-            binary,
-            install_time: None,
-        })
+        let binary = self.program_in(dir)?;
+        Some(Installed { cli: self, version, dir: dir.to_owned(), binary, install_time: None })
     }
 
     fn run_npm(
@@ -212,8 +262,10 @@ impl NpmCli {
         })
     }
 
-    /// Runs `<bin> --version` (with a throwaway `HOME`, so no user state is read or written)
-    /// and looks for `expected` among the words it prints.
+    /// Runs `<program> --version` (with a throwaway `HOME`, each CLI's own home in it and
+    /// auto-update off, so no user state is read or written) and requires the first word it
+    /// prints that is a version number (`2.1.332 (Claude Code)`, `codex-cli 0.171.0`,
+    /// `0.61.0`) to be `expected`.
     fn check_version(&'static self, binary: &Path, expected: Version) -> Result<(), InstallError> {
         let wrong = |output: String| InstallError::WrongVersion {
             binary: binary.to_owned(),
@@ -226,11 +278,12 @@ impl NpmCli {
             .arg("--version")
             .env("HOME", home.path())
             .env("CODEX_HOME", home.path().join(".codex"))
-            .env("GEMINI_CLI_HOME", home.path());
+            .env("GEMINI_CLI_HOME", home.path())
+            .env("DISABLE_AUTOUPDATER", "1");
         let output = output_within(command, VERSION_TIMEOUT).map_err(wrong)?;
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        let wanted = expected.to_string();
-        if output.status.success() && text.split_whitespace().any(|word| word == wanted) {
+        let reported = text.split_whitespace().find_map(|word| word.parse::<Version>().ok());
+        if output.status.success() && reported == Some(expected) {
             Ok(())
         } else {
             Err(wrong(format!(
@@ -251,7 +304,7 @@ pub struct Installed {
     pub version: Version,
     /// Its cache folder.
     pub dir: PathBuf,
-    /// `node_modules/.bin/<bin>`, what a user runs.
+    /// The program a user runs ([`NpmCli::program`]).
     pub binary: PathBuf,
     /// How long npm took, when this call installed it; `None` when the cache was reused.
     pub install_time: Option<Duration>,
@@ -297,7 +350,7 @@ pub enum InstallError {
         /// The end of the log.
         log_tail: String,
     },
-    /// npm succeeded but `node_modules/.bin/<bin>` is missing.
+    /// npm succeeded but the program is not where [`NpmCli::program`] says.
     NoBinary {
         /// Which CLI.
         cli: &'static NpmCli,
@@ -341,13 +394,18 @@ impl fmt::Display for InstallError {
                 }
                 write!(f, "\nnpm log {}:\n{log_tail}", log.display())
             }
-            InstallError::NoBinary { cli, dir } => write!(
-                f,
-                "npm installed {} into {} but node_modules/.bin/{} is missing",
-                cli.package,
-                dir.display(),
-                cli.bin
-            ),
+            InstallError::NoBinary { cli, dir } => {
+                write!(f, "npm installed {} into {} but ", cli.package, dir.display())?;
+                match cli.program {
+                    Program::Bin => write!(f, "node_modules/.bin/{} is missing", cli.bin),
+                    Program::Native { platform_package } => write!(
+                        f,
+                        "neither node_modules/.bin/{0} nor node_modules/{platform_package}/{0} \
+                         is a native binary (was the optional platform package skipped?)",
+                        cli.bin
+                    ),
+                }
+            }
             InstallError::WrongVersion { binary, expected, output } => {
                 write!(f, "{} --version did not report {expected}: {output}", binary.display())
             }
@@ -364,6 +422,35 @@ impl std::error::Error for InstallError {
             _ => None,
         }
     }
+}
+
+/// What every suite checks of the installer, where npm cannot reach the registry: installing
+/// `version` of `cli` into an empty cache, with npm pointed at a closed port on loopback, must
+/// fail as an unreachable registry ([`InstallError::Npm`] with `offline`), with a message that
+/// says so, says the suite does not skip and names the package; and must leave no stamp.
+/// Panics otherwise.
+pub fn check_unreachable_registry_fails_loudly(cli: &'static NpmCli, version: Version) {
+    let cache = tempfile::tempdir().expect("a temp folder for the cache");
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    let error = cli
+        .install_into(cache.path(), version, &[("npm_config_registry", "http://127.0.0.1:9/")])
+        .expect_err("an install from an unreachable registry must fail");
+    let message = error.to_string();
+    assert!(
+        matches!(error, InstallError::Npm { offline: true, .. }),
+        "not reported as unreachable: {message}"
+    );
+    assert!(message.contains("could not reach the registry"), "{message}");
+    assert!(message.contains("does not skip"), "{message}");
+    assert!(message.contains(cli.package), "{message}");
+    let dir = cache.path().join(cli.folder).join(version.to_string());
+    assert!(!dir.join(STAMP_FILE).exists(), "a failed install must not be stamped complete");
+}
+
+fn is_elf(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    File::open(path).and_then(|mut f| io::Read::read_exact(&mut f, &mut magic)).is_ok()
+        && magic == *b"\x7fELF"
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> InstallError + '_ {
@@ -406,8 +493,26 @@ mod tests {
     }
 
     #[test]
+    fn a_native_program_needs_the_stamp_of_its_version_and_an_elf_binary() {
+        let claude = &crate::claude_install::CLAUDE;
+        let tmp = tempfile::tempdir().unwrap();
+        let version = Version::lit("2.1.332");
+        let bin = tmp.path().join("node_modules/@anthropic-ai/claude-code-linux-x64");
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(bin.join("claude"), b"\x7fELF rest").unwrap();
+        assert!(claude.complete_install(tmp.path(), version).is_none());
+        fs::write(tmp.path().join(STAMP_FILE), "@anthropic-ai/claude-code@2.1.331\n").unwrap();
+        assert!(claude.complete_install(tmp.path(), version).is_none(), "stamp of another version");
+        write_atomically(&tmp.path().join(STAMP_FILE), b"@anthropic-ai/claude-code@2.1.332\n")
+            .unwrap();
+        let installed = claude.complete_install(tmp.path(), version).unwrap();
+        assert_eq!(installed.binary, bin.join("claude"));
+        assert_eq!(installed.install_time, None);
+    }
+
+    #[test]
     fn the_pins_are_valid_versions() {
-        for cli in [&CODEX, &GEMINI] {
+        for cli in [&CODEX, &GEMINI, &crate::claude_install::CLAUDE] {
             assert_eq!(Version::lit(cli.default_version).to_string(), cli.default_version);
         }
     }

@@ -20,7 +20,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -33,10 +33,11 @@ use serde_json::Value;
 
 use crate::binaries;
 use crate::claude_hooks;
-use crate::claude_install::Installed;
 use crate::events::{Event, EventsDir, POLL};
 use crate::follow::{Follower, canonical_label, state_label};
 use crate::mock_api::MockApi;
+use crate::npm_install::Installed;
+use crate::process::output_within;
 use crate::sandbox::Sandbox;
 use crate::tmux::{Exit, Tmux};
 use crate::version::Version;
@@ -1092,42 +1093,6 @@ impl ClaudeSession {
         }
         panic!("{report}");
     }
-}
-
-/// Runs `command` with stdin closed and its output captured, killing it after `timeout`.
-pub fn output_within(mut command: Command, timeout: Duration) -> Result<Output, String> {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {:?}: {e}", command.get_program()))?;
-    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
-        thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            buf
-        })
-    };
-    let stdout = drain(Box::new(child.stdout.take().expect("piped stdout")));
-    let stderr = drain(Box::new(child.stderr.take().expect("piped stderr")));
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("did not finish within {timeout:?}"));
-            }
-        }
-    };
-    Ok(Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    })
 }
 
 #[cfg(test)]

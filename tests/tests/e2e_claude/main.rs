@@ -24,16 +24,21 @@
 
 mod headless;
 mod interactive;
-mod npm;
 mod settings_warning;
 
-use hookline_tests::claude_install::{self, Installed, Pin};
+use hookline_tests::claude_install::{CLAUDE, Installed, PRIMARY_VERSION, Pin};
+use hookline_tests::npm_install;
+use hookline_tests::version::Version;
 
 /// The pinned version, installed (or found in the cache).
 fn installed(pin: Pin) -> Installed {
-    let version = pin.version();
-    claude_install::install(version)
-        .unwrap_or_else(|e| panic!("[claude {version}] cannot install the CLI: {e}"))
+    CLAUDE.installed(pin.version())
+}
+
+/// The installer fails loudly when npm cannot reach the registry: the suite never skips.
+#[test]
+fn an_unreachable_registry_fails_the_install_with_a_message_that_says_so() {
+    npm_install::check_unreachable_registry_fails_loudly(&CLAUDE, Version::lit(PRIMARY_VERSION));
 }
 
 macro_rules! scenarios {

@@ -18,17 +18,19 @@
 
 mod headless;
 mod interactive;
-mod npm;
 mod trusted;
 
-use hookline_tests::npm_install::{CODEX, Installed};
+use hookline_tests::npm_install::{self, CODEX, Installed};
 
 /// The pinned version, installed (or found in the cache).
 fn installed() -> Installed {
-    let version = CODEX.version();
-    CODEX
-        .install(version)
-        .unwrap_or_else(|e| panic!("[codex {version}] cannot install the CLI: {e}"))
+    CODEX.installed(CODEX.version())
+}
+
+/// The installer fails loudly when npm cannot reach the registry: the suite never skips.
+#[test]
+fn an_unreachable_registry_fails_the_install_with_a_message_that_says_so() {
+    npm_install::check_unreachable_registry_fails_loudly(&CODEX, CODEX.version());
 }
 
 #[test]

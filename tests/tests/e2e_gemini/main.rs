@@ -18,16 +18,18 @@
 
 mod headless;
 mod interactive;
-mod npm;
 
-use hookline_tests::npm_install::{GEMINI, Installed};
+use hookline_tests::npm_install::{self, GEMINI, Installed};
 
 /// The pinned version, installed (or found in the cache).
 fn installed() -> Installed {
-    let version = GEMINI.version();
-    GEMINI
-        .install(version)
-        .unwrap_or_else(|e| panic!("[gemini {version}] cannot install the CLI: {e}"))
+    GEMINI.installed(GEMINI.version())
+}
+
+/// The installer fails loudly when npm cannot reach the registry: the suite never skips.
+#[test]
+fn an_unreachable_registry_fails_the_install_with_a_message_that_says_so() {
+    npm_install::check_unreachable_registry_fails_loudly(&GEMINI, GEMINI.version());
 }
 
 #[test]
