@@ -18,7 +18,7 @@
 //!   canonical events and session states.
 //! * [`codex`], [`gemini`]: each CLI's sandbox setup (config, mock, first-run answers) and its
 //!   registration by `hookline install`.
-//! * [`mock_http`]: the small HTTP server behind the Codex and Gemini API mocks.
+//! * [`mock_http`]: the small HTTP server under all three API mocks.
 //! * [`mock_openai`]: a scripted mock of the OpenAI Responses API, for Codex.
 //! * [`mock_gemini`]: a scripted mock of the Gemini API, for Gemini CLI.
 

@@ -1,7 +1,6 @@
 //! A scripted mock of the Anthropic Messages API on 127.0.0.1, so the real CLI runs offline.
 //!
-//! Std only: one thread accepts, one thread per connection answers, every response closes its
-//! connection. Replies are decided from the request alone ([`Reply::for_request`]):
+//! Replies are decided from the request alone ([`Reply::for_request`]):
 //!
 //! | request | reply |
 //! |---|---|
@@ -14,296 +13,38 @@
 //! `POST /v1/messages` answers with server-sent events when the body says `"stream": true`
 //! (always, for the versions seen) and with one JSON message otherwise. `HEAD /` and `GET /`
 //! answer 200, `POST /v1/messages/count_tokens` a token count. Anything else answers 404 and is
-//! printed to stderr, so a new call made by a new CLI version shows in the test output. Every
-//! request is recorded ([`MockApi::requests`]) for failure reports.
-
-use std::io::{BufRead, BufReader, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
-use std::time::Duration;
+//! printed to stderr. The server is [`crate::mock_http`]'s.
 
 use serde_json::{Value, json};
+
+use crate::mock_http::{Answer, MockServer, Request, marked_command};
 
 /// The marker a prompt uses to ask the mock for a Bash tool call: `RUNBASH: <command>`.
 pub const RUNBASH: &str = "RUNBASH: ";
 
-/// Cap on a request body; the CLI's requests are a few hundred KB at most.
-const MAX_BODY: usize = 32 << 20;
-
-/// A running mock server. Stops accepting when dropped.
-pub struct MockApi {
-    addr: SocketAddr,
-    shared: Arc<Shared>,
-    accept: Option<JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct Shared {
-    stop: AtomicBool,
-    next_id: AtomicU64,
-    requests: Mutex<Vec<RecordedRequest>>,
-}
-
-/// One request as the mock saw it.
-#[derive(Debug, Clone)]
-pub struct RecordedRequest {
-    /// HTTP method.
-    pub method: String,
-    /// Path with query.
-    pub path: String,
-    /// The body parsed as JSON, when it was JSON.
-    pub body: Option<Value>,
-    /// What the mock answered.
-    pub reply: String,
-}
-
-impl RecordedRequest {
-    /// A one-line summary for failure reports.
-    pub fn summary(&self) -> String {
-        format!("{} {} -> {}", self.method, self.path, self.reply)
-    }
-}
-
-impl MockApi {
-    /// Binds an ephemeral port on 127.0.0.1 and starts serving.
-    pub fn start() -> std::io::Result<MockApi> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::default());
-        let accept = {
-            let shared = Arc::clone(&shared);
-            thread::Builder::new().name("mock-api-accept".into()).spawn(move || {
-                for stream in listener.incoming() {
-                    if shared.stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let shared = Arc::clone(&shared);
-                    let _ = thread::Builder::new()
-                        .name("mock-api-conn".into())
-                        .spawn(move || serve_connection(stream, &shared));
-                }
-            })?
-        };
-        Ok(MockApi { addr, shared, accept: Some(accept) })
-    }
-
-    /// `http://127.0.0.1:<port>`, for `ANTHROPIC_BASE_URL`.
-    pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// Every request served so far, oldest first.
-    pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.shared.requests.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// The requests the mock did not know how to answer.
-    pub fn unknown_requests(&self) -> Vec<RecordedRequest> {
-        self.requests().into_iter().filter(|r| r.reply.starts_with("404")).collect()
-    }
-}
-
-impl Drop for MockApi {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
+/// Starts the mock; `ANTHROPIC_BASE_URL` is its base URL.
+pub fn start() -> std::io::Result<MockServer> {
+    MockServer::start("mock-api", |request| match (request.method, request.path) {
+        ("HEAD" | "GET", "/") => Answer::empty(),
+        ("POST", "/v1/messages/count_tokens") => {
+            Answer::json(&json!({"input_tokens": 100}), "count_tokens")
         }
-    }
-}
-
-/// A request as read off the connection (shared with [`crate::mock_http`]).
-pub(crate) struct HttpRequest {
-    pub(crate) method: String,
-    pub(crate) path: String,
-    pub(crate) body: Vec<u8>,
-}
-
-fn serve_connection(stream: TcpStream, shared: &Shared) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let Ok(read_half) = stream.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(read_half);
-    let mut writer = stream;
-    let Some(request) = read_request(&mut reader) else {
-        return;
-    };
-    let body: Option<Value> = serde_json::from_slice(&request.body).ok();
-    let id = shared.next_id.fetch_add(1, Ordering::SeqCst);
-    let response = respond(&request, body.as_ref(), id);
-    if response.status.starts_with("404") {
-        eprintln!(
-            "mock-api: unknown request {} {} ({} body bytes)",
-            request.method,
-            request.path,
-            request.body.len()
-        );
-    }
-    // Recorded before answering, so a client that has read its answer finds it recorded.
-    shared.requests.lock().unwrap_or_else(|e| e.into_inner()).push(RecordedRequest {
-        method: request.method,
-        path: request.path,
-        body,
-        reply: response.note,
-    });
-    let _ = write_head(&mut writer, response.status, response.content_type, response.length)
-        .and_then(|()| writer.write_all(&response.body))
-        .and_then(|()| writer.flush());
-    let _ = writer.shutdown(Shutdown::Write);
-}
-
-struct Response {
-    status: &'static str,
-    content_type: &'static str,
-    /// `None` for a stream ended by closing the connection.
-    length: Option<usize>,
-    body: Vec<u8>,
-    note: String,
-}
-
-impl Response {
-    fn whole(
-        status: &'static str,
-        content_type: &'static str,
-        body: Vec<u8>,
-        note: String,
-    ) -> Self {
-        Response { status, content_type, length: Some(body.len()), body, note }
-    }
-}
-
-fn respond(request: &HttpRequest, body: Option<&Value>, id: u64) -> Response {
-    let path = request.path.split('?').next().unwrap_or("");
-    match (request.method.as_str(), path) {
-        ("HEAD" | "GET", "/") => {
-            Response::whole("200 OK", "text/plain", Vec::new(), "200 empty".into())
-        }
-        ("POST", "/v1/messages/count_tokens") => Response::whole(
-            "200 OK",
-            "application/json",
-            json!({"input_tokens": 100}).to_string().into_bytes(),
-            "200 count_tokens".into(),
+        ("POST", "/v1/messages") => messages(request),
+        _ => Answer::not_found(
+            &json!({"type": "error", "error": {"type": "not_found_error", "message": "not mocked"}}),
         ),
-        ("POST", "/v1/messages") => {
-            let body = body.unwrap_or(&Value::Null);
-            let reply = Reply::for_request(body);
-            let model = body["model"].as_str().unwrap_or("claude-mock");
-            if body["stream"].as_bool().unwrap_or(false) {
-                Response {
-                    status: "200 OK",
-                    content_type: "text/event-stream",
-                    length: None,
-                    body: reply.sse(model, id).into_bytes(),
-                    note: format!("200 {} (sse)", reply.describe()),
-                }
-            } else {
-                Response::whole(
-                    "200 OK",
-                    "application/json",
-                    reply.message(model, id).to_string().into_bytes(),
-                    format!("200 {}", reply.describe()),
-                )
-            }
-        }
-        _ => Response::whole(
-            "404 Not Found",
-            "application/json",
-            json!({"type": "error", "error": {"type": "not_found_error", "message": "not mocked"}})
-                .to_string()
-                .into_bytes(),
-            "404 not mocked".into(),
-        ),
-    }
+    })
 }
 
-pub(crate) fn read_request(reader: &mut impl BufRead) -> Option<HttpRequest> {
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_string();
-    let path = parts.next()?.to_string();
-    let mut content_length = 0usize;
-    let mut chunked = false;
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let header = line.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':') {
-            let value = value.trim();
-            if name.eq_ignore_ascii_case("content-length") {
-                content_length = value.parse().ok()?;
-            } else if name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = value.eq_ignore_ascii_case("chunked");
-            }
-        }
-    }
-    let body = if chunked {
-        read_chunked(reader)?
+fn messages(request: &Request<'_>) -> Answer {
+    let body = request.body.unwrap_or(&Value::Null);
+    let reply = Reply::for_request(body);
+    let model = body["model"].as_str().unwrap_or("claude-mock");
+    if body["stream"].as_bool().unwrap_or(false) {
+        Answer::sse(reply.sse(model, request.id), reply.describe())
     } else {
-        if content_length > MAX_BODY {
-            return None;
-        }
-        let mut body = vec![0; content_length];
-        reader.read_exact(&mut body).ok()?;
-        body
-    };
-    Some(HttpRequest { method, path, body })
-}
-
-fn read_chunked(reader: &mut impl BufRead) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    let mut line = String::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line).ok()?;
-        let size_text = line.trim().split(';').next()?;
-        let size = usize::from_str_radix(size_text, 16).ok()?;
-        if body.len() + size > MAX_BODY {
-            return None;
-        }
-        if size == 0 {
-            // Trailers, then the empty line.
-            loop {
-                line.clear();
-                if reader.read_line(&mut line).ok()? == 0 || line.trim().is_empty() {
-                    return Some(body);
-                }
-            }
-        }
-        let start = body.len();
-        body.resize(start + size, 0);
-        reader.read_exact(&mut body[start..]).ok()?;
-        let mut crlf = [0u8; 2];
-        reader.read_exact(&mut crlf).ok()?;
+        Answer::json(&reply.message(model, request.id), reply.describe())
     }
-}
-
-pub(crate) fn write_head(
-    writer: &mut impl Write,
-    status: &str,
-    content_type: &str,
-    length: Option<usize>,
-) -> std::io::Result<()> {
-    let mut head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncache-control: no-cache\r\n\
-         request-id: req_mock\r\nconnection: close\r\n"
-    );
-    if let Some(length) = length {
-        head.push_str(&format!("content-length: {length}\r\n"));
-    }
-    head.push_str("\r\n");
-    writer.write_all(head.as_bytes())
 }
 
 /// What the mock answers to one `POST /v1/messages`.
@@ -342,7 +83,7 @@ impl Reply {
         if blocks.iter().any(|b| b["type"] == "tool_result") {
             return Reply::Text("done".into());
         }
-        if let Some(command) = texts.iter().find_map(|t| runbash_command(t)) {
+        if let Some(command) = texts.iter().find_map(|t| marked_command(t, RUNBASH)) {
             return Reply::Bash(command);
         }
         Reply::Text("ok".into())
@@ -436,13 +177,6 @@ fn tool_use_id(id: u64) -> String {
     format!("toolu_mock_{id:016x}")
 }
 
-/// The command after `RUNBASH: `, up to the end of its line.
-fn runbash_command(text: &str) -> Option<String> {
-    let start = text.find(RUNBASH)? + RUNBASH.len();
-    let command = text[start..].lines().next().unwrap_or("").trim();
-    (!command.is_empty()).then(|| command.to_string())
-}
-
 /// The compaction request: its last user text asks for a summary of the conversation.
 fn is_summary_request(text: &str) -> bool {
     let text = text.to_lowercase();
@@ -466,25 +200,15 @@ fn truncate(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Read;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
 
     use super::*;
+    use crate::mock_http::send;
 
     fn request(body: &Value) -> (u16, String) {
-        let api = MockApi::start().unwrap();
-        let text = body.to_string();
-        let mut stream = TcpStream::connect(api.addr).unwrap();
-        write!(
-            stream,
-            "POST /v1/messages?beta=true HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
-             content-length: {}\r\n\r\n{text}",
-            text.len()
-        )
-        .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let status = response[9..12].parse().unwrap();
-        (status, response)
+        let api = start().unwrap();
+        send(&api.base_url(), "POST", "/v1/messages?beta=true", body)
     }
 
     #[test]
@@ -560,8 +284,8 @@ mod tests {
 
     #[test]
     fn unknown_requests_are_answered_404_and_recorded() {
-        let api = MockApi::start().unwrap();
-        let mut stream = TcpStream::connect(api.addr).unwrap();
+        let api = start().unwrap();
+        let mut stream = TcpStream::connect(api.base_url().trim_start_matches("http://")).unwrap();
         write!(stream, "GET /v1/nothing HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).unwrap();

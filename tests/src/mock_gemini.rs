@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::mock_http::{Answer, MockServer, Request};
+use crate::mock_http::{Answer, MockServer, Request, marked_command};
 
 /// `RUNBASH: <command>`: the mock answers with a `run_shell_command` call.
 pub const RUNBASH: &str = "RUNBASH: ";
@@ -100,14 +100,11 @@ impl Reply {
             return Reply::Text("done".into());
         }
         let last_user = contents.iter().rev().find(|c| c["role"] == "user").map(parts);
-        let command =
-            last_user.unwrap_or_default().iter().filter_map(|p| p["text"].as_str()).find_map(
-                |text| {
-                    let start = text.find(RUNBASH)? + RUNBASH.len();
-                    let command = text[start..].lines().next().unwrap_or("").trim();
-                    (!command.is_empty()).then(|| command.to_owned())
-                },
-            );
+        let command = last_user
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .find_map(|text| marked_command(text, RUNBASH));
         match command {
             Some(command) => Reply::Shell(command),
             None => Reply::Text("ok".into()),

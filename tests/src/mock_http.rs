@@ -1,9 +1,12 @@
-//! A small std-only HTTP server on 127.0.0.1 for the model API mocks of the Codex and Gemini
-//! suites: one thread accepts, one thread per connection answers with what a handler decides
-//! from the request alone, and every response closes its connection. Requests are parsed as the
-//! Claude mock parses them ([`crate::mock_api`]), and recorded the same way for failure reports.
+//! A small std-only HTTP server on 127.0.0.1 under the three model API mocks
+//! ([`crate::mock_api`], [`crate::mock_openai`], [`crate::mock_gemini`]): one thread accepts,
+//! one thread per connection answers with what a handler decides from the request alone, and
+//! every response closes its connection. Every request is recorded
+//! ([`MockServer::requests`]) for failure reports; one the handler does not know is answered
+//! 404 and printed to stderr, so a new call made by a new CLI version shows in the test output.
+//! Also what the mocks share about prompts ([`marked_command`]).
 
-use std::io::{BufReader, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,7 +15,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::mock_api::{RecordedRequest, read_request, write_head};
+/// Cap on a request body; the CLIs' requests are a few hundred KB at most.
+const MAX_BODY: usize = 32 << 20;
 
 /// What the handler answers.
 #[derive(Debug, Clone)]
@@ -52,6 +56,17 @@ impl Answer {
         }
     }
 
+    /// An empty `text/plain` body (a reachability check).
+    pub fn empty() -> Answer {
+        Answer {
+            status: "200 OK",
+            content_type: "text/plain",
+            body: Vec::new(),
+            stream: false,
+            note: "200 empty".into(),
+        }
+    }
+
     /// 404 with a JSON error: the request is printed to stderr, so a call that a new CLI
     /// version makes shows in the test output.
     pub fn not_found(body: &Value) -> Answer {
@@ -78,6 +93,26 @@ pub struct Request<'a> {
     pub body: Option<&'a Value>,
     /// A number unique to this request within the server, for ids.
     pub id: u64,
+}
+
+/// One request as the server saw it.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// HTTP method.
+    pub method: String,
+    /// Path with query.
+    pub path: String,
+    /// The body parsed as JSON, when it was JSON.
+    pub body: Option<Value>,
+    /// What the server answered ([`Answer::note`]).
+    pub reply: String,
+}
+
+impl RecordedRequest {
+    /// A one-line summary for failure reports.
+    pub fn summary(&self) -> String {
+        format!("{} {} -> {}", self.method, self.path, self.reply)
+    }
 }
 
 type Handler = dyn Fn(&Request<'_>) -> Answer + Send + Sync;
@@ -131,7 +166,7 @@ impl MockServer {
         Ok(MockServer { addr, shared, accept: Some(accept) })
     }
 
-    /// `http://127.0.0.1:<port>`.
+    /// `http://127.0.0.1:<port>`: what the CLI's base URL setting points at.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
     }
@@ -199,6 +234,105 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
         .and_then(|()| writer.write_all(&answer.body))
         .and_then(|()| writer.flush());
     let _ = writer.shutdown(Shutdown::Write);
+}
+
+/// A request as read off the connection.
+struct HttpRequest {
+    method: String,
+    path: String,
+    body: Vec<u8>,
+}
+
+fn read_request(reader: &mut impl BufRead) -> Option<HttpRequest> {
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_string();
+    let path = parts.next()?.to_string();
+    let mut content_length = 0usize;
+    let mut chunked = false;
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                content_length = value.parse().ok()?;
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = value.eq_ignore_ascii_case("chunked");
+            }
+        }
+    }
+    let body = if chunked {
+        read_chunked(reader)?
+    } else {
+        if content_length > MAX_BODY {
+            return None;
+        }
+        let mut body = vec![0; content_length];
+        reader.read_exact(&mut body).ok()?;
+        body
+    };
+    Some(HttpRequest { method, path, body })
+}
+
+fn read_chunked(reader: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        reader.read_line(&mut line).ok()?;
+        let size_text = line.trim().split(';').next()?;
+        let size = usize::from_str_radix(size_text, 16).ok()?;
+        if body.len() + size > MAX_BODY {
+            return None;
+        }
+        if size == 0 {
+            // Trailers, then the empty line.
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).ok()? == 0 || line.trim().is_empty() {
+                    return Some(body);
+                }
+            }
+        }
+        let start = body.len();
+        body.resize(start + size, 0);
+        reader.read_exact(&mut body[start..]).ok()?;
+        let mut crlf = [0u8; 2];
+        reader.read_exact(&mut crlf).ok()?;
+    }
+}
+
+fn write_head(
+    writer: &mut impl Write,
+    status: &str,
+    content_type: &str,
+    length: Option<usize>,
+) -> std::io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncache-control: no-cache\r\n\
+         request-id: req_mock\r\nconnection: close\r\n"
+    );
+    if let Some(length) = length {
+        head.push_str(&format!("content-length: {length}\r\n"));
+    }
+    head.push_str("\r\n");
+    writer.write_all(head.as_bytes())
+}
+
+/// The command a prompt asks the mock to run: the text after `marker` (`RUNBASH: `), up to the
+/// end of its line; `None` without the marker or with nothing after it.
+pub fn marked_command(text: &str, marker: &str) -> Option<String> {
+    let start = text.find(marker)? + marker.len();
+    let command = text[start..].lines().next().unwrap_or("").trim();
+    (!command.is_empty()).then(|| command.to_owned())
 }
 
 /// Sends one request to a server and returns the status code and the whole response (head and

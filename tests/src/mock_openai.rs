@@ -18,7 +18,7 @@
 
 use serde_json::{Value, json};
 
-use crate::mock_http::{Answer, MockServer, Request};
+use crate::mock_http::{Answer, MockServer, Request, marked_command};
 
 /// `RUNBASH: <command>`: a shell command the sandbox allows, run without asking.
 pub const RUNBASH: &str = "RUNBASH: ";
@@ -76,10 +76,10 @@ impl Reply {
             return Reply::Text("done".into());
         }
         for text in &last_user_text {
-            if let Some(cmd) = marked(text, RUNBASH_ESC) {
+            if let Some(cmd) = marked_command(text, RUNBASH_ESC) {
                 return Reply::Exec { cmd, escalated: true };
             }
-            if let Some(cmd) = marked(text, RUNBASH) {
+            if let Some(cmd) = marked_command(text, RUNBASH) {
                 return Reply::Exec { cmd, escalated: false };
             }
         }
@@ -192,13 +192,6 @@ fn texts(content: &Value) -> Vec<String> {
         }
         _ => Vec::new(),
     }
-}
-
-/// The command after `marker`, up to the end of its line.
-fn marked(text: &str, marker: &str) -> Option<String> {
-    let start = text.find(marker)? + marker.len();
-    let command = text[start..].lines().next().unwrap_or("").trim();
-    (!command.is_empty()).then(|| command.to_owned())
 }
 
 /// The TUI's thread-title request: its output format is a JSON schema with a `title`.

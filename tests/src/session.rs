@@ -35,7 +35,8 @@ use crate::binaries;
 use crate::claude_hooks;
 use crate::events::{Event, EventsDir, POLL};
 use crate::follow::{Follower, canonical_label, state_label};
-use crate::mock_api::MockApi;
+use crate::mock_api;
+use crate::mock_http::MockServer;
 use crate::npm_install::Installed;
 use crate::process::output_within;
 use crate::sandbox::Sandbox;
@@ -322,7 +323,7 @@ pub struct ClaudeSession {
     /// The native binary.
     pub binary: PathBuf,
     /// The mock API it talks to.
-    pub api: MockApi,
+    pub api: MockServer,
     /// Its sandbox.
     pub sandbox: Sandbox,
     /// The events directory.
@@ -369,7 +370,7 @@ impl ClaudeSession {
         let profiles =
             Profiles::shipped().unwrap_or_else(|e| panic!("[{label}] shipped profiles: {e}"));
         let tracker = Tracker::new(profiles, now_ns());
-        let api = MockApi::start().unwrap_or_else(|e| panic!("[{label}] mock API: {e}"));
+        let api = mock_api::start().unwrap_or_else(|e| panic!("[{label}] mock API: {e}"));
         let tag = format!("e2e-{}-{scenario}", installed.version);
         let sandbox = Sandbox::new(&api.base_url(), idle_threshold, &tag);
         let events = EventsDir::new(&sandbox.events_dir());
