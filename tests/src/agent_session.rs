@@ -22,7 +22,7 @@ use std::process::{Command, Output};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use hookline::canonical::{Event as Canonical, Kind};
+use hookline::canonical::Event as Canonical;
 use hookline::format::relay::now_ns;
 use hookline::profile::Profiles;
 use hookline::reader::{Reader, ReaderConfig, Start};
@@ -31,6 +31,7 @@ use hookline_relay::diag::{self, Level};
 
 use crate::binaries;
 use crate::events::{Event, EventsDir};
+use crate::labels::{kind_label, state_label, state_matches};
 use crate::mock_http::MockServer;
 use crate::npm_install::Installed;
 use crate::process::output_within;
@@ -48,7 +49,7 @@ pub struct Expect {
     pub event: &'static str,
     /// Expected qualifier ([`Event::qualifier`]): notification type, source, reason, trigger.
     pub qualifier: Option<&'static str>,
-    /// The canonical event, as [`canonical_label`] writes it (`tool_start`,
+    /// The canonical event, as [`kind_label`] writes it (`tool_start`,
     /// `waiting_for_input(permission)`).
     pub canonical: &'static str,
     /// The session state right after it, as [`state_label`] writes it; `None`: not checked.
@@ -113,44 +114,6 @@ pub fn match_events(events: &[Event], expected: &[Expect]) -> Result<Vec<Expect>
         }
     }
     Ok(matched)
-}
-
-/// A canonical event as the tables write it: its kind, with the detail that tells cases apart
-/// (the wait reason, the compaction phase, the notification type, a failed tool end).
-pub fn canonical_label(event: &Canonical) -> String {
-    let detail = match &event.kind {
-        Kind::WaitingForInput { reason, .. } => Some(reason.as_str().to_owned()),
-        Kind::Compact { phase, .. } => Some(phase.as_str().to_owned()),
-        Kind::Notification { notification_type, .. } => notification_type.clone(),
-        Kind::ToolEnd { ok: false, .. } => Some("failed".to_owned()),
-        _ => None,
-    };
-    match detail {
-        Some(detail) => format!("{}({detail})", event.kind.name()),
-        None => event.kind.name().to_owned(),
-    }
-}
-
-/// A session's state as the tables write it: `state` or `state(detail)`; `none` when the
-/// tracker has no session for the tag yet.
-pub fn state_label(view: Option<&View>) -> String {
-    match view {
-        None => "none".to_owned(),
-        Some(view) => match &view.detail {
-            Some(detail) => format!("{}({detail})", view.state.as_str()),
-            None => view.state.as_str().to_owned(),
-        },
-    }
-}
-
-/// Whether a state expectation (`idle`, or `waiting_on_human(permission)`) holds for `label`:
-/// without a detail, only the state is compared.
-fn state_matches(expected: &str, label: &str) -> bool {
-    if expected.contains('(') {
-        expected == label
-    } else {
-        label.split('(').next() == Some(expected)
-    }
 }
 
 /// What a step does before waiting for its events.
@@ -526,7 +489,7 @@ impl AgentSession {
     fn apply(&mut self, step: &str, event: &Event, expect: &Expect) -> Row {
         let seq = event.envelope.seq;
         let canonical = self.next_canonical(step, seq);
-        let label = canonical_label(&canonical);
+        let label = kind_label(&canonical);
         if label != expect.canonical {
             self.fail(&format!(
                 "step {step:?}: #{seq} {} is the canonical {label} (rule {}), expected {}",
@@ -797,7 +760,7 @@ impl AgentSession {
                 "  #{} {:?} -> {} ({})",
                 event.source.seq,
                 event.native,
-                canonical_label(event),
+                kind_label(event),
                 event.rule
             );
         }
@@ -872,14 +835,5 @@ mod tests {
         }
         assert_eq!(match_events(&events(&["PermissionRequest"]), &expected), Err(0));
         assert!(match_events(&events(&["PreToolUse"]), &expected).is_ok(), "a prefix");
-    }
-
-    #[test]
-    fn a_state_without_detail_matches_any_detail() {
-        assert!(state_matches("waiting_on_human", "waiting_on_human(permission)"));
-        assert!(state_matches("waiting_on_human(permission)", "waiting_on_human(permission)"));
-        assert!(!state_matches("waiting_on_human(other)", "waiting_on_human(permission)"));
-        assert!(!state_matches("idle", "ended(other)"));
-        assert!(state_matches("none", "none"));
     }
 }

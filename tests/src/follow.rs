@@ -1,5 +1,4 @@
-//! `hookline watch` following a sandbox's events directory, as an orchestrator runs it, and
-//! the labels the suite writes canonical events and session states with.
+//! `hookline watch` following a sandbox's events directory, as an orchestrator runs it.
 //!
 //! The built `hookline watch --events-dir DIR --cursor NAME` runs as a child process for the
 //! whole scenario; each NDJSON line it prints is parsed back into a
@@ -14,8 +13,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::Duration;
 
-use hookline::canonical::{Event, Kind};
-use hookline::state::View;
+use hookline::canonical::Event;
 
 /// A running `hookline watch`.
 pub struct Follower {
@@ -104,100 +102,5 @@ impl Drop for Follower {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// A canonical event as the scenarios' tables write it: the kind, then its main fields in
-/// parentheses — `session_start(startup)`, `tool_end(Bash, ok)`, `compact(pre, manual)`,
-/// `waiting_for_input(permission)`, `subagent_stop("")` (an empty text field is quoted).
-pub fn canonical_label(event: &Event) -> String {
-    let text = |t: &Option<String>| {
-        t.as_ref().map(|t| if t.is_empty() { "\"\"".into() } else { t.clone() })
-    };
-    let fields: Vec<String> = match &event.kind {
-        Kind::SessionStart { source } => text(source).into_iter().collect(),
-        Kind::SessionEnd { reason } => text(reason).into_iter().collect(),
-        Kind::TurnStart | Kind::IdlePrompt => Vec::new(),
-        Kind::ToolStart { tool } | Kind::PermissionRequest { tool } => {
-            text(tool).into_iter().collect()
-        }
-        Kind::ToolEnd { tool, ok } => {
-            text(tool).into_iter().chain([if *ok { "ok" } else { "failed" }.into()]).collect()
-        }
-        Kind::WaitingForInput { reason, tool, .. } => {
-            std::iter::once(reason.as_str().to_owned()).chain(text(tool)).collect()
-        }
-        Kind::Stop { pending_tasks, scheduled_wakes, .. } => {
-            if *pending_tasks == 0 && *scheduled_wakes == 0 {
-                Vec::new()
-            } else {
-                vec![format!("tasks={pending_tasks}"), format!("wakes={scheduled_wakes}")]
-            }
-        }
-        Kind::StopFailure { error, .. } => vec![error.as_str().to_owned()],
-        Kind::Compact { phase, trigger } => {
-            std::iter::once(phase.as_str().to_owned()).chain(text(trigger)).collect()
-        }
-        Kind::SubagentStart { agent_type } | Kind::SubagentStop { agent_type } => {
-            text(agent_type).into_iter().collect()
-        }
-        Kind::Notification { notification_type, .. } => {
-            text(notification_type).into_iter().collect()
-        }
-        Kind::Unknown { reason } => text(reason).into_iter().collect(),
-    };
-    with_fields(event.kind.name(), &fields)
-}
-
-/// A session's state as the scenarios' tables write it: `none` when the tracker has no
-/// session for it, else the state with its detail in parentheses —
-/// `waiting_on_human(permission)`, `unknown(session started)`, `ended(prompt_input_exit)`,
-/// `idle`.
-pub fn state_label(view: Option<&View>) -> String {
-    match view {
-        None => "none".into(),
-        Some(view) => {
-            let fields: Vec<String> = view.detail.iter().cloned().collect();
-            with_fields(view.state.as_str(), &fields)
-        }
-    }
-}
-
-fn with_fields(name: &str, fields: &[String]) -> String {
-    if fields.is_empty() { name.to_owned() } else { format!("{name}({})", fields.join(", ")) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn event(json: &str) -> Event {
-        let text = format!(
-            r#"{{"v":1,{json},"cli":"claude","session_id":"s","tag":null,"agent_id":null,
-            "turn_id":null,"cwd":null,"transcript_path":null,"native":"X","rule":"r","ts_ns":1,
-            "host_pid":null,"origin":{{"dir":"/d","seq":1,"file":"f"}}}}"#
-        );
-        serde_json::from_str(&text).unwrap()
-    }
-
-    #[test]
-    fn labels_name_the_kind_and_its_main_fields() {
-        for (json, label) in [
-            (r#""kind":"session_start","source":"compact""#, "session_start(compact)"),
-            (r#""kind":"turn_start""#, "turn_start"),
-            (r#""kind":"tool_end","tool":"Bash","ok":true"#, "tool_end(Bash, ok)"),
-            (r#""kind":"tool_end","ok":false"#, "tool_end(failed)"),
-            (
-                r#""kind":"waiting_for_input","reason":"permission""#,
-                "waiting_for_input(permission)",
-            ),
-            (r#""kind":"compact","phase":"post","trigger":"manual""#, "compact(post, manual)"),
-            (r#""kind":"subagent_stop","agent_type":"""#, r#"subagent_stop("")"#),
-            (r#""kind":"stop","pending_tasks":0"#, "stop"),
-            (r#""kind":"stop","pending_tasks":2"#, "stop(tasks=2, wakes=0)"),
-        ] {
-            assert_eq!(canonical_label(&event(json)), label, "{json}");
-        }
-        assert_eq!(state_label(None), "none");
     }
 }

@@ -11,7 +11,8 @@
 //! * [`claude_hooks`]: which hook events a Claude Code version knows, and what `hookline install`
 //!   registered.
 //! * [`events`]: reading the events directory back and waiting for events.
-//! * [`follow`]: `hookline watch` following the events directory, for canonical events and states.
+//! * [`follow`]: `hookline watch` following the events directory, for canonical events.
+//! * [`labels`]: how tables and reports write canonical events and session states.
 //! * [`session`]: all of the above around one running CLI, with descriptive failures.
 //! * [`version`]: version numbers, ordered numerically.
 //! * [`agent_session`]: the step harness of the Codex and Gemini suites, asserting native events,
@@ -30,6 +31,7 @@ pub mod codex;
 pub mod events;
 pub mod follow;
 pub mod gemini;
+pub mod labels;
 pub mod mock_api;
 pub mod mock_gemini;
 pub mod mock_http;
