@@ -1,11 +1,11 @@
 //! One run of Codex CLI or Gemini CLI in a sandbox, against a mock API, with the relay
 //! registered by `hookline install`: the harness their scenarios are written with.
 //!
-//! A scenario is a table of [`Step`]s, as in the Claude Code suite: an action (type a line,
-//! press a key, or just wait), then the native events that must follow — exactly those, in
-//! order — each with the canonical event hookline must make of it and, where it matters, the
-//! session state right after it; then the state after the step and whether the session's input
-//! slot may be taken there.
+//! A scenario is a table of [`Step`]s ([`crate::scenario`]), as in the Claude Code suite: each
+//! native event names the canonical event hookline must make of it ([`kind_label`]) and, where
+//! it matters, the session state right after it; every step names the state after it ([`step`]:
+//! a state without detail matches any detail) and takes the session's input slot, which must be
+//! refused unless the step says [`Input::Once`].
 //!
 //! The canonical events and states come from the library, as an orchestrator would get them:
 //! a [`Reader`] follows the events directory from its start and a [`Tracker`] whose generation
@@ -27,190 +27,32 @@ use hookline::format::relay::now_ns;
 use hookline::profile::Profiles;
 use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::{Tracker, View};
-use hookline_relay::diag::{self, Level};
+
+pub use crate::scenario::{Action, Expect, Input, Step};
 
 use crate::binaries;
 use crate::events::{Event, EventsDir};
+use crate::harness::{self, EnvelopeRules};
 use crate::labels::{kind_label, state_label, state_matches};
 use crate::mock_http::MockServer;
 use crate::npm_install::Installed;
 use crate::process::output_within;
 use crate::sandbox::Sandbox;
+use crate::scenario::match_events;
 use crate::tmux::{Exit, Tmux};
 use crate::version::Version;
 
-/// What a screen line shows when a CLI reports a failing hook (lower case).
-const HOOK_FAILURES: &[&str] = &["hook error", "hook failed", "hook execution failed"];
-
-/// One expected native event and what hookline must make of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Expect {
-    /// Native event name.
-    pub event: &'static str,
-    /// Expected qualifier ([`Event::qualifier`]): notification type, source, reason, trigger.
-    pub qualifier: Option<&'static str>,
-    /// The canonical event, as [`kind_label`] writes it (`tool_start`,
-    /// `waiting_for_input(permission)`).
-    pub canonical: &'static str,
-    /// The session state right after it, as [`state_label`] writes it; `None`: not checked.
-    pub state: Option<&'static str>,
-    /// May come anywhere among the step's events: a side thread races the main one.
-    pub any_order: bool,
-}
-
-/// Expects the native `event`, mapped to the canonical `canonical`.
+/// Expects the native `event`, which hookline must make the canonical `canonical` of, as
+/// [`kind_label`] writes it (`tool_start`, `waiting_for_input(permission)`).
 pub const fn native(event: &'static str, canonical: &'static str) -> Expect {
-    Expect { event, qualifier: None, canonical, state: None, any_order: false }
+    crate::scenario::native(event).canonical(canonical)
 }
 
-impl Expect {
-    /// With this qualifier.
-    pub const fn q(mut self, qualifier: &'static str) -> Expect {
-        self.qualifier = Some(qualifier);
-        self
-    }
-
-    /// The session state right after it.
-    pub const fn state(mut self, state: &'static str) -> Expect {
-        self.state = Some(state);
-        self
-    }
-
-    /// Anywhere among the step's events.
-    pub const fn any_order(mut self) -> Expect {
-        self.any_order = true;
-        self
-    }
-
-    /// Whether `event` is this one.
-    pub fn matches(&self, event: &Event) -> bool {
-        event.name() == self.event && self.qualifier.is_none_or(|q| event.qualifier() == Some(q))
-    }
-
-    /// `Name` or `Name(qualifier)`.
-    pub fn label(&self) -> String {
-        match self.qualifier {
-            Some(q) => format!("{}({q})", self.event),
-            None => self.event.to_string(),
-        }
-    }
-}
-
-/// Matches `events` to `expected`: the in-order expectations must match in order, each
-/// `any_order` one once anywhere. `events` may be a prefix of what is expected (still
-/// arriving). Returns the expectation each event matched, or the index of the first event that
-/// matches none.
-pub fn match_events(events: &[Event], expected: &[Expect]) -> Result<Vec<Expect>, usize> {
-    let mut in_order = expected.iter().filter(|e| !e.any_order).peekable();
-    let mut floating: Vec<&Expect> = expected.iter().filter(|e| e.any_order).collect();
-    let mut matched = Vec::with_capacity(events.len());
-    for (i, event) in events.iter().enumerate() {
-        if let Some(expect) = in_order.next_if(|e| e.matches(event)) {
-            matched.push(*expect);
-        } else if let Some(at) = floating.iter().position(|e| e.matches(event)) {
-            matched.push(*floating.remove(at));
-        } else {
-            return Err(i);
-        }
-    }
-    Ok(matched)
-}
-
-/// What a step does before waiting for its events.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// Nothing: the events come from earlier actions (a headless run, a command).
-    Wait,
-    /// Type a line and press Enter.
-    Type(String),
-    /// Press one key (tmux key name).
-    Press(&'static str),
-}
-
-/// Whether the session's input slot may be taken after a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input {
-    /// It may not.
-    Refused,
-    /// It may, exactly once.
-    Once,
-}
-
-/// One step of a scenario.
-#[derive(Debug, Clone)]
-pub struct Step {
-    /// What the step is, for reports.
-    pub name: &'static str,
-    /// Text the screen must show before the action (the TUI is ready for it).
-    pub shown_before: Option<&'static str>,
-    /// The action.
-    pub action: Action,
-    /// The native events that must follow the action, exactly and in order.
-    pub native: Vec<Expect>,
-    /// How long they may take.
-    pub within: Duration,
-    /// After them, no event at all may arrive for this long.
-    pub quiet_for: Option<Duration>,
-    /// Text the screen must show after the events.
-    pub shown_after: Option<&'static str>,
-    /// The session state after the step ([`state_label`]; a state without detail matches any
-    /// detail).
-    pub state: &'static str,
-    /// Whether the input slot may be taken after the step.
-    pub input: Input,
-}
-
-impl Step {
-    /// A step doing `action`, after which the session is in `state`.
-    pub fn new(name: &'static str, action: Action, state: &'static str) -> Step {
-        Step {
-            name,
-            shown_before: None,
-            action,
-            native: Vec::new(),
-            within: Duration::from_secs(20),
-            quiet_for: None,
-            shown_after: None,
-            state,
-            input: Input::Refused,
-        }
-    }
-
-    /// Waits for the screen to show `text` before acting.
-    pub fn when_shown(mut self, text: &'static str) -> Step {
-        self.shown_before = Some(text);
-        self
-    }
-
-    /// Expects these native events.
-    pub fn expect(mut self, native: impl IntoIterator<Item = Expect>) -> Step {
-        self.native = native.into_iter().collect();
-        self
-    }
-
-    /// Allows the events this long.
-    pub fn within(mut self, within: Duration) -> Step {
-        self.within = within;
-        self
-    }
-
-    /// Then requires silence for this long.
-    pub fn then_quiet_for(mut self, quiet: Duration) -> Step {
-        self.quiet_for = Some(quiet);
-        self
-    }
-
-    /// Then requires the screen to show `text`.
-    pub fn then_shown(mut self, text: &'static str) -> Step {
-        self.shown_after = Some(text);
-        self
-    }
-
-    /// The input slot may be taken exactly once after the step.
-    pub fn input_once(mut self) -> Step {
-        self.input = Input::Once;
-        self
-    }
+/// A step doing `action`, after which the session is in `state` ([`state_label`]; a state
+/// without detail matches any detail); its events are allowed 20 s, and the input slot must be
+/// refused after it unless [`Step::input`] says otherwise.
+pub fn step(name: &'static str, action: Action, state: &'static str) -> Step {
+    Step::new(name, action).within(Duration::from_secs(20)).state(state).input(Input::Refused(""))
 }
 
 /// One event as a step saw it.
@@ -230,7 +72,7 @@ struct StepRecord {
     took: Duration,
     rows: Vec<Row>,
     state: String,
-    input: &'static str,
+    input: Option<String>,
 }
 
 /// The CLI under test, in its sandbox, with the library following its events.
@@ -403,6 +245,9 @@ impl AgentSession {
     /// as the step asks, the state after the step and its input slot, and that nothing went
     /// wrong.
     pub fn run_step(&mut self, step: &Step) {
+        let Some(wanted) = step.state else {
+            self.fail(&format!("step {:?} says no state (build it with `step`)", step.name));
+        };
         if let Some(text) = step.shown_before {
             self.wait_for_text(text, Duration::from_secs(20));
         }
@@ -415,8 +260,10 @@ impl AgentSession {
         if let Err(e) = acted {
             self.fail(&format!("step {:?}: {e}", step.name));
         }
-        let events = self.expect_events(step.name, &step.native, step.within);
-        let matched = match_events(&events, &step.native).unwrap_or_default();
+        let expected: Vec<Expect> =
+            step.native.iter().copied().filter(|e| e.applies_to(self.version)).collect();
+        let events = self.expect_events(step.name, &expected, step.within);
+        let matched = match_events(&events, &expected).unwrap_or_default();
         let mut rows = Vec::new();
         for (event, expect) in events.iter().zip(&matched) {
             rows.push(self.apply(step.name, event, expect));
@@ -429,13 +276,16 @@ impl AgentSession {
         }
         let took = started.elapsed();
         let state = self.state();
-        if !state_matches(step.state, &state) {
+        if !state_matches(wanted, &state) {
             self.fail(&format!(
-                "step {:?}: the session is {state} after the step, expected {}",
-                step.name, step.state
+                "step {:?}: the session is {state} after the step, expected {wanted}",
+                step.name
             ));
         }
-        let input = self.check_input(step);
+        let input = step.input.map(|input| {
+            harness::take_input_slot(&mut self.tracker, &self.tag, input)
+                .unwrap_or_else(|e| self.fail(&format!("step {:?}: {e}", step.name)))
+        });
         self.check_clean(step.name);
         self.log.push(StepRecord { name: step.name, took, rows, state, input });
     }
@@ -460,47 +310,29 @@ impl AgentSession {
         &self.canonical
     }
 
-    /// Checks the input slot as the step says: taken once and refused the second time, or
-    /// refused.
-    fn check_input(&mut self, step: &Step) -> &'static str {
-        let first = self.tracker.take_input_slot(&self.tag, now_ns());
-        match (step.input, first) {
-            (Input::Refused, Err(_)) => "refused",
-            (Input::Refused, Ok(slot)) => self.fail(&format!(
-                "step {:?}: the input slot was granted ({slot:?}) in state {}",
-                step.name,
-                self.state()
-            )),
-            (Input::Once, Err(refusal)) => {
-                self.fail(&format!("step {:?}: the input slot was refused: {refusal}", step.name))
-            }
-            (Input::Once, Ok(_)) => match self.tracker.take_input_slot(&self.tag, now_ns()) {
-                Err(_) => "once",
-                Ok(slot) => self.fail(&format!(
-                    "step {:?}: the input slot was granted a second time ({slot:?})",
-                    step.name
-                )),
-            },
-        }
-    }
-
     /// Reads the canonical event of `event` from the library, checks it against `expect`,
     /// applies it to the tracker and checks the state after it.
     fn apply(&mut self, step: &str, event: &Event, expect: &Expect) -> Row {
         let seq = event.envelope.seq;
         let canonical = self.next_canonical(step, seq);
         let label = kind_label(&canonical);
-        if label != expect.canonical {
+        if let Some(wanted) = expect.canonical.filter(|wanted| *wanted != label) {
             self.fail(&format!(
-                "step {step:?}: #{seq} {} is the canonical {label} (rule {}), expected {}",
+                "step {step:?}: #{seq} {} is the canonical {label} (rule {}), expected {wanted}",
                 event.label(),
-                canonical.rule,
-                expect.canonical
+                canonical.rule
             ));
         }
-        self.tracker.apply(&canonical);
+        let before = self.view();
+        let applied = self.tracker.apply(&canonical);
         self.canonical.push(canonical);
-        let state = self.state();
+        let after = self.view();
+        if expect.unchanged
+            && let Err(e) = harness::check_unchanged(before.as_ref(), after.as_ref(), &applied)
+        {
+            self.fail(&format!("step {step:?}: #{seq} {} ({label}) {e}", event.label()));
+        }
+        let state = state_label(after.as_ref());
         if let Some(expected) = expect.state
             && !state_matches(expected, &state)
         {
@@ -552,27 +384,10 @@ impl AgentSession {
         expected: &[Expect],
         within: Duration,
     ) -> Vec<Event> {
-        let cursor = self.cursor;
-        let mismatch = |events: &[Event]| {
-            let window = &events[cursor.min(events.len())..];
-            match_events(&window[..window.len().min(expected.len())], expected).err()
-        };
-        let outcome = self.events.wait_until(within, |events| {
-            mismatch(events).is_some() || events.len() >= cursor + expected.len()
-        });
-        let events = match outcome {
-            Ok(events) if mismatch(&events).is_none() => events,
-            Ok(events) | Err(events) => {
-                let seen: Vec<String> =
-                    events[cursor.min(events.len())..].iter().map(Event::label).collect();
-                let wanted: Vec<String> = expected.iter().map(Expect::label).collect();
-                self.fail(&format!(
-                    "step {step:?}: expected the native events {wanted:?} within {within:?}, got {seen:?}"
-                ));
-            }
-        };
-        self.cursor += expected.len();
-        events[cursor..self.cursor].to_vec()
+        let events = harness::wait_for_native(&self.events, self.cursor, expected, within)
+            .unwrap_or_else(|e| self.fail(&format!("step {step:?}: {e}")));
+        self.cursor += events.len();
+        events
     }
 
     /// Requires that no event arrives for `quiet`.
@@ -589,44 +404,20 @@ impl AgentSession {
     /// CLI's environment gives one, the payload's session id.
     pub fn check_clean(&self, step: &str) {
         if let Some(tmux) = &self.tmux {
-            let screen = tmux.screen_with_history().unwrap_or_default().to_lowercase();
-            if let Some(failure) = HOOK_FAILURES.iter().find(|f| screen.contains(*f)) {
+            let screen = tmux.screen_with_history().unwrap_or_default();
+            if let Some(failure) = harness::hook_failure(&screen) {
                 self.fail(&format!("step {step:?}: the screen shows {failure:?}"));
             }
         }
-        let errors: Vec<String> = diag::read(&self.sandbox.relay_log())
-            .into_iter()
-            .filter(|r| r.level == Level::Error)
-            .map(|r| format!("{:?}: {}", r.event, r.message))
-            .collect();
-        if !errors.is_empty() {
-            self.fail(&format!("step {step:?}: the relay logged errors: {errors:?}"));
-        }
-        for event in self.all_events() {
-            let envelope = &event.envelope;
-            let problem = if envelope.error.is_some() || envelope.payload.is_none() {
-                Some("has no payload")
-            } else if envelope.cli != self.cli {
-                Some("has the wrong cli")
-            } else if envelope.tag.as_deref() != Some(self.tag.as_str()) {
-                Some("lacks the HOOKLINE_TAG of the sandbox")
-            } else if event.field("hook_event_name").or(event.field("type"))
-                != envelope.event.as_deref()
-            {
-                Some("names another event than its payload")
-            } else if envelope
-                .host_session_id
-                .as_ref()
-                .is_some_and(|id| Some(id.as_str()) != event.field("session_id"))
-            {
-                Some("has a host_session_id that is not the payload's session_id")
-            } else {
-                None
-            };
-            if let Some(problem) = problem {
-                self.fail(&format!("step {step:?}: event {} {problem}: {envelope:?}", event.file));
-            }
-        }
+        let rules = EnvelopeRules {
+            cli: self.cli,
+            tag: &self.tag,
+            event_fields: &["hook_event_name", "type"],
+            host_session_always: false,
+        };
+        harness::check_relay_log(&self.sandbox)
+            .and_then(|()| harness::check_envelopes(&self.all_events(), &rules))
+            .unwrap_or_else(|e| self.fail(&format!("step {step:?}: {e}")));
     }
 
     /// Every event so far.
@@ -651,38 +442,13 @@ impl AgentSession {
 
     /// Types a line into the TUI, waits for it to be echoed, then presses Enter.
     pub fn submit_line(&self, line: &str) -> Result<(), String> {
-        let tmux = self.tmux();
-        tmux.type_text(line)?;
-        let tail: String =
-            line.chars().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
-        tmux.wait_for_screen(Duration::from_secs(10), |screen| screen.contains(&tail))
-            .map_err(|_| format!("the typed text {line:?} was not echoed"))?;
-        thread::sleep(Duration::from_millis(300));
-        tmux.press("Enter")
+        self.tmux().submit_line(line, 30, Duration::from_millis(300))
     }
 
     /// Waits for the TUI to exit and returns its exit status, `None` when tmux does not report
     /// it (see [`Tmux::exit`]).
     pub fn wait_for_exit(&self, timeout: Duration) -> Option<i32> {
-        let deadline = Instant::now() + timeout;
-        let mut exited_at = None;
-        loop {
-            match self.tmux().exit() {
-                Ok(Exit::Status(status)) => return Some(status),
-                Ok(Exit::Unknown) => {
-                    let since = *exited_at.get_or_insert_with(Instant::now);
-                    if since.elapsed() > Duration::from_secs(3) {
-                        return None;
-                    }
-                    thread::sleep(Duration::from_millis(100))
-                }
-                Ok(Exit::Running) if Instant::now() < deadline => {
-                    thread::sleep(Duration::from_millis(100))
-                }
-                Ok(Exit::Running) => self.fail(&format!("the CLI did not exit within {timeout:?}")),
-                Err(e) => self.fail(&e),
-            }
-        }
+        self.tmux().wait_for_exit(timeout).unwrap_or_else(|e| self.fail(&e))
     }
 
     /// The steps run, as a table: per step its name, time, the state after it and the input
@@ -702,7 +468,7 @@ impl AgentSession {
                 record.name,
                 record.took.as_secs_f64(),
                 record.state,
-                record.input
+                record.input.as_deref().unwrap_or("not checked")
             );
             for row in &record.rows {
                 let _ = writeln!(
@@ -718,41 +484,13 @@ impl AgentSession {
     /// Prints [`AgentSession::event_table`] and the mock's requests, and writes them to
     /// `target/hookline-e2e/<label>.txt`.
     pub fn save_report(&self) {
-        let mut table = self.event_table();
-        let _ = writeln!(table, "  mock API requests:");
-        for request in self.api.requests() {
-            let _ = writeln!(table, "    {}", request.summary());
-        }
-        println!(
-            "[{}] passed in {:.1} s:\n{table}",
-            self.label,
-            self.started.elapsed().as_secs_f64()
-        );
-        let dir = binaries::profile_dir().join("..").join("hookline-e2e");
-        if std::fs::create_dir_all(&dir).is_ok() {
-            let name = self.label.replace(' ', "-");
-            let _ = std::fs::write(dir.join(format!("{name}.txt")), &table);
-        }
+        harness::save_report(&self.label, self.started, self.event_table(), &self.api);
     }
 
     /// Panics with `message` and everything needed to see why.
     pub fn fail(&self, message: &str) -> ! {
-        let mut report = format!("[{}] {message}\n", self.label);
-        let _ = writeln!(report, "sandbox: {}", self.sandbox.root().display());
-        let _ = writeln!(report, "events (consumed up to #{}):", self.cursor);
-        match self.events.read() {
-            Ok(events) => {
-                let first = events.first().cloned();
-                for (i, event) in events.iter().enumerate() {
-                    let at = first.as_ref().map_or(0.0, |f| event.secs_since(f));
-                    let mark = if i < self.cursor { ' ' } else { '>' };
-                    let _ = writeln!(report, " {mark} {at:>7.2} s  {event}");
-                }
-            }
-            Err(e) => {
-                let _ = writeln!(report, "  cannot read: {e}");
-            }
-        }
+        let mut report =
+            harness::report_head(&self.label, message, &self.sandbox, &self.events, self.cursor);
         let _ = writeln!(report, "canonical events applied:");
         for event in &self.canonical {
             let _ = writeln!(
@@ -776,64 +514,7 @@ impl AgentSession {
                 view.evidence.rule
             );
         }
-        if let Some(tmux) = &self.tmux {
-            let screen = tmux.screen_with_history().unwrap_or_else(|e| e);
-            let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
-            let tail = &lines[lines.len().saturating_sub(60)..];
-            let _ = writeln!(report, "screen (last non-empty lines):\n{}", tail.join("\n"));
-        }
-        let _ = writeln!(report, "mock API requests:");
-        for request in self.api.requests() {
-            let _ = writeln!(report, "  {}", request.summary());
-        }
-        let diagnostics = diag::read(&self.sandbox.relay_log());
-        if !diagnostics.is_empty() {
-            let _ = writeln!(report, "relay diagnostics:");
-            for record in diagnostics {
-                let _ =
-                    writeln!(report, "  {:?} {:?}: {}", record.level, record.event, record.message);
-            }
-        }
+        harness::report_tail(&mut report, self.tmux.as_ref(), &self.api, &self.sandbox);
         panic!("{report}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn events(names: &[&str]) -> Vec<Event> {
-        names
-            .iter()
-            .enumerate()
-            .map(|(seq, name)| {
-                let text = format!(
-                    r#"{{"v":1,"seq":{seq},"ts_ns":1,"cli":"codex","event":"{name}","pid":1,
-                    "ppid":1,"relay_version":"0","payload":{{"hook_event_name":"{name}"}}}}"#
-                );
-                let envelope =
-                    hookline_relay::envelope::Envelope::from_slice(text.as_bytes()).unwrap();
-                Event { file: String::new(), envelope }
-            })
-            .collect()
-    }
-
-    #[test]
-    fn in_order_events_keep_their_order_and_any_order_ones_float() {
-        let expected = [
-            native("PreToolUse", "tool_start"),
-            native("agent-turn-complete", "notification").any_order(),
-            native("PermissionRequest", "permission_request"),
-        ];
-        for seen in [
-            ["PreToolUse", "agent-turn-complete", "PermissionRequest"],
-            ["PreToolUse", "PermissionRequest", "agent-turn-complete"],
-        ] {
-            let matched = match_events(&events(&seen), &expected).unwrap();
-            let names: Vec<&str> = matched.iter().map(|e| e.event).collect();
-            assert_eq!(names, seen, "in the events' order");
-        }
-        assert_eq!(match_events(&events(&["PermissionRequest"]), &expected), Err(0));
-        assert!(match_events(&events(&["PreToolUse"]), &expected).is_ok(), "a prefix");
     }
 }

@@ -1,13 +1,12 @@
-//! One run of the real CLI in a sandbox, against the mock API, with the relay registered by
-//! `hookline install` and the events followed by `hookline watch`: the harness the scenarios
-//! are written with.
+//! One run of the real Claude Code CLI in a sandbox, against the mock API, with the relay
+//! registered by `hookline install` and the events followed by `hookline watch`: the harness
+//! the Claude Code scenarios are written with.
 //!
-//! A scenario is a table of [`Step`]s: an action (type a line, press a key, or just wait), the
-//! native events that must follow — exactly those, in order, except those marked
-//! [`Expect::any_order`] — and for each of them the canonical event `hookline watch` must
-//! print and the session state a [`Tracker`] must be in once it applied it; then, per step, the
-//! state after the step (held through any silence the step requires) and what taking the
-//! session's input slot must do.
+//! A scenario is a table of [`Step`]s ([`crate::scenario`]): for each native event, the
+//! canonical event `hookline watch` must print ([`canonical_label`]) and the session state a
+//! [`Tracker`] must be in once it applied it (compared exactly); then, per step, the state
+//! after the step (held through any silence the step requires) and what taking the session's
+//! input slot must do. An expectation may be limited to versions ([`Expect::since`]).
 //!
 //! The tracker's generation starts before the CLI is launched, so every event is live and its
 //! state authoritative, as for an orchestrator that was running before its agent. Every failure
@@ -28,24 +27,24 @@ use std::time::{Duration, Instant};
 use hookline::format::relay::now_ns;
 use hookline::profile::Profiles;
 use hookline::state::{Refusal, Tracker, View};
-use hookline_relay::diag::{self, Level};
 use serde_json::Value;
+
+pub use crate::scenario::{Action, Expect, Input, Step, native};
 
 use crate::binaries;
 use crate::claude_hooks;
 use crate::events::{Event, EventsDir, POLL};
 use crate::follow::Follower;
+use crate::harness::{self, EnvelopeRules};
 use crate::labels::{canonical_label, state_label};
 use crate::mock_api;
 use crate::mock_http::MockServer;
 use crate::npm_install::Installed;
 use crate::process::output_within;
 use crate::sandbox::Sandbox;
-use crate::tmux::{Exit, Tmux};
+use crate::scenario::match_events;
+use crate::tmux::Tmux;
 use crate::version::Version;
-
-/// What Claude prints in its transcript when a hook command fails or writes to stderr.
-pub const HOOK_ERROR: &str = "hook error";
 
 /// The title of the dialog Claude shows when a settings file registers an event it does not
 /// know.
@@ -65,225 +64,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// How long `hookline watch` may take to print the canonical event of a native event that is
 /// already in the directory (it is notified at once; it rescans every second anyway).
 const DELIVERY: Duration = Duration::from_secs(10);
-
-/// One expected native event, and what hookline must make of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Expect {
-    /// Native event name.
-    pub event: &'static str,
-    /// Expected qualifier ([`Event::qualifier`]): notification type, source, reason, trigger.
-    pub qualifier: Option<&'static str>,
-    /// Only expected from this version on.
-    pub since: Option<&'static str>,
-    /// May come anywhere among the step's events: Claude runs its hooks without waiting, so
-    /// one can race the next.
-    pub any_order: bool,
-    /// The canonical event `hookline watch` must print for it, as
-    /// [`canonical_label`] writes it (`tool_end(Bash, ok)`).
-    pub canonical: Option<&'static str>,
-    /// The session state once the tracker applied it, as
-    /// [`state_label`] writes it (`waiting_on_human(permission)`).
-    pub state: Option<&'static str>,
-    /// The tracker must leave the state exactly as it was: same state, same evidence.
-    pub unchanged: bool,
-}
-
-/// Expects the native event `event`.
-pub const fn native(event: &'static str) -> Expect {
-    Expect {
-        event,
-        qualifier: None,
-        since: None,
-        any_order: false,
-        canonical: None,
-        state: None,
-        unchanged: false,
-    }
-}
-
-impl Expect {
-    /// With this qualifier.
-    pub const fn q(mut self, qualifier: &'static str) -> Expect {
-        self.qualifier = Some(qualifier);
-        self
-    }
-
-    /// Only from `version` on (the event is absent before).
-    pub const fn since(mut self, version: &'static str) -> Expect {
-        self.since = Some(version);
-        self
-    }
-
-    /// `hookline watch` must print this canonical event for it.
-    pub const fn canonical(mut self, label: &'static str) -> Expect {
-        self.canonical = Some(label);
-        self
-    }
-
-    /// The session must be in this state once the tracker applied it.
-    pub const fn state(mut self, label: &'static str) -> Expect {
-        self.state = Some(label);
-        self
-    }
-
-    /// The tracker must not change the state for it (nor its evidence).
-    pub const fn unchanged(mut self) -> Expect {
-        self.unchanged = true;
-        self
-    }
-
-    /// Anywhere among the step's events.
-    pub const fn any_order(mut self) -> Expect {
-        self.any_order = true;
-        self
-    }
-
-    /// Whether `version` sends it.
-    pub fn applies_to(&self, version: Version) -> bool {
-        self.since.is_none_or(|since| Version::lit(since) <= version)
-    }
-
-    /// Whether `event` is this one.
-    pub fn matches(&self, event: &Event) -> bool {
-        event.name() == self.event && self.qualifier.is_none_or(|q| event.qualifier() == Some(q))
-    }
-
-    /// `Name` or `Name(qualifier)`.
-    pub fn label(&self) -> String {
-        match self.qualifier {
-            Some(q) => format!("{}({q})", self.event),
-            None => self.event.to_string(),
-        }
-    }
-}
-
-/// Matches `events` to `expected`: the in-order expectations must match in order, each
-/// `any_order` one once anywhere. `events` may be a prefix of what is expected (still
-/// arriving). Returns the expectation each event matched, or the index of the first event that
-/// matches none.
-pub fn match_events(events: &[Event], expected: &[Expect]) -> Result<Vec<Expect>, usize> {
-    let mut in_order = expected.iter().filter(|e| !e.any_order).peekable();
-    let mut floating: Vec<&Expect> = expected.iter().filter(|e| e.any_order).collect();
-    let mut matched = Vec::with_capacity(events.len());
-    for (i, event) in events.iter().enumerate() {
-        if let Some(expect) = in_order.next_if(|e| e.matches(event)) {
-            matched.push(*expect);
-        } else if let Some(at) = floating.iter().position(|e| e.matches(event)) {
-            matched.push(*floating.remove(at));
-        } else {
-            return Err(i);
-        }
-    }
-    Ok(matched)
-}
-
-/// The index of the first of `events` that [`match_events`] cannot match.
-pub fn first_mismatch(events: &[Event], expected: &[Expect]) -> Option<usize> {
-    match_events(events, expected).err()
-}
-
-/// What a step does before waiting for its events.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// Nothing: the events come from earlier actions or from timers.
-    Wait,
-    /// Type a line and press Enter.
-    Type(String),
-    /// Press one key (tmux key name).
-    Press(&'static str),
-}
-
-/// What taking the session's input slot must do after a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input {
-    /// Granted, once: taking it a second time is refused as already taken.
-    Once,
-    /// Refused, with a reason that contains this text.
-    Refused(&'static str),
-}
-
-/// One step of a scenario.
-#[derive(Debug, Clone)]
-pub struct Step {
-    /// What the step is, for reports.
-    pub name: &'static str,
-    /// Text the screen must show before the action (the TUI is ready for it).
-    pub shown_before: Option<&'static str>,
-    /// The action.
-    pub action: Action,
-    /// The native events that must follow the action, exactly and in order.
-    pub native: Vec<Expect>,
-    /// How long they may take.
-    pub within: Duration,
-    /// After them, no event at all may arrive for this long (and the state must hold).
-    pub quiet_for: Option<Duration>,
-    /// Text the screen must show after the events.
-    pub shown_after: Option<&'static str>,
-    /// The session state after the step, as [`state_label`] writes it; with
-    /// [`Step::then_quiet_for`], it must hold through the whole silence.
-    pub state: Option<&'static str>,
-    /// What taking the input slot after the step must do.
-    pub input: Option<Input>,
-}
-
-impl Step {
-    /// A step doing `action`, expecting nothing yet.
-    pub fn new(name: &'static str, action: Action) -> Step {
-        Step {
-            name,
-            shown_before: None,
-            action,
-            native: Vec::new(),
-            within: Duration::from_secs(15),
-            quiet_for: None,
-            shown_after: None,
-            state: None,
-            input: None,
-        }
-    }
-
-    /// Waits for the screen to show `text` before acting.
-    pub fn when_shown(mut self, text: &'static str) -> Step {
-        self.shown_before = Some(text);
-        self
-    }
-
-    /// Expects these native events.
-    pub fn expect(mut self, native: impl IntoIterator<Item = Expect>) -> Step {
-        self.native = native.into_iter().collect();
-        self
-    }
-
-    /// Allows the events this long.
-    pub fn within(mut self, within: Duration) -> Step {
-        self.within = within;
-        self
-    }
-
-    /// Then requires silence for this long, the state holding all along.
-    pub fn then_quiet_for(mut self, quiet: Duration) -> Step {
-        self.quiet_for = Some(quiet);
-        self
-    }
-
-    /// Then requires the screen to show `text`.
-    pub fn then_shown(mut self, text: &'static str) -> Step {
-        self.shown_after = Some(text);
-        self
-    }
-
-    /// The session state after the step.
-    pub fn state(mut self, label: &'static str) -> Step {
-        self.state = Some(label);
-        self
-    }
-
-    /// What taking the input slot after the step must do.
-    pub fn input(mut self, input: Input) -> Step {
-        self.input = Some(input);
-        self
-    }
-}
 
 /// One canonical event as the harness received and applied it.
 #[derive(Debug, Clone)]
@@ -634,27 +414,10 @@ impl ClaudeSession {
         expected: &[Expect],
         within: Duration,
     ) -> Vec<Event> {
-        let cursor = self.cursor;
-        let mismatch = |events: &[Event]| {
-            let window = &events[cursor.min(events.len())..];
-            first_mismatch(&window[..window.len().min(expected.len())], expected)
-        };
-        let outcome = self.events.wait_until(within, |events| {
-            mismatch(events).is_some() || events.len() >= cursor + expected.len()
-        });
-        let events = match outcome {
-            Ok(events) if mismatch(&events).is_none() => events,
-            Ok(events) | Err(events) => {
-                let seen: Vec<String> =
-                    events[cursor.min(events.len())..].iter().map(Event::label).collect();
-                let wanted: Vec<String> = expected.iter().map(Expect::label).collect();
-                self.fail(&format!(
-                    "step {step:?}: expected the native events {wanted:?} within {within:?}, got {seen:?}"
-                ));
-            }
-        };
-        self.cursor += expected.len();
-        events[cursor..self.cursor].to_vec()
+        let events = harness::wait_for_native(&self.events, self.cursor, expected, within)
+            .unwrap_or_else(|e| self.fail(&format!("step {step:?}: {e}")));
+        self.cursor += events.len();
+        events
     }
 
     fn follower(&mut self) -> &mut Follower {
@@ -716,17 +479,10 @@ impl ClaudeSession {
                 applied.rule
             ));
         }
-        if expect.unchanged {
-            let same = before.as_ref().zip(view.as_ref()).is_some_and(|(b, a)| {
-                b.state == a.state && b.detail == a.detail && b.evidence == a.evidence
-            });
-            if applied.changed || !same {
-                self.fail(&format!(
-                    "{what} ({label}) changed the state (rule {}): {} -> {state}",
-                    applied.rule,
-                    state_label(before.as_ref())
-                ));
-            }
+        if expect.unchanged
+            && let Err(e) = harness::check_unchanged(before.as_ref(), view.as_ref(), &applied)
+        {
+            self.fail(&format!("{what} ({label}) {e}"));
         }
         self.check_live(&what, view.as_ref());
         tracked
@@ -796,56 +552,18 @@ impl ClaudeSession {
 
     /// Takes the input slot as the step says it must go; returns what happened, for reports.
     fn expect_input(&mut self, step: &str, input: Input) -> String {
-        let view = self.view();
-        let available = view.as_ref().is_some_and(|v| v.input == "available");
-        match input {
-            Input::Once => {
-                let slot = match self.tracker.take_input_slot(&self.tag, now_ns()) {
-                    Ok(slot) => slot,
-                    Err(refusal) => self.fail(&format!(
-                        "step {step:?}: the input slot was refused ({refusal}); expected it once"
-                    )),
-                };
-                let view = view.expect("a granted slot has a session");
-                let generation = self.tracker.generation().id;
-                if !available
-                    || slot.generation != generation
-                    || slot.epoch != view.epoch
-                    || slot.session_id != view.session_id
-                {
-                    self.fail(&format!(
-                        "step {step:?}: the slot {slot:?} does not match the view {view:?} (generation {generation})"
-                    ));
-                }
-                match self.tracker.take_input_slot(&self.tag, now_ns()) {
-                    Err(refusal @ Refusal::AlreadyTaken) => {
-                        format!("granted once (epoch {}, seq {}), then refused: {refusal}", slot.epoch, slot.seq)
-                    }
-                    other => self.fail(&format!(
-                        "step {step:?}: a second take of the input slot gave {other:?}; expected it refused as already taken"
-                    )),
-                }
-            }
-            Input::Refused(why) => match self.tracker.take_input_slot(&self.tag, now_ns()) {
-                Err(refusal) if refusal.to_string().contains(why) && !available => {
-                    format!("refused: {refusal}")
-                }
-                other => self.fail(&format!(
-                    "step {step:?}: taking the input slot gave {other:?} (view: {}); expected a refusal saying {why:?}",
-                    view.as_ref().map_or("no session", |v| v.input.as_str())
-                )),
-            },
-        }
+        harness::take_input_slot(&mut self.tracker, &self.tag, input)
+            .unwrap_or_else(|e| self.fail(&format!("step {step:?}: {e}")))
     }
 
-    /// Checks that the screen never showed a hook error (nor, unless provoked, a settings
+    /// Checks that the screen never showed a failing hook (nor, unless provoked, a settings
     /// warning), that the relay logged no error, and that every envelope carries a payload, our
     /// tag and the CLI's session id.
     pub fn check_clean(&self, step: &str) {
         if let Some(tmux) = &self.tmux {
             let screen = tmux.screen_with_history().unwrap_or_default();
-            if screen.to_lowercase().contains(HOOK_ERROR) {
-                self.fail(&format!("step {step:?}: the screen shows {HOOK_ERROR:?}"));
+            if let Some(failure) = harness::hook_failure(&screen) {
+                self.fail(&format!("step {step:?}: the screen shows {failure:?}"));
             }
             if !self.settings_warning_expected && screen.contains(SETTINGS_WARNING) {
                 self.fail(&format!(
@@ -853,76 +571,26 @@ impl ClaudeSession {
                 ));
             }
         }
-        let errors: Vec<String> = diag::read(&self.sandbox.relay_log())
-            .into_iter()
-            .filter(|r| r.level == Level::Error)
-            .map(|r| format!("{:?}: {}", r.event, r.message))
-            .collect();
-        if !errors.is_empty() {
-            self.fail(&format!("step {step:?}: the relay logged errors: {errors:?}"));
-        }
-        let tag = Some(self.tag.as_str());
-        for event in self.all_events() {
-            let envelope = &event.envelope;
-            let problem = if envelope.error.is_some() || envelope.payload.is_none() {
-                Some("has no payload")
-            } else if envelope.cli != "claude" {
-                Some("has the wrong cli")
-            } else if envelope.tag.as_deref() != tag {
-                Some("lacks the HOOKLINE_TAG of the sandbox")
-            } else if event.field("hook_event_name") != envelope.event.as_deref() {
-                Some("names another event than its payload")
-            } else if envelope.host_session_id.as_deref() != event.field("session_id") {
-                Some("has a host_session_id that is not the payload's session_id")
-            } else {
-                None
-            };
-            if let Some(problem) = problem {
-                self.fail(&format!("step {step:?}: event {} {problem}: {envelope:?}", event.file));
-            }
-        }
+        let rules = EnvelopeRules {
+            cli: "claude",
+            tag: &self.tag,
+            event_fields: &["hook_event_name"],
+            host_session_always: true,
+        };
+        harness::check_relay_log(&self.sandbox)
+            .and_then(|()| harness::check_envelopes(&self.all_events(), &rules))
+            .unwrap_or_else(|e| self.fail(&format!("step {step:?}: {e}")));
     }
 
-    /// Types a line into the TUI, waits for it to be echoed, then presses Enter. (An Enter that
-    /// follows the text at once can be taken as part of it: 2.1.197 then leaves the line
-    /// unsubmitted.)
+    /// Types a line into the TUI, waits for it to be echoed, then presses Enter.
     pub fn submit_line(&self, line: &str) -> Result<(), String> {
-        let tmux = self.tmux();
-        tmux.type_text(line)?;
-        let tail: String =
-            line.chars().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
-        tmux.wait_for_screen(Duration::from_secs(10), |screen| screen.contains(&tail))
-            .map_err(|_| format!("the typed text {line:?} was not echoed"))?;
-        thread::sleep(Duration::from_millis(200));
-        tmux.press("Enter")
+        self.tmux().submit_line(line, 40, Duration::from_millis(200))
     }
 
     /// Waits for the TUI to exit and returns its exit status, `None` when tmux does not report
-    /// it (see [`Tmux::exit`]).
+    /// it (see [`Tmux::exit`](crate::tmux::Tmux::exit)).
     pub fn wait_for_exit(&self, timeout: Duration) -> Option<i32> {
-        let deadline = Instant::now() + timeout;
-        let mut exited_at = None;
-        loop {
-            match self.tmux().exit() {
-                Ok(Exit::Status(status)) => return Some(status),
-                // A zombie is usually reaped (and its status reported) a moment later.
-                Ok(Exit::Unknown) => {
-                    let since = *exited_at.get_or_insert_with(Instant::now);
-                    if since.elapsed() > Duration::from_secs(3) {
-                        return None;
-                    }
-                    thread::sleep(Duration::from_millis(100))
-                }
-                Ok(Exit::Running) if Instant::now() < deadline => {
-                    thread::sleep(Duration::from_millis(100))
-                }
-                Ok(Exit::Running) => {
-                    let pid = self.tmux().pane_pid().map_or_else(|e| e, |p| p.to_string());
-                    self.fail(&format!("the CLI (pid {pid}) did not exit within {timeout:?}"))
-                }
-                Err(e) => self.fail(&e),
-            }
-        }
+        self.tmux().wait_for_exit(timeout).unwrap_or_else(|e| self.fail(&e))
     }
 
     /// Runs the CLI without a terminal (`claude -p ...`), killing it after `timeout`.
@@ -1024,40 +692,13 @@ impl ClaudeSession {
         for line in self.install_output.lines() {
             let _ = writeln!(table, "    {line}");
         }
-        let _ = writeln!(table, "  mock API requests:");
-        for request in self.api.requests() {
-            let _ = writeln!(table, "    {}", request.summary());
-        }
-        println!(
-            "[{}] passed in {:.1} s:\n{table}",
-            self.label,
-            self.started.elapsed().as_secs_f64()
-        );
-        let dir = binaries::profile_dir().join("..").join("hookline-e2e");
-        if std::fs::create_dir_all(&dir).is_ok() {
-            let name = self.label.replace(' ', "-");
-            let _ = std::fs::write(dir.join(format!("{name}.txt")), &table);
-        }
+        harness::save_report(&self.label, self.started, table, &self.api);
     }
 
     /// Panics with `message` and everything needed to see why.
     pub fn fail(&self, message: &str) -> ! {
-        let mut report = format!("[{}] {message}\n", self.label);
-        let _ = writeln!(report, "sandbox: {}", self.sandbox.root().display());
-        let _ = writeln!(report, "native events (consumed up to #{}):", self.cursor);
-        match self.events.read() {
-            Ok(events) => {
-                let first = events.first().cloned();
-                for (i, event) in events.iter().enumerate() {
-                    let at = first.as_ref().map_or(0.0, |f| event.secs_since(f));
-                    let mark = if i < self.cursor { ' ' } else { '>' };
-                    let _ = writeln!(report, " {mark} {at:>7.2} s  {event}");
-                }
-            }
-            Err(e) => {
-                let _ = writeln!(report, "  cannot read: {e}");
-            }
-        }
+        let mut report =
+            harness::report_head(&self.label, message, &self.sandbox, &self.events, self.cursor);
         let _ = writeln!(report, "canonical events (hookline watch) and states (Tracker):");
         for tracked in &self.tracked {
             let _ = writeln!(
@@ -1073,81 +714,7 @@ impl ClaudeSession {
                 let _ = writeln!(report, "hookline watch stderr:\n{}", stderr.trim_end());
             }
         }
-        if let Some(tmux) = &self.tmux {
-            let screen = tmux.screen_with_history().unwrap_or_else(|e| e);
-            let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
-            let tail = &lines[lines.len().saturating_sub(60)..];
-            let _ = writeln!(report, "screen (last non-empty lines):\n{}", tail.join("\n"));
-        }
-        let _ = writeln!(report, "mock API requests:");
-        for request in self.api.requests() {
-            let _ = writeln!(report, "  {}", request.summary());
-        }
-        let diagnostics = diag::read(&self.sandbox.relay_log());
-        if diagnostics.is_empty() {
-            let _ = writeln!(report, "relay diagnostics: none");
-        } else {
-            let _ = writeln!(report, "relay diagnostics:");
-            for record in diagnostics {
-                let _ =
-                    writeln!(report, "  {:?} {:?}: {}", record.level, record.event, record.message);
-            }
-        }
+        harness::report_tail(&mut report, self.tmux.as_ref(), &self.api, &self.sandbox);
         panic!("{report}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use hookline_relay::envelope::Envelope;
-
-    use super::*;
-
-    fn event(name: &str, seq: u64) -> Event {
-        let text = format!(
-            r#"{{"v":1,"seq":{seq},"ts_ns":1,"cli":"claude","event":"{name}","pid":1,"ppid":1,
-            "relay_version":"0","payload":{{"hook_event_name":"{name}"}}}}"#
-        );
-        Event { file: String::new(), envelope: Envelope::from_slice(text.as_bytes()).unwrap() }
-    }
-
-    fn events(names: &[&str]) -> Vec<Event> {
-        names.iter().enumerate().map(|(i, n)| event(n, i as u64)).collect()
-    }
-
-    #[test]
-    fn in_order_events_must_keep_their_order_and_any_order_ones_may_float() {
-        let expected =
-            [native("PostToolUse"), native("MessageDisplay").any_order(), native("Stop")];
-        for seen in [
-            ["PostToolUse", "MessageDisplay", "Stop"],
-            ["PostToolUse", "Stop", "MessageDisplay"],
-            ["MessageDisplay", "PostToolUse", "Stop"],
-        ] {
-            assert_eq!(first_mismatch(&events(&seen), &expected), None, "{seen:?}");
-        }
-        assert_eq!(
-            first_mismatch(&events(&["Stop", "PostToolUse", "MessageDisplay"]), &expected),
-            Some(0)
-        );
-        assert_eq!(
-            first_mismatch(
-                &events(&["PostToolUse", "MessageDisplay", "MessageDisplay"]),
-                &expected
-            ),
-            Some(2)
-        );
-        assert_eq!(first_mismatch(&events(&["PostToolUse"]), &expected), None, "a prefix");
-        let matched = match_events(&events(&["PostToolUse", "Stop", "MessageDisplay"]), &expected);
-        let names: Vec<&str> = matched.unwrap().iter().map(|e| e.event).collect();
-        assert_eq!(names, ["PostToolUse", "Stop", "MessageDisplay"], "in the events' order");
-    }
-
-    #[test]
-    fn expectations_since_a_version_apply_from_that_version_on() {
-        let expect = native("PermissionRequest").since("2.1.332");
-        assert!(!expect.applies_to(Version::lit("2.1.197")));
-        assert!(expect.applies_to(Version::lit("2.1.332")));
-        assert!(native("Stop").applies_to(Version::lit("1.0.0")));
     }
 }

@@ -120,6 +120,49 @@ impl Tmux {
         }
     }
 
+    /// Types a line, waits for its last `echo_tail` characters to be echoed, waits `settle`,
+    /// then presses Enter. (An Enter that follows the text at once can be taken as part of it:
+    /// Claude Code 2.1.197 then leaves the line unsubmitted.)
+    pub fn submit_line(
+        &self,
+        line: &str,
+        echo_tail: usize,
+        settle: Duration,
+    ) -> Result<(), String> {
+        self.type_text(line)?;
+        let skip = line.chars().count().saturating_sub(echo_tail);
+        let tail: String = line.chars().skip(skip).collect();
+        self.wait_for_screen(Duration::from_secs(10), |screen| screen.contains(&tail))
+            .map_err(|_| format!("the typed text {line:?} was not echoed"))?;
+        thread::sleep(settle);
+        self.press("Enter")
+    }
+
+    /// Waits for the pane's program to exit and returns its exit status, `None` when tmux does
+    /// not report it (see [`Tmux::exit`]); an error when it is still running after `timeout`.
+    pub fn wait_for_exit(&self, timeout: Duration) -> Result<Option<i32>, String> {
+        let deadline = Instant::now() + timeout;
+        let mut exited_at = None;
+        loop {
+            match self.exit()? {
+                Exit::Status(status) => return Ok(Some(status)),
+                // A zombie is usually reaped (and its status reported) a moment later.
+                Exit::Unknown => {
+                    let since = *exited_at.get_or_insert_with(Instant::now);
+                    if since.elapsed() > Duration::from_secs(3) {
+                        return Ok(None);
+                    }
+                }
+                Exit::Running if Instant::now() < deadline => {}
+                Exit::Running => {
+                    let pid = self.pane_pid().map_or_else(|e| e, |p| p.to_string());
+                    return Err(format!("the CLI (pid {pid}) did not exit within {timeout:?}"));
+                }
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The pid of the pane's program.
     pub fn pane_pid(&self) -> Result<u32, String> {
         let output = self.run(&["display-message", "-p", "-t", TARGET, "#{pane_pid}"])?;

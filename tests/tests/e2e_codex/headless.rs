@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use hookline_tests::agent_session::{Action, Step, native};
+use hookline_tests::agent_session::{Action, native, step};
 use hookline_tests::codex::{self, BYPASS_TRUST, DaemonGuard};
 use hookline_tests::npm_install::Installed;
 
@@ -52,7 +52,7 @@ pub fn run(installed: &Installed, case: Case) {
         native("Stop", "stop").state("idle"),
         native("SessionEnd", "session_end").q("other").state("ended"),
     ]);
-    session.run(&[Step::new("codex exec", Action::Wait, "ended(other)")
+    session.run(&[step("codex exec", Action::Wait, "ended(other)")
         .expect(expected)
         .within(Duration::from_secs(10))
         .then_quiet_for(Duration::from_secs(2))]);

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hookline_tests::agent_session::{Action, Expect, Step, native};
+use hookline_tests::agent_session::{Action, Expect, Input, Step, native, step};
 use hookline_tests::codex::{self, APPROVAL_DIALOG, BYPASS_TRUST, DaemonGuard, READY};
 use hookline_tests::npm_install::Installed;
 
@@ -25,17 +25,17 @@ pub fn up_to_the_dialog(out: &Path) -> Vec<Step> {
         native("PermissionRequest", "permission_request").state("waiting_on_human(permission)"),
     ];
     vec![
-        Step::new("launch", Action::Wait, "none")
+        step("launch", Action::Wait, "none")
             .when_shown(READY)
             .then_quiet_for(Duration::from_secs(2)),
-        Step::new(
+        step(
             "prompt asking for a command outside the sandbox",
             Action::Type(format!("please RUNBASH_ESC: echo hi > {}", out.display())),
             "waiting_on_human(permission)",
         )
         .expect(prompt_for_bash)
         .then_shown(APPROVAL_DIALOG),
-        Step::new("approval dialog left open", Action::Wait, "waiting_on_human(permission)")
+        step("approval dialog left open", Action::Wait, "waiting_on_human(permission)")
             .then_quiet_for(DIALOG_OPEN),
     ]
 }
@@ -50,7 +50,7 @@ pub fn approved(installed: &Installed) {
     session.run(&up_to_the_dialog(&out));
     session.run(&[
         approve(),
-        Step::new("/exit", Action::Type("/exit".into()), "ended(other)")
+        step("/exit", Action::Type("/exit".into()), "ended(other)")
             .when_shown(READY)
             .expect([native("SessionEnd", "session_end").q("other").state("ended")])
             .then_quiet_for(Duration::from_secs(1)),
@@ -70,13 +70,13 @@ pub fn approved(installed: &Installed) {
 
 /// Enter on the approval dialog: the command runs, the turn ends at the input prompt.
 pub fn approve() -> Step {
-    Step::new("approve with Enter", Action::Press("Enter"), "idle")
+    step("approve with Enter", Action::Press("Enter"), "idle")
         .expect([
             native("PostToolUse", "tool_end").state("active"),
             native("Stop", "stop").state("idle"),
         ])
         .then_shown(READY)
-        .input_once()
+        .input(Input::Once)
 }
 
 /// Deny with Escape: Codex fires `Interrupt` and nothing else; the session waits for its human
@@ -89,13 +89,13 @@ pub fn denied(installed: &Installed) {
     session.launch_tui(&[BYPASS_TRUST]);
     session.run(&up_to_the_dialog(&out));
     session.run(&[
-        Step::new("deny with Escape", Action::Press("Escape"), "waiting_on_human(other)")
+        step("deny with Escape", Action::Press("Escape"), "waiting_on_human(other)")
             .expect([
                 native("Interrupt", "waiting_for_input(other)").state("waiting_on_human(other)")
             ])
             .then_quiet_for(Duration::from_secs(3))
             .then_shown(READY),
-        Step::new("/exit", Action::Type("/exit".into()), "ended(other)")
+        step("/exit", Action::Type("/exit".into()), "ended(other)")
             .when_shown(READY)
             .expect([native("SessionEnd", "session_end").q("other").state("ended")])
             .then_quiet_for(Duration::from_secs(1)),
@@ -130,7 +130,7 @@ pub fn approved_with_notify(installed: &Installed) {
     approve.native.push(native("agent-turn-complete", "stop").any_order());
     session.run(&[
         approve,
-        Step::new("/exit", Action::Type("/exit".into()), "ended(other)")
+        step("/exit", Action::Type("/exit".into()), "ended(other)")
             .when_shown(READY)
             .expect([native("SessionEnd", "session_end").q("other").state("ended")])
             .then_quiet_for(Duration::from_secs(1)),

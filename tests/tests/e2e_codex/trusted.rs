@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use hookline_tests::agent_session::{Action, AgentSession, Step, native};
+use hookline_tests::agent_session::{Action, AgentSession, native, step};
 use hookline_tests::binaries;
 use hookline_tests::codex::{self, DaemonGuard, HOOKS_NEED_REVIEW, READY};
 use hookline_tests::npm_install::Installed;
@@ -51,7 +51,7 @@ pub fn run(installed: &Installed) {
     if !output.status.success() {
         session.fail(&format!("codex exec exited with {}", output.status));
     }
-    session.run(&[Step::new("codex exec, hooks untrusted", Action::Wait, "none")
+    session.run(&[step("codex exec, hooks untrusted", Action::Wait, "none")
         .then_quiet_for(Duration::from_secs(2))]);
 
     session.launch_tui(&[]);
@@ -62,7 +62,7 @@ pub fn run(installed: &Installed) {
         session.fail("/hooks lists issues with the timeouts hookline wrote");
     }
     trust_all(&session);
-    session.run(&[Step::new("close /hooks", Action::Press("Escape"), "none").then_shown(READY)]);
+    session.run(&[step("close /hooks", Action::Press("Escape"), "none").then_shown(READY)]);
 
     let (code, after) = doctor(&session);
     let _ =
@@ -78,14 +78,14 @@ pub fn run(installed: &Installed) {
     session.run(&[
         approve(),
         // The TUI leaves; its session lives on in the daemon, idle, and nothing fires.
-        Step::new("/exit detaches from the daemon", Action::Type("/exit".into()), "idle")
+        step("/exit detaches from the daemon", Action::Type("/exit".into()), "idle")
             .when_shown(READY)
             .then_quiet_for(Duration::from_secs(2))
             .then_shown("Disconnected from this task"),
     ]);
     session.wait_for_exit(Duration::from_secs(15));
     codex::stop_daemon(&session);
-    session.run(&[Step::new("codex app-server daemon stop", Action::Wait, "ended(other)")
+    session.run(&[step("codex app-server daemon stop", Action::Wait, "ended(other)")
         .expect([native("SessionEnd", "session_end").q("other").state("ended")])
         .then_quiet_for(Duration::from_secs(1))]);
     match std::fs::read_to_string(&out) {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use hookline_tests::agent_session::{Action, Step, native};
+use hookline_tests::agent_session::{Action, native, step};
 use hookline_tests::gemini;
 use hookline_tests::npm_install::Installed;
 use serde_json::Value;
@@ -25,7 +25,7 @@ pub fn run(installed: &Installed) {
         ));
     }
     let pre_compress = native("PreCompress", "notification(pre_compress)").q("auto");
-    session.run(&[Step::new("gemini -p", Action::Wait, "ended(exit)")
+    session.run(&[step("gemini -p", Action::Wait, "ended(exit)")
         .expect([
             native("SessionStart", "session_start").q("startup").state("unknown"),
             native("BeforeAgent", "turn_start").state("active"),

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hookline_tests::agent_session::{Action, Step, native};
+use hookline_tests::agent_session::{Action, Input, Step, native, step};
 use hookline_tests::gemini::{self, APPROVAL_DIALOG, READY};
 use hookline_tests::npm_install::Installed;
 
@@ -19,11 +19,11 @@ const DIALOG_OPEN: Duration = Duration::from_secs(3);
 /// Launch, then a prompt up to the open approval dialog.
 fn up_to_the_dialog(out: &Path) -> Vec<Step> {
     vec![
-        Step::new("launch", Action::Wait, "unknown")
+        step("launch", Action::Wait, "unknown")
             .expect([native("SessionStart", "session_start").q("startup").state("unknown")])
             .within(Duration::from_secs(30))
             .then_shown(READY),
-        Step::new(
+        step(
             "prompt asking for a shell command",
             Action::Type(format!("please RUNBASH: echo hi > {}", out.display())),
             "waiting_on_human(permission)",
@@ -38,7 +38,7 @@ fn up_to_the_dialog(out: &Path) -> Vec<Step> {
                 .state("waiting_on_human(permission)"),
         ])
         .then_shown(APPROVAL_DIALOG),
-        Step::new("approval dialog left open", Action::Wait, "waiting_on_human(permission)")
+        step("approval dialog left open", Action::Wait, "waiting_on_human(permission)")
             .then_quiet_for(DIALOG_OPEN),
     ]
 }
@@ -46,7 +46,7 @@ fn up_to_the_dialog(out: &Path) -> Vec<Step> {
 /// `/quit`: `SessionEnd` three times, one end.
 fn quit() -> Step {
     let end = native("SessionEnd", "session_end").q("exit").state("ended(exit)");
-    Step::new("/quit", Action::Type("/quit".into()), "ended(exit)")
+    step("/quit", Action::Type("/quit".into()), "ended(exit)")
         .when_shown(READY)
         .expect([end, end, end])
         .then_quiet_for(Duration::from_secs(1))
@@ -60,14 +60,14 @@ pub fn approved(installed: &Installed) {
     session.launch_tui(&[]);
     session.run(&up_to_the_dialog(&out));
     session.run(&[
-        Step::new("approve with Enter", Action::Press("Enter"), "idle")
+        step("approve with Enter", Action::Press("Enter"), "idle")
             .expect([
                 native("AfterTool", "tool_end").state("active"),
                 native("PreCompress", "notification(pre_compress)").q("auto").state("active"),
                 native("AfterAgent", "stop").state("idle"),
             ])
             .then_shown(READY)
-            .input_once(),
+            .input(Input::Once),
         quit(),
     ]);
     finish(&session, session.wait_for_exit(Duration::from_secs(20)));
@@ -86,7 +86,7 @@ pub fn denied(installed: &Installed) {
     session.launch_tui(&[]);
     session.run(&up_to_the_dialog(&out));
     session.run(&[
-        Step::new("deny with Escape", Action::Press("Escape"), "waiting_on_human(permission)")
+        step("deny with Escape", Action::Press("Escape"), "waiting_on_human(permission)")
             .then_quiet_for(Duration::from_secs(3))
             .then_shown("Request cancelled"),
         quit(),
