@@ -48,13 +48,7 @@ pub fn approved(installed: &Installed) {
     let out = session.sandbox.project().join("out.txt");
     session.launch_tui(&[BYPASS_TRUST]);
     session.run(&up_to_the_dialog(&out));
-    session.run(&[
-        approve(),
-        step("/exit", Action::Type("/exit".into()), "ended(other)")
-            .when_shown(READY)
-            .expect([native("SessionEnd", "session_end").q("other").state("ended")])
-            .then_quiet_for(Duration::from_secs(1)),
-    ]);
+    session.run(&[approve(), exit()]);
     match session.wait_for_exit(Duration::from_secs(15)) {
         Some(0) | None => {}
         Some(status) => session.fail(&format!("codex exited with status {status} after /exit")),
@@ -79,6 +73,14 @@ pub fn approve() -> Step {
         .input(Input::Once)
 }
 
+/// `/exit` in a TUI run with the bypass flag: the session ends (`SessionEnd`, `other`).
+fn exit() -> Step {
+    step("/exit", Action::Type("/exit".into()), "ended(other)")
+        .when_shown(READY)
+        .expect([native("SessionEnd", "session_end").q("other").state("ended")])
+        .then_quiet_for(Duration::from_secs(1))
+}
+
 /// Deny with Escape: Codex fires `Interrupt` and nothing else; the session waits for its human
 /// until `/exit` ends it.
 pub fn denied(installed: &Installed) {
@@ -95,10 +97,7 @@ pub fn denied(installed: &Installed) {
             ])
             .then_quiet_for(Duration::from_secs(3))
             .then_shown(READY),
-        step("/exit", Action::Type("/exit".into()), "ended(other)")
-            .when_shown(READY)
-            .expect([native("SessionEnd", "session_end").q("other").state("ended")])
-            .then_quiet_for(Duration::from_secs(1)),
+        exit(),
     ]);
     match session.wait_for_exit(Duration::from_secs(15)) {
         Some(0) | None => {}
@@ -128,13 +127,7 @@ pub fn approved_with_notify(installed: &Installed) {
     session.run(&steps);
     let mut approve = approve();
     approve.native.push(native("agent-turn-complete", "stop").any_order());
-    session.run(&[
-        approve,
-        step("/exit", Action::Type("/exit".into()), "ended(other)")
-            .when_shown(READY)
-            .expect([native("SessionEnd", "session_end").q("other").state("ended")])
-            .then_quiet_for(Duration::from_secs(1)),
-    ]);
+    session.run(&[approve, exit()]);
     session.wait_for_exit(Duration::from_secs(15));
     // Two sessions: the pane's, ended in its first epoch, and the title generator's thread,
     // known from its notification only and never anything but unknown.
