@@ -19,6 +19,7 @@ use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::MutexGuard;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -103,6 +104,8 @@ pub struct AgentSession {
     first_ts_ns: Option<u64>,
     started: Instant,
     log: Vec<StepRecord>,
+    /// Released last, once the CLI is gone.
+    _one_at_a_time: MutexGuard<'static, ()>,
 }
 
 impl Drop for AgentSession {
@@ -118,6 +121,7 @@ impl AgentSession {
     /// first on `PATH` (so `hookline install` finds it); the CLI's own variables are set by the
     /// caller with [`Sandbox::set_env`].
     pub fn new(installed: &Installed, scenario: &str, api: MockServer) -> AgentSession {
+        let one_at_a_time = harness::one_at_a_time();
         let cli = installed.cli.cli;
         let label = format!("{cli} {} {scenario}", installed.version);
         let tag = format!("e2e-{cli}-{}-{scenario}", installed.version);
@@ -148,6 +152,7 @@ impl AgentSession {
             first_ts_ns: None,
             started: Instant::now(),
             log: Vec::new(),
+            _one_at_a_time: one_at_a_time,
         }
     }
 

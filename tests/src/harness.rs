@@ -252,3 +252,18 @@ pub fn save_report(label: &str, started: Instant, mut table: String, api: &MockS
         let _ = std::fs::write(dir.join(format!("{name}.txt")), &table);
     }
 }
+
+/// Held by each session (Claude's and the Codex/Gemini harness's) for its whole life: scenarios run one at a time, whatever
+/// the number of test threads. With the machine's 2 cores already loaded (load average 7 to 12
+/// from other builds), two Claude Code 2.1.332 processes at once stalled for up to a minute (no
+/// redraw, keys lost, `-p` not exiting after `SessionEnd`), which breaks the timers the
+/// scenarios assert; at low load two at once ran fine, so this is CPU starvation, not the CLIs
+/// interfering. One at a time, the Claude suite takes 70 to 95 s. The Codex and Gemini
+/// suites hold it too: running two of their TUIs at once lost a keystroke once in nine runs.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds the scenario lock of this test binary: CLI scenarios run one at a time. A scenario
+/// that failed poisons the lock; the next one runs all the same.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}

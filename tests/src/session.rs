@@ -20,7 +20,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::Output;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -52,14 +52,6 @@ pub const SETTINGS_WARNING: &str = "Settings Warning";
 
 /// The durable cursor `hookline watch` follows the events with.
 pub const CURSOR: &str = "e2e";
-
-/// Held by each [`ClaudeSession`] for its whole life: scenarios run one at a time, whatever
-/// the number of test threads. With the machine's 2 cores already loaded (load average 7 to 12
-/// from other builds), two Claude Code 2.1.332 processes at once stalled for up to a minute (no
-/// redraw, keys lost, `-p` not exiting after `SessionEnd`), which breaks the timers the
-/// scenarios assert; at low load two at once ran fine, so this is CPU starvation, not the CLIs
-/// interfering. One at a time, the whole suite takes 70 to 95 s.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// How long `hookline watch` may take to print the canonical event of a native event that is
 /// already in the directory (it is notified at once; it rescans every second anyway).
@@ -146,7 +138,7 @@ impl ClaudeSession {
     pub fn new(installed: &Installed, scenario: &str, idle_threshold: Duration) -> ClaudeSession {
         let label = format!("claude {} {scenario}", installed.version);
         // A scenario that failed poisons the lock; the next one runs all the same.
-        let one_at_a_time = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let one_at_a_time = harness::one_at_a_time();
         // The generation starts now, before the CLI: every event of the run is live.
         let profiles =
             Profiles::shipped().unwrap_or_else(|e| panic!("[{label}] shipped profiles: {e}"));

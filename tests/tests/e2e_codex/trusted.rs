@@ -118,13 +118,21 @@ fn open_hooks_review(session: &AgentSession) {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    let result = if offered {
-        tmux.press("Enter") // "1. Review hooks"
-    } else {
-        session.submit_line("/hooks")
-    };
-    if let Err(e) = result {
-        session.fail(&format!("cannot open the hooks review: {e}"));
+    // The offer can be drawn a moment before it takes keys: press again while it still shows.
+    for _ in 0..5 {
+        let result = if offered {
+            tmux.press("Enter") // "1. Review hooks"
+        } else {
+            session.submit_line("/hooks")
+        };
+        if let Err(e) = result {
+            session.fail(&format!("cannot open the hooks review: {e}"));
+        }
+        std::thread::sleep(Duration::from_millis(700));
+        let screen = tmux.screen().unwrap_or_default();
+        if screen.contains(NEED_REVIEW) || !(offered && screen.contains(HOOKS_NEED_REVIEW)) {
+            break;
+        }
     }
     session.wait_for_text(NEED_REVIEW, Duration::from_secs(15));
 }
