@@ -54,6 +54,17 @@ pub struct DirArgs {
     pub events_dir: Option<PathBuf>,
 }
 
+/// Where the events are, with the legacy directories to merge in.
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Also read this legacy directory (the older Python relay's); never created or modified.
+    /// Repeatable.
+    #[arg(long = "legacy-dir", value_name = "DIR")]
+    pub legacy_dirs: Vec<PathBuf>,
+}
+
 /// `hookline demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
@@ -72,10 +83,7 @@ pub struct DemoArgs {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     #[command(flatten)]
-    pub dir: DirArgs,
-    /// Also read this legacy directory (the older Python relay's); never created. Repeatable.
-    #[arg(long = "legacy-dir", value_name = "DIR")]
-    pub legacy_dirs: Vec<PathBuf>,
+    pub source: SourceArgs,
     /// Resume from this durable cursor and save it after each event written.
     #[arg(long, value_name = "NAME", conflicts_with = "from_start")]
     pub cursor: Option<String>,
@@ -100,10 +108,7 @@ pub struct WatchArgs {
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     #[command(flatten)]
-    pub dir: DirArgs,
-    /// Also read this legacy directory. Repeatable.
-    #[arg(long = "legacy-dir", value_name = "DIR")]
-    pub legacy_dirs: Vec<PathBuf>,
+    pub source: SourceArgs,
     /// Print a JSON array instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -115,10 +120,7 @@ pub struct ExplainArgs {
     /// A session id or a tag.
     pub session: String,
     #[command(flatten)]
-    pub dir: DirArgs,
-    /// Also read this legacy directory. Repeatable.
-    #[arg(long = "legacy-dir", value_name = "DIR")]
-    pub legacy_dirs: Vec<PathBuf>,
+    pub source: SourceArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -212,10 +214,7 @@ pub struct DecideArgs {
     /// input, nudge, crashed, env-fault or escalate.
     pub question: hookline::decide::Question,
     #[command(flatten)]
-    pub dir: DirArgs,
-    /// Also read this legacy directory. Repeatable.
-    #[arg(long = "legacy-dir", value_name = "DIR")]
-    pub legacy_dirs: Vec<PathBuf>,
+    pub source: SourceArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
     /// The caller's evidence, as JSON: {"pane": {...}, "transcript": {...}, "window_dead": bool}.
@@ -230,10 +229,7 @@ pub struct DecideArgs {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
-    pub dir: DirArgs,
-    /// Also read this legacy directory. Repeatable.
-    #[arg(long = "legacy-dir", value_name = "DIR")]
-    pub legacy_dirs: Vec<PathBuf>,
+    pub source: SourceArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
     /// Poll the directory instead of using filesystem notifications.

@@ -23,11 +23,11 @@ pub fn run(args: DecideArgs) -> Outcome {
         Some(text) => serde_json::from_str(text).map_err(|e| format!("--evidence: {e}"))?,
         None => CallerEvidence::default(),
     };
-    let dir = events_dir(&args.dir)?;
+    let dir = events_dir(&args.source.dir)?;
     let profiles = profiles()?;
     let now = hookline::format::relay::now_ns();
     let mut config = ReaderConfig::new(&dir, Start::Beginning, profiles.clone());
-    config.legacy_dirs = args.legacy_dirs.clone();
+    config.legacy_dirs = args.source.legacy_dirs.clone();
     let journal = journal(&policy, &dir);
     let mut decider = Decider::new(Tracker::new(profiles, now), policy).one_shot();
     if let Some(journal) = journal {

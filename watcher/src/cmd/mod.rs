@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hookline::profile::{OverlayDirs, Profiles};
 
-use crate::cli::{Cli, Command, DirArgs};
+use crate::cli::{Cli, Command, DirArgs, SourceArgs};
 
 /// The result of a subcommand: an exit code, or an error printed by `main`.
 pub type Outcome = Result<ExitCode, Box<dyn std::error::Error>>;
@@ -87,14 +87,13 @@ fn is_broken_pipe(error: &std::io::Error) -> bool {
 /// A tracker rebuilt from every event present: a one-shot reader's view, replayed, never
 /// authoritative.
 fn replay(
-    dir: &DirArgs,
-    legacy_dirs: &[PathBuf],
+    source: &SourceArgs,
     history: usize,
 ) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
     use hookline::reader::{ReaderConfig, Start, read_all};
     let now = hookline::format::relay::now_ns();
-    let mut config = ReaderConfig::new(events_dir(dir)?, Start::Beginning, profiles()?);
-    config.legacy_dirs = legacy_dirs.to_vec();
+    let mut config = ReaderConfig::new(events_dir(&source.dir)?, Start::Beginning, profiles()?);
+    config.legacy_dirs = source.legacy_dirs.clone();
     let mut tracker =
         hookline::state::Tracker::new(config.profiles.clone(), now).with_history(history);
     for event in read_all(config)? {

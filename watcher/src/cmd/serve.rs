@@ -21,7 +21,7 @@ use crate::cli::ServeArgs;
 
 pub fn run(args: ServeArgs) -> Outcome {
     let policy = policy(&args.policy)?;
-    let dir = events_dir(&args.dir)?;
+    let dir = events_dir(&args.source.dir)?;
     let profiles = profiles()?;
     let now = hookline::format::relay::now_ns;
     // The generation starts now: events older than this are history, shown but never
@@ -34,7 +34,7 @@ pub fn run(args: ServeArgs) -> Outcome {
         decider = decider.with_journal(journal);
     }
     let mut config = ReaderConfig::new(&dir, Start::Beginning, profiles);
-    config.legacy_dirs = args.legacy_dirs.clone();
+    config.legacy_dirs = args.source.legacy_dirs.clone();
     let mut reader = Reader::open(config)?;
     loop {
         let queued = reader.poll()?;

@@ -17,7 +17,7 @@ use crate::cli::WatchArgs;
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
 pub fn run(args: WatchArgs) -> Outcome {
-    let dir = events_dir(&args.dir)?;
+    let dir = events_dir(&args.source.dir)?;
     let start = match (&args.cursor, args.from_start) {
         (Some(name), _) => Start::Cursor(name.clone()),
         (None, true) => Start::Beginning,
@@ -28,7 +28,7 @@ pub fn run(args: WatchArgs) -> Outcome {
         ..RetentionPolicy::default()
     };
     let mut config = ReaderConfig::new(&dir, start, profiles()?);
-    config.legacy_dirs = args.legacy_dirs.clone();
+    config.legacy_dirs = args.source.legacy_dirs.clone();
     let reader = Reader::open(config)?;
     catch_signals();
     let mut out = BufWriter::new(io::stdout().lock());
