@@ -12,8 +12,9 @@
 //! timeouts) and legacy files are tracked by name. Primary and legacy events are merged by
 //! time.
 //!
-//! A file that cannot be read as an envelope is moved to `.quarantine/` with its reason and
-//! delivered as an `unknown` event naming it; the events behind it are not held up.
+//! A file that cannot be read as an envelope is delivered as an `unknown` event naming it and
+//! its reason, to every cursor at its position (it stays where it is; a copy goes to
+//! `.quarantine/` for inspection); the events behind it are not held up.
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -90,9 +91,9 @@ pub enum Notice {
     CounterBusy(PathBuf),
     /// Watching works less well than it should (e.g. notifications fell back to polling).
     Degraded(String),
-    /// An unreadable file was quarantined.
+    /// An unreadable file was reported, and a copy of it quarantined for inspection.
     Quarantined {
-        /// The file.
+        /// The copy.
         file: PathBuf,
         /// Why.
         reason: String,
@@ -289,7 +290,7 @@ impl Reader {
                             reason: problem.reason.clone(),
                         });
                         format!(
-                            "unreadable event file, quarantined to {}: {}",
+                            "unreadable event file, a copy quarantined to {}: {}",
                             to.display(),
                             problem.reason
                         )

@@ -131,8 +131,12 @@ pub fn read_event(dir: &Path, name: &EventFileName) -> Result<Option<Envelope>, 
     Ok(Some(envelope))
 }
 
-/// Moves a file into the directory's quarantine with a note of the reason beside it.
-/// Returns where it went; a file that vanished meanwhile is not an error (`None`).
+/// Copies a damaged file into the directory's quarantine for inspection, with a note of the
+/// reason beside it, and leaves the original where it is: every other consumer still reads it at
+/// its position and reports it too, and retention removes it once every cursor has passed it.
+/// The copy is a hard link when the filesystem allows one. Calling this again for the same file
+/// (a second reader hitting it) changes nothing. Returns where the copy is; a file that vanished
+/// meanwhile is not an error (`None`).
 pub fn quarantine(dir: &Path, file: &str, reason: &str) -> Result<Option<PathBuf>, Error> {
     let target_dir = dir.join(QUARANTINE_DIR);
     std::fs::DirBuilder::new()
@@ -140,14 +144,24 @@ pub fn quarantine(dir: &Path, file: &str, reason: &str) -> Result<Option<PathBuf
         .mode(0o700)
         .create(&target_dir)
         .map_err(|e| Error::io("create quarantine dir", &target_dir, e))?;
+    let original = dir.join(file);
     let target = target_dir.join(file);
-    match std::fs::rename(dir.join(file), &target) {
+    match std::fs::hard_link(&original, &target) {
         Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("quarantine", dir.join(file), e)),
+        // No hard links here (some network and FUSE filesystems): a copy, when the file can
+        // be read at all; else the note alone says what was wrong.
+        Err(_) => match read_file(&original) {
+            Ok((bytes, _)) => crate::fsutil::write_atomic(&target, &bytes, 0o600)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(_) => {}
+        },
     }
     let note = target_dir.join(format!("{file}.reason"));
-    crate::fsutil::write_atomic(&note, format!("{reason}\n").as_bytes(), 0o600)?;
+    if !note.exists() {
+        crate::fsutil::write_atomic(&note, format!("{reason}\n").as_bytes(), 0o600)?;
+    }
     Ok(Some(target))
 }
 

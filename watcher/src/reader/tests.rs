@@ -101,6 +101,53 @@ fn a_corrupt_file_is_quarantined_reported_and_does_not_block_the_next() {
 }
 
 #[test]
+fn a_corrupt_file_is_reported_to_every_cursor_at_its_position_once_each() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "SessionStart", "s1");
+    let bad = write(tmp.path(), "PreToolUse", "s1");
+    fs::write(tmp.path().join(bad.to_string()), b"{\"v\":1,\"seq\":2,\"trunc").unwrap();
+    write(tmp.path(), "Stop", "s1");
+    let seqs_and_reasons = |events: &[Event]| -> Vec<(u64, bool)> {
+        events
+            .iter()
+            .map(|e| {
+                let damaged = matches!(&e.kind, Kind::Unknown { reason: Some(r) }
+                    if r.contains("not a valid envelope"));
+                (e.source.seq, damaged)
+            })
+            .collect()
+    };
+    let expected = [(1, false), (2, true), (3, false)];
+    // Two consumers with their own cursors, one after the other: the first one to hit the
+    // damaged file must not take it away from the second.
+    for name in ["first", "second"] {
+        let mut reader = Reader::open(config(tmp.path(), Start::Cursor(name.into()))).unwrap();
+        assert_eq!(seqs_and_reasons(&drain(&mut reader)), expected, "{name}");
+        assert!(matches!(reader.take_notices()[..], [Notice::Quarantined { .. }]), "{name}");
+        reader.commit().unwrap();
+    }
+    // A one-shot reader (status, decide, serve) sees it too.
+    assert_eq!(
+        seqs_and_reasons(&read_all(config(tmp.path(), Start::Beginning)).unwrap()),
+        expected
+    );
+    // Once per cursor: a restart does not report it again.
+    for name in ["first", "second"] {
+        let mut reader = Reader::open(config(tmp.path(), Start::Cursor(name.into()))).unwrap();
+        assert!(drain(&mut reader).is_empty(), "{name}");
+    }
+    assert!(tmp.path().join(bad.to_string()).exists(), "the original stays in place");
+    let quarantine = tmp.path().join(".quarantine");
+    assert_eq!(fs::read(quarantine.join(bad.to_string())).unwrap(), b"{\"v\":1,\"seq\":2,\"trunc");
+    let mut names: Vec<String> = fs::read_dir(&quarantine)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, [bad.to_string(), format!("{bad}.reason")], "one copy, one note");
+}
+
+#[test]
 fn a_newer_format_is_reported_but_left_in_place() {
     let tmp = tempfile::tempdir().unwrap();
     let name = write(tmp.path(), "SessionStart", "s1");
