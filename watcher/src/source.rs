@@ -8,7 +8,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::Error;
@@ -22,10 +22,27 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 pub const QUARANTINE_DIR: &str = ".quarantine";
 
 /// A directory's identity: when it changes, the directory was deleted and recreated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Device and inode number, plus the birth time where the filesystem records one (a new
+/// directory may get the inode number of the one just deleted). It is saved in named cursors;
+/// across processes only the inode and birth time are compared (see [`DirId::same_dir`]),
+/// because a device number may change across a reboot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirId {
     dev: u64,
     ino: u64,
+    /// Birth time in ns since the epoch; 0 when the filesystem does not say.
+    #[serde(default)]
+    born_ns: u64,
+}
+
+impl DirId {
+    /// Whether a saved identity names the same directory as this one, as far as can be told
+    /// across processes and reboots: same inode and, when both are known, same birth time.
+    pub fn same_dir(&self, saved: &DirId) -> bool {
+        self.ino == saved.ino
+            && (self.born_ns == 0 || saved.born_ns == 0 || self.born_ns == saved.born_ns)
+    }
 }
 
 /// What a directory listing found.
@@ -42,7 +59,14 @@ pub struct Listing {
 /// The identity of a directory, or `None` when it does not exist.
 pub fn dir_id(dir: &Path) -> Result<Option<DirId>, Error> {
     match std::fs::symlink_metadata(dir) {
-        Ok(meta) if meta.is_dir() => Ok(Some(DirId { dev: meta.dev(), ino: meta.ino() })),
+        Ok(meta) if meta.is_dir() => {
+            let born_ns = meta
+                .created()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as u64);
+            Ok(Some(DirId { dev: meta.dev(), ino: meta.ino(), born_ns }))
+        }
         Ok(_) => Err(Error::io(
             "read events dir (not a directory)",
             dir,

@@ -1,4 +1,5 @@
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::value::RawValue;
@@ -212,6 +213,68 @@ fn a_deleted_and_recreated_dir_is_read_from_its_start() {
     assert_eq!(natives(&events), ["SessionEnd"]);
     let notices = reader.take_notices();
     assert!(notices.contains(&Notice::DirGone(dir.clone())), "{notices:?}");
+}
+
+fn seqs(events: &[Event]) -> Vec<u64> {
+    events.iter().map(|e| e.source.seq).collect()
+}
+
+#[test]
+fn a_named_cursor_saved_just_after_its_dir_was_recreated_reads_the_new_dir_from_its_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    for _ in 0..3 {
+        write(&dir, "PreToolUse", "old");
+    }
+    let cfg = config(&dir, Start::Cursor("c".into()));
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    assert_eq!(seqs(&drain(&mut reader)), [1, 2, 3]);
+    reader.commit().unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+    write(&dir, "SessionStart", "new");
+    write(&dir, "Stop", "new");
+    // The consumer commits before a poll noticed: `.cursors/` is gone, and the position it
+    // saves (seq 3) is one of the old directory.
+    reader.commit().unwrap();
+    drop(reader);
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    let events = drain(&mut reader);
+    assert_eq!(seqs(&events), [1, 2], "nothing of the new directory is skipped");
+    assert_eq!(natives(&events), ["SessionStart", "Stop"]);
+    assert!(reader.take_notices().contains(&Notice::DirRecreated(dir.clone())));
+    reader.commit().unwrap();
+    drop(reader);
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    assert!(drain(&mut reader).is_empty(), "nothing twice after a restart");
+    write(&dir, "SessionEnd", "new");
+    assert_eq!(seqs(&drain(&mut reader)), [3]);
+}
+
+#[test]
+fn a_named_cursor_that_sees_its_dir_recreated_while_running_keeps_it_across_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    for _ in 0..3 {
+        write(&dir, "PreToolUse", "old");
+    }
+    let cfg = config(&dir, Start::Cursor("c".into()));
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    assert_eq!(seqs(&drain(&mut reader)), [1, 2, 3]);
+    reader.commit().unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+    write(&dir, "SessionStart", "new");
+    write(&dir, "Stop", "new");
+    let events = drain(&mut reader);
+    assert_eq!(seqs(&events), [1, 2]);
+    assert_eq!(natives(&events), ["SessionStart", "Stop"]);
+    reader.commit().unwrap();
+    let cursor = dir.join(crate::cursor::CURSORS_DIR);
+    assert_eq!(fs::metadata(&cursor).unwrap().permissions().mode() & 0o777, 0o700);
+    drop(reader);
+    write(&dir, "SessionEnd", "new");
+    let mut reader = Reader::open(cfg).unwrap();
+    assert_eq!(seqs(&drain(&mut reader)), [3], "resumed in the new directory, nothing twice");
+    assert!(reader.take_notices().is_empty());
 }
 
 #[test]
