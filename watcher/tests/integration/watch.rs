@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-fn hookline() -> PathBuf {
+pub fn hookline() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hookline"))
 }
 
@@ -21,13 +21,13 @@ pub fn relay() -> PathBuf {
     relay
 }
 
-fn fixture(path: &str) -> String {
+pub fn fixture(path: &str) -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path))
         .unwrap()
 }
 
 /// Runs the relay with `stdin` as its input and asserts it stayed silent.
-fn run_relay(dir: &Path, args: &[&str], stdin: &[u8]) {
+pub fn run_relay(dir: &Path, args: &[&str], stdin: &[u8]) {
     let mut child = Command::new(relay())
         .args(args)
         .env_clear()
@@ -42,7 +42,7 @@ fn run_relay(dir: &Path, args: &[&str], stdin: &[u8]) {
     assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
 }
 
-fn watch(dir: &Path, args: &[&str]) -> Child {
+pub fn watch(dir: &Path, args: &[&str]) -> Child {
     Command::new(hookline())
         .arg("watch")
         .arg("--events-dir")
@@ -57,7 +57,7 @@ fn watch(dir: &Path, args: &[&str]) -> Child {
 }
 
 /// Lines of a child's stdout, read on a thread so that reads can time out.
-fn lines(stdout: ChildStdout) -> mpsc::Receiver<Value> {
+pub fn lines(stdout: ChildStdout) -> mpsc::Receiver<Value> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -72,7 +72,7 @@ fn lines(stdout: ChildStdout) -> mpsc::Receiver<Value> {
     rx
 }
 
-fn take(rx: &mpsc::Receiver<Value>, n: usize) -> Vec<Value> {
+pub fn take(rx: &mpsc::Receiver<Value>, n: usize) -> Vec<Value> {
     (0..n)
         .map(|i| {
             rx.recv_timeout(Duration::from_secs(20))
@@ -81,11 +81,11 @@ fn take(rx: &mpsc::Receiver<Value>, n: usize) -> Vec<Value> {
         .collect()
 }
 
-fn seqs(events: &[Value]) -> Vec<u64> {
+pub fn seqs(events: &[Value]) -> Vec<u64> {
     events.iter().map(|e| e["origin"]["seq"].as_u64().unwrap()).collect()
 }
 
-fn no_follow(dir: &Path, args: &[&str]) -> Vec<Value> {
+pub fn no_follow(dir: &Path, args: &[&str]) -> Vec<Value> {
     let out = watch(dir, &[&["--no-follow"], args].concat()).wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout)
