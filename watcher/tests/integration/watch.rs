@@ -153,6 +153,50 @@ fn a_watch_stopped_mid_stream_resumes_from_its_cursor_with_no_duplicate_and_no_m
 }
 
 #[test]
+fn a_watch_killed_mid_stream_misses_nothing_and_repeats_at_most_the_line_it_was_saving() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let payload = fixture("claude-code/2.1.332/PostToolUse.json");
+    for _ in 0..10 {
+        run_relay(&dir, &[], payload.as_bytes());
+    }
+    let writer = {
+        let (dir, payload) = (dir.clone(), payload.clone());
+        std::thread::spawn(move || {
+            for _ in 0..30 {
+                run_relay(&dir, &[], payload.as_bytes());
+            }
+        })
+    };
+    // Three runs of a following watch, each killed with SIGKILL (no chance to save its
+    // cursor) after some lines, while the relay keeps writing; then one that reads the rest.
+    let mut runs: Vec<Vec<u64>> = Vec::new();
+    for _ in 0..3 {
+        let mut follower = watch(&dir, &["--cursor", "k"]);
+        let rx = lines(follower.stdout.take().unwrap());
+        let mut run = seqs(&take(&rx, 5));
+        follower.kill().unwrap();
+        follower.wait().unwrap();
+        // Lines already in the pipe were written, so they count as delivered.
+        while let Ok(event) = rx.recv_timeout(Duration::from_secs(2)) {
+            run.push(event["origin"]["seq"].as_u64().unwrap());
+        }
+        runs.push(run);
+    }
+    writer.join().unwrap();
+    runs.push(seqs(&no_follow(&dir, &["--cursor", "k"])));
+    for pair in runs.windows(2) {
+        let (last, next) = (*pair[0].last().unwrap(), pair[1][0]);
+        assert!(next == last || next == last + 1, "{last} then {next} after a restart: {runs:?}");
+    }
+    let seen: Vec<u64> = runs.concat();
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "in order: {seen:?}");
+    let unique: BTreeSet<u64> = seen.iter().copied().collect();
+    assert_eq!(unique, (1..=40).collect(), "no miss: {runs:?}");
+    assert!(seen.len() - unique.len() <= 3, "at most one repeat per kill: {runs:?}");
+}
+
+#[test]
 fn bad_input_and_a_corrupt_file_are_surfaced_not_dropped() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("events");
