@@ -139,9 +139,10 @@ pub struct ProfilesArgs {
 pub struct PruneArgs {
     #[command(flatten)]
     pub dir: DirArgs,
-    /// Remove consumed events older than this (e.g. 7d, 12h).
-    #[arg(long, default_value = "7d", value_name = "AGE")]
-    pub max_age: String,
+    /// Remove consumed events older than this (e.g. 7d, 12h; default 7d). Given explicitly,
+    /// it also removes events by age alone when no cursor is registered.
+    #[arg(long, value_name = "AGE")]
+    pub max_age: Option<String>,
 }
 
 /// Where a CLI's hooks settings live.

@@ -5,18 +5,31 @@
 //! when the counter lock timed out) and, per legacy directory, the names of its files
 //! delivered. While a consumer has a cursor open it holds an exclusive lock on
 //! `.cursors/<name>.lock`, so two consumers cannot share one cursor by mistake.
+//!
+//! The file also names the events directory its position refers to (its [`DirId`]). An events
+//! directory deleted and recreated starts its `seq`s again at 1: a position saved for the old
+//! one (by a consumer that had not noticed yet) is recognised as foreign and read as the start
+//! of the new one, so nothing in the new directory is skipped. Files without that field (older
+//! versions) are read as before; older versions ignore it.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::format::store::EventsDir;
 use crate::fsutil::write_atomic;
+use crate::source::{self, DirId};
 
 /// Sub-directory of an events directory holding the cursors.
 pub const CURSORS_DIR: &str = ".cursors";
+
+/// Longest wait for the counter's shared lock when checking a saved position against it.
+const COUNTER_BOUND: Duration = Duration::from_millis(200);
 
 /// How far a consumer has read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,9 +48,22 @@ pub struct Position {
     pub legacy: BTreeMap<PathBuf, BTreeSet<String>>,
 }
 
+impl Position {
+    /// Forgets what belongs to an events directory that is gone (its `seq`s and unordered
+    /// files), keeping what was read from legacy directories.
+    pub fn forget_events_dir(&mut self) {
+        self.seq = 0;
+        self.ahead.clear();
+        self.unordered.clear();
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct CursorFile {
     v: u32,
+    /// The events directory the position refers to (absent in files of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dir: Option<DirId>,
     #[serde(flatten)]
     position: Position,
 }
@@ -46,10 +72,19 @@ struct CursorFile {
 #[derive(Debug)]
 pub struct Cursor {
     name: Option<String>,
+    events_dir: PathBuf,
     path: Option<PathBuf>,
-    _lock: Option<File>,
+    /// Replaced when the events directory was recreated under us (see [`Cursor::save`]).
+    lock: RefCell<Option<File>>,
     /// Where the consumer is.
     pub position: Position,
+    /// The events directory `position` refers to, saved with it; `None` when unknown.
+    pub dir: Option<DirId>,
+    /// Whether the saved position belonged to an events directory since deleted and
+    /// recreated, and was read as the start of the new one.
+    pub recreated: bool,
+    /// Whether no position was saved yet: the cursor is not registered for retention.
+    pub is_new: bool,
 }
 
 /// Checks a cursor name: 1 to 64 letters, digits, `-`, `_`, `.`, not starting with `.`.
@@ -64,29 +99,42 @@ pub fn check_name(name: &str) -> Result<(), Error> {
 impl Cursor {
     /// A cursor that lives only in memory.
     pub fn anonymous() -> Cursor {
-        Cursor { name: None, path: None, _lock: None, position: Position::default() }
+        Cursor {
+            name: None,
+            events_dir: PathBuf::new(),
+            path: None,
+            lock: RefCell::new(None),
+            position: Position::default(),
+            dir: None,
+            recreated: false,
+            is_new: true,
+        }
     }
 
     /// Opens (or creates) a named cursor of an events directory, creating the directory
-    /// (mode 0700) if needed. Fails if another process has it open.
+    /// (mode 0700) if needed. Fails if another process has it open. A position saved for an
+    /// earlier directory of the same path is read as the start of the current one.
     pub fn open(events_dir: &Path, name: &str) -> Result<Cursor, Error> {
         check_name(name)?;
-        crate::format::store::EventsDir::create(events_dir)?;
-        let dir = events_dir.join(CURSORS_DIR);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
-        let lock_path = dir.join(format!("{name}.lock"));
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| Error::io("open", &lock_path, e))?;
-        if lock.try_lock().is_err() {
-            return Err(Error::CursorInUse { name: name.to_owned(), path: lock_path });
-        }
-        let path = dir.join(format!("{name}.json"));
-        let position = read_position(&path)?.unwrap_or_default();
-        Ok(Cursor { name: Some(name.to_owned()), path: Some(path), _lock: Some(lock), position })
+        let lock = lock(events_dir, name)?;
+        let path = events_dir.join(CURSORS_DIR).join(format!("{name}.json"));
+        let current = source::dir_id(events_dir)?;
+        let saved = read_file(&path)?;
+        let is_new = saved.is_none();
+        let (position, recreated) = match saved {
+            Some(file) => for_current_dir(events_dir, current, file)?,
+            None => (Position::default(), false),
+        };
+        Ok(Cursor {
+            name: Some(name.to_owned()),
+            events_dir: events_dir.to_owned(),
+            path: Some(path),
+            lock: RefCell::new(Some(lock)),
+            position,
+            dir: current,
+            recreated,
+            is_new,
+        })
     }
 
     /// The cursor's name, if it is durable.
@@ -94,31 +142,100 @@ impl Cursor {
         self.name.as_deref()
     }
 
-    /// Saves `position` (a durable cursor only; an anonymous one does nothing).
+    /// Saves `position`, as a position in the directory `self.dir` (a durable cursor only; an
+    /// anonymous one does nothing). If the events directory was deleted since the cursor was
+    /// opened, the directory and `.cursors/` are created again, with the same checks as
+    /// [`Cursor::open`], and the cursor's lock is taken again there.
     pub fn save(&self, position: &Position) -> Result<(), Error> {
-        let Some(path) = &self.path else {
+        let (Some(path), Some(name)) = (&self.path, &self.name) else {
             return Ok(());
         };
-        let file = CursorFile { v: 1, position: position.clone() };
+        let file = CursorFile { v: 1, dir: self.dir, position: position.clone() };
         let mut bytes =
             serde_json::to_vec_pretty(&file).map_err(|e| Error::io("encode", path, e.into()))?;
         bytes.push(b'\n');
-        write_atomic(path, &bytes, 0o600)
+        let relock = || -> Result<(), Error> {
+            *self.lock.borrow_mut() = Some(lock(&self.events_dir, name)?);
+            Ok(())
+        };
+        if std::fs::symlink_metadata(lock_path(&self.events_dir, name)).is_err() {
+            relock()?;
+        }
+        match write_atomic(path, &bytes, 0o600) {
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                relock()?;
+                write_atomic(path, &bytes, 0o600)
+            }
+            result => result,
+        }
     }
 }
 
-fn read_position(path: &Path) -> Result<Option<Position>, Error> {
+/// Creates the events directory and its `.cursors/` if needed (mode 0700, refusing a symlink,
+/// another user's directory or one writable by others), and takes the cursor's lock.
+fn lock(events_dir: &Path, name: &str) -> Result<File, Error> {
+    EventsDir::create(events_dir)?;
+    EventsDir::create(&events_dir.join(CURSORS_DIR))?;
+    let lock_path = lock_path(events_dir, name);
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io("open", &lock_path, e))?;
+    if lock.try_lock().is_err() {
+        return Err(Error::CursorInUse { name: name.to_owned(), path: lock_path });
+    }
+    Ok(lock)
+}
+
+fn lock_path(events_dir: &Path, name: &str) -> PathBuf {
+    events_dir.join(CURSORS_DIR).join(format!("{name}.lock"))
+}
+
+/// The saved position as a position in the events directory as it is now, and whether it had
+/// to be reset because it belonged to an earlier directory: one with another identity, or one
+/// whose counter had gone further than the current directory's (a lost counter is rebuilt
+/// from the files, and retention always keeps the newest, so a counter never goes back).
+fn for_current_dir(
+    events_dir: &Path,
+    current: Option<DirId>,
+    file: CursorFile,
+) -> Result<(Position, bool), Error> {
+    let mut position = file.position;
+    let foreign = match (file.dir, current) {
+        (Some(saved), Some(current)) => !current.same_dir(&saved),
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    let behind = || -> Result<bool, Error> {
+        if position.seq == 0 || current.is_none() {
+            return Ok(false);
+        }
+        let counter = EventsDir::open(events_dir)?.committed_seq(COUNTER_BOUND)?;
+        Ok(counter.is_some_and(|c| c < position.seq))
+    };
+    let reset = foreign || behind()?;
+    if reset {
+        position.forget_events_dir();
+    }
+    Ok((position, reset))
+}
+
+fn read_file(path: &Path) -> Result<Option<CursorFile>, Error> {
     match std::fs::read(path) {
         Ok(bytes) => serde_json::from_slice::<CursorFile>(&bytes)
-            .map(|f| Some(f.position))
+            .map(Some)
             .map_err(|e| Error::BadCursor { path: path.to_owned(), reason: e.to_string() }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io("read", path, e)),
     }
 }
 
-/// Every cursor saved in an events directory, by name.
+/// Every cursor saved in an events directory, by name, each as a position in the directory as
+/// it is now (one saved for an earlier directory of the same path reads as its start).
 pub fn all(events_dir: &Path) -> Result<Vec<(String, Position)>, Error> {
+    let current = source::dir_id(events_dir)?;
     let dir = events_dir.join(CURSORS_DIR);
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -137,7 +254,8 @@ pub fn all(events_dir: &Path) -> Result<Vec<(String, Position)>, Error> {
         if check_name(name).is_err() {
             continue;
         }
-        if let Some(position) = read_position(&path)? {
+        if let Some(file) = read_file(&path)? {
+            let (position, _) = for_current_dir(events_dir, current, file)?;
             cursors.push((name.to_owned(), position));
         }
     }
@@ -170,6 +288,54 @@ mod tests {
         let _first = Cursor::open(tmp.path(), "a").unwrap();
         let err = Cursor::open(tmp.path(), "a").unwrap_err();
         assert!(err.to_string().contains("in use"), "{err}");
+    }
+
+    #[test]
+    fn a_save_after_the_dir_was_deleted_recreates_it_safely_and_keeps_the_lock() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("events");
+        let cursor = Cursor::open(&dir, "c").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        cursor.save(&Position::default()).unwrap();
+        for path in [dir.clone(), dir.join(CURSORS_DIR)] {
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", path.display());
+        }
+        let err = Cursor::open(&dir, "c").unwrap_err();
+        assert!(err.to_string().contains("in use"), "{err}");
+    }
+
+    #[test]
+    fn a_cursors_dir_writable_by_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let cursors = tmp.path().join(CURSORS_DIR);
+        std::fs::create_dir(&cursors).unwrap();
+        std::fs::set_permissions(&cursors, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = Cursor::open(tmp.path(), "c").unwrap_err();
+        assert!(err.to_string().contains(".cursors"), "{err}");
+    }
+
+    #[test]
+    fn a_position_saved_for_another_dir_reads_as_the_start_and_old_files_as_before() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cursors = tmp.path().join(CURSORS_DIR);
+        std::fs::create_dir(&cursors).unwrap();
+        let legacy = r#"{"v":1,"seq":0,"unordered":[],"legacy":{"/run/events":["1-a-b.json"]}}"#;
+        std::fs::write(cursors.join("old.json"), legacy).unwrap();
+        let cursor = Cursor::open(tmp.path(), "old").unwrap();
+        assert!(!cursor.recreated && !cursor.is_new);
+        assert_eq!(cursor.position.legacy.len(), 1);
+        drop(cursor);
+        let other = r#"{"v":1,"dir":{"dev":1,"ino":1,"born_ns":1},"seq":9,"unordered":["x.json"],
+            "legacy":{"/run/events":["1-a-b.json"]}}"#;
+        std::fs::write(cursors.join("moved.json"), other).unwrap();
+        let cursor = Cursor::open(tmp.path(), "moved").unwrap();
+        assert!(cursor.recreated);
+        assert_eq!((cursor.position.seq, cursor.position.unordered.len()), (0, 0));
+        assert_eq!(cursor.position.legacy.len(), 1, "legacy dirs were not recreated");
+        assert_eq!(all(tmp.path()).unwrap()[0].1.seq, 0, "retention reads it the same way");
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //! timeouts) and legacy files are tracked by name. Primary and legacy events are merged by
 //! time.
 //!
-//! A file that cannot be read as an envelope is moved to `.quarantine/` with its reason and
-//! delivered as an `unknown` event naming it; the events behind it are not held up.
+//! A file that cannot be read as an envelope is delivered as an `unknown` event naming it and
+//! its reason, to every cursor at its position (it stays where it is; a copy goes to
+//! `.quarantine/` for inspection); the events behind it are not held up.
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -90,9 +91,9 @@ pub enum Notice {
     CounterBusy(PathBuf),
     /// Watching works less well than it should (e.g. notifications fell back to polling).
     Degraded(String),
-    /// An unreadable file was quarantined.
+    /// An unreadable file was reported, and a copy of it quarantined for inspection.
     Quarantined {
-        /// The file.
+        /// The copy.
         file: PathBuf,
         /// Why.
         reason: String,
@@ -139,6 +140,13 @@ impl Reader {
             config,
         };
         reader.listed_seq = reader.position.seq;
+        if reader.cursor.recreated {
+            reader.notices.push(Notice::DirRecreated(reader.config.events_dir.clone()));
+        }
+        if reader.cursor.is_new && reader.cursor.name().is_some() {
+            // Registered at once, so that retention keeps what this consumer has not read.
+            reader.commit()?;
+        }
         if reader.config.start == Start::Now {
             reader.skip_present()?;
         }
@@ -196,15 +204,10 @@ impl Reader {
                 _ => {}
             }
             if self.dir_id.is_some() {
-                // A new directory starts its seqs again: forget the old one's.
-                self.position.seq = 0;
-                self.position.ahead.clear();
-                self.position.unordered.clear();
-                self.listed_seq = 0;
-                self.backlog.clear();
-                self.listed_names.retain(|(d, _)| *d != dir);
+                self.forget_events_dir();
             }
             self.dir_id = id;
+            self.cursor.dir = id;
         }
         if id.is_some() && self.backlog.is_empty() {
             self.list_primary(&dir)?;
@@ -223,6 +226,15 @@ impl Reader {
         Ok(self.queue.len() - before)
     }
 
+    /// A new directory starts its seqs again: forgets the old one's.
+    fn forget_events_dir(&mut self) {
+        let dir = &self.config.events_dir;
+        self.position.forget_events_dir();
+        self.listed_seq = 0;
+        self.backlog.clear();
+        self.listed_names.retain(|(d, _)| d != dir);
+    }
+
     fn list_primary(&mut self, dir: &Path) -> Result<(), Error> {
         let events_dir = EventsDir::open(dir)?;
         let committed = events_dir.committed_seq(self.config.lock_bound)?;
@@ -230,6 +242,14 @@ impl Reader {
             self.notices.push(Notice::CounterBusy(dir.to_owned()));
         }
         let listing = source::list(dir)?;
+        let last_gone = !listing.events.iter().any(|n| n.is_ordered() && n.seq >= self.listed_seq);
+        if committed.is_some_and(|c| c < self.listed_seq) && last_gone {
+            // The counter never goes back and the newest file is never pruned (see `cursor`):
+            // the directory was recreated, in a way its identity could not tell (the same
+            // inode, no birth time).
+            self.notices.push(Notice::DirRecreated(dir.to_owned()));
+            self.forget_events_dir();
+        }
         self.uncommitted = listing.events.iter().any(|n| {
             n.is_ordered() && n.seq > self.listed_seq && committed.is_none_or(|c| n.seq > c)
         });
@@ -289,7 +309,7 @@ impl Reader {
                             reason: problem.reason.clone(),
                         });
                         format!(
-                            "unreadable event file, quarantined to {}: {}",
+                            "unreadable event file, a copy quarantined to {}: {}",
                             to.display(),
                             problem.reason
                         )

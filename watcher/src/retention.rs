@@ -1,10 +1,12 @@
 //! Retention: keeping an events directory bounded over weeks of use.
 //!
 //! An event file is removed only when every registered cursor (`.cursors/*.json`) has consumed
-//! it *and* it is older than `max_age`; with no cursor registered, age alone decides. The
-//! newest event file is always kept, so that a lost counter can be rebuilt above every `seq`
-//! ever delivered. Temp files of killed relays go after `temp_age`, quarantined files after
-//! `max_age`. Nothing unconsumed is ever removed.
+//! it *and* it is older than `max_age`. With no cursor registered nothing says what was
+//! consumed, so nothing is removed, unless the user asked for age alone
+//! ([`RetentionPolicy::without_cursors`], `hookline prune --max-age`). The newest event file is
+//! always kept, so that a lost counter can be rebuilt above every `seq` ever delivered. Temp
+//! files of killed relays go after `temp_age`; quarantined copies after `max_age` (the damaged
+//! originals stay in place, and go like any other event).
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -21,6 +23,9 @@ pub struct RetentionPolicy {
     pub max_age: Duration,
     /// Temp files older than this (left by killed relays) are removed.
     pub temp_age: Duration,
+    /// With no cursor registered, remove event files by age alone. Only on the user's
+    /// explicit request: an unregistered consumer may not have read them.
+    pub without_cursors: bool,
 }
 
 impl Default for RetentionPolicy {
@@ -28,6 +33,7 @@ impl Default for RetentionPolicy {
         RetentionPolicy {
             max_age: Duration::from_secs(7 * 86400),
             temp_age: Duration::from_secs(3600),
+            without_cursors: false,
         }
     }
 }
@@ -53,6 +59,9 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
     }
     let cursors = cursor::all(dir)?;
     let consumed = |name: &EventFileName| {
+        if cursors.is_empty() {
+            return policy.without_cursors;
+        }
         cursors.iter().all(|(_, position)| match name.unordered_ts_ns {
             None => name.seq <= position.seq,
             Some(_) => position.unordered.contains(&name.to_string()),
@@ -135,11 +144,24 @@ mod tests {
     }
 
     #[test]
+    fn with_no_cursor_registered_nothing_goes_unless_age_alone_is_asked_for() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_events(tmp.path(), 3);
+        let later = SystemTime::now() + Duration::from_secs(30 * 86400);
+        let report = prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
+        assert_eq!((report.events, report.unconsumed), (0, 2));
+        assert_eq!(count(tmp.path()), 3);
+        let by_age = RetentionPolicy { without_cursors: true, ..RetentionPolicy::default() };
+        assert_eq!(prune(tmp.path(), &by_age, later).unwrap().events, 2);
+    }
+
+    #[test]
     fn the_newest_event_is_always_kept() {
         let tmp = tempfile::tempdir().unwrap();
         write_events(tmp.path(), 3);
         let later = SystemTime::now() + Duration::from_secs(30 * 86400);
-        prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
+        let by_age = RetentionPolicy { without_cursors: true, ..RetentionPolicy::default() };
+        prune(tmp.path(), &by_age, later).unwrap();
         let left = source::list(tmp.path()).unwrap().events;
         assert_eq!(left.iter().map(|n| n.seq).collect::<Vec<_>>(), [3]);
     }
@@ -157,6 +179,26 @@ mod tests {
         .unwrap();
         assert_eq!(report.temps, 1);
         assert!(!tmp.path().join(".tmp-123-abc").exists());
+    }
+
+    #[test]
+    fn a_damaged_file_goes_once_every_cursor_passed_it_and_its_copy_by_age() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_events(tmp.path(), 3);
+        let bad = source::list(tmp.path()).unwrap().events[1].to_string();
+        std::fs::write(tmp.path().join(&bad), "{").unwrap();
+        source::quarantine(tmp.path(), &bad, "not a valid envelope").unwrap();
+        let mut a = Cursor::open(tmp.path(), "a").unwrap();
+        a.position.seq = 1;
+        a.save(&a.position).unwrap();
+        let later = SystemTime::now() + Duration::from_secs(8 * 86400);
+        prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
+        assert!(tmp.path().join(&bad).exists(), "not consumed yet: kept");
+        a.position.seq = 3;
+        a.save(&a.position).unwrap();
+        prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
+        assert!(!tmp.path().join(&bad).exists());
+        assert_eq!(std::fs::read_dir(tmp.path().join(QUARANTINE_DIR)).unwrap().count(), 0);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::Error;
@@ -22,10 +22,27 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 pub const QUARANTINE_DIR: &str = ".quarantine";
 
 /// A directory's identity: when it changes, the directory was deleted and recreated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Device and inode number, plus the birth time where the filesystem records one (a new
+/// directory may get the inode number of the one just deleted). It is saved in named cursors;
+/// across processes only the inode and birth time are compared (see [`DirId::same_dir`]),
+/// because a device number may change across a reboot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirId {
     dev: u64,
     ino: u64,
+    /// Birth time in ns since the epoch; 0 when the filesystem does not say.
+    #[serde(default)]
+    born_ns: u64,
+}
+
+impl DirId {
+    /// Whether a saved identity names the same directory as this one, as far as can be told
+    /// across processes and reboots: same inode and, when both are known, same birth time.
+    pub fn same_dir(&self, saved: &DirId) -> bool {
+        self.ino == saved.ino
+            && (self.born_ns == 0 || saved.born_ns == 0 || self.born_ns == saved.born_ns)
+    }
 }
 
 /// What a directory listing found.
@@ -42,7 +59,14 @@ pub struct Listing {
 /// The identity of a directory, or `None` when it does not exist.
 pub fn dir_id(dir: &Path) -> Result<Option<DirId>, Error> {
     match std::fs::symlink_metadata(dir) {
-        Ok(meta) if meta.is_dir() => Ok(Some(DirId { dev: meta.dev(), ino: meta.ino() })),
+        Ok(meta) if meta.is_dir() => {
+            let born_ns = meta
+                .created()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as u64);
+            Ok(Some(DirId { dev: meta.dev(), ino: meta.ino(), born_ns }))
+        }
         Ok(_) => Err(Error::io(
             "read events dir (not a directory)",
             dir,
@@ -131,8 +155,12 @@ pub fn read_event(dir: &Path, name: &EventFileName) -> Result<Option<Envelope>, 
     Ok(Some(envelope))
 }
 
-/// Moves a file into the directory's quarantine with a note of the reason beside it.
-/// Returns where it went; a file that vanished meanwhile is not an error (`None`).
+/// Copies a damaged file into the directory's quarantine for inspection, with a note of the
+/// reason beside it, and leaves the original where it is: every other consumer still reads it at
+/// its position and reports it too, and retention removes it once every cursor has passed it.
+/// The copy is a hard link when the filesystem allows one. Calling this again for the same file
+/// (a second reader hitting it) changes nothing. Returns where the copy is; a file that vanished
+/// meanwhile is not an error (`None`).
 pub fn quarantine(dir: &Path, file: &str, reason: &str) -> Result<Option<PathBuf>, Error> {
     let target_dir = dir.join(QUARANTINE_DIR);
     std::fs::DirBuilder::new()
@@ -140,14 +168,24 @@ pub fn quarantine(dir: &Path, file: &str, reason: &str) -> Result<Option<PathBuf
         .mode(0o700)
         .create(&target_dir)
         .map_err(|e| Error::io("create quarantine dir", &target_dir, e))?;
+    let original = dir.join(file);
     let target = target_dir.join(file);
-    match std::fs::rename(dir.join(file), &target) {
+    match std::fs::hard_link(&original, &target) {
         Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("quarantine", dir.join(file), e)),
+        // No hard links here (some network and FUSE filesystems): a copy, when the file can
+        // be read at all; else the note alone says what was wrong.
+        Err(_) => match read_file(&original) {
+            Ok((bytes, _)) => crate::fsutil::write_atomic(&target, &bytes, 0o600)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(_) => {}
+        },
     }
     let note = target_dir.join(format!("{file}.reason"));
-    crate::fsutil::write_atomic(&note, format!("{reason}\n").as_bytes(), 0o600)?;
+    if !note.exists() {
+        crate::fsutil::write_atomic(&note, format!("{reason}\n").as_bytes(), 0o600)?;
+    }
     Ok(Some(target))
 }
 

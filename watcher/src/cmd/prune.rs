@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+use hookline::cursor;
 use hookline::retention::{self, RetentionPolicy};
 use hookline::units::parse_duration;
 
@@ -11,10 +12,11 @@ use crate::cli::PruneArgs;
 
 pub fn run(args: PruneArgs) -> Outcome {
     let dir = events_dir(&args.dir)?;
-    let policy = RetentionPolicy {
-        max_age: parse_duration(&args.max_age).map_err(|e| format!("--max-age: {e}"))?,
-        ..RetentionPolicy::default()
-    };
+    let mut policy = RetentionPolicy::default();
+    if let Some(age) = &args.max_age {
+        policy.max_age = parse_duration(age).map_err(|e| format!("--max-age: {e}"))?;
+        policy.without_cursors = true;
+    }
     let report = retention::prune(&dir, &policy, SystemTime::now())?;
     println!(
         "{}: removed {} events, {} temp files, {} quarantined files; kept {} old events not yet consumed by every cursor",
@@ -24,5 +26,11 @@ pub fn run(args: PruneArgs) -> Outcome {
         report.quarantined,
         report.unconsumed
     );
+    if report.unconsumed > 0 && !policy.without_cursors && cursor::all(&dir)?.is_empty() {
+        eprintln!(
+            "hookline: no cursor is registered, so nothing counts as consumed; \
+             pass --max-age AGE to remove events older than AGE anyway"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,5 @@
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::value::RawValue;
@@ -101,6 +102,53 @@ fn a_corrupt_file_is_quarantined_reported_and_does_not_block_the_next() {
 }
 
 #[test]
+fn a_corrupt_file_is_reported_to_every_cursor_at_its_position_once_each() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "SessionStart", "s1");
+    let bad = write(tmp.path(), "PreToolUse", "s1");
+    fs::write(tmp.path().join(bad.to_string()), b"{\"v\":1,\"seq\":2,\"trunc").unwrap();
+    write(tmp.path(), "Stop", "s1");
+    let seqs_and_reasons = |events: &[Event]| -> Vec<(u64, bool)> {
+        events
+            .iter()
+            .map(|e| {
+                let damaged = matches!(&e.kind, Kind::Unknown { reason: Some(r) }
+                    if r.contains("not a valid envelope"));
+                (e.source.seq, damaged)
+            })
+            .collect()
+    };
+    let expected = [(1, false), (2, true), (3, false)];
+    // Two consumers with their own cursors, one after the other: the first one to hit the
+    // damaged file must not take it away from the second.
+    for name in ["first", "second"] {
+        let mut reader = Reader::open(config(tmp.path(), Start::Cursor(name.into()))).unwrap();
+        assert_eq!(seqs_and_reasons(&drain(&mut reader)), expected, "{name}");
+        assert!(matches!(reader.take_notices()[..], [Notice::Quarantined { .. }]), "{name}");
+        reader.commit().unwrap();
+    }
+    // A one-shot reader (status, decide, serve) sees it too.
+    assert_eq!(
+        seqs_and_reasons(&read_all(config(tmp.path(), Start::Beginning)).unwrap()),
+        expected
+    );
+    // Once per cursor: a restart does not report it again.
+    for name in ["first", "second"] {
+        let mut reader = Reader::open(config(tmp.path(), Start::Cursor(name.into()))).unwrap();
+        assert!(drain(&mut reader).is_empty(), "{name}");
+    }
+    assert!(tmp.path().join(bad.to_string()).exists(), "the original stays in place");
+    let quarantine = tmp.path().join(".quarantine");
+    assert_eq!(fs::read(quarantine.join(bad.to_string())).unwrap(), b"{\"v\":1,\"seq\":2,\"trunc");
+    let mut names: Vec<String> = fs::read_dir(&quarantine)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, [bad.to_string(), format!("{bad}.reason")], "one copy, one note");
+}
+
+#[test]
 fn a_newer_format_is_reported_but_left_in_place() {
     let tmp = tempfile::tempdir().unwrap();
     let name = write(tmp.path(), "SessionStart", "s1");
@@ -165,6 +213,68 @@ fn a_deleted_and_recreated_dir_is_read_from_its_start() {
     assert_eq!(natives(&events), ["SessionEnd"]);
     let notices = reader.take_notices();
     assert!(notices.contains(&Notice::DirGone(dir.clone())), "{notices:?}");
+}
+
+fn seqs(events: &[Event]) -> Vec<u64> {
+    events.iter().map(|e| e.source.seq).collect()
+}
+
+#[test]
+fn a_named_cursor_saved_just_after_its_dir_was_recreated_reads_the_new_dir_from_its_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    for _ in 0..3 {
+        write(&dir, "PreToolUse", "old");
+    }
+    let cfg = config(&dir, Start::Cursor("c".into()));
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    assert_eq!(seqs(&drain(&mut reader)), [1, 2, 3]);
+    reader.commit().unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+    write(&dir, "SessionStart", "new");
+    write(&dir, "Stop", "new");
+    // The consumer commits before a poll noticed: `.cursors/` is gone, and the position it
+    // saves (seq 3) is one of the old directory.
+    reader.commit().unwrap();
+    drop(reader);
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    let events = drain(&mut reader);
+    assert_eq!(seqs(&events), [1, 2], "nothing of the new directory is skipped");
+    assert_eq!(natives(&events), ["SessionStart", "Stop"]);
+    assert!(reader.take_notices().contains(&Notice::DirRecreated(dir.clone())));
+    reader.commit().unwrap();
+    drop(reader);
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    assert!(drain(&mut reader).is_empty(), "nothing twice after a restart");
+    write(&dir, "SessionEnd", "new");
+    assert_eq!(seqs(&drain(&mut reader)), [3]);
+}
+
+#[test]
+fn a_named_cursor_that_sees_its_dir_recreated_while_running_keeps_it_across_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    for _ in 0..3 {
+        write(&dir, "PreToolUse", "old");
+    }
+    let cfg = config(&dir, Start::Cursor("c".into()));
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    assert_eq!(seqs(&drain(&mut reader)), [1, 2, 3]);
+    reader.commit().unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+    write(&dir, "SessionStart", "new");
+    write(&dir, "Stop", "new");
+    let events = drain(&mut reader);
+    assert_eq!(seqs(&events), [1, 2]);
+    assert_eq!(natives(&events), ["SessionStart", "Stop"]);
+    reader.commit().unwrap();
+    let cursor = dir.join(crate::cursor::CURSORS_DIR);
+    assert_eq!(fs::metadata(&cursor).unwrap().permissions().mode() & 0o777, 0o700);
+    drop(reader);
+    write(&dir, "SessionEnd", "new");
+    let mut reader = Reader::open(cfg).unwrap();
+    assert_eq!(seqs(&drain(&mut reader)), [3], "resumed in the new directory, nothing twice");
+    assert!(reader.take_notices().is_empty());
 }
 
 #[test]

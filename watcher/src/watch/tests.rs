@@ -9,11 +9,20 @@ use crate::profile::Profiles;
 use crate::reader::{ReaderConfig, Start};
 
 fn write(dir: &Path, native: &str) {
-    let payload =
-        RawValue::from_string(format!(r#"{{"session_id":"s","hook_event_name":"{native}"}}"#))
-            .unwrap();
+    write_for(dir, native, "s", None);
+}
+
+/// Writes an event the way the relay does, for a session and an orchestrator tag.
+fn write_for(dir: &Path, native: &str, session: &str, tag: Option<&str>) {
+    let payload = format!(r#"{{"session_id":"{session}","hook_event_name":"{native}"}}"#);
+    let payload = RawValue::from_string(payload).unwrap();
     let events = EventsDir::create(dir).unwrap();
-    write_payload(&events, "claude", native, None, &payload, &WriteOptions::default()).unwrap();
+    write_payload(&events, "claude", native, tag, &payload, &WriteOptions::default()).unwrap();
+}
+
+fn cursor_watcher(dir: &Path) -> Watcher {
+    let config = ReaderConfig::new(dir, Start::Cursor("c".into()), Profiles::shipped().unwrap());
+    Watcher::new(Reader::open(config).unwrap(), WatchOptions::default()).unwrap()
 }
 
 fn watcher(dir: &Path, options: WatchOptions) -> Watcher {
@@ -152,4 +161,74 @@ fn the_watchers_own_listing_does_not_wake_it() {
     assert!(w.scans - before <= 2, "{} listings in half a second of quiet", w.scans - before);
     write(&dir, "UserPromptSubmit");
     assert_eq!(next(&mut w).as_deref(), Some("UserPromptSubmit"));
+}
+
+#[test]
+fn next_for_session_waits_for_that_session_by_id_or_tag_and_keeps_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    write_for(&dir, "SessionStart", "a", None);
+    write_for(&dir, "SessionStart", "b", Some("task-b"));
+    let mut w = cursor_watcher(&dir);
+    let b = w.next_for_session("b", Duration::from_secs(5)).unwrap().unwrap();
+    assert_eq!((b.session_id.as_deref(), b.source.seq), (Some("b"), 2));
+    // Nothing more for b: it times out, after about the timeout, with None.
+    let start = Instant::now();
+    assert_eq!(w.next_for_session("task-b", Duration::from_millis(300)).unwrap(), None);
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(5), "{waited:?}");
+    // An event that arrives while it waits is handed out as soon as it is seen, by tag.
+    let writer = {
+        let dir = dir.clone();
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(200));
+            write_for(&dir, "Stop", "a", None);
+            write_for(&dir, "Stop", "b", Some("task-b"));
+        })
+    };
+    let stop = w.next_for_session("task-b", Duration::from_secs(5)).unwrap().unwrap();
+    writer.join().unwrap();
+    assert_eq!((stop.native.as_deref(), stop.source.seq), (Some("Stop"), 4));
+    // The passed-over events of session a come next, in order, each once.
+    let rest: Vec<u64> = std::iter::from_fn(|| w.next_timeout(Duration::from_millis(200)).unwrap())
+        .map(|e| e.source.seq)
+        .collect();
+    assert_eq!(rest, [1, 3]);
+}
+
+#[test]
+fn run_calls_back_in_order_and_commits_each_event_it_handled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    for native in ["SessionStart", "UserPromptSubmit", "Stop"] {
+        write(&dir, native);
+    }
+    let mut seen = Vec::new();
+    cursor_watcher(&dir)
+        .run(|event| {
+            seen.push(event.native.clone().unwrap());
+            if seen.len() == 2 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        })
+        .unwrap();
+    assert_eq!(seen, ["SessionStart", "UserPromptSubmit"]);
+    // The event it broke on was handled, so it is committed too; a restart resumes after it,
+    // and `run` waits for events that arrive later.
+    let writer = {
+        let dir = dir.clone();
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(200));
+            write(&dir, "SessionEnd");
+        })
+    };
+    let mut seen = Vec::new();
+    cursor_watcher(&dir)
+        .run(|event| {
+            seen.push(event.source.seq);
+            if seen.len() == 2 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        })
+        .unwrap();
+    writer.join().unwrap();
+    assert_eq!(seen, [3, 4]);
+    let mut w = cursor_watcher(&dir);
+    assert_eq!(w.next_timeout(Duration::from_millis(200)).unwrap(), None, "nothing twice");
 }

@@ -2,5 +2,6 @@
 
 mod decide;
 mod install;
+mod prune;
 mod serve;
 mod watch;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-fn hookline() -> PathBuf {
+pub fn hookline() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hookline"))
 }
 
@@ -21,13 +21,13 @@ pub fn relay() -> PathBuf {
     relay
 }
 
-fn fixture(path: &str) -> String {
+pub fn fixture(path: &str) -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path))
         .unwrap()
 }
 
 /// Runs the relay with `stdin` as its input and asserts it stayed silent.
-fn run_relay(dir: &Path, args: &[&str], stdin: &[u8]) {
+pub fn run_relay(dir: &Path, args: &[&str], stdin: &[u8]) {
     let mut child = Command::new(relay())
         .args(args)
         .env_clear()
@@ -42,7 +42,7 @@ fn run_relay(dir: &Path, args: &[&str], stdin: &[u8]) {
     assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
 }
 
-fn watch(dir: &Path, args: &[&str]) -> Child {
+pub fn watch(dir: &Path, args: &[&str]) -> Child {
     Command::new(hookline())
         .arg("watch")
         .arg("--events-dir")
@@ -57,7 +57,7 @@ fn watch(dir: &Path, args: &[&str]) -> Child {
 }
 
 /// Lines of a child's stdout, read on a thread so that reads can time out.
-fn lines(stdout: ChildStdout) -> mpsc::Receiver<Value> {
+pub fn lines(stdout: ChildStdout) -> mpsc::Receiver<Value> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -72,7 +72,7 @@ fn lines(stdout: ChildStdout) -> mpsc::Receiver<Value> {
     rx
 }
 
-fn take(rx: &mpsc::Receiver<Value>, n: usize) -> Vec<Value> {
+pub fn take(rx: &mpsc::Receiver<Value>, n: usize) -> Vec<Value> {
     (0..n)
         .map(|i| {
             rx.recv_timeout(Duration::from_secs(20))
@@ -81,11 +81,11 @@ fn take(rx: &mpsc::Receiver<Value>, n: usize) -> Vec<Value> {
         .collect()
 }
 
-fn seqs(events: &[Value]) -> Vec<u64> {
+pub fn seqs(events: &[Value]) -> Vec<u64> {
     events.iter().map(|e| e["origin"]["seq"].as_u64().unwrap()).collect()
 }
 
-fn no_follow(dir: &Path, args: &[&str]) -> Vec<Value> {
+pub fn no_follow(dir: &Path, args: &[&str]) -> Vec<Value> {
     let out = watch(dir, &[&["--no-follow"], args].concat()).wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout)
@@ -150,6 +150,50 @@ fn a_watch_stopped_mid_stream_resumes_from_its_cursor_with_no_duplicate_and_no_m
     }
     seen.extend(seqs(&no_follow(&dir, &["--cursor", "loop"])));
     assert_eq!(seen, (1..=35).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_watch_killed_mid_stream_misses_nothing_and_repeats_at_most_the_line_it_was_saving() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let payload = fixture("claude-code/2.1.332/PostToolUse.json");
+    for _ in 0..10 {
+        run_relay(&dir, &[], payload.as_bytes());
+    }
+    let writer = {
+        let (dir, payload) = (dir.clone(), payload.clone());
+        std::thread::spawn(move || {
+            for _ in 0..30 {
+                run_relay(&dir, &[], payload.as_bytes());
+            }
+        })
+    };
+    // Three runs of a following watch, each killed with SIGKILL (no chance to save its
+    // cursor) after some lines, while the relay keeps writing; then one that reads the rest.
+    let mut runs: Vec<Vec<u64>> = Vec::new();
+    for _ in 0..3 {
+        let mut follower = watch(&dir, &["--cursor", "k"]);
+        let rx = lines(follower.stdout.take().unwrap());
+        let mut run = seqs(&take(&rx, 5));
+        follower.kill().unwrap();
+        follower.wait().unwrap();
+        // Lines already in the pipe were written, so they count as delivered.
+        while let Ok(event) = rx.recv_timeout(Duration::from_secs(2)) {
+            run.push(event["origin"]["seq"].as_u64().unwrap());
+        }
+        runs.push(run);
+    }
+    writer.join().unwrap();
+    runs.push(seqs(&no_follow(&dir, &["--cursor", "k"])));
+    for pair in runs.windows(2) {
+        let (last, next) = (*pair[0].last().unwrap(), pair[1][0]);
+        assert!(next == last || next == last + 1, "{last} then {next} after a restart: {runs:?}");
+    }
+    let seen: Vec<u64> = runs.concat();
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "in order: {seen:?}");
+    let unique: BTreeSet<u64> = seen.iter().copied().collect();
+    assert_eq!(unique, (1..=40).collect(), "no miss: {runs:?}");
+    assert!(seen.len() - unique.len() <= 3, "at most one repeat per kill: {runs:?}");
 }
 
 #[test]

@@ -1,0 +1,99 @@
+//! `hookline prune`, and the periodic prune of `hookline watch --cursor`: nothing unconsumed
+//! is removed.
+
+use std::fs::{self, File};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime};
+
+use super::watch::{fixture, hookline, lines, no_follow, run_relay, seqs, take, watch};
+
+fn relay_events(dir: &Path, n: usize) {
+    let payload = fixture("claude-code/2.1.332/PostToolUse.json");
+    for _ in 0..n {
+        run_relay(dir, &[], payload.as_bytes());
+    }
+}
+
+/// Makes every event file a month old.
+fn age_events(dir: &Path) {
+    let month_ago = SystemTime::now() - Duration::from_secs(30 * 86400);
+    for name in event_files(dir) {
+        File::options().write(true).open(dir.join(name)).unwrap().set_modified(month_ago).unwrap();
+    }
+}
+
+fn event_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+fn seqs_left(dir: &Path) -> Vec<u64> {
+    event_files(dir).iter().map(|n| n[..20].parse().unwrap()).collect()
+}
+
+fn prune(dir: &Path, args: &[&str]) -> Output {
+    let out = Command::new(hookline())
+        .arg("prune")
+        .arg("--events-dir")
+        .arg(dir)
+        .args(args)
+        .env("HOME", dir)
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+#[test]
+fn prune_never_goes_beyond_the_slowest_cursor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    relay_events(&dir, 2);
+    assert_eq!(no_follow(&dir, &["--cursor", "slow"]).len(), 2);
+    relay_events(&dir, 3);
+    assert_eq!(no_follow(&dir, &["--cursor", "fast"]).len(), 5);
+    age_events(&dir);
+    let out = prune(&dir, &["--max-age", "1d"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("removed 2 events") && stdout.contains("kept 2 old events"),
+        "{stdout}"
+    );
+    assert_eq!(seqs_left(&dir), [3, 4, 5]);
+    assert_eq!(no_follow(&dir, &["--cursor", "slow"]).len(), 3, "the slow cursor misses nothing");
+}
+
+#[test]
+fn with_no_cursor_prune_removes_nothing_unless_given_an_age() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    relay_events(&dir, 3);
+    age_events(&dir);
+    let out = prune(&dir, &[]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("removed 0 events"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-age"), "{out:?}");
+    assert_eq!(seqs_left(&dir), [1, 2, 3]);
+    prune(&dir, &["--max-age", "1d"]);
+    assert_eq!(seqs_left(&dir), [3], "age alone, asked for; the newest is kept");
+}
+
+#[test]
+fn a_new_watch_cursor_prunes_nothing_it_has_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    relay_events(&dir, 3);
+    age_events(&dir);
+    // It prunes as it starts, with a one-second retention age.
+    let mut follower = watch(&dir, &["--cursor", "new", "--retention", "1s"]);
+    let rx = lines(follower.stdout.take().unwrap());
+    assert_eq!(seqs(&take(&rx, 3)), [1, 2, 3]);
+    follower.kill().unwrap();
+    follower.wait().unwrap();
+}
