@@ -8,9 +8,15 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 fn fire(dir: &Path, fixture: &str, extra: &[(&str, &str)]) {
+    fire_as(dir, fixture, "s1", "task-1", extra);
+}
+
+/// Runs the real relay as Claude Code would, with a captured payload for session `session`,
+/// tagged `tag`.
+pub fn fire_as(dir: &Path, fixture: &str, session: &str, tag: &str, extra: &[(&str, &str)]) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
     let mut payload: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
-    payload["session_id"] = "s1".into();
+    payload["session_id"] = session.into();
     for (key, value) in extra {
         payload[*key] = (*value).into();
     }
@@ -18,7 +24,7 @@ fn fire(dir: &Path, fixture: &str, extra: &[(&str, &str)]) {
         .args(["--cli", "claude"])
         .env_clear()
         .env("HOOKLINE_EVENTS_DIR", dir)
-        .env("HOOKLINE_TAG", "task-1")
+        .env("HOOKLINE_TAG", tag)
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
