@@ -1078,6 +1078,29 @@ fn caller_evidence_table() -> String {
     out
 }
 
+/// The orchestrator loop of this module's documentation (a compiled doctest), as README shows
+/// it: without the hidden `# ` lines.
+fn rust_example() -> String {
+    let source = include_str!("mod.rs");
+    let start = source.find("//! ```no_run\n").expect("the example") + "//! ```no_run\n".len();
+    let end = start + source[start..].find("//! ```\n").unwrap();
+    let mut out = String::from("```rust\n");
+    for line in source[start..end].lines() {
+        let line = line.strip_prefix("//!").unwrap().strip_prefix(' ').unwrap_or("");
+        if line != "#" && !line.starts_with("# ") {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push_str("```\n");
+    out
+}
+
+#[test]
+fn the_readme_rust_example_is_the_compiled_one() {
+    crate::testing::assert_generated_section("README.md", "rust-example", &rust_example());
+}
+
 #[test]
 fn the_decision_docs_match_the_code() {
     crate::testing::assert_generated_section(
