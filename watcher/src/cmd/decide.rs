@@ -1,9 +1,11 @@
 //! `hookline decide`: one question about one session, answered from the events directory's
-//! history. A one-shot reader: it can never authorize input, and says so.
+//! history. A one-shot reader: it can never authorize input or a nudge, and says so; its
+//! `crashed`, `env-fault` and `escalate` answers read durable evidence and are those a live
+//! generation would give (docs/decide.md, "What replayed history may decide").
 
 use std::process::ExitCode;
 
-use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision};
+use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question};
 use hookline::reader::{ReaderConfig, Start, read_all};
 use hookline::state::Tracker;
 
@@ -58,9 +60,21 @@ pub fn run(args: DecideArgs) -> Outcome {
     }))
 }
 
+/// What an `allow` lets the orchestrator do, so that no answer reads as the opposite (an
+/// `env-fault` allow is "no fault: carry on", never "there is a fault").
+fn allow_means(question: Question) -> &'static str {
+    match question {
+        Question::Input => "deliver the input, once",
+        Question::Nudge => "send the nudge, once",
+        Question::Crashed => "the session is over: reclaim or retry it",
+        Question::EnvFault => "no env fault stands: carry on (retry, charge attempts) as usual",
+        Question::Escalate => "nothing calls for a human: carry on",
+    }
+}
+
 fn print_text(d: &Decision) {
     let verdict = match d.action {
-        Action::Proceed => "allow".to_owned(),
+        Action::Proceed => format!("allow ({})", allow_means(d.question)),
         action => format!("withhold ({})", action.as_str()),
     };
     println!("{} {}: {verdict}", d.question, d.session);

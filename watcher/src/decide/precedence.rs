@@ -1,13 +1,9 @@
 //! Signal precedence, enforced: structured hook events > transcript-derived signals > pane
 //! heuristics.
 //!
-//! | rank | source | can allow | can make more careful |
-//! |---|---|---|---|
-//! | 1 | structured hook event (the session's state, from an explicit event) | yes: `input` and `nudge` only at an explicit, fresh, authoritative `idle` of the current generation and epoch; the others as their rules say | yes |
-//! | 1 | deterministic liveness: host pid dead or reused, window dead (caller) | `crashed` only | — |
-//! | 2 | transcript-derived (caller's [`TranscriptEvidence`](super::TranscriptEvidence)) | never | yes |
-//! | 3 | pane heuristics (caller's [`PaneEvidence`](super::PaneEvidence)) | never | yes |
-//! | — | none: no structured signal | never: `fall_back`, the caller keeps its own behaviour | — |
+//! [`PRECEDENCE`] is the table: which sources may allow, which may only make an answer more
+//! careful. README and `docs/decide.md` show it as generated sections, and a test holds it to
+//! [`Signal::may_allow`], which `enforce` applies to every answer.
 //!
 //! The structured layer decides first. Then each piece of caller evidence, transcript first,
 //! may replace the ruling only with a strictly more careful action (the order of
@@ -16,6 +12,69 @@
 
 use super::evidence::CallerEvidence;
 use super::verdict::{Action, Finding, Question, Ruling, Signal};
+
+/// One row of the precedence table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rank {
+    /// The rank (1 is the highest); `None` for "no signal".
+    pub rank: Option<u8>,
+    /// The sources at this rank.
+    pub signals: &'static [Signal],
+    /// The sources, for people.
+    pub source: &'static str,
+    /// Whether they may allow anything.
+    pub allows: bool,
+    /// What they may allow, for people.
+    pub can_allow: &'static str,
+    /// Whether they may make an answer more careful.
+    pub more_careful: bool,
+}
+
+/// Signal precedence, highest rank first.
+pub const PRECEDENCE: &[Rank] = &[
+    Rank {
+        rank: Some(1),
+        signals: &[Signal::StructuredEvent],
+        source: "structured hook event (the session's state from an explicit event)",
+        allows: true,
+        can_allow: "yes, as the rules say; `input`/`nudge` only at an explicit, fresh, \
+                    authoritative `idle` of the current generation and epoch",
+        more_careful: true,
+    },
+    Rank {
+        rank: Some(1),
+        signals: &[Signal::HostProcess, Signal::Window],
+        source: "deterministic liveness: host pid dead or reused; window dead (caller's \
+                 `window_dead`)",
+        allows: true,
+        can_allow: "`crashed` only",
+        more_careful: false,
+    },
+    Rank {
+        rank: Some(2),
+        signals: &[Signal::Transcript],
+        source: "transcript-derived signals (caller's `transcript`)",
+        allows: false,
+        can_allow: "never",
+        more_careful: true,
+    },
+    Rank {
+        rank: Some(3),
+        signals: &[Signal::Pane],
+        source: "pane heuristics (caller's `pane`)",
+        allows: false,
+        can_allow: "never",
+        more_careful: true,
+    },
+    Rank {
+        rank: None,
+        signals: &[Signal::None],
+        source: "none",
+        allows: false,
+        can_allow: "never: `fall_back`",
+        more_careful: false,
+    },
+];
 
 /// Combines the structured ruling with the caller's evidence. Returns the final ruling and
 /// what each piece of evidence did.
@@ -127,6 +186,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The precedence table as Markdown, for README and docs/decide.md.
+    fn precedence_table() -> String {
+        let mut out = String::from(
+            "| rank | source | can allow | can make more careful |\n|---|---|---|---|\n",
+        );
+        for r in PRECEDENCE {
+            let rank = r.rank.map_or("—".to_owned(), |n| n.to_string());
+            let careful = if r.more_careful { "yes" } else { "—" };
+            out.push_str(&format!("| {rank} | {} | {} | {careful} |\n", r.source, r.can_allow));
+        }
+        out
+    }
+
+    #[test]
+    fn the_precedence_table_is_what_the_code_enforces_and_the_docs_show() {
+        let mut seen = Vec::new();
+        for r in PRECEDENCE {
+            for signal in r.signals {
+                assert_eq!(signal.may_allow(), r.allows, "{signal:?}");
+                seen.push(*signal);
+            }
+            assert_eq!(r.can_allow.starts_with("never"), !r.allows, "{}", r.source);
+        }
+        // Every source once (the match fails to compile when a source is added).
+        for signal in &seen {
+            match signal {
+                Signal::StructuredEvent
+                | Signal::HostProcess
+                | Signal::Window
+                | Signal::Transcript
+                | Signal::Pane
+                | Signal::None => {}
+            }
+        }
+        seen.sort_by_key(|s| s.as_str());
+        seen.dedup();
+        assert_eq!(seen.len(), 6, "{seen:?}");
+        // Caller evidence is ranked as it is applied: the transcript before the pane.
+        let rank = |s: Signal| PRECEDENCE.iter().find(|r| r.signals.contains(&s)).unwrap().rank;
+        assert!(rank(Signal::StructuredEvent) < rank(Signal::Transcript));
+        assert!(rank(Signal::Transcript) < rank(Signal::Pane));
+        let table = precedence_table();
+        crate::testing::assert_generated_section("README.md", "signal-precedence", &table);
+        crate::testing::assert_generated_section("docs/decide.md", "signal-precedence", &table);
     }
 
     #[test]

@@ -1009,6 +1009,49 @@ fn take_input_slot_succeeds_once_and_journals_the_refusal() {
     assert!(one_shot.take_input_slot("s1", now, Expect::default()).is_err());
 }
 
+#[test]
+fn a_one_shot_differs_from_a_live_decider_only_in_never_allowing_input_or_a_nudge() {
+    // crashed, env-fault and escalate read durable evidence (a session end, a stop_failure, a
+    // quota notice, the host pid, how long a state has lasted) and hand out no slot: replayed
+    // history answers them as a live generation over the same events does. input and nudge hand
+    // out the idle's slot, which only one live generation can give exactly once.
+    let policy = Policy::default();
+    let mut replayed_allows = Vec::new();
+    for s in SCENARIOS {
+        let events = scenario_events(s);
+        for question in Question::ALL {
+            let (mut live, now) = replay(s, &events, &policy);
+            let probe = FakeProbe(Arc::new(Mutex::new(HostStatus::Alive)));
+            let mut one_shot = decider(shipped(), &policy, now, &probe).one_shot();
+            for event in &events {
+                one_shot.apply(event);
+            }
+            let live = live.decide(&Ask::new("s1", question), now);
+            let once = one_shot.decide(&Ask::new("s1", question), now);
+            let here = format!("{} × {question}", s.name);
+            assert_invariant(&here, &once);
+            if let Some(view) = &once.evidence.view {
+                assert!(view.replayed && !view.authoritative, "{here}");
+            }
+            match question {
+                Question::Input | Question::Nudge => {
+                    assert!(!once.allowed() && once.slot.is_none(), "{here}: {}", once.rule);
+                    assert!(once.action >= live.action.max(Action::FallBack), "{here}");
+                }
+                _ => {
+                    assert_eq!((once.action, &once.rule), (live.action, &live.rule), "{here}");
+                    if once.allowed() {
+                        replayed_allows.push(format!("{here}: {}", once.rule));
+                    }
+                }
+            }
+        }
+    }
+    for want in ["ended × crashed: session-ended", "idle × env-fault: no-env-fault-evidence"] {
+        assert!(replayed_allows.iter().any(|a| a == want), "{want} not in {replayed_allows:?}");
+    }
+}
+
 // --- Documentation ------------------------------------------------------------------------
 
 /// The caller-evidence table of docs/decide.md, from [`evidence::EFFECTS`].
@@ -1033,6 +1076,29 @@ fn caller_evidence_table() -> String {
         ));
     }
     out
+}
+
+/// The orchestrator loop of this module's documentation (a compiled doctest), as README shows
+/// it: without the hidden `# ` lines.
+fn rust_example() -> String {
+    let source = include_str!("mod.rs");
+    let start = source.find("//! ```no_run\n").expect("the example") + "//! ```no_run\n".len();
+    let end = start + source[start..].find("//! ```\n").unwrap();
+    let mut out = String::from("```rust\n");
+    for line in source[start..end].lines() {
+        let line = line.strip_prefix("//!").unwrap().strip_prefix(' ').unwrap_or("");
+        if line != "#" && !line.starts_with("# ") {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push_str("```\n");
+    out
+}
+
+#[test]
+fn the_readme_rust_example_is_the_compiled_one() {
+    crate::testing::assert_generated_section("README.md", "rust-example", &rust_example());
 }
 
 #[test]

@@ -322,7 +322,7 @@ impl Source<'_> {
         let mut unknown = Vec::new();
         let de = toml::Deserializer::parse(self.text).map_err(|e| self.toml_error(&e))?;
         let file: wire::ProfileFile =
-            serde_ignored::deserialize(de, |path| unknown.push(path.to_string()))
+            serde_ignored::deserialize(de, |path| unknown.push(key_path(&path)))
                 .map_err(|e| self.toml_error(&e))?;
         if strict && let Some(key) = unknown.first() {
             return Err(self.error(Some(key), "unknown key"));
@@ -342,12 +342,27 @@ impl Source<'_> {
         Ok((file, warnings))
     }
 
+    /// A TOML error: its line from the span, and the key written on that line, when the line
+    /// is a `key = value` (a value of the wrong type).
     fn toml_error(&self, e: &toml::de::Error) -> ProfileError {
         let line = e
             .span()
             .map(|span| self.text[..span.start.min(self.text.len())].lines().count().max(1));
-        ProfileError { file: self.label.clone(), key: None, line, message: e.message().to_owned() }
+        let key = line.and_then(|n| self.text.lines().nth(n - 1)).and_then(|l| {
+            let (key, _) = l.split_once('=')?;
+            let key = key.trim();
+            let bare = !key.is_empty()
+                && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            bare.then(|| key.to_owned())
+        });
+        ProfileError { file: self.label.clone(), key, line, message: e.message().to_owned() }
     }
+}
+
+/// An ignored key's path as a user writes it: serde_ignored shows an optional value as a `?`
+/// segment (`holes.?.0.stale-afte`), which is neither in the file nor findable in it.
+fn key_path(path: &serde_ignored::Path) -> String {
+    path.to_string().split('.').filter(|p| *p != "?").collect::<Vec<_>>().join(".")
 }
 
 /// The 1-based line of a key path such as `map.3.kind` or `install.events.0.native`: the

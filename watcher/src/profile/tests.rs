@@ -128,6 +128,38 @@ fn an_unknown_key_in_a_complete_profile_is_an_error_with_its_line() {
 }
 
 #[test]
+fn an_unknown_key_in_an_array_of_tables_is_named_as_written_with_its_line() {
+    // `holes` is optional: serde_ignored's path had a `?` segment, so the key read
+    // `holes.?.0.stale-afte` and no line was found.
+    let tmp = tempfile::tempdir().unwrap();
+    let text = include_str!("../../../profiles/claude.toml").replacen(
+        "stale-after = \"15m\"",
+        "stale-afte = \"15m\"",
+        1,
+    );
+    let path = write(tmp.path(), "claude.toml", &text);
+    let err = Profiles::check_file(&path).unwrap_err();
+    let line = text.lines().position(|l| l.starts_with("stale-afte ")).unwrap() + 1;
+    assert_eq!(err.key.as_deref(), Some("holes.0.stale-afte"), "{err}");
+    assert_eq!(err.line, Some(line), "{err}");
+}
+
+#[test]
+fn a_value_of_the_wrong_type_names_its_key_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = include_str!("../../../profiles/claude.toml").replacen(
+        "stale-after = \"15m\"",
+        "stale-after = 15",
+        1,
+    );
+    let path = write(tmp.path(), "claude.toml", &text);
+    let err = Profiles::check_file(&path).unwrap_err();
+    let line = text.lines().position(|l| l == "stale-after = 15").unwrap() + 1;
+    assert_eq!((err.key.as_deref(), err.line), (Some("stale-after"), Some(line)), "{err}");
+    assert!(err.message.contains("invalid type"), "{err}");
+}
+
+#[test]
 fn semantic_errors_name_the_key_and_line() {
     let tmp = tempfile::tempdir().unwrap();
     let text = include_str!("../../../profiles/claude.toml").replacen(

@@ -44,6 +44,9 @@ struct Step {
     session: Option<String>,
     tag: Option<String>,
     host_pid: Option<u32>,
+    /// The event's `seq` (default: the step's position, 1-based): a lower one than a step
+    /// before delivers an event late, as a relay that took its number first but wrote last.
+    seq: Option<u64>,
     /// Deliver as an unordered event (lock timeout): ordered by time, not seq.
     #[serde(default)]
     unordered: bool,
@@ -67,6 +70,8 @@ struct Expectation {
     refusal: Option<String>,
     authoritative: Option<bool>,
     fresh: Option<bool>,
+    /// How long the view says the session has been `unknown` (a duration).
+    unknown_for: Option<String>,
     rule: Option<String>,
     pending_tasks: Option<u32>,
     scheduled_wakes: Option<u32>,
@@ -96,7 +101,7 @@ impl Run {
             host_pid: step.host_pid,
             unordered: step.unordered,
         };
-        call.event(&self.profiles, index as u64 + 1, at)
+        call.event(&self.profiles, step.seq.unwrap_or(index as u64 + 1), at)
     }
 }
 
@@ -144,6 +149,12 @@ fn run_story(path: &Path) -> Vec<String> {
             continue;
         };
         let show = serde_json::to_string_pretty(&view).unwrap();
+        // `unknown` is loud: it always says how long it has lasted, and only it does.
+        assert_eq!(
+            view.unknown_for_ms.is_some(),
+            view.state == StateKind::Unknown,
+            "{here}: unknown_for_ms\n{show}"
+        );
         if let Some(state) = &expect.state {
             assert_eq!(view.state.as_str(), state, "{here}\n{show}");
         }
@@ -161,6 +172,10 @@ fn run_story(path: &Path) -> Vec<String> {
         }
         if let Some(fresh) = expect.fresh {
             assert_eq!(view.fresh, fresh, "{here}: fresh\n{show}");
+        }
+        if let Some(unknown_for) = &expect.unknown_for {
+            let ms = parse_duration(unknown_for).unwrap().as_millis() as u64;
+            assert_eq!(view.unknown_for_ms, Some(ms), "{here}: unknown_for_ms\n{show}");
         }
         if let Some(rule) = &expect.rule {
             assert_eq!(view.last_event.rule, rule, "{here}: rule of the last event\n{show}");
@@ -237,4 +252,59 @@ fn a_claude_trace_and_a_codex_trace_of_the_same_story_give_the_same_states() {
         let codex = run_story(&stories_dir().join(format!("{story}-codex.toml")));
         assert_eq!(claude, codex, "{story}");
     }
+}
+
+#[test]
+fn a_slot_asked_for_under_a_previous_generation_is_refused_and_stays_free() {
+    // A caller that saw the idle under an earlier tracker (before the watcher restarted) acts
+    // on a state this generation never vouched for: it must look again.
+    let profiles = Profiles::shipped().unwrap();
+    let payload = BTreeMap::new();
+    let event = |fixture: &str, seq: u64, at: &str| {
+        let call = HookCall {
+            cli: "claude",
+            session: "s1",
+            native: None,
+            fixture: Some(fixture),
+            payload: &payload,
+            tag: None,
+            host_pid: None,
+            unordered: false,
+        };
+        let at = T0 + parse_duration(at).unwrap().as_nanos() as u64;
+        call.event(&profiles, seq, at).unwrap()
+    };
+    let history = [
+        event("claude-code/2.1.332/UserPromptSubmit.json", 1, "0s"),
+        event("claude-code/2.1.332/Stop.json", 2, "5s"),
+    ];
+    let mut old = Tracker::new(profiles.clone(), T0);
+    for e in &history {
+        old.apply(e);
+    }
+    let seen = old.view("s1", T0).unwrap();
+    assert_eq!((seen.state, seen.input.as_str()), (StateKind::Idle, "available"));
+
+    let mut tracker = Tracker::new(profiles.clone(), T0 + 60_000_000_000);
+    for e in history.iter().chain(&[
+        event("claude-code/2.1.332/UserPromptSubmit.json", 3, "2m"),
+        event("claude-code/2.1.332/Stop.json", 4, "2m5s"),
+    ]) {
+        tracker.apply(e);
+    }
+    let now = T0 + 130_000_000_000;
+    let current = tracker.generation().id;
+    assert_ne!(seen.generation, current);
+    let stale = Expect { generation: Some(seen.generation), epoch: Some(seen.epoch) };
+    let refusal = tracker.take_input_slot_expecting("s1", now, stale).unwrap_err();
+    assert_eq!(refusal, Refusal::OtherGeneration { expected: seen.generation, current });
+    assert!(refusal.to_string().contains("is not the current one"), "{refusal}");
+    // The refusal took nothing: a caller with the current view gets the slot, once.
+    assert_eq!(tracker.view("s1", now).unwrap().input, "available");
+    let fresh = Expect { generation: Some(current), epoch: Some(seen.epoch) };
+    assert!(tracker.take_input_slot_expecting("s1", now, fresh).is_ok());
+    assert_eq!(
+        tracker.take_input_slot_expecting("s1", now, fresh).unwrap_err(),
+        Refusal::AlreadyTaken
+    );
 }

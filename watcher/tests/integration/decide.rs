@@ -8,9 +8,15 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 fn fire(dir: &Path, fixture: &str, extra: &[(&str, &str)]) {
+    fire_as(dir, fixture, "s1", "task-1", extra);
+}
+
+/// Runs the real relay as Claude Code would, with a captured payload for session `session`,
+/// tagged `tag`.
+pub fn fire_as(dir: &Path, fixture: &str, session: &str, tag: &str, extra: &[(&str, &str)]) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
     let mut payload: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
-    payload["session_id"] = "s1".into();
+    payload["session_id"] = session.into();
     for (key, value) in extra {
         payload[*key] = (*value).into();
     }
@@ -18,7 +24,7 @@ fn fire(dir: &Path, fixture: &str, extra: &[(&str, &str)]) {
         .args(["--cli", "claude"])
         .env_clear()
         .env("HOOKLINE_EVENTS_DIR", dir)
-        .env("HOOKLINE_TAG", "task-1")
+        .env("HOOKLINE_TAG", tag)
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
@@ -63,6 +69,12 @@ fn a_one_shot_never_authorizes_input_and_exits_with_the_verdict() {
     let out = decide(&dir, &["s1", "env-fault", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(json(&out)["verdict"], "allow");
+    assert_eq!(json(&out)["rule"], "no-env-fault-evidence");
+    // An env-fault allow must not read as "there is a fault": the text says what it allows.
+    let out = decide(&dir, &["s1", "env-fault"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("env-fault s1: allow (no env fault stands: carry on"), "{text}");
 
     let out = decide(&dir, &["nobody", "crashed"]);
     assert_eq!(out.status.code(), Some(3), "no structured signal: {out:?}");
@@ -84,9 +96,15 @@ fn caller_evidence_and_policy_errors_are_checked() {
     fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
     fire(&dir, &format!("{C}SessionEnd-other.json"), &[]);
 
+    // A session end is durable evidence: replayed, it still allows crashed (the view says
+    // replayed), as a live generation would.
     let out = decide(&dir, &["s1", "crashed", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(json(&out)["rule"], "session-ended");
+    assert_eq!(json(&out)["evidence"]["view"]["replayed"], true);
+    let out = decide(&dir, &["s1", "crashed"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("crashed s1: allow (the session is over"), "{text}");
     let out =
         decide(&dir, &["s1", "crashed", "--json", "--evidence", r#"{"pane": {"spinner": true}}"#]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");

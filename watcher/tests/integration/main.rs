@@ -1,7 +1,10 @@
 //! hookline integration tests.
 
 mod decide;
+mod demo;
 mod install;
+mod profiles;
 mod prune;
 mod serve;
+mod status;
 mod watch;

@@ -1,0 +1,207 @@
+//! `hookline status` and `hookline explain`: states rebuilt from history the real relay wrote,
+//! shown (as JSON, and as a table on a terminal) but never authoritative.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::FromRawFd;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use super::decide::fire_as;
+
+const C: &str = "claude-code/2.1.332/";
+
+/// `hookline SUBCOMMAND --events-dir DIR ARGS...`, with no user profile or policy in the way.
+fn hookline(subcommand: &str, dir: &Path, args: &[&str]) -> Command {
+    let home = dir.parent().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hookline"));
+    command
+        .arg(subcommand)
+        .arg("--events-dir")
+        .arg(dir)
+        .args(args)
+        .current_dir(home)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME");
+    command
+}
+
+/// Session s1 (tag task-1) waiting on a permission prompt; session s2 (tag task-2) just
+/// launched, so `unknown`.
+fn two_sessions(dir: &Path) {
+    for fixture in ["UserPromptSubmit.json", "PreToolUse.json", "PermissionRequest.json"] {
+        fire_as(dir, &format!("{C}{fixture}"), "s1", "task-1", &[]);
+    }
+    fire_as(dir, &format!("{C}SessionStart-startup.json"), "s2", "task-2", &[]);
+}
+
+fn json(out: &Output) -> Value {
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn row<'a>(rows: &'a [Value], session: &str) -> &'a Value {
+    rows.iter().find(|r| r["session_id"] == session).unwrap_or_else(|| panic!("no {session}"))
+}
+
+/// Runs `command` with its stdout on a pseudo-terminal; returns the exit status and what it
+/// printed there.
+fn on_a_terminal(mut command: Command) -> (std::process::ExitStatus, String) {
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty writes two new descriptors to the pointers; name, termios and winsize
+    // may be null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and are owned by nobody else.
+    let (mut master, slave) = unsafe { (File::from_raw_fd(master), File::from_raw_fd(slave)) };
+    let mut child = command.stdout(Stdio::from(slave)).stderr(Stdio::piped()).spawn().unwrap();
+    // The command holds the parent's copy of the terminal's far end: without dropping it,
+    // reading would never see the end.
+    drop(command);
+    let mut bytes = Vec::new();
+    let mut buf = [0; 4096];
+    loop {
+        match master.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            // Linux reports the far end's last close as EIO.
+            Err(e) if e.raw_os_error() == Some(libc::EIO) => break,
+            Err(e) => panic!("reading the terminal: {e}"),
+        }
+    }
+    let status = child.wait().unwrap();
+    (status, String::from_utf8_lossy(&bytes).replace("\r\n", "\n"))
+}
+
+#[test]
+fn status_shows_a_replayed_wait_and_a_loud_unknown_in_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    two_sessions(&dir);
+
+    let rows = json(&hookline("status", &dir, &["--json"]).output().unwrap());
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    // Most recently active first.
+    assert_eq!(rows[0]["session_id"], "s2");
+    let s1 = row(rows, "s1");
+    for key in ["session_id", "tag", "cli", "state", "since", "seq", "cwd", "age"] {
+        assert!(s1.get(key).is_some(), "status --json lacks {key}: {s1}");
+    }
+    assert_eq!(s1["tag"], "task-1");
+    assert_eq!(s1["cli"], "claude");
+    assert_eq!(s1["state"], "waiting_on_human");
+    assert_eq!(s1["detail"], "permission");
+    assert_eq!(s1["seq"], 3);
+    assert!(s1["since"].as_str().unwrap().ends_with('Z'), "RFC 3339, UTC: {}", s1["since"]);
+    assert_eq!((&s1["authoritative"], &s1["replayed"]), (&false.into(), &true.into()));
+    assert!(s1["input"].as_str().unwrap().starts_with("refused"), "{}", s1["input"]);
+    assert_eq!(s1["evidence"]["native"], "PermissionRequest");
+    assert_eq!(s1["unknown_for_ms"], Value::Null, "only unknown says how long it lasted");
+
+    let s2 = row(rows, "s2");
+    assert_eq!(
+        (&s2["state"], &s2["tag"], &s2["seq"]),
+        (&"unknown".into(), &"task-2".into(), &4.into())
+    );
+    assert_eq!(s2["detail"], "session started");
+    let unknown_for = s2["unknown_for_ms"].as_u64().expect("unknown says how long it lasted");
+    assert_eq!(unknown_for, s2["age_ms"].as_u64().unwrap());
+
+    // Piped without --json, status prints the same JSON: the table is for terminals.
+    let piped = json(&hookline("status", &dir, &[]).output().unwrap());
+    assert_eq!(piped.as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn status_on_a_terminal_prints_a_table_with_unknown_in_capitals_and_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    two_sessions(&dir);
+
+    let (status, text) = on_a_terminal(hookline("status", &dir, &[]));
+    assert!(status.success(), "{status}: {text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("tag "), "{text}");
+    assert!(lines[0].contains("replayed from history: never authoritative"), "{text}");
+    let s1 = lines.iter().find(|l| l.starts_with("task-1 ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(s1.contains(" claude "), "{s1}");
+    assert!(s1.contains("waiting_on_human (permission)"), "{s1}");
+    assert!(s1.ends_with("PermissionRequest → permission_request"), "{s1}");
+    let at =
+        lines.iter().position(|l| l.starts_with("task-2 ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(lines[at].contains(" UNKNOWN "), "unknown is loud: {}", lines[at]);
+    assert!(lines[at].ends_with("SessionStart → session_start"), "{}", lines[at]);
+    assert_eq!(lines[at + 1].trim(), "session started", "the reason, under the row: {text}");
+
+    let empty = tmp.path().join("none");
+    let (status, text) = on_a_terminal(hookline("status", &empty, &[]));
+    assert!(status.success(), "{status}: {text}");
+    assert_eq!(text.trim(), "no sessions");
+}
+
+#[test]
+fn explain_shows_the_events_and_rules_behind_a_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    two_sessions(&dir);
+
+    let out = hookline("explain", &dir, &["task-1"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "session s1 (cli claude, tag task-1)", "{text}");
+    let steps = [
+        ("UserPromptSubmit", "turn_start", "→ active", "prompt-starts-turn"),
+        ("PreToolUse", "tool_start", "→ child_command", "tool-start-child-command"),
+        (
+            "PermissionRequest",
+            "permission_request",
+            "→ waiting_on_human",
+            "permission-request-waits",
+        ),
+    ];
+    for (line, (native, kind, state, rule)) in lines[1..4].iter().zip(steps) {
+        for part in [native, kind, state, &format!("rule {rule} (mapped by claude.toml#")] {
+            assert!(line.contains(part), "{part:?} missing from {line:?}");
+        }
+    }
+    assert!(
+        lines[4].starts_with("now: waiting_on_human for ")
+            && lines[4].contains("(permission); set by PermissionRequest")
+            && lines[4].ends_with("under rule permission-request-waits"),
+        "{}",
+        lines[4]
+    );
+    assert_eq!(lines[5], "input: refused: state is waiting_on_human (permission)");
+    assert_eq!(lines.len(), 6, "{text}");
+
+    let explained = json(&hookline("explain", &dir, &["s1", "--json"]).output().unwrap());
+    assert_eq!(explained["state"]["state"], "waiting_on_human");
+    assert_eq!(explained["state"]["replayed"], true);
+    let rules: Vec<&str> = explained["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["evidence"]["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules,
+        ["prompt-starts-turn", "tool-start-child-command", "permission-request-waits"]
+    );
+
+    let out = hookline("explain", &dir, &["task-9"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no session with id or tag \"task-9\""));
+}
