@@ -273,7 +273,16 @@ pub fn run(
     });
     match written {
         Ok(written) => {
-            if written.name.unordered_ts_ns.is_some() {
+            if written.counter_unusable {
+                report.notes.push((
+                    Level::Warn,
+                    format!(
+                        "counter {} is not a regular file (a symlink?): wrote unordered; \
+                         remove it to have events ordered again",
+                        dir.join(crate::filename::COUNTER_FILE).display()
+                    ),
+                ));
+            } else if written.name.unordered_ts_ns.is_some() {
                 report.notes.push((
                     Level::Warn,
                     format!(
