@@ -47,6 +47,9 @@ pub const MAX_ENVELOPE_BYTES: u64 =
 /// Input up to this size is kept as text whatever its escaped size: short text stays readable.
 const SMALL_RAW_BYTES: usize = 4 << 10;
 
+// Short input kept as text, escaped at worst six bytes per byte, fits in the head's room.
+const _: () = assert!(SMALL_RAW_BYTES as u64 * 6 <= MAX_HEAD_BYTES);
+
 /// How the `raw` field encodes the input bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -363,8 +366,6 @@ mod tests {
     fn the_largest_raw_field_fits_the_envelope_bound() {
         let cap = crate::input::DEFAULT_MAX_BYTES;
         assert_eq!(base64_len(cap as u64), base64_encode(&vec![0; cap]).len() as u64);
-        assert!((SMALL_RAW_BYTES * 6) as u64 <= MAX_HEAD_BYTES);
-        assert!(MAX_ENVELOPE_BYTES < 24 << 20, "{MAX_ENVELOPE_BYTES}");
     }
 
     #[test]
