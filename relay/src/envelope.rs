@@ -18,7 +18,7 @@
 //! | `truncated` | bool | stdin was longer than the cap; only its head was kept |
 //! | `bytes` | integer | bytes of input seen (including any beyond the cap) |
 //! | `error` | string, optional | why the input is not a usable payload (empty, invalid JSON, not an object, stdin deadline) |
-//! | `raw_encoding` | `"utf8"` or `"base64"`, optional | how `raw` is encoded |
+//! | `raw_encoding` | `"utf8"` or `"base64"`, optional | how `raw` is encoded ([`raw_encoding_for`]) |
 //! | `raw` | string, optional | the input bytes, losslessly, when they are not a usable payload |
 //! | `payload` | object, optional | the hook's JSON object, verbatim |
 //!
@@ -32,14 +32,57 @@ use serde_json::value::RawValue;
 /// The envelope format version this crate writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// Room for every field of an envelope but `raw` and `payload`: names are clipped by the relay
+/// (`cli`, `event` 64 bytes, `tag` 256, `host_session_id` 128), so even escaped six bytes per
+/// byte they stay far below this.
+const MAX_HEAD_BYTES: u64 = 64 << 10;
+
+/// The largest event file the relay writes: its input cap
+/// ([`DEFAULT_MAX_BYTES`](crate::input::DEFAULT_MAX_BYTES)) as base64, the largest form of
+/// `raw` ([`raw_encoding_for`]), plus the other fields. Readers use it as their limit, so an
+/// event the relay accepted is never refused as too large.
+pub const MAX_ENVELOPE_BYTES: u64 =
+    base64_len(crate::input::DEFAULT_MAX_BYTES as u64) + MAX_HEAD_BYTES;
+
+/// Input up to this size is kept as text whatever its escaped size: short text stays readable.
+const SMALL_RAW_BYTES: usize = 4 << 10;
+
+// Short input kept as text, escaped at worst six bytes per byte, fits in the head's room.
+const _: () = assert!(SMALL_RAW_BYTES as u64 * 6 <= MAX_HEAD_BYTES);
+
 /// How the `raw` field encodes the input bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RawEncoding {
     /// The bytes were valid UTF-8 and are stored as a JSON string.
     Utf8,
-    /// The bytes were not valid UTF-8 and are stored as standard base64 (with padding).
+    /// The bytes were not valid UTF-8, or as a JSON string they would take more room than as
+    /// base64; they are stored as standard base64 (with padding).
     Base64,
+}
+
+/// How the relay stores input that is not a usable payload: as text when it is UTF-8 and its
+/// JSON-escaped form is no longer than its base64 form (or it is at most 4 KiB), else as
+/// base64. NUL and other control bytes escape to six bytes each (`\u0000`): without this
+/// rule 16 MiB of them would make a 96 MiB file. With it, `raw` is never longer than the
+/// input as base64, which bounds [`MAX_ENVELOPE_BYTES`].
+pub fn raw_encoding_for(bytes: &[u8]) -> RawEncoding {
+    if std::str::from_utf8(bytes).is_err() {
+        return RawEncoding::Base64;
+    }
+    let escaped: u64 = bytes
+        .iter()
+        .map(|&b| match b {
+            b'"' | b'\\' | 0x08 | b'\t' | b'\n' | 0x0c | b'\r' => 2,
+            0..0x20 => 6,
+            _ => 1,
+        })
+        .sum();
+    if bytes.len() <= SMALL_RAW_BYTES || escaped <= base64_len(bytes.len() as u64) {
+        RawEncoding::Utf8
+    } else {
+        RawEncoding::Base64
+    }
 }
 
 /// An envelope as written by the relay: it borrows everything, and [`EnvelopeOut::to_parts`]
@@ -231,6 +274,11 @@ fn is_false(b: &bool) -> bool {
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/// The length of `len` bytes as standard base64 with padding.
+pub const fn base64_len(len: u64) -> u64 {
+    len.div_ceil(3) * 4
+}
+
 /// Standard base64 with padding.
 pub fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
@@ -299,6 +347,25 @@ mod tests {
         assert_eq!(base64_encode(b"fo"), "Zm8=");
         assert_eq!(base64_decode("Zm8"), None);
         assert_eq!(base64_decode("Z=m8"), None);
+    }
+
+    #[test]
+    fn raw_input_is_text_unless_escaping_would_make_it_larger_than_base64() {
+        assert_eq!(raw_encoding_for(b"hook failed\n"), RawEncoding::Utf8);
+        assert_eq!(raw_encoding_for(b"\xff"), RawEncoding::Base64);
+        assert_eq!(raw_encoding_for(&[0; 100]), RawEncoding::Utf8, "small input stays text");
+        let text = "line \"quoted\"\twith tabs\n".repeat(1000);
+        assert_eq!(raw_encoding_for(text.as_bytes()), RawEncoding::Utf8);
+        let controls: Vec<u8> = (0..0x20).cycle().take(SMALL_RAW_BYTES + 1).collect();
+        assert_eq!(raw_encoding_for(&controls), RawEncoding::Base64);
+        let nul = vec![0; SMALL_RAW_BYTES + 1];
+        assert_eq!(raw_encoding_for(&nul), RawEncoding::Base64);
+    }
+
+    #[test]
+    fn the_largest_raw_field_fits_the_envelope_bound() {
+        let cap = crate::input::DEFAULT_MAX_BYTES;
+        assert_eq!(base64_len(cap as u64), base64_encode(&vec![0; cap]).len() as u64);
     }
 
     #[test]

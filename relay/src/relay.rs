@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::value::RawValue;
 
 use crate::diag::{self, Level};
-use crate::envelope::{EnvelopeOut, FORMAT_VERSION, RawEncoding, base64_encode};
+use crate::envelope::{EnvelopeOut, FORMAT_VERSION, RawEncoding, base64_encode, raw_encoding_for};
 use crate::input::{self, Input, Limits};
 use crate::location::{self, ENV_DISABLE, ENV_FSYNC, ENV_TAG};
 use crate::store::{Content, EventsDir, WriteOptions, Written};
@@ -237,10 +237,14 @@ pub fn run(
         WriteOptions { fsync: env(ENV_FSYNC).is_some_and(|v| v == "1"), ..WriteOptions::default() };
     let pid = std::process::id();
     let (raw_encoding, raw) = match (&parsed.payload, input.bytes.is_empty()) {
-        (None, false) => match std::str::from_utf8(&input.bytes) {
-            Ok(text) => (Some(RawEncoding::Utf8), Some(Cow::Borrowed(text))),
-            Err(_) => (Some(RawEncoding::Base64), Some(Cow::Owned(base64_encode(&input.bytes)))),
-        },
+        (None, false) => {
+            match (raw_encoding_for(&input.bytes), std::str::from_utf8(&input.bytes)) {
+                (RawEncoding::Utf8, Ok(text)) => {
+                    (Some(RawEncoding::Utf8), Some(Cow::Borrowed(text)))
+                }
+                _ => (Some(RawEncoding::Base64), Some(Cow::Owned(base64_encode(&input.bytes)))),
+            }
+        }
         _ => (None, None),
     };
     let written = events.write_event(pid, ts_ns, &options, |seq, seq_unordered| {
@@ -269,7 +273,16 @@ pub fn run(
     });
     match written {
         Ok(written) => {
-            if written.name.unordered_ts_ns.is_some() {
+            if written.counter_unusable {
+                report.notes.push((
+                    Level::Warn,
+                    format!(
+                        "counter {} is not a regular file (a symlink?): wrote unordered; \
+                         remove it to have events ordered again",
+                        dir.join(crate::filename::COUNTER_FILE).display()
+                    ),
+                ));
+            } else if written.name.unordered_ts_ns.is_some() {
                 report.notes.push((
                     Level::Warn,
                     format!(

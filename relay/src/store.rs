@@ -13,7 +13,9 @@
 //!
 //! If the lock cannot be had within the bound (a writer stopped while holding it), the event is
 //! still written, without the lock, under an *unordered* name carrying the counter value seen
-//! and the writer's clock; readers track those by name and order them by time.
+//! and the writer's clock; readers track those by name and order them by time. So is an event
+//! whose counter is not a regular file (a symlink, a directory): it is never followed nor
+//! replaced, and the event is not lost for it.
 //!
 //! No fsync by default: an event is a signal whose loss in a machine crash is covered by the
 //! watcher's rescan on start, and fsync costs more than the whole rest of the relay (see the
@@ -84,6 +86,9 @@ pub struct Written {
     pub name: EventFileName,
     /// The counter was missing or unreadable and was rebuilt from the directory's files.
     pub counter_recovered: bool,
+    /// Something other than a regular file (a symlink, a directory) is where the counter
+    /// should be: the event was written unordered.
+    pub counter_unusable: bool,
 }
 
 impl EventsDir {
@@ -141,7 +146,11 @@ impl EventsDir {
         options: &WriteOptions,
         mut render: impl FnMut(u64, bool) -> C,
     ) -> Result<Written, Error> {
-        let counter = self.open_counter()?;
+        let Some(counter) = self.open_counter()? else {
+            let seq = self.max_seq()?;
+            let written = self.write_unordered(pid, ts_ns, seq, options, &mut render)?;
+            return Ok(Written { counter_unusable: true, ..written });
+        };
         if !lock_bounded(&counter, options.lock_bound, false)? {
             let seq = read_counter(&counter).ok().flatten().unwrap_or(0);
             return self.write_unordered(pid, ts_ns, seq, options, &mut render);
@@ -160,7 +169,13 @@ impl EventsDir {
                 .map_err(|e| Error::io("write counter", self.path.join(COUNTER_FILE), e))?;
             let name = EventFileName::ordered(seq, pid);
             match self.publish(&name, &render(seq, false).into(), pid, ts_ns, options) {
-                Ok(()) => return Ok(Written { name, counter_recovered: recovered }),
+                Ok(()) => {
+                    return Ok(Written {
+                        name,
+                        counter_recovered: recovered,
+                        counter_unusable: false,
+                    });
+                }
                 // The counter fell behind the files (restored, or lost in a crash): catch up.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     recovered = true;
@@ -190,7 +205,9 @@ impl EventsDir {
         for bump in 0..u64::from(LINK_ATTEMPTS) {
             let name = EventFileName::unordered(seq, ts_ns + bump, pid);
             match self.publish(&name, &content, pid, ts_ns + bump, options) {
-                Ok(()) => return Ok(Written { name, counter_recovered: false }),
+                Ok(()) => {
+                    return Ok(Written { name, counter_recovered: false, counter_unusable: false });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
                     return Err(Error::io("write event", self.path.join(name.to_string()), e));
@@ -242,10 +259,16 @@ impl EventsDir {
         }
     }
 
-    fn open_counter(&self) -> Result<File, Error> {
-        self.dir
-            .open_or_create_rw(COUNTER_FILE, 0o600)
-            .map_err(|e| Error::io("open counter", self.path.join(COUNTER_FILE), e))
+    /// The counter, opened (created if missing); `None` when something that is not a regular
+    /// file is in its place.
+    fn open_counter(&self) -> Result<Option<File>, Error> {
+        let error = |e| Error::io("open counter", self.path.join(COUNTER_FILE), e);
+        match self.dir.open_or_create_rw(COUNTER_FILE, 0o600) {
+            Ok(file) if file.metadata().map_err(error)?.is_file() => Ok(Some(file)),
+            Ok(_) => Ok(None),
+            Err(e) if not_a_file(&e) => Ok(None),
+            Err(e) => Err(error(e)),
+        }
     }
 
     /// The highest `seq` among the event files present (0 when there are none).
@@ -270,7 +293,11 @@ impl EventsDir {
     /// A directory with no counter has no writer in progress: everything visible is committed.
     pub fn committed_seq(&self, bound: Duration) -> Result<Option<u64>, Error> {
         let counter = match self.dir.open_read(COUNTER_FILE) {
-            Ok(file) => file,
+            Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => file,
+            // No writer can use a counter that is not a regular file: they all write
+            // unordered events, which are complete when visible.
+            Ok(_) => return Ok(Some(u64::MAX)),
+            Err(e) if not_a_file(&e) => return Ok(Some(u64::MAX)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Some(u64::MAX)),
             Err(e) => return Err(Error::io("open counter", self.path.join(COUNTER_FILE), e)),
         };
@@ -292,6 +319,11 @@ impl EventsDir {
             .and_then(|f| f.set_permissions(Permissions::from_mode(mode)))
             .map_err(|e| Error::io("chmod", &self.path, e))
     }
+}
+
+/// Whether opening a name failed because it is a symlink (`O_NOFOLLOW`) or a directory.
+fn not_a_file(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ELOOP | libc::EISDIR))
 }
 
 /// Writes every byte of `parts`, in order, with as few `writev` calls as the kernel allows.

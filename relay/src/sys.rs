@@ -58,9 +58,9 @@ impl DirFd {
         self.open_at(name, libc::O_RDWR | libc::O_CREAT, mode)
     }
 
-    /// Opens an existing file for reading; never follows a symlink.
+    /// Opens an existing file for reading; never follows a symlink, never blocks (on a FIFO).
     pub(crate) fn open_read(&self, name: &str) -> io::Result<File> {
-        self.open_at(name, libc::O_RDONLY, 0)
+        self.open_at(name, libc::O_RDONLY | libc::O_NONBLOCK, 0)
     }
 
     /// Makes `from` visible under `to` too; fails with `AlreadyExists` rather than replace `to`.

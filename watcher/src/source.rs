@@ -15,8 +15,9 @@ use crate::Error;
 use crate::format::envelope::{Envelope, EnvelopeError};
 use crate::format::filename::{EventFileName, FileKind, classify};
 
-/// Largest event file read: 64 MiB (the relay keeps at most 16 MiB of input, 22 MiB base64).
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// Largest event file read: the largest the relay writes (about 21 MiB: 16 MiB of input as
+/// base64, plus the other fields), as the format's owner declares it.
+pub const MAX_FILE_BYTES: u64 = crate::format::envelope::MAX_ENVELOPE_BYTES;
 
 /// Sub-directory of an events directory holding quarantined files.
 pub const QUARANTINE_DIR: &str = ".quarantine";

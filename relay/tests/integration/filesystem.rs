@@ -4,7 +4,9 @@
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
-use crate::util::{NOBODY, Sandbox, entries, fixture, is_root, is_safe_ordered_name};
+use crate::util::{
+    NOBODY, Sandbox, entries, fixture, is_root, is_safe_ordered_name, is_safe_unordered_name,
+};
 
 fn mkdir(path: &Path, mode: u32) {
     std::fs::DirBuilder::new().recursive(true).mode(mode).create(path).unwrap();
@@ -156,4 +158,70 @@ fn nothing_from_a_payload_or_the_environment_reaches_a_path() {
     expected.extend(events.iter().map(|e| format!("state/hookline/events/{}", e.file)));
     expected.sort();
     assert_eq!(sandbox.all_paths(), expected, "no other path was created");
+}
+
+/// A file outside the events directory that a symlink planted inside it points at.
+fn victim(sandbox: &Sandbox, name: &str) -> std::path::PathBuf {
+    let victim = sandbox.root().join(name);
+    std::fs::write(&victim, "precious\n").unwrap();
+    victim
+}
+
+fn assert_untouched_through(link: &Path, victim: &Path) {
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink(), "the link stays a link");
+    assert_eq!(std::fs::read_to_string(victim).unwrap(), "precious\n", "the victim is untouched");
+}
+
+#[test]
+fn a_symlink_at_the_counter_is_not_followed_and_the_event_is_still_written() {
+    let sandbox = Sandbox::new();
+    mkdir(&sandbox.events, 0o700);
+    let victim = victim(&sandbox, "victim");
+    let counter = sandbox.events.join(".seq");
+    std::os::unix::fs::symlink(&victim, &counter).unwrap();
+    sandbox.relay().input(fixture("claude-code/PreToolUse.json")).run();
+    assert_untouched_through(&counter, &victim);
+    let event = sandbox.only_event();
+    assert!(is_safe_unordered_name(&event.file), "{}: ordered by time", event.file);
+    assert!(event.envelope.seq_unordered);
+    assert_eq!(event.envelope.event.as_deref(), Some("PreToolUse"));
+    let notes = sandbox.diagnostic_messages();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains(".seq") && notes[0].contains("wrote unordered"), "{notes:?}");
+    // Readers are not stopped by it either: nothing can be in flight under a counter no
+    // writer can open.
+    let dir = hookline_relay::store::EventsDir::open(&sandbox.events).unwrap();
+    let bound = std::time::Duration::from_millis(100);
+    assert_eq!(dir.committed_seq(bound).unwrap(), Some(u64::MAX));
+}
+
+#[test]
+fn a_symlink_at_the_diagnostics_file_is_not_followed_and_the_event_is_still_written() {
+    let sandbox = Sandbox::new();
+    mkdir(&sandbox.events, 0o700);
+    let victim = victim(&sandbox, "victim");
+    let log = sandbox.diagnostics_path();
+    std::os::unix::fs::symlink(&victim, &log).unwrap();
+    // An unknown flag: the relay has a warning to record.
+    sandbox.relay().arg("--bogus").input(fixture("claude-code/PreToolUse.json")).run();
+    assert_untouched_through(&log, &victim);
+    assert_eq!(sandbox.only_event().envelope.event.as_deref(), Some("PreToolUse"));
+}
+
+#[test]
+fn a_symlink_at_the_rotated_diagnostics_file_is_replaced_not_written_through() {
+    let sandbox = Sandbox::new();
+    mkdir(&sandbox.events, 0o700);
+    let victim = victim(&sandbox, "victim");
+    let log = sandbox.diagnostics_path();
+    let rotated = hookline_relay::diag::rotated_path(&log);
+    std::os::unix::fs::symlink(&victim, &rotated).unwrap();
+    // A full log: the next line rotates it onto the link's name.
+    std::fs::write(&log, "x".repeat(hookline_relay::diag::MAX_BYTES as usize)).unwrap();
+    sandbox.relay().arg("--bogus").input(fixture("claude-code/PreToolUse.json")).run();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "the victim is untouched");
+    assert!(!rotated.symlink_metadata().unwrap().file_type().is_symlink(), "the link was replaced");
+    assert_eq!(sandbox.only_event().envelope.event.as_deref(), Some("PreToolUse"));
+    let notes = sandbox.diagnostic_messages();
+    assert!(notes.iter().any(|m| m.contains("--bogus")), "{notes:?}");
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use hookline::Error;
-use hookline::install::{self, Installable, Operation, Report, file::Outcome, record};
+use hookline::install::{self, Installable, Operation, Report, Scaffolding, file::Outcome, record};
 use hookline::profile::{OverlayDirs, Profiles};
 
 use crate::cli::InstallArgs;
@@ -122,13 +122,24 @@ pub fn print_outcome(report: &Report) {
     }
 }
 
-/// Adds or removes the record of an install; a failure is only a warning.
-pub fn update_record(cli: &str, scope: &str, path: &Path, present: bool) {
+/// The record of an earlier install of `cli` into `path`, if any.
+pub fn find_record(cli: &str, path: &Path) -> Option<record::Record> {
+    record::find(&record::records_path(&env)?, cli, path)
+}
+
+/// Adds the record of an install (with what it created), or removes it (`None`); a failure
+/// is only a warning.
+pub fn update_record(cli: &str, scope: &str, path: &Path, scaffolding: Option<Scaffolding>) {
     let Some(records) = record::records_path(&env) else {
         return;
     };
-    let entry =
-        record::Record { cli: cli.to_owned(), scope: scope.to_owned(), path: path.to_owned() };
+    let present = scaffolding.is_some();
+    let entry = record::Record {
+        cli: cli.to_owned(),
+        scope: scope.to_owned(),
+        path: path.to_owned(),
+        scaffolding: scaffolding.unwrap_or_default(),
+    };
     if let Err(e) = record::set(&records, &entry, present) {
         eprintln!("hookline: warning: {}", hookline::format::relay::error_chain(&e));
     }
@@ -149,7 +160,9 @@ pub fn run(args: &InstallArgs) -> CmdOutcome {
     let wanted = cli.wanted(&relay, &detected);
     let why_not = |event: &str| cli.why_not(event, &detected);
     println!("{}", cli.version_line(&detected));
-    let op = Operation::Install { wanted: &wanted, why_not: &why_not };
+    let previous = find_record(&cli.profile.name, &path);
+    let scaffolding = previous.as_ref().map(|r| &r.scaffolding);
+    let op = Operation::Install { wanted: &wanted, why_not: &why_not, scaffolding };
     let report =
         install::apply(&path, cli.dialect, op, args.dry_run).map_err(Box::<Failed>::from)?;
     print_target(&report, &scope);
@@ -158,7 +171,7 @@ pub fn run(args: &InstallArgs) -> CmdOutcome {
     }
     print_outcome(&report);
     if !args.dry_run {
-        update_record(&cli.profile.name, &scope, &path, true);
+        update_record(&cli.profile.name, &scope, &path, Some(report.scaffolding.clone()));
         if report.changed() {
             for note in &cli.spec.notes {
                 println!("note: {note}");

@@ -6,14 +6,16 @@ use hookline::install::{self, Operation};
 
 use crate::cli::InstallArgs;
 use crate::cmd::Outcome;
-use crate::cmd::install::{Failed, Setup, print_outcome, print_target, update_record};
+use crate::cmd::install::{Failed, Setup, find_record, print_outcome, print_target, update_record};
 
 /// Runs `hookline uninstall`.
 pub fn run(args: &InstallArgs) -> Outcome {
     let setup = Setup::load()?;
     let (cli, scope, path) = setup.target(args)?;
-    let report = install::apply(&path, cli.dialect, Operation::Uninstall, args.dry_run)
-        .map_err(Box::<Failed>::from)?;
+    let previous = find_record(&cli.profile.name, &path);
+    let op = Operation::Uninstall { scaffolding: previous.as_ref().map(|r| &r.scaffolding) };
+    let report =
+        install::apply(&path, cli.dialect, op, args.dry_run).map_err(Box::<Failed>::from)?;
     print_target(&report, &scope);
     if report.lines.is_empty() {
         println!("no hookline hooks found");
@@ -23,7 +25,7 @@ pub fn run(args: &InstallArgs) -> Outcome {
     }
     print_outcome(&report);
     if !args.dry_run {
-        update_record(&cli.profile.name, &scope, &path, false);
+        update_record(&cli.profile.name, &scope, &path, None);
     }
     Ok(ExitCode::SUCCESS)
 }

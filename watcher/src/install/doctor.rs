@@ -266,7 +266,7 @@ fn check_cli(
         }
         if let Some(wanted) = &wanted {
             let why_not = |e: &str| cli.why_not(e, &detected);
-            if let Ok(merged) = merge::install(Some(text), cli.dialect, wanted, why_not) {
+            if let Ok(merged) = merge::install(Some(text), cli.dialect, wanted, why_not, None) {
                 let stale = stale_summary(&merged.lines);
                 if !stale.is_empty() {
                     findings.push(Finding::problem(

@@ -7,11 +7,16 @@
 //!   event are duplicates and are removed, as are our handlers sitting in someone else's group.
 //! * Items of ours under events that must not be registered (not known to the installed CLI
 //!   version, or never to be registered) are removed, and so is an event array or `hooks`
-//!   object left empty by that.
-//! * `uninstall` removes every item of ours and the containers that held nothing else.
+//!   object that hookline created and that is left empty by that.
+//! * `uninstall` removes every item of ours, the containers hookline created that held nothing
+//!   else, and the file itself when hookline created it and nothing else is left. A container
+//!   the user had, even empty (`"hooks": {}`, `"Stop": []`), stays: install then uninstall
+//!   gives back the same bytes. What hookline created is its [`Scaffolding`], kept in the
+//!   install record; without a record, every container left empty goes.
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::install::dialect::{Dialect, Item};
@@ -80,6 +85,35 @@ impl fmt::Display for Line {
     }
 }
 
+/// What hookline created in a settings file: what uninstall may take away again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scaffolding {
+    /// The file did not exist before hookline wrote it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub file: bool,
+    /// The containers hookline created, by JSON path (`hooks`, `hooks.Stop`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<String>,
+}
+
+impl Scaffolding {
+    fn add(&mut self, path: String) {
+        if !self.containers.contains(&path) {
+            self.containers.push(path);
+        }
+    }
+
+    fn forget(&mut self, path: &str) {
+        self.containers.retain(|c| c != path);
+    }
+}
+
+/// Whether a container left empty by removing our entries goes: when hookline created it, or,
+/// with no record of what it created, always.
+fn may_drop(scaffolding: Option<&Scaffolding>, path: &str) -> bool {
+    scaffolding.is_none_or(|s| s.containers.iter().any(|c| c == path))
+}
+
 /// The result of a merge.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Merged {
@@ -89,6 +123,8 @@ pub struct Merged {
     pub lines: Vec<Line>,
     /// Whether the file was missing or empty and was started from `{}`.
     pub created: bool,
+    /// What hookline has created in the file, this time and before.
+    pub scaffolding: Scaffolding,
 }
 
 fn hooks() -> Vec<Step> {
@@ -97,6 +133,11 @@ fn hooks() -> Vec<Step> {
 
 fn event_path(event: &str) -> Vec<Step> {
     vec![Step::Key("hooks".into()), Step::Key(event.into())]
+}
+
+/// `hooks.<event>`, as [`Scaffolding`] names it.
+fn event_name(event: &str) -> String {
+    format!("hooks.{event}")
 }
 
 fn is_blank(text: Option<&str>) -> bool {
@@ -155,8 +196,13 @@ fn remove_items(
 }
 
 /// Removes every item of ours under `hooks.<event>`, and the event when nothing else is left
-/// in it. Returns how many were removed.
-fn remove_ours(doc: &mut Doc, dialect: Dialect, event: &str) -> Result<usize, DocError> {
+/// in it and `drop_empty`. Returns how many were removed.
+fn remove_ours(
+    doc: &mut Doc,
+    dialect: Dialect,
+    event: &str,
+    drop_empty: bool,
+) -> Result<usize, DocError> {
     let found = items(doc, dialect, event)?;
     let total = found.len();
     let mut targets = Vec::new();
@@ -172,7 +218,7 @@ fn remove_ours(doc: &mut Doc, dialect: Dialect, event: &str) -> Result<usize, Do
     if removed == 0 {
         return Ok(0);
     }
-    if whole == total {
+    if whole == total && drop_empty {
         doc.remove(&event_path(event))?;
     } else {
         remove_items(doc, event, targets)?;
@@ -180,15 +226,24 @@ fn remove_ours(doc: &mut Doc, dialect: Dialect, event: &str) -> Result<usize, Do
     Ok(removed)
 }
 
-/// Makes `hooks.<event>` hold exactly one entry of ours, as wanted.
-fn ensure(doc: &mut Doc, dialect: Dialect, wanted: &Wanted) -> Result<Change, DocError> {
+/// Makes `hooks.<event>` hold exactly one entry of ours, as wanted; the containers it
+/// creates are added to `made`.
+fn ensure(
+    doc: &mut Doc,
+    dialect: Dialect,
+    wanted: &Wanted,
+    made: &mut Scaffolding,
+) -> Result<Change, DocError> {
     let event = wanted.event.as_str();
     if doc.object(&hooks())?.is_none() {
         doc.insert_member(&[], "hooks", &json!({ event: [wanted.entry] }))?;
+        made.add("hooks".into());
+        made.add(event_name(event));
         return Ok(Change::Added);
     }
     if doc.array(&event_path(event))?.is_none() {
         doc.insert_member(&hooks(), event, &json!([wanted.entry]))?;
+        made.add(event_name(event));
         return Ok(Change::Added);
     }
     let found = items(doc, dialect, event)?;
@@ -225,13 +280,17 @@ fn ensure(doc: &mut Doc, dialect: Dialect, wanted: &Wanted) -> Result<Change, Do
 }
 
 /// Registers `wanted` in a settings text (`None`: the file does not exist). Items of ours
-/// under other events are removed, with `why_not(event)` as the reason.
+/// under other events are removed, with `why_not(event)` as the reason. `scaffolding` is what
+/// earlier installs created (`None`: not known).
 pub fn install(
     before: Option<&str>,
     dialect: Dialect,
     wanted: &[Wanted],
     why_not: impl Fn(&str) -> String,
+    scaffolding: Option<&Scaffolding>,
 ) -> Result<Merged, DocError> {
+    let mut made = scaffolding.cloned().unwrap_or_default();
+    made.file |= before.is_none();
     let created = is_blank(before);
     let text = match before {
         Some(text) if !created => text.to_owned(),
@@ -248,46 +307,74 @@ pub fn install(
     }
     let mut lines = Vec::new();
     for w in wanted {
-        let change = ensure(&mut doc, dialect, w)?;
+        let change = ensure(&mut doc, dialect, w, &mut made)?;
         lines.push(Line { event: w.event.clone(), change });
     }
     for event in event_names(&doc)? {
         if wanted.iter().any(|w| w.event == event) || !is_array(&doc, &event)? {
             continue;
         }
-        if remove_ours(&mut doc, dialect, &event)? > 0 {
+        let drop_empty = may_drop(scaffolding, &event_name(&event));
+        if remove_ours(&mut doc, dialect, &event, drop_empty)? > 0 {
+            if !is_array(&doc, &event)? {
+                made.forget(&event_name(&event));
+            }
             lines.push(Line { change: Change::Removed { why: Some(why_not(&event)) }, event });
         }
     }
-    drop_empty_hooks(&mut doc, &lines)?;
-    Ok(Merged { text: Some(doc.into_text()), lines, created })
+    if drop_empty_hooks(&mut doc, &lines, scaffolding)? {
+        made.forget("hooks");
+    }
+    Ok(Merged { text: Some(doc.into_text()), lines, created, scaffolding: made })
 }
 
-/// Removes every entry of ours from a settings text, and the containers that held nothing
-/// else. For a file of hookline's own, `text` is `None` when nothing else is left.
-pub fn uninstall(before: Option<&str>, dialect: Dialect) -> Result<Merged, DocError> {
+/// Removes every entry of ours from a settings text, and the containers hookline created
+/// (`scaffolding`; `None`: not known, then every container left empty) that held nothing else.
+/// `text` is `None` when the file should go: hookline created it and exactly what it started
+/// the file with is left, or (not knowing) it is a file of hookline's own left empty.
+pub fn uninstall(
+    before: Option<&str>,
+    dialect: Dialect,
+    scaffolding: Option<&Scaffolding>,
+) -> Result<Merged, DocError> {
+    let unchanged = |text: Option<&str>| Merged {
+        text: text.map(str::to_owned),
+        lines: Vec::new(),
+        created: false,
+        scaffolding: Scaffolding::default(),
+    };
     let Some(text) = before.filter(|t| !t.trim().is_empty()) else {
-        return Ok(Merged { text: before.map(str::to_owned), lines: Vec::new(), created: false });
+        return Ok(unchanged(before));
     };
     let mut doc = parse_root(text.to_owned())?;
     doc.object(&hooks())?;
     let mut lines = Vec::new();
     for event in event_names(&doc)? {
-        if doc.find(&event_path(&event))?.is_some_and(|n| matches!(n.kind, Kind::Array(_)))
-            && remove_ours(&mut doc, dialect, &event)? > 0
-        {
+        let drop_empty = may_drop(scaffolding, &event_name(&event));
+        if is_array(&doc, &event)? && remove_ours(&mut doc, dialect, &event, drop_empty)? > 0 {
             lines.push(Line { event, change: Change::Removed { why: None } });
         }
     }
-    drop_empty_hooks(&mut doc, &lines)?;
+    drop_empty_hooks(&mut doc, &lines, scaffolding)?;
     let root = doc.value(doc.find(&[])?.ok_or_else(|| DocError::Internal("no root".into()))?);
-    let scaffolding = root == json!({}) || root == json!({"version": 1});
-    let text = if dialect.own_file() && scaffolding && !lines.is_empty() {
-        None
-    } else {
-        Some(doc.into_text())
+    let text = doc.into_text();
+    let gone = match scaffolding {
+        Some(s) => s.file && text == fresh_text(dialect)?,
+        None => {
+            let bare = root == json!({}) || root == json!({"version": 1});
+            dialect.own_file() && bare && !lines.is_empty()
+        }
     };
-    Ok(Merged { text, lines, created: false })
+    Ok(Merged { text: (!gone).then_some(text), lines, ..unchanged(None) })
+}
+
+/// The text install starts a missing file with, before adding any entry.
+fn fresh_text(dialect: Dialect) -> Result<String, DocError> {
+    let mut doc = parse_root("{}\n".to_owned())?;
+    if dialect.versioned() {
+        doc.insert_member(&[], "version", &json!(1))?;
+    }
+    Ok(doc.into_text())
 }
 
 /// The events under which a settings text has entries of ours, with their commands.
@@ -341,15 +428,21 @@ fn event_names(doc: &Doc) -> Result<Vec<String>, DocError> {
     })
 }
 
-/// Removes `hooks` when our removals left it empty.
-fn drop_empty_hooks(doc: &mut Doc, lines: &[Line]) -> Result<(), DocError> {
+/// Removes `hooks` when our removals left it empty and hookline created it (or, not knowing,
+/// always). Returns whether it was removed.
+fn drop_empty_hooks(
+    doc: &mut Doc,
+    lines: &[Line],
+    scaffolding: Option<&Scaffolding>,
+) -> Result<bool, DocError> {
     let removed = lines.iter().any(|l| matches!(l.change, Change::Removed { .. }));
     let empty =
         doc.object(&hooks())?.is_some_and(|n| matches!(&n.kind, Kind::Object(m) if m.is_empty()));
-    if removed && empty {
+    if removed && empty && may_drop(scaffolding, "hooks") {
         doc.remove(&hooks())?;
+        return Ok(true);
     }
-    Ok(())
+    Ok(false)
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use crate::Error;
 use crate::profile::{InstallSpec, Profile, Profiles};
 
 pub use dialect::Dialect;
-pub use merge::{Change, Line, Wanted};
+pub use merge::{Change, Line, Scaffolding, Wanted};
 pub use probe::Detected;
 
 /// The mode of a settings file hookline creates.
@@ -259,6 +259,8 @@ pub struct Report {
     pub created: bool,
     /// The file is written on one line (new entries are written on one line too).
     pub one_line: bool,
+    /// What hookline has created in the file (after an install), for the install record.
+    pub scaffolding: Scaffolding,
 }
 
 impl Report {
@@ -290,9 +292,14 @@ pub enum Operation<'a> {
         wanted: &'a [Wanted],
         /// Why an event is not registered.
         why_not: &'a dyn Fn(&str) -> String,
+        /// What earlier installs created in the file (`None`: not known).
+        scaffolding: Option<&'a Scaffolding>,
     },
-    /// Remove every entry of ours.
-    Uninstall,
+    /// Remove every entry of ours, and what install created (`None`: not known).
+    Uninstall {
+        /// What install created in the file.
+        scaffolding: Option<&'a Scaffolding>,
+    },
 }
 
 /// Installs or uninstalls in one settings file.
@@ -317,24 +324,27 @@ pub fn apply_hooked(
     let target = file::resolve(path)?.target;
     let options = file::UpdateOptions { dry_run, backup: true, new_mode: NEW_FILE_MODE };
     let settings = |problem| Error::Settings { path: target.clone(), problem };
-    let (outcome, (lines, created, one_line)) = file::update(
+    let (outcome, (lines, created, one_line, scaffolding)) = file::update(
         path,
         options,
         |before| {
             let text = before.map(|b| document::utf8(b).map_err(settings)).transpose()?;
             let merged = match op {
-                Operation::Install { wanted, why_not } => {
-                    merge::install(text, dialect, wanted, why_not)
+                Operation::Install { wanted, why_not, scaffolding } => {
+                    merge::install(text, dialect, wanted, why_not, scaffolding)
                 }
-                Operation::Uninstall => merge::uninstall(text, dialect),
+                Operation::Uninstall { scaffolding } => {
+                    merge::uninstall(text, dialect, scaffolding)
+                }
             }
             .map_err(settings)?;
             let one_line = text.is_some_and(|t| !t.trim().is_empty() && !t.trim().contains('\n'));
-            Ok((merged.text.map(String::into_bytes), (merged.lines, merged.created, one_line)))
+            let extra = (merged.lines, merged.created, one_line, merged.scaffolding);
+            Ok((merged.text.map(String::into_bytes), extra))
         },
         before_commit,
     )?;
-    Ok(Report { path: path.to_owned(), target, lines, outcome, created, one_line })
+    Ok(Report { path: path.to_owned(), target, lines, outcome, created, one_line, scaffolding })
 }
 
 #[cfg(test)]

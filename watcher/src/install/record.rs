@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::install::file;
+use crate::install::merge::Scaffolding;
 
 /// One settings file hookline installed into.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +23,9 @@ pub struct Record {
     pub scope: String,
     /// The settings path as given (absolute).
     pub path: PathBuf,
+    /// What install created in the file, so that uninstall takes away that and nothing else.
+    #[serde(default)]
+    pub scaffolding: Scaffolding,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -44,6 +48,11 @@ pub fn load(path: &Path) -> Vec<Record> {
         .and_then(|b| serde_json::from_slice::<RecordFile>(&b).ok())
         .map(|f| f.installs)
         .unwrap_or_default()
+}
+
+/// The record of a CLI's install into a settings path.
+pub fn find(records: &Path, cli: &str, path: &Path) -> Option<Record> {
+    load(records).into_iter().find(|r| r.cli == cli && r.path == path)
 }
 
 /// Adds (`present`) or removes a record.
@@ -84,10 +93,12 @@ mod tests {
             cli: "claude".into(),
             scope: "user".into(),
             path: "/h/.claude/settings.json".into(),
+            scaffolding: Scaffolding { file: true, containers: vec!["hooks".into()] },
         };
         set(&file, &r, true).unwrap();
         set(&file, &r, true).unwrap();
         assert_eq!(load(&file), std::slice::from_ref(&r));
+        assert_eq!(find(&file, "claude", &r.path), Some(r.clone()));
         set(&file, &r, false).unwrap();
         assert_eq!(load(&file), []);
     }

@@ -23,7 +23,12 @@ fn install_claude(path: &Path, dry_run: bool) -> Result<Report, Error> {
     let profiles = Profiles::shipped().unwrap();
     let wanted = claude_wanted(&profiles);
     let why_not = |_: &str| "not wanted".to_owned();
-    apply(path, Dialect::Claude, Operation::Install { wanted: &wanted, why_not: &why_not }, dry_run)
+    apply(
+        path,
+        Dialect::Claude,
+        Operation::Install { wanted: &wanted, why_not: &why_not, scaffolding: None },
+        dry_run,
+    )
 }
 
 fn entries_per_event(path: &Path) -> Vec<(String, usize)> {
@@ -147,7 +152,7 @@ fn a_cli_rewriting_its_settings_meanwhile_keeps_its_change() {
     let report = apply_hooked(
         &path,
         Dialect::Claude,
-        Operation::Install { wanted: &wanted, why_not: &why_not },
+        Operation::Install { wanted: &wanted, why_not: &why_not, scaffolding: None },
         false,
         |target| {
             if std::mem::take(&mut first) {
@@ -244,10 +249,12 @@ fn install_then_uninstall_on_disk_restores_the_file_and_keeps_a_backup() {
     fs::write(&path, original).unwrap();
     install_claude(&path, false).unwrap();
     let installed = fs::read_to_string(&path).unwrap();
-    let report = apply(&path, Dialect::Claude, Operation::Uninstall, false).unwrap();
+    let report =
+        apply(&path, Dialect::Claude, Operation::Uninstall { scaffolding: None }, false).unwrap();
     assert_eq!(report.lines.len(), 12);
     assert_eq!(fs::read_to_string(&path).unwrap(), original);
     assert_eq!(fs::read_to_string(file::backup_path(&path)).unwrap(), installed);
-    let again = apply(&path, Dialect::Claude, Operation::Uninstall, false).unwrap();
+    let again =
+        apply(&path, Dialect::Claude, Operation::Uninstall { scaffolding: None }, false).unwrap();
     assert!(!again.changed());
 }

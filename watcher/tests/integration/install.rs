@@ -543,3 +543,170 @@ fn doctor_checks_the_events_dir_diagnostics_and_last_events() {
     assert!(out.contains("(claude Stop): cannot write event"), "{out}");
     assert!(out.contains("the relay reported 1 error(s) in the last 24h"), "{out}");
 }
+
+#[test]
+fn empty_containers_the_user_had_come_back_byte_for_byte() {
+    let w = World::new();
+    let path = w.project.join(".claude/settings.json");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let originals = [
+        "{\n  \"hooks\": {},\n  \"model\": \"opus\"\n}\n",
+        "{\n  \"hooks\": {\n    \"Stop\": [],\n    \"SessionStart\": []\n  }\n}\n",
+    ];
+    for original in originals {
+        fs::write(&path, original).unwrap();
+        w.install("claude", &["--scope", "project"]);
+        assert_ne!(fs::read_to_string(&path).unwrap(), original);
+        let out = w.ok(&["uninstall", "claude", "--scope", "project"]);
+        assert!(out.contains("hooks.Stop: removed\n"), "{out}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), original);
+    }
+}
+
+#[test]
+fn local_scope_writes_settings_local_json_and_uninstall_removes_the_file_it_created() {
+    let w = World::new();
+    let local = w.project.join(".claude/settings.local.json");
+    let out = w.install("claude", &["--scope", "local"]);
+    assert!(out.contains(&format!("settings: {} (local)\n", local.display())), "{out}");
+    assert!(json(&local)["hooks"]["Stop"][0]["hooks"][0]["command"].is_string());
+    assert!(!w.project.join(".claude/settings.json").exists(), "only the local file");
+    assert!(!w.claude_settings().exists());
+    let out = w.ok(&["uninstall", "claude", "--scope", "local"]);
+    assert!(out.contains("(it held only hookline's hooks)"), "{out}");
+    assert!(!local.exists(), "install created it, uninstall takes it away");
+}
+
+#[test]
+fn settings_path_is_written_and_a_file_the_user_changed_is_kept_by_uninstall() {
+    let w = World::new();
+    let custom = w.root.join("custom/my settings.json");
+    let given = custom.to_str().unwrap();
+    let out = w.install("claude", &["--settings", given]);
+    assert!(out.contains(&format!("settings: {given} (custom)\n")), "{out}");
+    assert!(!w.claude_settings().exists());
+    let installed = fs::read_to_string(&custom).unwrap();
+    // The user adds a key of their own: the file is theirs now too.
+    fs::write(&custom, installed.replacen("{\n", "{\n  \"model\": \"opus\",\n", 1)).unwrap();
+    let out = w.ok(&["uninstall", "claude", "--settings", given]);
+    assert!(out.contains(&format!("wrote {given}")), "{out}");
+    assert_eq!(fs::read_to_string(&custom).unwrap(), "{\n  \"model\": \"opus\"\n}\n");
+    // A relative --settings is taken from the current directory.
+    w.install("claude", &["--settings", "rel.json"]);
+    assert!(w.project.join("rel.json").exists());
+    w.ok(&["uninstall", "claude", "--settings", "rel.json"]);
+    assert!(!w.project.join("rel.json").exists());
+}
+
+#[test]
+fn doctor_reports_a_registered_relay_that_is_missing_or_not_executable() {
+    let w = World::new();
+    w.install("claude", &[]);
+    let relay = w.relay.display().to_string();
+    let (code, _) = w.doctor(&["claude"]);
+    assert_eq!(code, 0);
+    // Without --relay: the one beside `hookline` is the one install would register now.
+    let doctor = || {
+        let out = w.run(&["doctor", "claude"]);
+        (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap())
+    };
+    let problem =
+        format!("relay {relay} is missing or not executable\n     fix: hookline install claude");
+    fs::set_permissions(&w.relay, fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, out) = doctor();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(&problem), "{out}");
+    fs::remove_file(&w.relay).unwrap();
+    let (code, out) = doctor();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(&problem), "{out}");
+}
+
+/// The four other dialects through their shipped profiles: the path, the file's shape.
+fn shipped_targets(w: &World) -> [(&'static str, PathBuf); 4] {
+    [
+        ("codex", w.home.join(".codex/hooks.json")),
+        ("gemini", w.home.join(".gemini/settings.json")),
+        ("copilot", w.home.join(".copilot/hooks/hookline.json")),
+        ("cursor", w.home.join(".cursor/hooks.json")),
+    ]
+}
+
+#[test]
+fn broken_files_of_every_dialect_are_refused_untouched_with_their_position() {
+    let w = World::new();
+    let relay = w.relay.to_str().unwrap().to_owned();
+    for (cli, path) in shipped_targets(&w) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let bytes = b"{\n  \"version\": 1,\n  \"hooks\": {,}\n}\n";
+        fs::write(&path, bytes).unwrap();
+        for op in ["install", "uninstall"] {
+            let out = w.run(&[op, cli, "--relay", &relay][..if op == "install" { 4 } else { 2 }]);
+            assert_eq!(out.status.code(), Some(2), "{cli} {op}");
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert!(
+                stderr.starts_with(&format!("hookline: {}:3:13: not valid JSON", path.display())),
+                "{cli} {op}: {stderr}"
+            );
+            assert_eq!(fs::read(&path).unwrap(), bytes, "{cli} {op}");
+        }
+    }
+}
+
+#[test]
+fn a_symlinked_settings_file_of_every_dialect_stays_a_link_to_the_updated_target() {
+    let w = World::new();
+    for (cli, path) in shipped_targets(&w) {
+        let target = w.root.join(format!("dotfiles/{cli}/settings.json"));
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let original = "{\n  \"mine\": true\n}\n";
+        fs::write(&target, original).unwrap();
+        symlink(&target, &path).unwrap();
+        let out = w.install(cli, &[]);
+        assert!(out.contains(&format!("{} (user) -> {}", path.display(), target.display())));
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_symlink(), "{cli}");
+        let v = json(&target);
+        assert_eq!(v["mine"], true, "{cli}");
+        assert!(!v["hooks"].as_object().unwrap().is_empty(), "{cli}");
+        w.ok(&["uninstall", cli]);
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_symlink(), "{cli}");
+        assert_eq!(fs::read_to_string(&target).unwrap(), original, "{cli}");
+    }
+}
+
+#[test]
+fn the_shipped_copilot_and_cursor_profiles_install_every_event_they_list() {
+    let w = World::new();
+    let relay = w.quoted_relay();
+    let out = w.install("copilot", &[]);
+    assert!(out.contains("registering the 12 events"), "{out}");
+    let v = json(&w.home.join(".copilot/hooks/hookline.json"));
+    assert_eq!(v["version"], 1);
+    let hooks = v["hooks"].as_object().unwrap();
+    assert_eq!(hooks.len(), 12, "{v}");
+    assert!(hooks.get("userPromptTransformed").is_none());
+    assert!(hooks.get("permissionRequest").is_none());
+    assert_eq!(
+        hooks["preToolUse"],
+        serde_json::json!([{"type": "command", "bash": format!("{relay} --cli copilot --event preToolUse"), "timeoutSec": 10}])
+    );
+
+    let out = w.install("cursor", &[]);
+    assert!(out.contains("registering the 9 events"), "{out}");
+    let v = json(&w.home.join(".cursor/hooks.json"));
+    assert_eq!(v["version"], 1);
+    let hooks = v["hooks"].as_object().unwrap();
+    assert_eq!(hooks.len(), 9, "{v}");
+    for never in ["preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile"] {
+        assert!(hooks.get(never).is_none(), "{never}");
+    }
+    assert_eq!(
+        hooks["stop"],
+        serde_json::json!([{"command": format!("{relay} --cli cursor"), "timeout": 10}])
+    );
+    let (code, out) = w.doctor(&["copilot"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = w.doctor(&["cursor"]);
+    assert_eq!(code, 0, "{out}");
+}

@@ -260,3 +260,26 @@ fn legacy_files_are_merged_with_the_primary_dir_by_time() {
         fs::read_dir(&legacy).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 1, "the legacy dir is never modified");
 }
+
+#[test]
+fn the_largest_event_the_relay_writes_is_read_back_not_quarantined() {
+    // Worst case for the size of `raw`: a full input cap of control bytes, valid UTF-8 that
+    // JSON escapes to six bytes per byte (`\u0001`).
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let input: Vec<u8> = (0u8..0x20)
+        .filter(|b| !b"\x08\t\n\x0c\r".contains(b))
+        .cycle()
+        .take(hookline::format::input::DEFAULT_MAX_BYTES)
+        .collect();
+    run_relay(&dir, &["--cli", "claude"], &input);
+    let listing = hookline::source::list(&dir).unwrap();
+    assert_eq!(listing.events.len(), 1);
+    let file = dir.join(listing.events[0].to_string());
+    let size = fs::metadata(&file).unwrap().len();
+    assert!(size <= hookline::source::MAX_FILE_BYTES, "{size} bytes");
+    let envelope = hookline::source::read_event(&dir, &listing.events[0]).unwrap().unwrap();
+    assert!(!envelope.truncated);
+    assert_eq!(envelope.raw_encoding, Some(hookline::format::envelope::RawEncoding::Base64));
+    assert!(envelope.raw_bytes().unwrap() == input, "every byte round-trips");
+}

@@ -90,7 +90,7 @@ fn why(_: &str) -> String {
 }
 
 fn install_text(before: Option<&str>, dialect: Dialect, wanted: &[Wanted]) -> Merged {
-    install(before, dialect, wanted, why).unwrap()
+    install(before, dialect, wanted, why, None).unwrap()
 }
 
 fn value(text: &str) -> Value {
@@ -141,23 +141,68 @@ fn install_then_uninstall_gives_back_the_same_bytes() {
     {
         let w = wanted(dialect, "x", &["Stop", "SessionStart", "Notification"], true);
         for original in files {
-            if original.contains("{}\r\n") {
-                // An empty `hooks` object the user had is removed with our last entry.
-                continue;
-            }
-            let installed = install_text(Some(original), dialect, &w).text.unwrap();
+            let merged = install_text(Some(original), dialect, &w);
+            let installed = merged.text.unwrap();
             assert_ne!(installed, original);
             let again = install_text(Some(&installed), dialect, &w);
             assert_eq!(again.text.as_deref(), Some(installed.as_str()), "{dialect:?}");
             assert!(again.lines.iter().all(|l| l.change == Change::Unchanged));
-            let removed = uninstall(Some(&installed), dialect).unwrap();
-            if dialect.own_file() && original == "{}" {
-                // Copilot's file is hookline's own: emptied, it is removed.
-                assert_eq!(removed.text, None);
-                continue;
-            }
+            let removed = uninstall(Some(&installed), dialect, Some(&merged.scaffolding)).unwrap();
             assert_eq!(removed.text.as_deref(), Some(original), "{dialect:?}\n{installed}");
         }
+    }
+}
+
+#[test]
+fn empty_containers_the_user_had_survive_uninstall_and_ours_do_not() {
+    let original =
+        "{\n  \"hooks\": {\n    \"Stop\": [],\n    \"Other\": []\n  },\n  \"x\": {}\n}\n";
+    let w = wanted(Dialect::Claude, "claude", &["Stop", "SessionStart"], false);
+    let merged = install_text(Some(original), Dialect::Claude, &w);
+    assert_eq!(merged.scaffolding.containers, ["hooks.SessionStart"]);
+    let installed = merged.text.unwrap();
+    let removed = uninstall(Some(&installed), Dialect::Claude, Some(&merged.scaffolding)).unwrap();
+    assert_eq!(removed.text.as_deref(), Some(original));
+    // With no record of what install created, every container left empty goes.
+    let unknown = uninstall(Some(&installed), Dialect::Claude, None).unwrap().text.unwrap();
+    assert_eq!(value(&unknown), json!({"hooks": {"Other": []}, "x": {}}));
+}
+
+#[test]
+fn a_later_install_keeps_what_the_first_one_created() {
+    let w = wanted(Dialect::Claude, "claude", &["Stop", "StopFailure"], false);
+    let first = install_text(Some("{\"hooks\": {\"Stop\": []}}"), Dialect::Claude, &w);
+    assert_eq!(first.scaffolding.containers, ["hooks.StopFailure"]);
+    let second =
+        install(first.text.as_deref(), Dialect::Claude, &w[..1], why, Some(&first.scaffolding))
+            .unwrap();
+    let text = second.text.as_deref().unwrap();
+    assert_eq!(value(text)["hooks"].as_object().unwrap().keys().collect::<Vec<_>>(), ["Stop"]);
+    assert!(second.scaffolding.containers.is_empty(), "StopFailure was ours and is gone");
+    let removed =
+        uninstall(second.text.as_deref(), Dialect::Claude, Some(&second.scaffolding)).unwrap();
+    assert_eq!(removed.text.as_deref(), Some("{\"hooks\": {\"Stop\": []}}"));
+}
+
+#[test]
+fn a_file_install_created_is_removed_by_uninstall_unless_the_user_changed_it() {
+    for dialect in
+        [Dialect::Claude, Dialect::Codex, Dialect::Gemini, Dialect::Cursor, Dialect::Copilot]
+    {
+        let w = wanted(dialect, "x", &["Stop", "SessionStart"], true);
+        let merged = install_text(None, dialect, &w);
+        assert!(merged.scaffolding.file);
+        let installed = merged.text.unwrap();
+        let s = Some(&merged.scaffolding);
+        assert_eq!(uninstall(Some(&installed), dialect, s).unwrap().text, None, "{dialect:?}");
+        let changed = installed.replacen('{', "{\n  \"mine\": true,", 1);
+        let kept = uninstall(Some(&changed), dialect, s).unwrap().text.unwrap();
+        assert_eq!(value(&kept)["mine"], true, "{dialect:?}");
+        // A file that existed is never removed, even left as bare as a new one.
+        let existing = install_text(Some("{}\n"), dialect, &w);
+        let text = existing.text.unwrap();
+        let kept = uninstall(Some(&text), dialect, Some(&existing.scaffolding)).unwrap();
+        assert_eq!(kept.text.as_deref(), Some("{}\n"), "{dialect:?}");
     }
 }
 
@@ -228,11 +273,11 @@ fn a_stale_entry_is_replaced_in_place_and_duplicates_collapse() {
 fn the_bmad_loop_relay_and_other_tools_are_left_alone_by_uninstall() {
     let w = wanted(Dialect::Claude, "claude", &["Stop", "Notification"], false);
     let installed = install_text(Some(CLAUDE), Dialect::Claude, &w).text.unwrap();
-    let removed = uninstall(Some(&installed), Dialect::Claude).unwrap();
+    let removed = uninstall(Some(&installed), Dialect::Claude, None).unwrap();
     assert!(removed.text.unwrap().contains("bmad_loop_hook.py Stop"));
     let lines: Vec<String> = removed.lines.iter().map(ToString::to_string).collect();
     assert_eq!(lines, ["hooks.Stop: removed", "hooks.Notification: removed"]);
-    assert!(uninstall(Some(CLAUDE), Dialect::Claude).unwrap().lines.is_empty());
+    assert!(uninstall(Some(CLAUDE), Dialect::Claude, None).unwrap().lines.is_empty());
 }
 
 #[test]
@@ -240,7 +285,8 @@ fn events_no_longer_wanted_lose_our_entries_and_empty_containers() {
     let w = wanted(Dialect::Claude, "claude", &["Stop", "StopFailure"], false);
     let installed = install_text(Some("{\"a\": 1}"), Dialect::Claude, &w).text.unwrap();
     let fewer =
-        install(Some(&installed), Dialect::Claude, &w[..1], |e| format!("{e} is unknown")).unwrap();
+        install(Some(&installed), Dialect::Claude, &w[..1], |e| format!("{e} is unknown"), None)
+            .unwrap();
     assert_eq!(fewer.lines[1].to_string(), "hooks.StopFailure: removed (StopFailure is unknown)");
     let none = install_text(fewer.text.as_deref(), Dialect::Claude, &[]);
     assert_eq!(none.text.unwrap(), "{\"a\": 1}");
@@ -255,8 +301,11 @@ fn missing_empty_and_bare_files_get_a_fresh_document() {
         assert_eq!(merged.text.as_deref(), Some(expected), "{before:?}");
         assert_eq!(merged.created, before != Some("{}\n"));
     }
-    assert_eq!(uninstall(Some(expected), Dialect::Claude).unwrap().text.as_deref(), Some("{}\n"));
-    assert_eq!(uninstall(None, Dialect::Claude).unwrap().text, None);
+    assert_eq!(
+        uninstall(Some(expected), Dialect::Claude, None).unwrap().text.as_deref(),
+        Some("{}\n")
+    );
+    assert_eq!(uninstall(None, Dialect::Claude, None).unwrap().text, None);
 }
 
 #[test]
@@ -269,15 +318,15 @@ fn wrong_shapes_are_refused_naming_the_json_path() {
         ("{\"hooks\": {\"Stop\": []}, \"hooks\": {}}", "1:25: duplicate key hooks"),
     ];
     for (text, message) in cases {
-        let err = install(Some(text), Dialect::Claude, &w, why).unwrap_err();
+        let err = install(Some(text), Dialect::Claude, &w, why, None).unwrap_err();
         assert_eq!(err.to_string(), message);
     }
-    let err = uninstall(Some("{\"hooks\": 3}"), Dialect::Claude).unwrap_err();
+    let err = uninstall(Some("{\"hooks\": 3}"), Dialect::Claude, None).unwrap_err();
     assert_eq!(err.to_string(), "1:11: hooks is not an object");
     // An event we do not write into may be anything: it is not ours.
     let odd = "{\"hooks\": {\"Other\": 5}}";
-    assert!(install(Some(odd), Dialect::Claude, &w, why).is_ok());
-    assert_eq!(uninstall(Some(odd), Dialect::Claude).unwrap().text.unwrap(), odd);
+    assert!(install(Some(odd), Dialect::Claude, &w, why, None).is_ok());
+    assert_eq!(uninstall(Some(odd), Dialect::Claude, None).unwrap().text.unwrap(), odd);
 }
 
 #[test]
@@ -291,7 +340,7 @@ fn gemini_names_its_handler_and_counts_milliseconds() {
         json!({"hooks": [{"name": "hookline", "type": "command", "command": "/opt/hookline/bin/hookline-relay --cli gemini", "timeout": 10000}]})
     );
     assert_eq!(v["hooks"]["AfterAgent"][0], value(before)["hooks"]["AfterAgent"][0]);
-    assert_eq!(uninstall(Some(&after), Dialect::Gemini).unwrap().text.unwrap(), before);
+    assert_eq!(uninstall(Some(&after), Dialect::Gemini, None).unwrap().text.unwrap(), before);
 }
 
 #[test]
@@ -303,10 +352,10 @@ fn copilot_owns_its_file_and_uninstall_removes_it() {
         text,
         "{\n  \"version\": 1,\n  \"hooks\": {\n    \"sessionStart\": [\n      {\n        \"type\": \"command\",\n        \"bash\": \"/opt/hookline/bin/hookline-relay --cli copilot --event sessionStart\",\n        \"timeoutSec\": 10\n      }\n    ],\n    \"agentStop\": [\n      {\n        \"type\": \"command\",\n        \"bash\": \"/opt/hookline/bin/hookline-relay --cli copilot --event agentStop\",\n        \"timeoutSec\": 10\n      }\n    ]\n  }\n}\n"
     );
-    assert_eq!(uninstall(Some(&text), Dialect::Copilot).unwrap().text, None);
+    assert_eq!(uninstall(Some(&text), Dialect::Copilot, None).unwrap().text, None);
     // A file holding something else is kept.
     let shared = text.replace("\"version\": 1,", "\"version\": 1,\n  \"x\": 2,");
-    assert!(uninstall(Some(&shared), Dialect::Copilot).unwrap().text.is_some());
+    assert!(uninstall(Some(&shared), Dialect::Copilot, None).unwrap().text.is_some());
 }
 
 #[test]
@@ -317,7 +366,7 @@ fn cursor_writes_flat_handlers_beside_other_tools() {
     assert!(after.contains(
         "      { \"command\": \"./hooks/audit.sh\", \"loop_limit\": 3, \"failClosed\": false },\n      {\n        \"command\": \"/opt/hookline/bin/hookline-relay --cli cursor\",\n        \"timeout\": 10\n      }\n"
     ), "{after}");
-    assert_eq!(uninstall(Some(&after), Dialect::Cursor).unwrap().text.unwrap(), before);
+    assert_eq!(uninstall(Some(&after), Dialect::Cursor, None).unwrap().text.unwrap(), before);
     let fresh = install_text(Some(""), Dialect::Cursor, &w).text.unwrap();
     assert!(fresh.starts_with("{\n  \"version\": 1,\n  \"hooks\": {"), "{fresh}");
 }
