@@ -49,8 +49,20 @@ pub struct Ran {
 /// Runs a command with stdin from `/dev/null`, capturing its output, killing it after
 /// `timeout`.
 pub fn run_bounded(mut command: Command, timeout: Duration) -> std::io::Result<Ran> {
-    let mut child =
-        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // A program that was being written a moment ago (an upgrade in progress; in tests, a script
+    // whose write descriptor another thread's fork briefly inherited) fails with ETXTBSY: it
+    // is worth a few short retries.
+    let mut attempts = 0;
+    let mut child = loop {
+        match command.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 20 => {
+                attempts += 1;
+                thread::sleep(Duration::from_millis(10));
+            }
+            other => break other?,
+        }
+    };
     let reader = |pipe: Option<Box<dyn Read + Send>>| {
         let (tx, rx) = mpsc::channel();
         if let Some(pipe) = pipe {
