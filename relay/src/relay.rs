@@ -20,6 +20,7 @@ use crate::envelope::{EnvelopeOut, FORMAT_VERSION, RawEncoding, base64_encode, r
 use crate::input::{self, Input, Limits};
 use crate::location::{self, ENV_DISABLE, ENV_FSYNC, ENV_TAG};
 use crate::store::{Content, EventsDir, WriteOptions, Written};
+use crate::sys;
 
 /// The profile used when `--cli` is not given.
 pub const DEFAULT_CLI: &str = "claude";
@@ -127,6 +128,10 @@ pub struct Report {
 /// The whole relay: everything the binary does except catching panics and exiting.
 pub fn main() {
     let started = now_ns();
+    // A host that limits file sizes (RLIMIT_FSIZE) would otherwise kill the relay with SIGXFSZ
+    // in the middle of a write: a non-zero exit and a temp file left behind. Ignored, the write
+    // fails with EFBIG and takes the ordinary error path.
+    sys::ignore_file_size_signal();
     let env = |key: &str| std::env::var_os(key);
     if env(ENV_DISABLE).is_some_and(|v| v == "1") {
         return;

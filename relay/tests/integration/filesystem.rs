@@ -225,3 +225,25 @@ fn a_symlink_at_the_rotated_diagnostics_file_is_replaced_not_written_through() {
     let notes = sandbox.diagnostic_messages();
     assert!(notes.iter().any(|m| m.contains("--bogus")), "{notes:?}");
 }
+
+#[test]
+fn a_file_size_limit_fails_the_write_instead_of_killing_the_relay() {
+    // A host's RLIMIT_FSIZE below the event's size: without care the kernel kills the relay
+    // with SIGXFSZ mid-write (exit 153, a temp file left behind).
+    let sandbox = Sandbox::new();
+    let payload = format!(
+        r#"{{"session_id":"s1","hook_event_name":"PostToolUse","tool_response":"{}"}}"#,
+        "x".repeat(64 * 1024)
+    );
+    sandbox.relay().input(payload).file_size_limit(16 * 1024).run();
+    assert!(sandbox.events().is_empty(), "no event file under a final name");
+    assert!(sandbox.temp_files().is_empty(), "no temp file left: {:?}", sandbox.temp_files());
+    let notes = sandbox.diagnostic_messages();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].starts_with("cannot write event"), "{notes:?}");
+    assert!(notes[0].contains("File too large"), "{notes:?}");
+
+    // An event below the limit is written as usual.
+    sandbox.relay().input(fixture("claude-code/PreToolUse.json")).file_size_limit(16 * 1024).run();
+    assert_eq!(sandbox.only_event().envelope.event.as_deref(), Some("PreToolUse"));
+}

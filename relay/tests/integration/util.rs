@@ -75,6 +75,7 @@ impl Sandbox {
             cwd: self.root().to_owned(),
             stdin: Stdin::Bytes(Vec::new()),
             run_as: None,
+            file_size_limit: None,
         }
     }
 
@@ -244,6 +245,7 @@ pub struct Relay {
     cwd: PathBuf,
     stdin: Stdin,
     run_as: Option<u32>,
+    file_size_limit: Option<u64>,
 }
 
 impl Relay {
@@ -296,6 +298,12 @@ impl Relay {
         self
     }
 
+    /// Runs the relay under `RLIMIT_FSIZE` = `bytes`, as a host with a file-size limit would.
+    pub fn file_size_limit(mut self, bytes: u64) -> Relay {
+        self.file_size_limit = Some(bytes);
+        self
+    }
+
     /// Starts the relay.
     pub fn spawn(self) -> Running {
         let mut cmd = match self.run_as {
@@ -331,6 +339,19 @@ impl Relay {
             }
             _ => {
                 cmd.stdin(Stdio::piped());
+            }
+        }
+        if let Some(bytes) = self.file_size_limit {
+            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            // SAFETY: setrlimit is async-signal-safe and only touches the child.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
             }
         }
         let started = Instant::now();
