@@ -119,6 +119,9 @@ pub struct EnvelopeOut<'a> {
     pub truncated: bool,
     /// Bytes of input seen.
     pub bytes: u64,
+    /// Top-level payload members left out because the whole event could not be written.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub dropped: &'a [&'a str],
     /// Why the input is not a usable payload.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a str>,
@@ -196,6 +199,10 @@ pub struct Envelope {
     /// Bytes of input seen.
     #[serde(default)]
     pub bytes: u64,
+    /// Top-level payload members left out because the whole event could not be written (a
+    /// full disk, a file-size limit): the rest of the payload is as received.
+    #[serde(default)]
+    pub dropped: Vec<String>,
     /// Why the input is not a usable payload.
     #[serde(default)]
     pub error: Option<String>,
@@ -387,6 +394,7 @@ mod tests {
             relay_version: "0.1.0",
             truncated: false,
             bytes: 40,
+            dropped: &[],
             error: None,
             raw_encoding: None,
             raw: None,
@@ -421,6 +429,7 @@ mod tests {
             relay_version: "0.1.0",
             truncated: false,
             bytes: 30,
+            dropped: &[],
             error: None,
             raw_encoding: None,
             raw: None,

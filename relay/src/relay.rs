@@ -252,30 +252,56 @@ pub fn run(
         }
         _ => (None, None),
     };
-    let written = events.write_event(pid, ts_ns, &options, |seq, seq_unordered| {
-        let envelope = EnvelopeOut {
-            v: FORMAT_VERSION,
-            seq,
-            seq_unordered,
-            ts_ns,
-            cli: &args.cli,
-            event: report.event.as_deref(),
-            tag: tag.as_deref(),
-            pid,
-            ppid: std::os::unix::process::parent_id(),
-            host_pid,
-            host_session_id: host_session_id.as_deref(),
-            relay_version: crate::RELAY_VERSION,
-            truncated: input.truncated,
-            bytes: input.total,
-            error: parsed.error.as_deref(),
-            raw_encoding,
-            raw: raw.as_deref(),
-            payload: parsed.payload,
+    let write = |body: &Body<'_>| {
+        events.write_event(pid, ts_ns, &options, |seq, seq_unordered| {
+            let envelope = EnvelopeOut {
+                v: FORMAT_VERSION,
+                seq,
+                seq_unordered,
+                ts_ns,
+                cli: &args.cli,
+                event: report.event.as_deref(),
+                tag: tag.as_deref(),
+                pid,
+                ppid: std::os::unix::process::parent_id(),
+                host_pid,
+                host_session_id: host_session_id.as_deref(),
+                relay_version: crate::RELAY_VERSION,
+                truncated: input.truncated,
+                bytes: input.total,
+                dropped: body.dropped,
+                error: body.error,
+                raw_encoding: body.raw_encoding,
+                raw: body.raw,
+                payload: body.payload,
+            };
+            let (head, body, tail) = envelope.to_parts();
+            Content { head, body, tail }
+        })
+    };
+    let full = Body {
+        payload: parsed.payload,
+        raw_encoding,
+        raw: raw.as_deref(),
+        dropped: &[],
+        error: parsed.error.as_deref(),
+    };
+    let mut written = write(&full);
+    if let Err(e) = &written
+        && no_room(e)
+        && let Some(lean) = full.lean()
+    {
+        // The event as received does not fit: its structured signal (event name, session,
+        // tool) matters more than its bulk, so it is written again without the bulk.
+        let what = match &lean.dropped[..] {
+            [] => "the raw input".to_owned(),
+            keys => format!("payload members {}", keys.join(", ")),
         };
-        let (head, body, tail) = envelope.to_parts();
-        Content { head, body, tail }
-    });
+        let note = format!("{}; writing it without {what}", error_chain(e));
+        written = write(&lean.body(&full));
+        let level = if written.is_ok() { Level::Warn } else { Level::Error };
+        report.notes.push((level, note));
+    }
     match written {
         Ok(written) => {
             if written.counter_unusable {
@@ -304,6 +330,84 @@ pub fn run(
         Err(e) => report.notes.push((Level::Error, error_chain(&e))),
     }
     report
+}
+
+/// What an event file carries besides the envelope's fixed fields.
+#[derive(Clone, Copy)]
+struct Body<'a> {
+    payload: Option<&'a RawValue>,
+    raw_encoding: Option<RawEncoding>,
+    raw: Option<&'a str>,
+    dropped: &'a [&'a str],
+    error: Option<&'a str>,
+}
+
+/// Payload members (and raw input) longer than this are left out of a lean event.
+const LEAN_MEMBER_MAX: usize = 1024;
+
+/// An event without its bulk, owning what differs from the full [`Body`].
+struct Lean<'a> {
+    payload: Option<Box<RawValue>>,
+    dropped: Vec<&'a str>,
+    error: Option<String>,
+}
+
+impl<'a> Body<'a> {
+    /// The same event without its bulk: payload members whose value is longer than
+    /// [`LEAN_MEMBER_MAX`] (the event name, session id, tool name and the like stay), or raw
+    /// input that long. `None` when there is nothing to leave out.
+    fn lean(&self) -> Option<Lean<'a>> {
+        if let Some(payload) = self.payload {
+            let mut kept = String::with_capacity(4096);
+            let mut dropped = Vec::new();
+            for (key, value) in TopLevel::new(payload.get()) {
+                if value.len() > LEAN_MEMBER_MAX {
+                    dropped.push(key.strip_prefix('"').and_then(|k| k.strip_suffix('"'))?);
+                } else {
+                    kept.push(if kept.is_empty() { '{' } else { ',' });
+                    kept.push_str(key);
+                    kept.push(':');
+                    kept.push_str(value);
+                }
+            }
+            if dropped.is_empty() {
+                return None;
+            }
+            kept.push_str(if kept.is_empty() { "{}" } else { "}" });
+            // Members of a valid object, joined again, are a valid object.
+            let payload = RawValue::from_string(kept).ok()?;
+            return Some(Lean { payload: Some(payload), dropped, error: None });
+        }
+        let raw = self.raw.filter(|raw| raw.len() > LEAN_MEMBER_MAX)?;
+        let error = format!(
+            "{}; the raw input ({} bytes) was left out: the event did not fit",
+            self.error.unwrap_or("no usable payload"),
+            raw.len()
+        );
+        Some(Lean { payload: None, dropped: Vec::new(), error: Some(error) })
+    }
+}
+
+impl<'a> Lean<'a> {
+    /// The lean event's body; what it does not replace comes from `full`.
+    fn body<'b>(&'b self, full: &Body<'b>) -> Body<'b> {
+        match &self.payload {
+            Some(payload) => Body { payload: Some(payload), dropped: &self.dropped, ..*full },
+            None => Body {
+                raw: None,
+                raw_encoding: None,
+                error: self.error.as_deref().or(full.error),
+                ..*full
+            },
+        }
+    }
+}
+
+/// Whether a write failed for want of room (a full disk, a quota, a file-size limit), which a
+/// smaller file may still get past.
+fn no_room(error: &crate::Error) -> bool {
+    let crate::Error::Io { source, .. } = error else { return false };
+    matches!(source.raw_os_error(), Some(libc::ENOSPC | libc::EFBIG | libc::EDQUOT))
 }
 
 /// The input, understood.

@@ -371,6 +371,7 @@ pub fn write_payload(
             relay_version: crate::RELAY_VERSION,
             truncated: false,
             bytes: payload.get().len() as u64,
+            dropped: &[],
             error: None,
             raw_encoding: None,
             raw: None,

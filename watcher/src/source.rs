@@ -269,6 +269,7 @@ pub fn read_legacy(dir: &Path, name: &LegacyName) -> Result<Envelope, String> {
         relay_version: "legacy".into(),
         truncated: false,
         bytes: bytes.len() as u64,
+        dropped: Vec::new(),
         error: None,
         raw_encoding: None,
         raw: None,

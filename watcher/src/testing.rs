@@ -112,6 +112,7 @@ impl HookCall<'_> {
             relay_version: "test".into(),
             truncated: false,
             bytes: 0,
+            dropped: Vec::new(),
             error: None,
             raw_encoding: None,
             raw: None,

@@ -4,6 +4,8 @@
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
+use hookline_relay::diag::Level;
+
 use crate::util::{
     NOBODY, Sandbox, entries, fixture, is_root, is_safe_ordered_name, is_safe_unordered_name,
 };
@@ -227,15 +229,56 @@ fn a_symlink_at_the_rotated_diagnostics_file_is_replaced_not_written_through() {
 }
 
 #[test]
-fn a_file_size_limit_fails_the_write_instead_of_killing_the_relay() {
-    // A host's RLIMIT_FSIZE below the event's size: without care the kernel kills the relay
-    // with SIGXFSZ mid-write (exit 153, a temp file left behind).
+fn an_event_too_big_for_the_room_left_is_written_without_its_bulk() {
+    // A host's RLIMIT_FSIZE below the event's size stands in for a nearly full disk (EFBIG
+    // there, ENOSPC here: the same path). Without care the kernel kills the relay with SIGXFSZ
+    // mid-write (exit 153, a temp file left behind).
     let sandbox = Sandbox::new();
     let payload = format!(
-        r#"{{"session_id":"s1","hook_event_name":"PostToolUse","tool_response":"{}"}}"#,
+        r#"{{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Read","tool_response":"{}","tool_use_id":"t1"}}"#,
         "x".repeat(64 * 1024)
     );
+    let size = payload.len() as u64;
     sandbox.relay().input(payload).file_size_limit(16 * 1024).run();
+    assert!(sandbox.temp_files().is_empty(), "no temp file left: {:?}", sandbox.temp_files());
+    let event = sandbox.only_event();
+    assert_eq!(event.envelope.event.as_deref(), Some("PostToolUse"));
+    assert_eq!(event.envelope.dropped, ["tool_response"]);
+    assert_eq!(
+        event.envelope.payload,
+        Some(serde_json::json!({
+            "session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Read",
+            "tool_use_id": "t1"
+        }))
+    );
+    assert_eq!(event.envelope.bytes, size, "the size received is still told");
+    let notes = sandbox.diagnostics();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0].level, Level::Warn, "an event was written");
+    let message = &notes[0].message;
+    assert!(message.starts_with("cannot write event"), "{message}");
+    assert!(message.contains("File too large"), "{message}");
+    assert!(message.ends_with("writing it without payload members tool_response"), "{message}");
+}
+
+#[test]
+fn raw_input_too_big_for_the_room_left_is_left_out() {
+    let sandbox = Sandbox::new();
+    let text = "not json ".repeat(8 * 1024);
+    sandbox.relay().arg("--event").arg("Stop").input(text).file_size_limit(16 * 1024).run();
+    let event = sandbox.only_event();
+    assert_eq!(event.envelope.event.as_deref(), Some("Stop"));
+    assert_eq!(event.envelope.raw, None);
+    let error = event.envelope.error.unwrap();
+    assert!(error.starts_with("invalid JSON"), "{error}");
+    assert!(error.ends_with("the raw input (73728 bytes) was left out: the event did not fit"));
+}
+
+#[test]
+fn an_event_that_cannot_shrink_is_not_written_and_the_relay_stays_silent() {
+    let sandbox = Sandbox::new();
+    // Every member is small: there is nothing to leave out, and the file does not fit.
+    sandbox.relay().input(fixture("claude-code/PreToolUse.json")).file_size_limit(600).run();
     assert!(sandbox.events().is_empty(), "no event file under a final name");
     assert!(sandbox.temp_files().is_empty(), "no temp file left: {:?}", sandbox.temp_files());
     let notes = sandbox.diagnostic_messages();
@@ -245,5 +288,5 @@ fn a_file_size_limit_fails_the_write_instead_of_killing_the_relay() {
 
     // An event below the limit is written as usual.
     sandbox.relay().input(fixture("claude-code/PreToolUse.json")).file_size_limit(16 * 1024).run();
-    assert_eq!(sandbox.only_event().envelope.event.as_deref(), Some("PreToolUse"));
+    assert!(sandbox.only_event().envelope.dropped.is_empty());
 }

@@ -27,6 +27,7 @@ fn envelope(cli: &str, event: Option<&str>, payload: Value) -> Envelope {
         relay_version: "0.1.0".into(),
         truncated: false,
         bytes: 0,
+        dropped: Vec::new(),
         error: None,
         raw_encoding: None,
         raw: None,
