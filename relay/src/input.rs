@@ -138,7 +138,41 @@ enum Ended {
 
 const LITERALS: [&[u8]; 3] = [b"true", b"false", b"null"];
 
+/// Finds the quote that closes a string in `bytes`, the string's content so far; `escaped`:
+/// whether `bytes[0]` follows an unescaped backslash. `Ok(index of the quote)`, or, when the
+/// string goes on past `bytes`, `Err(whether the next byte is escaped)`.
+fn skip_string(bytes: &[u8], escaped: bool) -> Result<usize, bool> {
+    // Whether the byte after `bytes[from..to]` is escaped: an odd run of backslashes before
+    // it, counting the carried backslash when the run starts at `from`.
+    let escapes = |from: usize, to: usize, carried: bool| {
+        let run = bytes[from..to].iter().rev().take_while(|&&b| b == b'\\').count();
+        (run + usize::from(carried && run == to - from)) % 2 == 1
+    };
+    let mut from = 0;
+    let mut carried = escaped;
+    while let Some(at) = memchr::memchr(b'"', &bytes[from..]) {
+        let quote = from + at;
+        if !escapes(from, quote, carried) {
+            return Ok(quote);
+        }
+        from = quote + 1;
+        carried = false;
+    }
+    Err(escapes(from, bytes.len(), carried))
+}
+
 impl Scan {
+    /// The same scanner state, inside a string, with `escaped` set.
+    fn with_escaped(self, escaped: bool) -> Scan {
+        match self {
+            Scan::Nested { depth, in_string: true, .. } => {
+                Scan::Nested { depth, in_string: true, escaped }
+            }
+            Scan::TopString { .. } => Scan::TopString { escaped },
+            other => other,
+        }
+    }
+
     /// A top-level scalar after one more (non-whitespace) byte: still a possible number or
     /// literal, or garbage.
     fn push(self, byte: u8) -> Scan {
@@ -178,14 +212,20 @@ impl Reader {
         let mut end = None;
         let mut i = 0;
         while i < chunk.len() {
-            // The bulk of a large payload is string content (file text, tool output): jump to
-            // the next quote or backslash instead of stepping through every byte.
+            // The bulk of a large payload is string content (file text, tool output), full of
+            // escapes (`\n`, `\"`): jump from quote to quote instead of stepping through every
+            // byte, and tell an escaped quote by the run of backslashes before it.
             match self.scan {
-                Scan::Nested { in_string: true, escaped: false, .. }
-                | Scan::TopString { escaped: false } => {
-                    match memchr::memchr2(b'"', b'\\', &chunk[i..]) {
-                        Some(skip) => i += skip,
-                        None => break,
+                Scan::Nested { in_string: true, escaped, .. } | Scan::TopString { escaped } => {
+                    match skip_string(&chunk[i..], escaped) {
+                        Ok(quote) => {
+                            i += quote;
+                            self.scan = self.scan.with_escaped(false);
+                        }
+                        Err(escaped) => {
+                            self.scan = self.scan.with_escaped(escaped);
+                            break;
+                        }
                     }
                 }
                 Scan::Garbage => break,
@@ -280,6 +320,50 @@ impl Reader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A small deterministic generator (xorshift), so that failures reproduce.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    #[test]
+    fn strings_full_of_backslashes_and_quotes_end_where_serde_says_in_any_chunking() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let alphabet = ['\\', '"', 'a', ' ', '}', '{', '\n', 'é'];
+        for round in 0..2000 {
+            let mut object = serde_json::Map::new();
+            for key in 0..rng.below(4) + 1 {
+                let len = rng.below(40);
+                let text: String = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+                object.insert(format!("k{key}\\\""), serde_json::Value::String(text));
+            }
+            let value = serde_json::Value::Object(object);
+            let json = match round % 2 {
+                0 => serde_json::to_string(&value).unwrap(),
+                // A top-level string takes the same path.
+                _ => serde_json::to_string(&value.to_string()).unwrap(),
+            };
+            let text = format!("{json} \"\\\" tail");
+            let bytes = text.as_bytes();
+            let mut reader = Reader::new(1 << 20);
+            let mut at = 0;
+            let mut done = false;
+            while at < bytes.len() && !done {
+                let next = (at + rng.below(8) + 1).min(bytes.len());
+                done = reader.feed(&bytes[at..next]);
+                at = next;
+            }
+            let input = reader.finish(false);
+            assert_eq!(input.json_end, Some(json.len()), "round {round}: {text}");
+        }
+    }
 
     fn whole(text: &[u8]) -> Input {
         Input::from_bytes(text, 1 << 20)
