@@ -19,11 +19,13 @@
 //! * a permission wait ends on the next end of that tool, a stop or a prompt: a denial that
 //!   fires nothing leaves the session waiting on its human;
 //! * a state the CLI can leave without any event (a profile hole) turns `unknown`, with the
-//!   reason, after the hole's `stale-after` of silence;
+//!   reason, after the hole's `stale-after` of silence, or the tracker's [`StaleWindows`]
+//!   when they set one for that state;
 //! * the input slot of an `idle` can be taken once.
 
 mod rules;
 mod view;
+mod windows;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -34,7 +36,8 @@ use crate::canonical::{Event, SessionKey};
 use crate::format::filename::EventFileName;
 use crate::profile::Profiles;
 use rules::{Effect, Turn};
-pub use view::{Evidence, Refusal, Slot, Transition, View};
+pub use view::{Evidence, Refusal, Slot, Stale, Transition, View};
+pub use windows::StaleWindows;
 
 /// How many transitions each session keeps for `explain`, by default.
 pub const HISTORY: usize = 32;
@@ -148,6 +151,7 @@ pub struct Tracker {
     generation: Generation,
     history_len: usize,
     profiles: Profiles,
+    stale: StaleWindows,
     sessions: HashMap<String, Session>,
     by_tag: HashMap<String, String>,
 }
@@ -179,6 +183,7 @@ impl Tracker {
             generation: Generation::new(started_ns),
             history_len: HISTORY,
             profiles,
+            stale: StaleWindows::default(),
             sessions: HashMap::new(),
             by_tag: HashMap::new(),
         }
@@ -188,6 +193,18 @@ impl Tracker {
     pub fn with_history(mut self, n: usize) -> Tracker {
         self.history_len = n.max(1);
         self
+    }
+
+    /// Reads staleness from `windows` where they set one, instead of the profiles'
+    /// `stale-after` (see [`StaleWindows`]).
+    pub fn with_stale_windows(mut self, windows: StaleWindows) -> Tracker {
+        self.stale = windows;
+        self
+    }
+
+    /// The staleness windows that replace the profiles' (empty by default).
+    pub fn stale_windows(&self) -> &StaleWindows {
+        &self.stale
     }
 
     /// This tracker's generation.

@@ -308,3 +308,56 @@ fn a_slot_asked_for_under_a_previous_generation_is_refused_and_stays_free() {
         Refusal::AlreadyTaken
     );
 }
+
+#[test]
+fn stale_windows_replace_the_profile_windows_per_state_then_per_cli() {
+    let profiles = Profiles::shipped().unwrap();
+    let payload = BTreeMap::new();
+    let prompt = |cli: &'static str, fixture: &'static str, session: &'static str| HookCall {
+        cli,
+        session,
+        native: None,
+        fixture: Some(fixture),
+        payload: &payload,
+        tag: None,
+        host_pid: None,
+        unordered: false,
+    };
+    let minutes = |m: u64| T0 + m * 60_000_000_000;
+    let tracker = |windows: StaleWindows| {
+        let mut tracker = Tracker::new(profiles.clone(), T0).with_stale_windows(windows);
+        let claude = prompt("claude", "claude-code/2.1.332/UserPromptSubmit.json", "c1");
+        let gemini = prompt("gemini", "gemini/0.61.0/BeforeAgent.json", "g1");
+        for event in [claude.event(&profiles, 1, T0), gemini.event(&profiles, 1, T0)] {
+            tracker.apply(&event.unwrap());
+        }
+        tracker
+    };
+    let window = |d: &str| parse_duration(d).unwrap();
+    let state = |t: &Tracker, session: &str, at: u64| t.view(session, at).unwrap();
+
+    // Claude's profile: active goes stale after 15m, gemini's after 5m.
+    let profile = tracker(StaleWindows::default());
+    assert_eq!(state(&profile, "c1", minutes(14)).state, StateKind::Active);
+    let view = state(&profile, "c1", minutes(16));
+    assert_eq!(view.stale.unwrap().set_by, "profile");
+
+    // Per state: both CLIs, shorter or longer.
+    let mut windows = StaleWindows::default();
+    windows.by_state.insert("active".into(), window("2m"));
+    let per_state = tracker(windows.clone());
+    for session in ["c1", "g1"] {
+        assert_eq!(state(&per_state, session, minutes(1)).state, StateKind::Active);
+        let view = state(&per_state, session, minutes(3));
+        assert_eq!(view.state, StateKind::Unknown, "{session}");
+        assert!(view.detail.unwrap().contains("for over 2m (policy stale.active)"));
+        assert_eq!(view.stale.unwrap().set_by, "stale.active");
+    }
+
+    // Per CLI wins for that CLI only; zero turns staleness off.
+    windows.by_cli.entry("claude".into()).or_default().insert("active".into(), Duration::ZERO);
+    let per_cli = tracker(windows);
+    assert_eq!(state(&per_cli, "c1", minutes(600)).state, StateKind::Active);
+    let view = state(&per_cli, "g1", minutes(3));
+    assert_eq!(view.stale.unwrap().set_by, "stale.active");
+}

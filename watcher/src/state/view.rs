@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::canonical::Event;
 use crate::units::{format_age, format_duration, rfc3339};
 
+use super::windows::WindowFrom;
 use super::{Pending, Session, StateKind, Tracker};
 
 /// The event behind a state, and the rule that read it.
@@ -64,6 +65,14 @@ pub struct Stale {
     pub because: String,
     /// Silence allowed in that state, in milliseconds.
     pub after_ms: u64,
+    /// Where that window comes from: `profile` (the hole's `stale-after`), or the policy key
+    /// that set it (`stale.<state>`, `stale.<cli>.<state>`).
+    #[serde(default = "from_profile")]
+    pub set_by: String,
+}
+
+fn from_profile() -> String {
+    "profile".into()
 }
 
 /// A session at a given time.
@@ -123,14 +132,21 @@ impl View {
         let current = &session.current;
         let profile = tracker.profiles.get(&session.key.cli);
         let silence = now_ns.saturating_sub(session.ts_ns.max(current.since_ns));
+        let state = current.kind.as_str();
         let stale = profile.and_then(|p| {
-            p.holes_in(current.kind.as_str()).find_map(|hole| {
-                let after = hole.stale_after?;
+            p.holes_in(state).find_map(|hole| {
+                let (after, from) = tracker.stale.window(&p.name, state, hole.stale_after);
+                let after = after?;
                 (u128::from(silence) > after.as_nanos()).then(|| Stale {
                     was: current.kind,
                     hole: hole.id.clone(),
                     because: hole.description.clone(),
                     after_ms: after.as_millis() as u64,
+                    set_by: match from {
+                        WindowFrom::Profile => from_profile(),
+                        WindowFrom::State => format!("stale.{state}"),
+                        WindowFrom::Cli => format!("stale.{}.{state}", p.name),
+                    },
                 })
             })
         });
@@ -138,9 +154,13 @@ impl View {
             Some(stale) => (
                 StateKind::Unknown,
                 Some(format!(
-                    "stale: {} for over {} with no event ({})",
+                    "stale: {} for over {}{} with no event ({})",
                     current.kind.as_str(),
                     format_duration(std::time::Duration::from_millis(stale.after_ms)),
+                    match stale.set_by.as_str() {
+                        "profile" => String::new(),
+                        key => format!(" (policy {key})"),
+                    },
                     stale.because
                 )),
                 session.ts_ns.max(current.since_ns) + stale.after_ms * 1_000_000,
