@@ -20,13 +20,13 @@ const WITHHOLD: u8 = 1;
 const NO_SIGNAL: u8 = 3;
 
 pub fn run(args: DecideArgs) -> Outcome {
-    let policy = policy(&args.policy)?;
     let evidence: CallerEvidence = match &args.evidence {
         Some(text) => serde_json::from_str(text).map_err(|e| format!("--evidence: {e}"))?,
         None => CallerEvidence::default(),
     };
-    let dir = events_dir(&args.source.dir)?;
     let profiles = profiles()?;
+    let policy = policy(&args.policy, &profiles)?;
+    let dir = events_dir(&args.source.dir)?;
     let now = hookline::format::relay::now_ns();
     let mut config = ReaderConfig::new(&dir, Start::Beginning, profiles.clone());
     config.legacy_dirs = args.source.legacy_dirs.clone();

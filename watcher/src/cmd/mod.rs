@@ -102,22 +102,27 @@ fn replay(
     Ok(tracker)
 }
 
-/// The decision policy: `--policy`, else the user's file when it exists, else the defaults.
+/// The decision policy: `--policy`, else the user's file when it exists, else the defaults;
+/// its `[stale]` windows checked against the profiles in force.
 fn policy(
     args: &crate::cli::PolicyArgs,
+    profiles: &Profiles,
 ) -> Result<hookline::decide::Policy, Box<dyn std::error::Error>> {
     use hookline::decide::Policy;
-    if let Some(path) = &args.policy {
-        return Ok(Policy::load(path)?);
-    }
     let config = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-    match config.map(|c| c.join("hookline").join("policy.toml")).filter(|p| p.is_file()) {
-        Some(path) => Ok(Policy::load(&path)?),
-        None => Ok(Policy::default()),
-    }
+    let path = args
+        .policy
+        .clone()
+        .or_else(|| config.map(|c| c.join("hookline").join("policy.toml")).filter(|p| p.is_file()));
+    let Some(path) = path else {
+        return Ok(Policy::default());
+    };
+    let policy = Policy::load(&path)?;
+    policy.check_profiles(profiles, &path.display().to_string())?;
+    Ok(policy)
 }
 
 /// The journal the policy asks for, beside the events directory by default.

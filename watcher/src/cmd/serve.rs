@@ -20,9 +20,9 @@ use super::{Outcome, events_dir, is_broken_pipe, journal, policy, profiles};
 use crate::cli::ServeArgs;
 
 pub fn run(args: ServeArgs) -> Outcome {
-    let policy = policy(&args.policy)?;
-    let dir = events_dir(&args.source.dir)?;
     let profiles = profiles()?;
+    let policy = policy(&args.policy, &profiles)?;
+    let dir = events_dir(&args.source.dir)?;
     let now = hookline::format::relay::now_ns;
     // The generation starts now: events older than this are history, shown but never
     // authorizing; only events that arrive while serving can authorize input.

@@ -134,7 +134,16 @@ impl std::fmt::Debug for Decider {
 
 impl Decider {
     /// A decider over `tracker` (one generation), with no journal and the real host probe.
+    /// The policy's `[stale]` windows are set on the tracker, over any it already has (check
+    /// them first with [`Policy::check_profiles`]).
     pub fn new(tracker: Tracker, policy: Policy) -> Decider {
+        let tracker = if policy.stale.is_empty() {
+            tracker
+        } else {
+            let mut windows = tracker.stale_windows().clone();
+            windows.extend(&policy.stale);
+            tracker.with_stale_windows(windows)
+        };
         Decider {
             tracker,
             policy,

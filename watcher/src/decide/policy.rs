@@ -6,6 +6,11 @@
 //! that names it (a misspelt threshold must not silently keep its default), and `version` is
 //! read first. [`KEYS`] documents each key; `docs/policy.md` and `docs/policy.example.toml`
 //! are rendered from it and from the defaults, and a test keeps them in sync.
+//!
+//! `[stale]` is the one table whose keys are not fixed: states, and CLIs holding states
+//! ([`STALE_KEYS`]). Its default is empty: every window is the profile's own. A state name is
+//! checked when parsing; a CLI name, and whether a profile has a hole for the state at all, by
+//! [`Policy::check_profiles`] against the profiles in force.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -14,6 +19,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::canonical::FailureKind;
+use crate::profile::{Profiles, STATES};
+use crate::state::StaleWindows;
 use crate::units::{format_duration, parse_duration};
 
 /// The policy file's schema version.
@@ -60,6 +67,9 @@ pub struct Policy {
     pub journal_path: Option<PathBuf>,
     /// `journal.max-bytes`: the journal's size cap; at the cap it is rotated to `….1`.
     pub journal_max_bytes: u64,
+    /// `[stale]`: staleness windows replacing the profiles' `stale-after`; empty: the
+    /// profiles' own.
+    pub stale: StaleWindows,
 }
 
 impl Default for Policy {
@@ -85,6 +95,7 @@ impl Default for Policy {
             journal_enabled: true,
             journal_path: None,
             journal_max_bytes: 1 << 20,
+            stale: StaleWindows::default(),
         }
     }
 }
@@ -163,6 +174,18 @@ pub const KEYS: &[KeyDoc] = &[
     },
 ];
 
+/// The `[stale]` keys, which name states and CLIs rather than being fixed.
+pub const STALE_KEYS: &[KeyDoc] = &[
+    KeyDoc {
+        path: "stale.<state>",
+        doc: "After this long without an event, a state a CLI can leave silently reads `unknown`: for every CLI whose profile declares a hole for that state, this replaces the hole's `stale-after` (a hole without one never goes stale by itself). `0s` turns staleness off. A shorter window is the safe direction: the state reads `unknown` sooner, so the decisions fall back (or escalate after `escalate.unknown-after`) sooner. A longer one, or `0s`, makes a state the CLI may have left silently look fresh for longer. Read by `decide` and `serve` (and a `Decider`); `status`, `explain` and `watch` show the profiles' windows.",
+    },
+    KeyDoc {
+        path: "stale.<cli>.<state>",
+        doc: "The same for one CLI (a profile name), winning over `stale.<state>`. Unknown states, CLIs, and a state the CLI's profile declares no hole for, are errors.",
+    },
+];
+
 /// A policy file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyError {
@@ -233,6 +256,9 @@ impl Policy {
         }
         let mut policy = Policy::default();
         wire.apply(&mut policy).map_err(|(key, message)| error(Some(key), message))?;
+        if let Some(table) = &wire.stale {
+            policy.stale = stale_windows(table).map_err(|(key, m)| error(Some(&key), m))?;
+        }
         for kind in &policy.pause_on {
             if policy.backoff_on.contains(kind) {
                 return Err(error(
@@ -242,6 +268,39 @@ impl Policy {
             }
         }
         Ok(policy)
+    }
+
+    /// Checks the `[stale]` windows against the profiles in force: every CLI must have a
+    /// profile, and every state a hole in some profile (in that CLI's, for a per-CLI window),
+    /// since a window for a state no CLI can leave silently would change nothing. `label`
+    /// names the policy in errors. [`Decider::new`](super::Decider::new) does not check.
+    pub fn check_profiles(&self, profiles: &Profiles, label: &str) -> Result<(), PolicyError> {
+        let error = |key: String, message: String| PolicyError {
+            file: label.to_owned(),
+            key: Some(key),
+            message,
+        };
+        let why = "a state the CLI always leaves with an event never goes stale";
+        for state in self.stale.by_state.keys() {
+            if !profiles.iter().any(|p| p.holes_in(state).next().is_some()) {
+                let message = format!("no profile declares a hole for {state}: {why}");
+                return Err(error(format!("stale.{state}"), message));
+            }
+        }
+        for (cli, windows) in &self.stale.by_cli {
+            let Some(profile) = profiles.get(cli) else {
+                let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+                let message = format!("no profile is named {cli} (profiles: {})", names.join(", "));
+                return Err(error(format!("stale.{cli}"), message));
+            };
+            for state in windows.keys() {
+                if profile.holes_in(state).next().is_none() {
+                    let message = format!("{cli}'s profile declares no hole for {state}: {why}");
+                    return Err(error(format!("stale.{cli}.{state}"), message));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The policy as TOML values, key by key (`table.key` → value), for documentation.
@@ -306,6 +365,19 @@ impl Policy {
                 None => out.push_str(&format!("# {name} = \"/path/to/file\"\n")),
             }
         }
+        out.push_str("\n[stale]\n");
+        let examples = ["active = \"5m\"", "claude.child_command = \"30m\""];
+        for (key, example) in STALE_KEYS.iter().zip(examples) {
+            for line in wrap(key.doc, 96) {
+                out.push_str(&format!("# {line}\n"));
+            }
+            if key.path == "stale.<cli>.<state>" {
+                for line in wrap(&shipped_windows(), 96) {
+                    out.push_str(&format!("# {line}\n"));
+                }
+            }
+            out.push_str(&format!("# {example}\n"));
+        }
         out
     }
 
@@ -315,6 +387,14 @@ impl Policy {
         for ((path, value), key) in self.values().into_iter().zip(KEYS) {
             let value = value.map_or("unset".to_owned(), |v| format!("`{v}`"));
             out.push_str(&format!("| `{path}` | {value} | {} |\n", key.doc));
+        }
+        for key in STALE_KEYS {
+            let default = "the profile hole's `stale-after`";
+            let mut doc = key.doc.to_owned();
+            if key.path == "stale.<cli>.<state>" {
+                doc = format!("{doc} {}", shipped_windows());
+            }
+            out.push_str(&format!("| `{}` | {default} | {doc} |\n", key.path));
         }
         out
     }
@@ -328,8 +408,78 @@ impl Serialize for Policy {
         for (path, value) in values {
             map.serialize_entry(path, &value)?;
         }
+        let windows = &self.stale;
+        let by_cli = windows.by_cli.iter().flat_map(|(cli, w)| {
+            w.iter().map(move |(state, d)| (format!("stale.{cli}.{state}"), *d))
+        });
+        for (key, window) in
+            windows.by_state.iter().map(|(s, d)| (format!("stale.{s}"), *d)).chain(by_cli)
+        {
+            map.serialize_entry(&key, &format_duration(window))?;
+        }
         map.end()
     }
+}
+
+/// Parses `[stale]`: `<state> = "15m"` and `<cli>.<state> = "15m"` (CLI names are checked
+/// later, against the profiles).
+fn stale_windows(table: &toml::Table) -> Result<StaleWindows, (String, String)> {
+    let window = |key: &str, state: &str, value: &toml::Value| {
+        if !STATES.contains(&state) {
+            let hint = STATES
+                .iter()
+                .find(|s| edit_distance(s, state) <= 2)
+                .map(|s| format!("did you mean {s}?"))
+                .unwrap_or_else(|| format!("states: {}", STATES.join(", ")));
+            return Err((key.to_owned(), format!("not a state ({hint})")));
+        }
+        match value {
+            toml::Value::String(text) => parse_duration(text).map_err(|e| (key.to_owned(), e)),
+            _ => Err((key.to_owned(), "must be a duration such as \"15m\" (\"0s\": never)".into())),
+        }
+    };
+    let mut windows = StaleWindows::default();
+    for (name, value) in table {
+        let key = format!("stale.{name}");
+        match value {
+            toml::Value::Table(states) => {
+                let cli = windows.by_cli.entry(name.clone()).or_default();
+                for (state, value) in states {
+                    let window = window(&format!("{key}.{state}"), state, value)?;
+                    cli.insert(state.clone(), window);
+                }
+            }
+            value => {
+                windows.by_state.insert(name.clone(), window(&key, name, value)?);
+            }
+        }
+    }
+    Ok(windows)
+}
+
+/// What the shipped profiles' holes say, for the documentation: the window of each state that
+/// has a hole, per CLI.
+fn shipped_windows() -> String {
+    let Ok(profiles) = Profiles::shipped() else {
+        return String::new();
+    };
+    let mut states = Vec::new();
+    for state in STATES {
+        let clis: Vec<String> = profiles
+            .iter()
+            .filter(|p| p.holes_in(state).next().is_some())
+            .map(|p| {
+                // The shortest window goes stale first.
+                let window = p.holes_in(state).filter_map(|h| h.stale_after).min();
+                let window = window.map_or("never".to_owned(), format_duration);
+                format!("{} {window}", p.name)
+            })
+            .collect();
+        if !clis.is_empty() {
+            states.push(format!("`{state}`: {}", clis.join(", ")));
+        }
+    }
+    format!("Shipped profiles: {}.", states.join("; "))
 }
 
 /// Whether `typed` looks like a misspelling of `key` (same table, or the same key name).
@@ -388,6 +538,8 @@ mod wire {
         pub env_fault: EnvFault,
         pub escalate: Escalate,
         pub journal: Journal,
+        /// Parsed by hand: its keys are states and CLIs.
+        pub stale: Option<toml::Table>,
     }
 
     #[derive(Debug, Default, Deserialize)]
@@ -603,6 +755,65 @@ errors. [`policy.example.toml`](policy.example.toml) sets every key to its defau
         assert_eq!(e.key.as_deref(), Some("env-fault.backoff-on"));
         let e = Policy::parse("[journal]\nmax-bytes = 10\n", "p").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("journal.max-bytes"));
+    }
+
+    #[test]
+    fn stale_windows_parse_per_state_and_per_cli() {
+        let text = "[stale]\nactive = \"5m\"\nclaude.child_command = \"0s\"\n\
+                    gemini = { active = \"1h\" }\n";
+        let p = Policy::parse(text, "p").unwrap();
+        p.check_profiles(&Profiles::shipped().unwrap(), "p").unwrap();
+        assert_eq!(p.stale.by_state["active"], Duration::from_secs(300));
+        assert_eq!(p.stale.by_cli["claude"]["child_command"], Duration::ZERO);
+        assert_eq!(p.stale.by_cli["gemini"]["active"], Duration::from_secs(3600));
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["stale.active"], "5m");
+        assert_eq!(json["stale.claude.child_command"], "0s");
+        assert_eq!(Policy { stale: StaleWindows::default(), ..p }, Policy::default());
+    }
+
+    #[test]
+    fn the_example_files_stale_lines_parse_when_uncommented() {
+        let text = std::fs::read_to_string(repo(EXAMPLE)).unwrap();
+        let (_, stale) = text.split_once("[stale]\n").unwrap();
+        let lines: Vec<&str> = stale
+            .lines()
+            .filter_map(|l| l.strip_prefix("# ").filter(|l| l.contains(" = \"")))
+            .collect();
+        assert_eq!(lines.len(), 2, "{stale}");
+        let p = Policy::parse(&format!("[stale]\n{}\n", lines.join("\n")), "example").unwrap();
+        p.check_profiles(&Profiles::shipped().unwrap(), "example").unwrap();
+        assert!(!p.stale.by_state.is_empty() && !p.stale.by_cli.is_empty());
+    }
+
+    #[test]
+    fn stale_errors_name_the_key() {
+        let parse = |text: &str| {
+            let text = format!("[stale]\n{text}\n");
+            Policy::parse(&text, "p.toml")
+                .and_then(|p| p.check_profiles(&Profiles::shipped().unwrap(), "p.toml"))
+                .unwrap_err()
+        };
+        let cases = [
+            ("activ = \"5m\"", "stale.activ", "did you mean active?"),
+            ("busy = \"5m\"", "stale.busy", "states: unknown, active,"),
+            ("claude.activ = \"5m\"", "stale.claude.activ", "did you mean active?"),
+            (
+                "claud.active = \"5m\"",
+                "stale.claud",
+                "no profile is named claud (profiles: claude,",
+            ),
+            ("active = \"soon\"", "stale.active", "soon"),
+            ("claude.active = 15", "stale.claude.active", "must be a duration"),
+            ("ended = \"1h\"", "stale.ended", "no profile declares a hole for ended"),
+            ("cursor.child_command = \"1h\"", "stale.cursor.child_command", "declares no hole"),
+        ];
+        for (text, key, message) in cases {
+            let e = parse(text);
+            assert_eq!(e.key.as_deref(), Some(key), "{text}: {e}");
+            assert!(e.to_string().contains(message), "{text}: {e}");
+            assert!(e.to_string().starts_with(&format!("policy p.toml: {key}: ")), "{e}");
+        }
     }
 
     #[test]

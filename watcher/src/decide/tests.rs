@@ -143,8 +143,10 @@ fn run_story(path: &Path) -> Vec<Decision> {
     let story: Story = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let policy_text = toml::to_string(&story.policy).unwrap();
-    let policy = Policy::parse(&policy_text, &name).unwrap_or_else(|e| panic!("{e}"));
     let profiles = shipped().clone();
+    let policy = Policy::parse(&policy_text, &name)
+        .and_then(|p| p.check_profiles(&profiles, &name).map(|()| p))
+        .unwrap_or_else(|e| panic!("{e}"));
     let probe = FakeProbe(Arc::new(Mutex::new(HostStatus::Alive)));
     let start = story.generation_start.as_deref().map_or(0, at_of);
     let mut decider = decider(&profiles, &policy, start, &probe);
