@@ -128,6 +128,7 @@ def main():
         policy = os.path.join(tmp, "policy.toml")
         with open(policy, "w") as f:
             f.write('version = 1\n[nudge]\nmin-idle = "1s"\n[journal]\npath = "%s"\n' % journal)
+            f.write('[stale]\nclaude.child_command = "3h"\n')
         relay = Relay(args.relay, events_dir, args.fixtures)
 
         # History: a whole turn before serve starts. Shown, never authorizing.
@@ -141,6 +142,7 @@ def main():
         check(hello["ok"] and hello["id"] == "h" and hello["op"] == "hello", "hello", hello)
         check(hello["protocol"] == 1 and hello["watching"], "protocol 1, watching", hello)
         check(hello["policy"]["nudge.min-idle"] == "1s", "the --policy file is in force", hello)
+        check(hello["policy"]["stale.claude.child_command"] == "3h", "so are its [stale] windows", hello)
         check(hello["journal"] == journal, "the journal is the policy's", hello)
 
         state = serve.ask({"id": 1, "op": "state", "session": "task-hist"})

@@ -124,3 +124,29 @@ fn caller_evidence_and_policy_errors_are_checked() {
     let out = decide(&dir, &["s1", "idle"]);
     assert_eq!(out.status.code(), Some(2), "a question that does not exist is a usage error");
 }
+
+#[test]
+fn a_policy_stale_window_shortens_the_profiles_and_is_checked_against_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    let out = decide(&dir, &["s1", "nudge", "--json"]);
+    assert_eq!(json(&out)["state"], "active", "{out:?}");
+
+    let policy = tmp.path().join("policy.toml");
+    fs::write(&policy, "[stale]\nclaude.active = \"1ms\"\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let out = decide(&dir, &["s1", "nudge", "--json", "--policy", policy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "no structured signal: {out:?}");
+    let stale = &json(&out)["evidence"]["view"]["stale"];
+    assert_eq!(
+        (stale["was"].as_str(), stale["set_by"].as_str()),
+        (Some("active"), Some("stale.claude.active"))
+    );
+
+    fs::write(&policy, "[stale]\nclaud.active = \"1m\"\n").unwrap();
+    let out = decide(&dir, &["s1", "nudge", "--policy", policy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("stale.claud: no profile is named claud"), "{stderr}");
+}
