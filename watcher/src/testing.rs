@@ -61,7 +61,26 @@ pub(crate) struct HookCall<'a> {
     pub unordered: bool,
 }
 
-impl HookCall<'_> {
+impl<'a> HookCall<'a> {
+    /// A call that replays one captured payload, with nothing else set.
+    pub(crate) fn of_fixture(
+        cli: &'a str,
+        session: &'a str,
+        fixture: &'a str,
+        payload: &'a BTreeMap<String, toml::Value>,
+    ) -> HookCall<'a> {
+        HookCall {
+            cli,
+            session,
+            native: None,
+            fixture: Some(fixture),
+            payload,
+            tag: None,
+            host_pid: None,
+            unordered: false,
+        }
+    }
+
     /// The canonical event, as the `seq`-th event file written at `at`; `None` when the call
     /// names neither a fixture nor a native event (a step that only moves the clock).
     pub(crate) fn event(&self, profiles: &Profiles, seq: u64, at: u64) -> Option<Event> {

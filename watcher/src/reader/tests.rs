@@ -219,20 +219,27 @@ fn seqs(events: &[Event]) -> Vec<u64> {
     events.iter().map(|e| e.source.seq).collect()
 }
 
+/// A named cursor `c` reads and commits three events; then the directory is deleted and
+/// recreated with two new ones (seqs 1 and 2), which the reader has not polled yet.
+fn read_three_then_recreate_with_two(dir: &Path) -> (ReaderConfig, Reader) {
+    for _ in 0..3 {
+        write(dir, "PreToolUse", "old");
+    }
+    let cfg = config(dir, Start::Cursor("c".into()));
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    assert_eq!(seqs(&drain(&mut reader)), [1, 2, 3]);
+    reader.commit().unwrap();
+    fs::remove_dir_all(dir).unwrap();
+    write(dir, "SessionStart", "new");
+    write(dir, "Stop", "new");
+    (cfg, reader)
+}
+
 #[test]
 fn a_named_cursor_saved_just_after_its_dir_was_recreated_reads_the_new_dir_from_its_start() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("events");
-    for _ in 0..3 {
-        write(&dir, "PreToolUse", "old");
-    }
-    let cfg = config(&dir, Start::Cursor("c".into()));
-    let mut reader = Reader::open(cfg.clone()).unwrap();
-    assert_eq!(seqs(&drain(&mut reader)), [1, 2, 3]);
-    reader.commit().unwrap();
-    fs::remove_dir_all(&dir).unwrap();
-    write(&dir, "SessionStart", "new");
-    write(&dir, "Stop", "new");
+    let (cfg, reader) = read_three_then_recreate_with_two(&dir);
     // The consumer commits before a poll noticed: `.cursors/` is gone, and the position it
     // saves (seq 3) is one of the old directory.
     reader.commit().unwrap();
@@ -254,16 +261,7 @@ fn a_named_cursor_saved_just_after_its_dir_was_recreated_reads_the_new_dir_from_
 fn a_named_cursor_that_sees_its_dir_recreated_while_running_keeps_it_across_a_restart() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("events");
-    for _ in 0..3 {
-        write(&dir, "PreToolUse", "old");
-    }
-    let cfg = config(&dir, Start::Cursor("c".into()));
-    let mut reader = Reader::open(cfg.clone()).unwrap();
-    assert_eq!(seqs(&drain(&mut reader)), [1, 2, 3]);
-    reader.commit().unwrap();
-    fs::remove_dir_all(&dir).unwrap();
-    write(&dir, "SessionStart", "new");
-    write(&dir, "Stop", "new");
+    let (cfg, mut reader) = read_three_then_recreate_with_two(&dir);
     let events = drain(&mut reader);
     assert_eq!(seqs(&events), [1, 2]);
     assert_eq!(natives(&events), ["SessionStart", "Stop"]);

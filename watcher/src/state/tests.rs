@@ -261,16 +261,7 @@ fn a_slot_asked_for_under_a_previous_generation_is_refused_and_stays_free() {
     let profiles = Profiles::shipped().unwrap();
     let payload = BTreeMap::new();
     let event = |fixture: &str, seq: u64, at: &str| {
-        let call = HookCall {
-            cli: "claude",
-            session: "s1",
-            native: None,
-            fixture: Some(fixture),
-            payload: &payload,
-            tag: None,
-            host_pid: None,
-            unordered: false,
-        };
+        let call = HookCall::of_fixture("claude", "s1", fixture, &payload);
         let at = T0 + parse_duration(at).unwrap().as_nanos() as u64;
         call.event(&profiles, seq, at).unwrap()
     };
@@ -313,15 +304,8 @@ fn a_slot_asked_for_under_a_previous_generation_is_refused_and_stays_free() {
 fn stale_windows_replace_the_profile_windows_per_state_then_per_cli() {
     let profiles = Profiles::shipped().unwrap();
     let payload = BTreeMap::new();
-    let prompt = |cli: &'static str, fixture: &'static str, session: &'static str| HookCall {
-        cli,
-        session,
-        native: None,
-        fixture: Some(fixture),
-        payload: &payload,
-        tag: None,
-        host_pid: None,
-        unordered: false,
+    let prompt = |cli: &'static str, fixture: &'static str, session: &'static str| {
+        HookCall::of_fixture(cli, session, fixture, &payload)
     };
     let minutes = |m: u64| T0 + m * 60_000_000_000;
     let tracker = |windows: StaleWindows| {
