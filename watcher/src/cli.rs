@@ -109,6 +109,8 @@ pub struct WatchArgs {
 pub struct StatusArgs {
     #[command(flatten)]
     pub source: SourceArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// Print a JSON array instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -121,6 +123,8 @@ pub struct ExplainArgs {
     pub session: String,
     #[command(flatten)]
     pub source: SourceArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hookline::profile::{OverlayDirs, Profiles};
 
-use crate::cli::{Cli, Command, DirArgs, SourceArgs};
+use crate::cli::{Cli, Command, DirArgs, PolicyArgs, SourceArgs};
 
 /// The result of a subcommand: an exit code, or an error printed by `main`.
 pub type Outcome = Result<ExitCode, Box<dyn std::error::Error>>;
@@ -85,17 +85,21 @@ fn is_broken_pipe(error: &std::io::Error) -> bool {
 }
 
 /// A tracker rebuilt from every event present: a one-shot reader's view, replayed, never
-/// authoritative.
+/// authoritative. Its staleness windows are the policy's, as `decide` and `serve` see them.
 fn replay(
     source: &SourceArgs,
+    policy_args: &PolicyArgs,
     history: usize,
 ) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
     use hookline::reader::{ReaderConfig, Start, read_all};
+    let profiles = profiles()?;
+    let policy = policy(policy_args, &profiles)?;
     let now = hookline::format::relay::now_ns();
-    let mut config = ReaderConfig::new(events_dir(&source.dir)?, Start::Beginning, profiles()?);
+    let mut config = ReaderConfig::new(events_dir(&source.dir)?, Start::Beginning, profiles);
     config.legacy_dirs = source.legacy_dirs.clone();
-    let mut tracker =
-        hookline::state::Tracker::new(config.profiles.clone(), now).with_history(history);
+    let mut tracker = hookline::state::Tracker::new(config.profiles.clone(), now)
+        .with_history(history)
+        .with_stale_windows_over(&policy.stale);
     for event in read_all(config)? {
         tracker.apply(&event);
     }
@@ -105,7 +109,7 @@ fn replay(
 /// The decision policy: `--policy`, else the user's file when it exists, else the defaults;
 /// its `[stale]` windows checked against the profiles in force.
 fn policy(
-    args: &crate::cli::PolicyArgs,
+    args: &PolicyArgs,
     profiles: &Profiles,
 ) -> Result<hookline::decide::Policy, Box<dyn std::error::Error>> {
     use hookline::decide::Policy;

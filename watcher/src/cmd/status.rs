@@ -9,7 +9,7 @@ use super::{Outcome, replay};
 use crate::cli::StatusArgs;
 
 pub fn run(args: StatusArgs) -> Outcome {
-    let tracker = replay(&args.source, hookline::state::HISTORY)?;
+    let tracker = replay(&args.source, &args.policy, hookline::state::HISTORY)?;
     let views = tracker.views(hookline::format::relay::now_ns());
     if args.json || !std::io::stdout().is_terminal() {
         println!("{}", serde_json::to_string_pretty(&views)?);

@@ -137,13 +137,7 @@ impl Decider {
     /// The policy's `[stale]` windows are set on the tracker, over any it already has (check
     /// them first with [`Policy::check_profiles`]).
     pub fn new(tracker: Tracker, policy: Policy) -> Decider {
-        let tracker = if policy.stale.is_empty() {
-            tracker
-        } else {
-            let mut windows = tracker.stale_windows().clone();
-            windows.extend(&policy.stale);
-            tracker.with_stale_windows(windows)
-        };
+        let tracker = tracker.with_stale_windows_over(&policy.stale);
         Decider {
             tracker,
             policy,

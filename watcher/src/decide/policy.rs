@@ -178,7 +178,7 @@ pub const KEYS: &[KeyDoc] = &[
 pub const STALE_KEYS: &[KeyDoc] = &[
     KeyDoc {
         path: "stale.<state>",
-        doc: "After this long without an event, a state a CLI can leave silently reads `unknown`: for every CLI whose profile declares a hole for that state, this replaces the hole's `stale-after` (a hole without one never goes stale by itself). `0s` turns staleness off. A shorter window is the safe direction: the state reads `unknown` sooner, so the decisions fall back (or escalate after `escalate.unknown-after`) sooner. A longer one, or `0s`, makes a state the CLI may have left silently look fresh for longer. Read by `decide` and `serve` (and a `Decider`); `status`, `explain` and `watch` show the profiles' windows.",
+        doc: "After this long without an event, a state a CLI can leave silently reads `unknown`: for every CLI whose profile declares a hole for that state, this replaces the hole's `stale-after` (a hole without one never goes stale by itself). `0s` turns staleness off. A shorter window is the safe direction: the state reads `unknown` sooner, so the decisions fall back (or escalate after `escalate.unknown-after`) sooner. A longer one, or `0s`, makes a state the CLI may have left silently look fresh for longer. Read by `decide` and `serve` (and a `Decider`), and by `status` and `explain`, so they show the staleness the decisions use.",
     },
     KeyDoc {
         path: "stale.<cli>.<state>",
@@ -665,8 +665,9 @@ the_policy_docs_match_the_defaults. Do not edit: run \
 
 `hookline decide` and `hookline serve` read their thresholds from one TOML file given with
 `--policy FILE` (else `$XDG_CONFIG_HOME/hookline/policy.toml` or
-`~/.config/hookline/policy.toml` when it exists). Every key is optional; unknown keys are
-errors. [`policy.example.toml`](policy.example.toml) sets every key to its default.
+`~/.config/hookline/policy.toml` when it exists). `hookline status` and `hookline explain`
+read the same file, the same way, for its `[stale]` windows. Every key is optional; unknown
+keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to its default.
 
 ";
 

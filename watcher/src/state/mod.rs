@@ -202,6 +202,13 @@ impl Tracker {
         self
     }
 
+    /// Sets `windows` over the ones this tracker already has (see [`StaleWindows::extend`]):
+    /// how a policy's `[stale]` reaches every tracker that reads it.
+    pub fn with_stale_windows_over(mut self, windows: &StaleWindows) -> Tracker {
+        self.stale.extend(windows);
+        self
+    }
+
     /// The staleness windows that replace the profiles' (empty by default).
     pub fn stale_windows(&self) -> &StaleWindows {
         &self.stale

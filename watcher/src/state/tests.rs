@@ -345,3 +345,23 @@ fn stale_windows_replace_the_profile_windows_per_state_then_per_cli() {
     let view = state(&per_cli, "g1", minutes(3));
     assert_eq!(view.stale.unwrap().set_by, "stale.active");
 }
+
+#[test]
+fn stale_windows_over_keep_the_windows_they_do_not_set() {
+    let window = |d: &str| parse_duration(d).unwrap();
+    let mut own = StaleWindows::default();
+    own.by_state.insert("active".into(), window("2m"));
+    own.by_cli.entry("claude".into()).or_default().insert("active".into(), window("3m"));
+    let mut over = StaleWindows::default();
+    over.by_state.insert("child_command".into(), window("1h"));
+    over.by_cli.entry("claude".into()).or_default().insert("active".into(), window("4m"));
+    let tracker = Tracker::new(Profiles::shipped().unwrap(), T0)
+        .with_stale_windows(own)
+        .with_stale_windows_over(&over);
+    let windows = tracker.stale_windows();
+    assert_eq!(windows.by_state["active"], window("2m"));
+    assert_eq!(windows.by_state["child_command"], window("1h"));
+    assert_eq!(windows.by_cli["claude"]["active"], window("4m"));
+    let same = tracker.with_stale_windows_over(&StaleWindows::default());
+    assert_eq!(same.stale_windows().by_state.len(), 2);
+}

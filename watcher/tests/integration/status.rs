@@ -205,3 +205,77 @@ fn explain_shows_the_events_and_rules_behind_a_state() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session with id or tag \"task-9\""));
 }
+
+#[test]
+fn status_and_explain_take_the_policys_stale_windows_as_decide_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire_as(&dir, &format!("{C}UserPromptSubmit.json"), "s1", "task-1", &[]);
+    let rows = json(&hookline("status", &dir, &["--json"]).output().unwrap());
+    let s1 = row(rows.as_array().unwrap(), "s1");
+    assert_eq!((&s1["state"], &s1["stale"]), (&"active".into(), &Value::Null), "{s1}");
+
+    let policy = tmp.path().join("policy.toml");
+    std::fs::write(&policy, "[stale]\nclaude.active = \"1ms\"\n").unwrap();
+    let policy = policy.to_str().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let stale_by_the_policy = |view: &Value| {
+        assert_eq!(view["state"], "unknown", "{view}");
+        assert_eq!(
+            (view["stale"]["was"].as_str(), view["stale"]["set_by"].as_str()),
+            (Some("active"), Some("stale.claude.active")),
+            "{view}"
+        );
+        let detail = view["detail"].as_str().unwrap();
+        assert!(detail.starts_with("stale: active for over 1ms (policy stale.claude.active)"));
+    };
+    let rows = json(&hookline("status", &dir, &["--json", "--policy", policy]).output().unwrap());
+    stale_by_the_policy(row(rows.as_array().unwrap(), "s1"));
+    let explained = json(
+        &hookline("explain", &dir, &["task-1", "--json", "--policy", policy]).output().unwrap(),
+    );
+    stale_by_the_policy(&explained["state"]);
+    let out = hookline("explain", &dir, &["task-1", "--policy", policy]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\nnow: unknown for "), "{text}");
+    assert!(text.contains("(policy stale.claude.active)"), "{text}");
+
+    // Without --policy, the user's policy file is read, as decide reads it.
+    let user = tmp.path().join(".config/hookline");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::copy(policy, user.join("policy.toml")).unwrap();
+    let rows = json(&hookline("status", &dir, &["--json"]).output().unwrap());
+    stale_by_the_policy(row(rows.as_array().unwrap(), "s1"));
+}
+
+#[test]
+fn status_and_explain_refuse_a_bad_policy_with_decides_error_and_exit_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire_as(&dir, &format!("{C}UserPromptSubmit.json"), "s1", "task-1", &[]);
+    let policy = tmp.path().join("policy.toml");
+    let cases = [
+        (Some("[stale]\nclaud.active = \"1m\"\n"), "stale.claud: no profile is named claud"),
+        (Some("[stale]\nactiv = \"1m\"\n"), "stale.activ: "),
+        (Some("[nudge]\nmax-in-row = 2\n"), "nudge.max-in-row: unknown key"),
+        (None, "cannot read"),
+    ];
+    for (text, message) in cases {
+        match text {
+            Some(text) => std::fs::write(&policy, text).unwrap(),
+            None => std::fs::remove_file(&policy).unwrap(),
+        }
+        let flag = ["--policy", policy.to_str().unwrap()];
+        let args = [&["s1", "nudge"][..], &flag].concat();
+        let decide = hookline("decide", &dir, &args).output().unwrap();
+        assert_eq!(decide.status.code(), Some(2), "{decide:?}");
+        let stderr = String::from_utf8_lossy(&decide.stderr);
+        assert!(stderr.contains(message), "{message:?} missing from {stderr}");
+        for args in [&["status", "--json"][..], &["explain", "task-1"]] {
+            let out = hookline(args[0], &dir, &[&args[1..], &flag].concat()).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+            assert_eq!(String::from_utf8_lossy(&out.stderr), stderr, "{args:?}");
+            assert!(out.stdout.is_empty(), "{args:?}: {out:?}");
+        }
+    }
+}
