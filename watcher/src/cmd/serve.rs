@@ -1,13 +1,17 @@
 //! `hookline serve`: the decision layer for any language. One tracker generation, started with
 //! the process and fed by a watcher on a background thread; JSON-line requests on stdin, one
-//! JSON-line reply each on stdout (see `hookline::decide::protocol`). EOF on stdin ends it.
+//! JSON-line reply each on stdout (see `hookline::decide::protocol`). A `next_event` that may
+//! wait is answered from its own thread, so that it delays no other request. EOF on stdin ends
+//! it, once the waits still running are answered.
 
 use std::io::{self, BufRead, Read, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
 use std::time::Duration;
+
+use serde_json::Value;
 
 use hookline::decide::Decider;
 use hookline::decide::protocol::{Hub, MAX_LINE, ServeInfo, Shared};
@@ -72,24 +76,33 @@ pub fn run(args: ServeArgs) -> Outcome {
             }
         })
     };
-    let result = answer(&shared);
+    let result = answer(Arc::clone(&shared));
     stop.store(true, Ordering::Relaxed);
     let _ = feeder.join();
     result?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reads requests until EOF, answering each.
-fn answer(shared: &Shared) -> io::Result<()> {
+/// The most `next_event` requests waiting at once (each holds a thread while it waits).
+const MAX_WAITING: usize = 64;
+
+/// Reads requests until EOF, answering each: at once, or, for a `next_event` that may wait,
+/// from a thread of its own. At EOF the waits still running are answered before it returns.
+fn answer(shared: Arc<Shared>) -> io::Result<()> {
     let mut input = io::stdin().lock();
-    let mut out = io::stdout().lock();
+    let out = Arc::new(Mutex::new(io::stdout()));
+    let mut waiting: Vec<JoinHandle<()>> = Vec::new();
     let mut line = Vec::new();
     loop {
         line.clear();
         let read = (&mut input).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)?;
         if read == 0 {
+            for wait in waiting {
+                let _ = wait.join();
+            }
             return Ok(());
         }
+        waiting.retain(|wait| !wait.is_finished());
         let reply = if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
             // Skip the rest of the oversized line.
             let mut rest = Vec::new();
@@ -100,17 +113,55 @@ fn answer(shared: &Shared) -> io::Result<()> {
         } else {
             match std::str::from_utf8(&line) {
                 Ok(text) if text.trim().is_empty() => continue,
-                Ok(text) => shared.handle(text.trim(), &hookline::format::relay::now_ns),
+                Ok(text) => match waits(text.trim()) {
+                    Some(id) if waiting.len() >= MAX_WAITING => serde_json::json!({
+                        "id": id, "op": "next_event", "ok": false,
+                        "error": format!(
+                            "{MAX_WAITING} next_event requests are already waiting; \
+                             wait for one of their replies"
+                        ),
+                    })
+                    .to_string(),
+                    Some(_) => {
+                        let (shared, out, text) =
+                            (Arc::clone(&shared), Arc::clone(&out), text.trim().to_owned());
+                        waiting.push(thread::spawn(move || {
+                            let reply = shared.handle(&text, &hookline::format::relay::now_ns);
+                            // A client gone away is the main loop's business.
+                            let _ = send(&out, &reply);
+                        }));
+                        continue;
+                    }
+                    None => shared.handle(text.trim(), &hookline::format::relay::now_ns),
+                },
                 Err(_) => r#"{"id":null,"ok":false,"error":"request line is not UTF-8"}"#.into(),
             }
         };
         for error in shared.take_journal_errors() {
             eprintln!("hookline: warning: journal: {error}");
         }
-        match writeln!(out, "{reply}").and_then(|()| out.flush()) {
+        match send(&out, &reply) {
             Ok(()) => {}
+            // Nobody reads the replies any more: the waits are not joined.
             Err(e) if is_broken_pipe(&e) => return Ok(()),
             Err(e) => return Err(e),
         }
     }
+}
+
+/// The `id` of a request that is a `next_event` allowed to wait (`timeout_ms` above 0);
+/// `None` for any other request, well-formed or not.
+fn waits(text: &str) -> Option<Value> {
+    let Ok(Value::Object(mut request)) = serde_json::from_str::<Value>(text) else {
+        return None;
+    };
+    let may_wait = request.get("op").and_then(Value::as_str) == Some("next_event")
+        && request.get("timeout_ms").and_then(Value::as_u64).is_some_and(|ms| ms > 0);
+    may_wait.then(|| request.remove("id").unwrap_or(Value::Null))
+}
+
+/// Writes one reply line, whole, and flushes it.
+fn send(out: &Mutex<io::Stdout>, reply: &str) -> io::Result<()> {
+    let mut out = out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    writeln!(out, "{reply}").and_then(|()| out.flush())
 }

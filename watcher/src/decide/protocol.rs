@@ -1,5 +1,6 @@
 //! The `hookline serve` protocol: one JSON object per line on stdin, one JSON object per line
-//! on stdout, in order, each answering one request.
+//! on stdout, each answering one request: in order, except that `hookline serve` answers a
+//! `next_event` that may wait from a thread of its own, after the requests sent meanwhile.
 //!
 //! Every request is an object with an `op` and an optional `id` (any JSON value, echoed in the
 //! reply). Every reply carries `id`, `op` and `ok`; a request that cannot be read or answered
@@ -18,8 +19,8 @@
 //! `next_event` hands out, oldest first and once each, the canonical events of that session
 //! that arrived since `serve` started (up to [`QUEUE_PER_SESSION`] per session are kept;
 //! `dropped` counts the ones lost before they were asked for). It waits at most `timeout_ms`
-//! for one; meanwhile events of every session keep flowing into the tracker. Requests are
-//! answered one at a time, so a long wait delays the next request.
+//! for one; meanwhile events of every session keep flowing into the tracker, and
+//! [`Shared::handle`] may be called from other threads for other requests.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;

@@ -28,3 +28,81 @@ fn the_serve_protocol_holds_when_driven_from_python() {
     assert!(out.status.success(), "serve_protocol.py failed ({}):\n{stdout}\n{stderr}", out.status);
     assert!(stdout.contains("checks passed"), "{stdout}");
 }
+
+/// A `hookline serve` child with a line reader on its stdout.
+struct Serve {
+    child: std::process::Child,
+    replies: std::sync::mpsc::Receiver<serde_json::Value>,
+}
+
+impl Serve {
+    fn start(dir: &Path) -> Serve {
+        let mut child = Command::new(super::watch::hookline())
+            .args(["serve", "--events-dir"])
+            .arg(dir)
+            .env("XDG_CONFIG_HOME", dir.join("no-config"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let replies = super::watch::lines(child.stdout.take().unwrap());
+        Serve { child, replies }
+    }
+
+    fn send(&mut self, request: serde_json::Value) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn reply(&self) -> serde_json::Value {
+        self.replies.recv_timeout(std::time::Duration::from_secs(30)).expect("a reply")
+    }
+}
+
+#[test]
+fn a_waiting_next_event_holds_up_no_other_request() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let mut serve = Serve::start(&dir);
+    serve.send(json!({"id": 1, "op": "next_event", "session": "s1", "timeout_ms": 60000}));
+    serve.send(json!({"id": 2, "op": "sessions"}));
+    serve.send(json!({"id": 3, "op": "state", "session": "s1"}));
+    let (two, three) = (serve.reply(), serve.reply());
+    assert_eq!((&two["id"], &two["ok"]), (&json!(2), &json!(true)), "{two}");
+    assert_eq!((&three["id"], &three["view"]), (&json!(3), &json!(null)), "{three}");
+
+    // The event the first request waits for, written by the real relay.
+    let prompt = br#"{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#;
+    super::watch::run_relay(&dir, &["--cli", "claude"], prompt);
+    let one = serve.reply();
+    assert_eq!(
+        (&one["id"], &one["ok"], &one["timed_out"]),
+        (&json!(1), &json!(true), &json!(false))
+    );
+    assert_eq!(one["event"]["kind"], "turn_start", "{one}");
+
+    // 64 waits at once at most; the next one is refused at once, naming the limit.
+    for id in 0..64 {
+        serve.send(json!({"id": id, "op": "next_event", "session": "s2", "timeout_ms": 1500}));
+    }
+    serve.send(json!({"id": "one too many", "op": "next_event", "session": "s2", "timeout_ms": 1}));
+    let refused = serve.reply();
+    assert_eq!((&refused["id"], &refused["ok"]), (&json!("one too many"), &json!(false)));
+    assert!(refused["error"].as_str().unwrap().contains("64 next_event requests"), "{refused}");
+
+    // EOF: the waits still running are answered (timed out) before serve exits.
+    drop(serve.child.stdin.take());
+    let mut ids: Vec<i64> = (0..64)
+        .map(|_| {
+            let reply = serve.reply();
+            assert_eq!(reply["timed_out"], json!(true), "{reply}");
+            reply["id"].as_i64().unwrap()
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..64).collect::<Vec<_>>());
+    assert!(serve.child.wait().unwrap().success());
+}
