@@ -86,7 +86,7 @@ fn a_waiting_next_event_holds_up_no_other_request() {
 
     // 64 waits at once at most; the next one is refused at once, naming the limit.
     for id in 0..64 {
-        serve.send(json!({"id": id, "op": "next_event", "session": "s2", "timeout_ms": 1500}));
+        serve.send(json!({"id": id, "op": "next_event", "session": "s2", "timeout_ms": 5000}));
     }
     serve.send(json!({"id": "one too many", "op": "next_event", "session": "s2", "timeout_ms": 1}));
     let refused = serve.reply();
