@@ -11,10 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use hookline::decide::Decider;
-use hookline::decide::protocol::{Hub, MAX_LINE, ServeInfo, Shared};
+use hookline::decide::protocol::{self, Hub, MAX_LINE, ServeInfo, Shared};
+use hookline::format::relay::now_ns;
 use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::Tracker;
 use hookline::watch::{Mode, WatchOptions, Watcher};
@@ -27,7 +26,7 @@ pub fn run(args: ServeArgs) -> Outcome {
     let profiles = profiles()?;
     let policy = policy(&args.policy, &profiles)?;
     let dir = events_dir(&args.source.dir)?;
-    let now = hookline::format::relay::now_ns;
+    let now = now_ns;
     // The generation starts now: events older than this are history, shown but never
     // authorizing; only events that arrive while serving can authorize input.
     let tracker = Tracker::new(profiles.clone(), now());
@@ -113,26 +112,28 @@ fn answer(shared: Arc<Shared>) -> io::Result<()> {
         } else {
             match std::str::from_utf8(&line) {
                 Ok(text) if text.trim().is_empty() => continue,
-                Ok(text) => match waits(text.trim()) {
-                    Some(id) if waiting.len() >= MAX_WAITING => serde_json::json!({
-                        "id": id, "op": "next_event", "ok": false,
-                        "error": format!(
-                            "{MAX_WAITING} next_event requests are already waiting; \
-                             wait for one of their replies"
-                        ),
-                    })
-                    .to_string(),
-                    Some(_) => {
-                        let (shared, out, text) =
-                            (Arc::clone(&shared), Arc::clone(&out), text.trim().to_owned());
-                        waiting.push(thread::spawn(move || {
-                            let reply = shared.handle(&text, &hookline::format::relay::now_ns);
-                            // A client gone away is the main loop's business.
-                            let _ = send(&out, &reply);
-                        }));
-                        continue;
+                Ok(text) => match protocol::parse(text.trim()) {
+                    Ok((id, request)) if request.may_wait() => {
+                        if waiting.len() >= MAX_WAITING {
+                            serde_json::json!({
+                                "id": id, "op": "next_event", "ok": false,
+                                "error": format!(
+                                    "{MAX_WAITING} next_event requests are already waiting; \
+                                     wait for one of their replies"
+                                ),
+                            })
+                            .to_string()
+                        } else {
+                            let (shared, out) = (Arc::clone(&shared), Arc::clone(&out));
+                            waiting.push(thread::spawn(move || {
+                                let reply = shared.reply(Ok((id, request)), &now_ns);
+                                // A client gone away is the main loop's business.
+                                let _ = send(&out, &reply);
+                            }));
+                            continue;
+                        }
                     }
-                    None => shared.handle(text.trim(), &hookline::format::relay::now_ns),
+                    parsed => shared.reply(parsed, &now_ns),
                 },
                 Err(_) => r#"{"id":null,"ok":false,"error":"request line is not UTF-8"}"#.into(),
             }
@@ -147,17 +148,6 @@ fn answer(shared: Arc<Shared>) -> io::Result<()> {
             Err(e) => return Err(e),
         }
     }
-}
-
-/// The `id` of a request that is a `next_event` allowed to wait (`timeout_ms` above 0);
-/// `None` for any other request, well-formed or not.
-fn waits(text: &str) -> Option<Value> {
-    let Ok(Value::Object(mut request)) = serde_json::from_str::<Value>(text) else {
-        return None;
-    };
-    let may_wait = request.get("op").and_then(Value::as_str) == Some("next_event")
-        && request.get("timeout_ms").and_then(Value::as_u64).is_some_and(|ms| ms > 0);
-    may_wait.then(|| request.remove("id").unwrap_or(Value::Null))
 }
 
 /// Writes one reply line, whole, and flushes it.

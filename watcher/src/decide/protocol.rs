@@ -98,6 +98,11 @@ pub struct NextRequest {
 }
 
 impl Request {
+    /// Whether answering may wait: a `next_event` with a `timeout_ms` above 0.
+    pub fn may_wait(&self) -> bool {
+        matches!(self, Request::NextEvent(NextRequest { timeout_ms, .. }) if *timeout_ms > 0)
+    }
+
     fn op(&self) -> &'static str {
         match self {
             Request::Hello(_) => "hello",
@@ -209,7 +214,17 @@ impl Shared {
 
     /// Answers one request line with one reply line (no newline). `now` is the clock.
     pub fn handle(&self, line: &str, now: &dyn Fn() -> u64) -> String {
-        let reply = match parse(line) {
+        self.reply(parse(line), now)
+    }
+
+    /// Answers a request [`parse`] read (or says why it could not be read) with one reply line
+    /// (no newline). `now` is the clock.
+    pub fn reply(
+        &self,
+        parsed: Result<(Value, Request), (Value, String)>,
+        now: &dyn Fn() -> u64,
+    ) -> String {
+        let reply = match parsed {
             Err((id, error)) => json!({ "id": id, "ok": false, "error": error }),
             Ok((id, request)) => {
                 let op = request.op();
