@@ -218,6 +218,32 @@ pub struct Envelope {
 }
 
 impl Envelope {
+    /// An envelope built rather than read (from a legacy file, in tests): format
+    /// [`FORMAT_VERSION`], the given cli, event and payload, everything else zero or empty.
+    pub fn built(cli: &str, event: Option<String>, payload: serde_json::Value) -> Envelope {
+        Envelope {
+            v: FORMAT_VERSION,
+            seq: 0,
+            seq_unordered: false,
+            ts_ns: 0,
+            cli: cli.to_owned(),
+            event,
+            tag: None,
+            pid: 0,
+            ppid: 0,
+            host_pid: None,
+            host_session_id: None,
+            relay_version: String::new(),
+            truncated: false,
+            bytes: 0,
+            dropped: Vec::new(),
+            error: None,
+            raw_encoding: None,
+            raw: None,
+            payload: Some(payload),
+        }
+    }
+
     /// Parses an event file's bytes. Fails on invalid JSON, a missing field or a format
     /// version this crate does not know.
     pub fn from_slice(bytes: &[u8]) -> Result<Envelope, EnvelopeError> {

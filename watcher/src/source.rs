@@ -255,25 +255,12 @@ pub fn read_legacy(dir: &Path, name: &LegacyName) -> Result<Envelope, String> {
         }
     }
     Ok(Envelope {
-        v: crate::format::envelope::FORMAT_VERSION,
-        seq: 0,
         seq_unordered: true,
         ts_ns: name.ts_ns,
-        cli: "legacy".into(),
-        event,
         tag: legacy.task_id,
-        pid: 0,
-        ppid: 0,
-        host_pid: None,
-        host_session_id: None,
         relay_version: "legacy".into(),
-        truncated: false,
         bytes: bytes.len() as u64,
-        dropped: Vec::new(),
-        error: None,
-        raw_encoding: None,
-        raw: None,
-        payload: Some(Value::Object(payload)),
+        ..Envelope::built("legacy", event, Value::Object(payload))
     })
 }
 

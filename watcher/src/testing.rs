@@ -117,25 +117,15 @@ impl<'a> HookCall<'a> {
             EventFileName::ordered(seq, 1)
         };
         let envelope = Envelope {
-            v: 1,
             seq,
             seq_unordered: self.unordered,
             ts_ns: at,
-            cli: self.cli.to_owned(),
-            event: native,
             tag: self.tag.map(str::to_owned),
             pid: 1,
             ppid: 1,
             host_pid: self.host_pid,
-            host_session_id: None,
             relay_version: "test".into(),
-            truncated: false,
-            bytes: 0,
-            dropped: Vec::new(),
-            error: None,
-            raw_encoding: None,
-            raw: None,
-            payload: Some(Value::Object(payload)),
+            ..Envelope::built(self.cli, native, Value::Object(payload))
         };
         let source =
             SourceRef { dir: "/events".into(), seq, file: name.to_string(), legacy: false };

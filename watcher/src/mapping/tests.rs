@@ -13,25 +13,14 @@ fn fixtures() -> PathBuf {
 
 fn envelope(cli: &str, event: Option<&str>, payload: Value) -> Envelope {
     Envelope {
-        v: 1,
         seq: 1,
-        seq_unordered: false,
         ts_ns: 5,
-        cli: cli.into(),
-        event: event.map(str::to_owned),
         tag: Some("task-7".into()),
         pid: 1,
         ppid: 1,
         host_pid: Some(42),
-        host_session_id: None,
         relay_version: "0.1.0".into(),
-        truncated: false,
-        bytes: 0,
-        dropped: Vec::new(),
-        error: None,
-        raw_encoding: None,
-        raw: None,
-        payload: Some(payload),
+        ..Envelope::built(cli, event.map(str::to_owned), payload)
     }
 }
 
