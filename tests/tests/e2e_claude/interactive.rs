@@ -6,16 +6,24 @@ use std::time::Duration;
 
 use hookline_tests::claude_install::Installed;
 use hookline_tests::events::Event;
-use hookline_tests::session::{Action, ClaudeSession, Input, Step, native};
+use hookline_tests::session::{Action, ClaudeSession, Expect, Input, Step, native};
 
 /// `messageIdleNotifThresholdMs`: how long after a turn `idle_prompt` fires.
 const IDLE_THRESHOLD: Duration = Duration::from_secs(3);
 /// Claude's fixed delay before `Notification(permission_prompt)` while a dialog stays open.
 const PERMISSION_NOTIFICATION_DELAY: Duration = Duration::from_secs(6);
 /// On screen whenever the prompt input is ready (the footer hint; hidden under dialogs).
-const READY: &str = "for shortcuts";
+pub(crate) const READY: &str = "for shortcuts";
 /// On screen while a permission dialog is open.
 const PERMISSION_DIALOG: &str = "Do you want to proceed?";
+
+/// A fresh session's `SessionStart`: the session stays unknown until its first turn ends.
+pub(crate) fn session_started() -> Expect {
+    native("SessionStart")
+        .q("startup")
+        .canonical("session_start(startup)")
+        .state("unknown(session started)")
+}
 
 /// The scenario: per step the native events, the canonical event `hookline watch` gives each
 /// and the state once the tracker applied it; the state after the step and the input slot.
@@ -38,10 +46,7 @@ fn steps(project: &Path) -> Vec<Step> {
     vec![
         // A session that just started is unknown until its first turn ends.
         Step::new("launch", Action::Wait)
-            .expect([native("SessionStart")
-                .q("startup")
-                .canonical("session_start(startup)")
-                .state("unknown(session started)")])
+            .expect([session_started()])
             .within(Duration::from_secs(30))
             .then_shown(READY)
             .state("unknown(session started)")

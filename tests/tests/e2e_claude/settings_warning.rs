@@ -17,10 +17,10 @@ use hookline_tests::claude_hooks::{
 use hookline_tests::claude_install::Installed;
 use hookline_tests::session::{Action, ClaudeSession, Input, SETTINGS_WARNING, Step, native};
 
+use crate::interactive::{READY, session_started};
+
 /// A name no version knows.
 const UNKNOWN_EVENT: &str = "HooklineNoSuchEvent";
-/// On screen whenever the prompt input is ready.
-const READY: &str = "for shortcuts";
 
 /// Runs the scenario against `installed`.
 pub fn run(installed: &Installed) {
@@ -31,10 +31,7 @@ pub fn run(installed: &Installed) {
     session.launch_tui(&args);
     session.run(&[
         Step::new("launch with the settings hookline install wrote", Action::Wait)
-            .expect([native("SessionStart")
-                .q("startup")
-                .canonical("session_start(startup)")
-                .state("unknown(session started)")])
+            .expect([session_started()])
             .within(Duration::from_secs(30))
             .then_shown(READY)
             .state("unknown(session started)"),
@@ -83,10 +80,7 @@ pub fn run(installed: &Installed) {
             .then_quiet_for(Duration::from_secs(1))
             .state("ended(prompt_input_exit)"),
         Step::new("continue past the warning", Action::Press("Enter"))
-            .expect([native("SessionStart")
-                .q("startup")
-                .canonical("session_start(startup)")
-                .state("unknown(session started)")])
+            .expect([session_started()])
             .then_shown(READY)
             .state("unknown(session started)")
             .input(Input::Refused("state is unknown")),
