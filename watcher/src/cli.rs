@@ -250,4 +250,51 @@ mod tests {
     fn the_grammar_is_consistent() {
         super::Cli::command().debug_assert();
     }
+
+    /// docs/commands.md has a section per subcommand naming each of its arguments, and names
+    /// no flag the subcommand does not take.
+    #[test]
+    fn every_flag_is_in_the_commands_reference() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/commands.md");
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let command = super::Cli::command();
+        let subcommands: Vec<_> = command.get_subcommands().collect();
+        assert!(subcommands.len() >= 11, "{} subcommands", subcommands.len());
+        for sub in subcommands {
+            let name = sub.get_name();
+            let heading = doc
+                .split("\n## ")
+                .skip(1)
+                .find(|s| s.lines().next().unwrap().contains(&format!("`hookline {name}`")))
+                .unwrap_or_else(|| panic!("docs/commands.md has no section for `hookline {name}`"));
+            let mut longs = vec!["help".to_string()];
+            for arg in sub.get_arguments().filter(|a| a.get_id() != "help") {
+                let word = match arg.get_long() {
+                    Some(long) => {
+                        longs.push(long.to_string());
+                        format!("--{long}")
+                    }
+                    None => arg.get_id().as_str().to_uppercase(),
+                };
+                assert!(
+                    heading.contains(&word),
+                    "docs/commands.md: `hookline {name}` lacks {word}"
+                );
+            }
+            for (i, _) in heading.match_indices("--") {
+                let flag: String = heading[i + 2..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                    .collect();
+                // `|---|` is a table rule, not a flag.
+                if !flag.starts_with(|c: char| c.is_ascii_lowercase()) {
+                    continue;
+                }
+                assert!(
+                    longs.contains(&flag),
+                    "docs/commands.md: `hookline {name}` documents --{flag}, which it does not take"
+                );
+            }
+        }
+    }
 }

@@ -957,4 +957,6 @@ impl Profiles {
 }
 
 #[cfg(test)]
+mod reference_tests;
+#[cfg(test)]
 mod tests;
