@@ -5,8 +5,8 @@
 //!
 //! On the wire (the NDJSON of `hookline watch`), an event is one flat JSON object: the `kind`
 //! and its fields, then the session identity, the time and the `origin` (the file it came
-//! from). See README for the table. The origin is not called `source`: `session_start` has a
-//! field of that name, and one object cannot hold the key twice.
+//! from): see `docs/events.md`. The origin is not called `source`: `session_start` has a field
+//! of that name, and one object cannot hold the key twice.
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! heuristics.
 //!
 //! [`PRECEDENCE`] is the table: which sources may allow, which may only make an answer more
-//! careful. README and `docs/decide.md` show it as generated sections, and a test holds it to
+//! careful. `docs/decide.md` shows it as a generated section, and a test holds it to
 //! [`Signal::may_allow`], which `enforce` applies to every answer.
 //!
 //! The structured layer decides first. Then each piece of caller evidence, transcript first,
@@ -188,7 +188,7 @@ mod tests {
         }
     }
 
-    /// The precedence table as Markdown, for README and docs/decide.md.
+    /// The precedence table as Markdown, for docs/decide.md.
     fn precedence_table() -> String {
         let mut out = String::from(
             "| rank | source | can allow | can make more careful |\n|---|---|---|---|\n",
@@ -230,7 +230,6 @@ mod tests {
         assert!(rank(Signal::StructuredEvent) < rank(Signal::Transcript));
         assert!(rank(Signal::Transcript) < rank(Signal::Pane));
         let table = precedence_table();
-        crate::testing::assert_generated_section("README.md", "signal-precedence", &table);
         crate::testing::assert_generated_section("docs/decide.md", "signal-precedence", &table);
     }
 
