@@ -2,6 +2,7 @@
 
 mod decide;
 mod demo;
+mod docs;
 mod install;
 mod profiles;
 mod prune;
