@@ -111,7 +111,7 @@ pub struct StatusArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
-    /// Print a JSON array instead of a table.
+    /// Print JSON on a terminal too (output that is not a terminal is always JSON).
     #[arg(long)]
     pub json: bool,
 }
