@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStringExt;
 use hookline_relay::envelope::MAX_NAME_BYTES;
 
 /// The profile used when `--cli` is not given.
-pub(crate) const DEFAULT_CLI: &str = "claude";
+const DEFAULT_CLI: &str = "claude";
 /// How much of a bad argument a diagnostic quotes.
 const MAX_ARG_ECHO: usize = 100;
 /// At most this many argument problems are recorded per run.
