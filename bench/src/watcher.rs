@@ -20,7 +20,7 @@ use hookline::profile::Profiles;
 use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::Tracker;
 use hookline::watch::{Mode, WatchOptions, Watcher};
-use hookline_relay::relay::now_ns;
+use hookline_relay::clock::now_ns;
 use hookline_relay::store::{EventsDir, WriteOptions, write_payload};
 use serde_json::value::RawValue;
 

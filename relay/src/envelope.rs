@@ -1,30 +1,15 @@
-//! The envelope: the JSON document stored in each event file.
+//! The envelope: the JSON document stored in each event file, version 1 (`"v": 1`).
 //!
-//! Version 1 (`"v": 1`). Fields, in the order they are written:
+//! [`Envelope`] is its one definition, used both ways: the relay writes an
+//! [`EnvelopeOut`] (`Envelope<Borrowed>`: every field borrowed, the payload written straight
+//! from the buffer it was read into, see [`EnvelopeOut::to_parts`]), readers parse an
+//! `Envelope` (`Envelope<Owned>`) with [`Envelope::from_slice`]. Fields are written in the order
+//! they are declared; `payload` is always last.
 //!
-//! | field | type | meaning |
-//! |---|---|---|
-//! | `v` | integer | format version, `1` |
-//! | `seq` | integer | sequence number, strictly increasing across all relays of one directory |
-//! | `seq_unordered` | bool, only when `true` | the counter lock was not obtained in time: `seq` is a best-effort copy of the counter, order this event by `ts_ns` |
-//! | `ts_ns` | integer | wall-clock time the relay started, nanoseconds since the Unix epoch |
-//! | `cli` | string | profile name given with `--cli` (default `claude`) |
-//! | `event` | string or null | native event name: `--event`, else the payload's `hook_event_name`, `hookEventName` or `type` |
-//! | `tag` | string or null | `$HOOKLINE_TAG`: the orchestrator's own id for the session |
-//! | `pid`, `ppid` | integer | the relay's pid and parent pid (usually the hook shell or the CLI) |
-//! | `host_pid` | integer or null | the host CLI's pid when its environment gives it (`CLAUDE_PID`) |
-//! | `host_session_id` | string or null | the host's session id from its environment (`CLAUDE_CODE_SESSION_ID`, `GEMINI_SESSION_ID`) |
-//! | `relay_version` | string | version of the relay that wrote the file |
-//! | `truncated` | bool | stdin was longer than the cap; only its head was kept |
-//! | `bytes` | integer | bytes of input seen (including any beyond the cap) |
-//! | `error` | string, optional | why the input is not a usable payload (empty, invalid JSON, not an object, stdin deadline) |
-//! | `raw_encoding` | `"utf8"` or `"base64"`, optional | how `raw` is encoded ([`raw_encoding_for`]) |
-//! | `raw` | string, optional | the input bytes, losslessly, when they are not a usable payload |
-//! | `payload` | object, optional | the hook's JSON object, verbatim |
-//!
-//! Exactly one of `payload` and `raw` is present, except for empty input, which has neither.
-//! `payload` is always the last field: the relay writes it straight from the buffer it read it
-//! into ([`EnvelopeOut::to_parts`]).
+//! The field reference (types, meanings, what is present when) is the table in
+//! `docs/format.md`; a test checks that table against this definition.
+
+use std::marker::PhantomData;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -32,23 +17,34 @@ use serde_json::value::RawValue;
 /// The envelope format version this crate writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Room for every field of an envelope but `raw` and `payload`: names are clipped by the relay
-/// (`cli`, `event` 64 bytes, `tag` 256, `host_session_id` 128), so even escaped six bytes per
-/// byte they stay far below this.
+/// The most input bytes the relay keeps: 16 MiB. Longer input is marked `truncated`.
+pub const MAX_INPUT_BYTES: usize = 16 << 20;
+/// The longest `cli` and `event` the relay writes, in bytes (it cuts longer ones).
+pub const MAX_NAME_BYTES: usize = 64;
+/// The longest `tag` the relay writes, in bytes.
+pub const MAX_TAG_BYTES: usize = 256;
+/// The longest `host_session_id` the relay writes, in bytes.
+pub const MAX_SESSION_ID_BYTES: usize = 128;
+
+/// Room for every field of an envelope but `raw` and `payload`: the names are clipped
+/// ([`MAX_NAME_BYTES`], [`MAX_TAG_BYTES`], [`MAX_SESSION_ID_BYTES`]), so even escaped six bytes
+/// per byte they stay far below this.
 const MAX_HEAD_BYTES: u64 = 64 << 10;
 
-/// The largest event file the relay writes: its input cap
-/// ([`DEFAULT_MAX_BYTES`](crate::input::DEFAULT_MAX_BYTES)) as base64, the largest form of
-/// `raw` ([`raw_encoding_for`]), plus the other fields. Readers use it as their limit, so an
-/// event the relay accepted is never refused as too large.
-pub const MAX_ENVELOPE_BYTES: u64 =
-    base64_len(crate::input::DEFAULT_MAX_BYTES as u64) + MAX_HEAD_BYTES;
+/// The largest event file the relay writes: its input cap ([`MAX_INPUT_BYTES`]) as base64, the
+/// largest form of `raw` ([`raw_encoding_for`]), plus the other fields. Readers use it as their
+/// limit, so an event the relay accepted is never refused as too large.
+pub const MAX_ENVELOPE_BYTES: u64 = base64_len(MAX_INPUT_BYTES as u64) + MAX_HEAD_BYTES;
 
 /// Input up to this size is kept as text whatever its escaped size: short text stays readable.
 const SMALL_RAW_BYTES: usize = 4 << 10;
 
-// Short input kept as text, escaped at worst six bytes per byte, fits in the head's room.
-const _: () = assert!(SMALL_RAW_BYTES as u64 * 6 <= MAX_HEAD_BYTES);
+// The clipped names and short input kept as text, escaped at worst six bytes per byte, fit in
+// the head's room.
+const _: () = assert!(
+    ((2 * MAX_NAME_BYTES + MAX_TAG_BYTES + MAX_SESSION_ID_BYTES + SMALL_RAW_BYTES) * 6) as u64
+        <= MAX_HEAD_BYTES
+);
 
 /// How the `raw` field encodes the input bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,64 +81,165 @@ pub fn raw_encoding_for(bytes: &[u8]) -> RawEncoding {
     }
 }
 
-/// An envelope as written by the relay: it borrows everything, and [`EnvelopeOut::to_parts`]
-/// leaves the payload where it is, so that a large payload is never copied before it is
-/// written.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct EnvelopeOut<'a> {
-    /// Format version.
+/// How an envelope holds its text, its `dropped` list and its payload: [`Owned`] to read,
+/// [`Borrowed`] to write.
+pub trait Repr {
+    /// A string field.
+    type Str;
+    /// The `dropped` list.
+    type List;
+    /// The `payload` object.
+    type Payload;
+    /// Whether a `dropped` list is empty (an empty list is not written).
+    fn list_is_empty(list: &Self::List) -> bool;
+}
+
+/// Envelopes as read back: owned strings, the payload parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owned;
+
+impl Repr for Owned {
+    type Str = String;
+    type List = Vec<String>;
+    type Payload = serde_json::Value;
+    fn list_is_empty(list: &Vec<String>) -> bool {
+        list.is_empty()
+    }
+}
+
+/// Envelopes as written: everything borrowed, the payload as its verbatim text, so that a large
+/// payload is never copied before it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Borrowed<'a>(PhantomData<&'a ()>);
+
+impl<'a> Repr for Borrowed<'a> {
+    type Str = &'a str;
+    type List = &'a [&'a str];
+    type Payload = &'a RawValue;
+    fn list_is_empty(list: &&'a [&'a str]) -> bool {
+        list.is_empty()
+    }
+}
+
+/// An envelope as the relay writes it.
+pub type EnvelopeOut<'a> = Envelope<Borrowed<'a>>;
+
+/// The envelope of one event file. Fields marked optional are left out when empty; readers
+/// take a missing optional field as empty.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(bound(
+    serialize = "R::Str: Serialize, R::List: Serialize, R::Payload: Serialize",
+    deserialize = "R::Str: Deserialize<'de>, R::List: Deserialize<'de> + Default, \
+                   R::Payload: Deserialize<'de>"
+))]
+pub struct Envelope<R: Repr = Owned> {
+    /// Format version: [`FORMAT_VERSION`].
     pub v: u32,
-    /// Sequence number.
+    /// Sequence number, strictly increasing across all relays of one directory.
     pub seq: u64,
-    /// Set when the counter lock timed out; readers order such events by time.
-    #[serde(skip_serializing_if = "is_false")]
+    /// Set when the counter lock timed out: `seq` is the counter value seen, order such events
+    /// by `ts_ns`. Optional (written only when set).
+    #[serde(default, skip_serializing_if = "is_false")]
     pub seq_unordered: bool,
-    /// Wall-clock nanoseconds since the Unix epoch.
+    /// Wall-clock time the relay started, nanoseconds since the Unix epoch
+    /// ([`clock::now_ns`](crate::clock::now_ns)).
     pub ts_ns: u64,
-    /// Profile name.
-    pub cli: &'a str,
-    /// Native event name.
-    pub event: Option<&'a str>,
-    /// Orchestrator tag.
-    pub tag: Option<&'a str>,
-    /// Relay pid.
+    /// Profile name (`--cli`), at most [`MAX_NAME_BYTES`].
+    pub cli: R::Str,
+    /// Native event name, at most [`MAX_NAME_BYTES`].
+    #[serde(default)]
+    pub event: Option<R::Str>,
+    /// The orchestrator's tag for the session (`$HOOKLINE_TAG`), at most [`MAX_TAG_BYTES`].
+    #[serde(default)]
+    pub tag: Option<R::Str>,
+    /// The writer's pid.
     pub pid: u32,
-    /// Relay parent pid.
+    /// The writer's parent pid.
     pub ppid: u32,
-    /// Host CLI pid.
+    /// The host CLI's pid, when its environment gives it.
+    #[serde(default)]
     pub host_pid: Option<u32>,
-    /// Host session id from the environment.
-    pub host_session_id: Option<&'a str>,
-    /// Relay version.
-    pub relay_version: &'a str,
-    /// Whether the input was cut at the size cap.
+    /// The host's session id from its environment, at most [`MAX_SESSION_ID_BYTES`].
+    #[serde(default)]
+    pub host_session_id: Option<R::Str>,
+    /// Version of the relay that wrote the file.
+    pub relay_version: R::Str,
+    /// Whether the input was cut at the size cap ([`MAX_INPUT_BYTES`]).
+    #[serde(default)]
     pub truncated: bool,
-    /// Bytes of input seen.
+    /// Bytes of input seen (including any beyond the cap).
+    #[serde(default)]
     pub bytes: u64,
-    /// Top-level payload members left out because the whole event could not be written.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub dropped: &'a [&'a str],
-    /// Why the input is not a usable payload.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<&'a str>,
-    /// Encoding of `raw`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Top-level payload members left out because the whole event could not be written (a
+    /// full disk, a file-size limit): the rest of the payload is as received. Optional.
+    #[serde(default, skip_serializing_if = "R::list_is_empty")]
+    pub dropped: R::List,
+    /// Why the input is not a usable payload. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<R::Str>,
+    /// Encoding of `raw` ([`raw_encoding_for`]). Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_encoding: Option<RawEncoding>,
-    /// The input, when it is not a usable payload.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub raw: Option<&'a str>,
-    /// The payload, verbatim.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub payload: Option<&'a RawValue>,
+    /// The input, when it is not a usable payload. Optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<R::Str>,
+    /// The hook's JSON object, verbatim. Optional; always the last field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<R::Payload>,
+}
+
+impl<R: Repr> Envelope<R>
+where
+    R::List: Default,
+{
+    /// Format [`FORMAT_VERSION`], the given profile and relay version, every other field zero
+    /// or empty.
+    fn blank(cli: R::Str, relay_version: R::Str) -> Envelope<R> {
+        Envelope {
+            v: FORMAT_VERSION,
+            seq: 0,
+            seq_unordered: false,
+            ts_ns: 0,
+            cli,
+            event: None,
+            tag: None,
+            pid: 0,
+            ppid: 0,
+            host_pid: None,
+            host_session_id: None,
+            relay_version,
+            truncated: false,
+            bytes: 0,
+            dropped: R::List::default(),
+            error: None,
+            raw_encoding: None,
+            raw: None,
+            payload: None,
+        }
+    }
 }
 
 impl<'a> EnvelopeOut<'a> {
+    /// The envelope of an event this process writes: the given `seq`, time and profile, this
+    /// process's pid and parent pid, this crate's [`RELAY_VERSION`](crate::RELAY_VERSION);
+    /// no event name, tag, host fields or input yet.
+    pub fn this_process(seq: u64, seq_unordered: bool, ts_ns: u64, cli: &'a str) -> Self {
+        Envelope {
+            seq,
+            seq_unordered,
+            ts_ns,
+            pid: std::process::id(),
+            ppid: std::os::unix::process::parent_id(),
+            ..Envelope::blank(cli, crate::RELAY_VERSION)
+        }
+    }
+
     /// The event file's bytes in three pieces, to be written one after the other: every field
     /// but the payload (ending with `"payload":` when there is one), the payload's text
     /// verbatim (borrowed), and the closing brace and newline. The same bytes as serializing
     /// the envelope whole and adding a newline, without copying the payload.
     pub fn to_parts(&self) -> (Vec<u8>, &'a [u8], &'static [u8]) {
-        let rest = EnvelopeOut { payload: None, ..*self };
+        let rest = Envelope { payload: None, ..*self };
         let mut head = Vec::with_capacity(512 + self.raw.map_or(0, |r| r.len() + r.len() / 8));
         // Serializing borrowed strings and numbers into a Vec cannot fail.
         let _ = serde_json::to_writer(&mut head, &rest);
@@ -161,87 +258,11 @@ impl<'a> EnvelopeOut<'a> {
     }
 }
 
-/// An envelope as read back from an event file.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Envelope {
-    /// Format version.
-    pub v: u32,
-    /// Sequence number.
-    pub seq: u64,
-    /// Set when the counter lock timed out; order such events by `ts_ns`.
-    #[serde(default)]
-    pub seq_unordered: bool,
-    /// Wall-clock nanoseconds since the Unix epoch.
-    pub ts_ns: u64,
-    /// Profile name.
-    pub cli: String,
-    /// Native event name.
-    #[serde(default)]
-    pub event: Option<String>,
-    /// Orchestrator tag.
-    #[serde(default)]
-    pub tag: Option<String>,
-    /// Relay pid.
-    pub pid: u32,
-    /// Relay parent pid.
-    pub ppid: u32,
-    /// Host CLI pid.
-    #[serde(default)]
-    pub host_pid: Option<u32>,
-    /// Host session id from the environment.
-    #[serde(default)]
-    pub host_session_id: Option<String>,
-    /// Relay version.
-    pub relay_version: String,
-    /// Whether the input was cut at the size cap.
-    #[serde(default)]
-    pub truncated: bool,
-    /// Bytes of input seen.
-    #[serde(default)]
-    pub bytes: u64,
-    /// Top-level payload members left out because the whole event could not be written (a
-    /// full disk, a file-size limit): the rest of the payload is as received.
-    #[serde(default)]
-    pub dropped: Vec<String>,
-    /// Why the input is not a usable payload.
-    #[serde(default)]
-    pub error: Option<String>,
-    /// Encoding of `raw`.
-    #[serde(default)]
-    pub raw_encoding: Option<RawEncoding>,
-    /// The input, when it is not a usable payload.
-    #[serde(default)]
-    pub raw: Option<String>,
-    /// The payload.
-    #[serde(default)]
-    pub payload: Option<serde_json::Value>,
-}
-
 impl Envelope {
     /// An envelope built rather than read (from a legacy file, in tests): format
     /// [`FORMAT_VERSION`], the given cli, event and payload, everything else zero or empty.
     pub fn built(cli: &str, event: Option<String>, payload: serde_json::Value) -> Envelope {
-        Envelope {
-            v: FORMAT_VERSION,
-            seq: 0,
-            seq_unordered: false,
-            ts_ns: 0,
-            cli: cli.to_owned(),
-            event,
-            tag: None,
-            pid: 0,
-            ppid: 0,
-            host_pid: None,
-            host_session_id: None,
-            relay_version: String::new(),
-            truncated: false,
-            bytes: 0,
-            dropped: Vec::new(),
-            error: None,
-            raw_encoding: None,
-            raw: None,
-            payload: Some(payload),
-        }
+        Envelope { event, payload: Some(payload), ..Envelope::blank(cli.to_owned(), String::new()) }
     }
 
     /// Parses an event file's bytes. Fails on invalid JSON, a missing field or a format
@@ -300,6 +321,36 @@ impl std::fmt::Display for EnvelopeError {
 }
 
 impl std::error::Error for EnvelopeError {}
+
+/// Finds the first `"key": "value"` in bytes that are not valid JSON: the `raw` field of an
+/// envelope (see [`Envelope::raw_bytes`]), or input the relay could not parse, so that a
+/// truncated or damaged payload still names its event and session. Only plain values are
+/// accepted (letters, digits, `_ . : -`, at most [`MAX_SESSION_ID_BYTES`] bytes), so nothing
+/// odd is ever salvaged.
+pub fn salvage_field(bytes: &[u8], key: &str) -> Option<String> {
+    let quoted = format!("\"{key}\"");
+    let quoted = quoted.as_bytes();
+    let mut from = 0;
+    while let Some(at) = bytes[from..].windows(quoted.len()).position(|w| w == quoted) {
+        let rest = &bytes[from + at + quoted.len()..];
+        from += at + quoted.len();
+        let rest = skip_ws(rest).strip_prefix(b":").map(skip_ws);
+        let Some(rest) = rest.and_then(|r| r.strip_prefix(b"\"")) else {
+            continue;
+        };
+        let len =
+            rest.iter().take_while(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(b)).count();
+        if len > 0 && len <= MAX_SESSION_ID_BYTES && rest.get(len) == Some(&b'"') {
+            return Some(String::from_utf8_lossy(&rest[..len]).into_owned());
+        }
+    }
+    None
+}
+
+fn skip_ws(bytes: &[u8]) -> &[u8] {
+    let n = bytes.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    &bytes[n..]
+}
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -397,7 +448,7 @@ mod tests {
 
     #[test]
     fn the_largest_raw_field_fits_the_envelope_bound() {
-        let cap = crate::input::DEFAULT_MAX_BYTES;
+        let cap = MAX_INPUT_BYTES;
         assert_eq!(base64_len(cap as u64), base64_encode(&vec![0; cap]).len() as u64);
     }
 
@@ -406,25 +457,13 @@ mod tests {
         let payload =
             RawValue::from_string(r#"{"hook_event_name": "Stop", "x": [1, 2]}"#.into()).unwrap();
         let out = EnvelopeOut {
-            v: FORMAT_VERSION,
-            seq: 42,
-            seq_unordered: true,
-            ts_ns: 1_700_000_000_000_000_000,
-            cli: "claude",
             event: Some("Stop"),
             tag: Some("task-1"),
-            pid: 10,
-            ppid: 9,
             host_pid: Some(8),
             host_session_id: Some("abc"),
-            relay_version: "0.1.0",
-            truncated: false,
             bytes: 40,
-            dropped: &[],
-            error: None,
-            raw_encoding: None,
-            raw: None,
             payload: Some(&payload),
+            ..EnvelopeOut::this_process(42, true, 1_700_000_000_000_000_000, "claude")
         };
         let text = serde_json::to_string(&out).unwrap();
         assert!(text.contains(r#""payload":{"hook_event_name": "Stop", "x": [1, 2]}"#), "{text}");
@@ -441,25 +480,10 @@ mod tests {
     fn the_parts_are_the_whole_envelope_serialized() {
         let payload = RawValue::from_string(r#"{ "hook_event_name" : "Stop" }"#.into()).unwrap();
         let mut out = EnvelopeOut {
-            v: FORMAT_VERSION,
-            seq: 1,
-            seq_unordered: false,
-            ts_ns: 2,
-            cli: "claude",
-            event: None,
             tag: Some("t\"1"),
-            pid: 3,
-            ppid: 4,
-            host_pid: None,
-            host_session_id: None,
-            relay_version: "0.1.0",
-            truncated: false,
             bytes: 30,
-            dropped: &[],
-            error: None,
-            raw_encoding: None,
-            raw: None,
             payload: Some(&payload),
+            ..EnvelopeOut::this_process(1, false, 2, "claude")
         };
         for _ in 0..2 {
             let (head, body, tail) = out.to_parts();
@@ -469,6 +493,78 @@ mod tests {
             assert!(Envelope::from_slice(&whole).is_ok());
             out = EnvelopeOut { payload: None, error: Some("empty input"), raw: Some(" "), ..out };
         }
+    }
+
+    /// The keys of a JSON object, in the order they are written.
+    fn keys_in_order(json: &str) -> Vec<String> {
+        struct Keys(Vec<String>);
+        impl<'de> Deserialize<'de> for Keys {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Keys, D::Error> {
+                struct Visitor;
+                impl<'de> serde::de::Visitor<'de> for Visitor {
+                    type Value = Keys;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("an object")
+                    }
+                    fn visit_map<M: serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: M,
+                    ) -> Result<Keys, M::Error> {
+                        let mut keys = Vec::new();
+                        while let Some(key) = map.next_key::<String>()? {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            keys.push(key);
+                        }
+                        Ok(Keys(keys))
+                    }
+                }
+                d.deserialize_map(Visitor)
+            }
+        }
+        serde_json::from_str::<Keys>(json).unwrap().0
+    }
+
+    /// The field names in the first column of the table under `## Envelope` in a markdown file.
+    fn documented_fields(markdown: &str) -> Vec<String> {
+        let section = markdown.split("\n## ").find(|s| s.starts_with("Envelope")).unwrap();
+        section
+            .lines()
+            .filter(|line| line.starts_with("| `"))
+            .flat_map(|line| line.split('|').nth(1).unwrap().split('`').skip(1).step_by(2))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn the_format_reference_lists_every_field_in_the_order_written() {
+        // Every field set, so that none is left out when written. A new field fails to compile
+        // here until it is added, and then this test fails until docs/format.md documents it.
+        let envelope = Envelope::<Owned> {
+            v: FORMAT_VERSION,
+            seq: 1,
+            seq_unordered: true,
+            ts_ns: 2,
+            cli: "claude".into(),
+            event: Some("Stop".into()),
+            tag: Some("t".into()),
+            pid: 3,
+            ppid: 4,
+            host_pid: Some(5),
+            host_session_id: Some("s".into()),
+            relay_version: "0.1.0".into(),
+            truncated: true,
+            bytes: 6,
+            dropped: vec!["tool_response".into()],
+            error: Some("invalid JSON".into()),
+            raw_encoding: Some(RawEncoding::Utf8),
+            raw: Some("{".into()),
+            payload: Some(serde_json::json!({})),
+        };
+        let written = keys_in_order(&serde_json::to_string(&envelope).unwrap());
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/format.md");
+        let markdown = std::fs::read_to_string(path).unwrap();
+        assert_eq!(documented_fields(&markdown), written, "the envelope table in {path}");
+        assert_eq!(written.last().map(String::as_str), Some("payload"));
     }
 
     #[test]

@@ -4,53 +4,53 @@
 //! stops reading as soon as one complete JSON value has arrived, and gives up at a deadline if
 //! none ever completes. Input that cannot be the start of a JSON value (binary garbage, plain
 //! text) is read to EOF, the cap or the deadline, so that it is kept whole. Input beyond
-//! [`DEFAULT_MAX_BYTES`] is read (so the host never blocks on a full pipe) but not kept: the
+//! [`MAX_INPUT_BYTES`] is read (so the host never blocks on a full pipe) but not kept: the
 //! event is marked truncated.
 
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
-/// The most input bytes kept: 16 MiB.
-pub const DEFAULT_MAX_BYTES: usize = 16 << 20;
+use hookline_relay::envelope::MAX_INPUT_BYTES;
+
 /// How long the relay waits for input to complete: 2 s.
-pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_DEADLINE: Duration = Duration::from_secs(2);
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Bounds for reading input.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// The most bytes kept.
-    pub max_bytes: usize,
+    pub(crate) max_bytes: usize,
     /// The longest time spent reading.
-    pub deadline: Duration,
+    pub(crate) deadline: Duration,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_bytes: DEFAULT_MAX_BYTES, deadline: DEFAULT_DEADLINE }
+        Limits { max_bytes: MAX_INPUT_BYTES, deadline: DEFAULT_DEADLINE }
     }
 }
 
 /// What was read.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Input {
+pub(crate) struct Input {
     /// The bytes kept (at most `max_bytes`), with a leading UTF-8 BOM removed.
-    pub bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
     /// Where the first complete JSON value ends in `bytes`, when one was seen.
-    pub json_end: Option<usize>,
+    pub(crate) json_end: Option<usize>,
     /// Bytes seen in total, including any beyond the cap and the BOM.
-    pub total: u64,
+    pub(crate) total: u64,
     /// More input arrived than was kept.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
     /// The deadline passed before the input ended or a JSON value completed.
-    pub timed_out: bool,
+    pub(crate) timed_out: bool,
 }
 
 impl Input {
     /// Input given whole (Codex's `notify` passes its JSON as the last argument).
-    pub fn from_bytes(bytes: &[u8], max_bytes: usize) -> Input {
+    pub(crate) fn from_bytes(bytes: &[u8], max_bytes: usize) -> Input {
         let mut reader = Reader::new(max_bytes);
         reader.feed(bytes);
         reader.finish(false)
@@ -58,7 +58,7 @@ impl Input {
 }
 
 /// Reads a file descriptor (stdin) until a JSON value completes, EOF, or the deadline.
-pub fn read_fd(fd: BorrowedFd<'_>, limits: Limits) -> io::Result<Input> {
+pub(crate) fn read_fd(fd: BorrowedFd<'_>, limits: Limits) -> io::Result<Input> {
     let start = Instant::now();
     let mut reader = Reader::new(limits.max_bytes);
     let mut file = std::mem::ManuallyDrop::new(std::fs::File::from(fd.try_clone_to_owned()?));

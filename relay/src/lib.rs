@@ -1,36 +1,33 @@
-//! hookline's relay and the on-disk event format it writes.
+//! hookline's on-disk event format: the one owner of what the relay writes and readers read.
 //!
-//! The relay is the command an agent CLI (Claude Code, Codex, Gemini CLI, Copilot CLI, Cursor)
-//! runs as a hook. It reads the hook's JSON from stdin (or, for Codex's legacy `notify`, from
-//! its last argument), wraps it in a versioned [`Envelope`](envelope::Envelope) and writes it
-//! as one file into an events directory, atomically, with a sequence number that is strictly
-//! increasing across every relay writing to that directory. It never prints anything and always
-//! exits 0.
+//! The relay (the `hookline-relay` binary of this package, the command an agent CLI runs as a
+//! hook) writes each hook call as one file into an events directory, atomically, wrapped in a
+//! versioned [`Envelope`](envelope::Envelope), with a sequence number that is strictly
+//! increasing across every relay writing to that directory. The `hookline` crate reads them
+//! through the same types, so the two can never drift. The relay program itself (its
+//! arguments, how it reads stdin, its run) is private to the binary; the reference for the
+//! format is `docs/format.md`.
 //!
-//! This crate is the single owner of the format: the relay binary writes it, the `hookline`
-//! crate reads it through the same types, so the two can never drift.
-//!
-//! * [`envelope`]: the JSON document inside each event file.
+//! * [`envelope`]: the JSON document inside each event file, and its bounds.
 //! * [`filename`]: how event files, temp files and the counter are named.
-//! * [`location`]: where the events directory and the diagnostics file live.
 //! * [`store`]: the events directory itself: safety checks, sequence allocation, atomic writes,
 //!   and the committed-sequence read that lets readers never miss an event.
-//! * [`input`]: reading the hook's stdin with a size cap and a deadline.
-//! * [`diag`]: the size-capped diagnostics file that replaces stderr ([`caplog`]).
-//! * [`relay`]: the relay program itself (argument parsing and the whole run).
+//! * [`location`]: where the events directory and the diagnostics file live.
+//! * [`clock`]: the clock the timestamps are in.
+//! * [`diag`]: the relay's diagnostics file, written instead of stderr, read by `doctor`.
+//! * [`caplog`]: the size-capped NDJSON log it is (the decision journal is one too).
 
 pub mod caplog;
+pub mod clock;
 pub mod diag;
 pub mod envelope;
 mod error;
 pub mod filename;
-pub mod input;
 pub mod location;
-pub mod relay;
 pub mod store;
 mod sys;
 
-pub use error::Error;
+pub use error::{Error, UnsafeReason};
 
 /// The relay's version, recorded in every envelope.
 pub const RELAY_VERSION: &str = env!("CARGO_PKG_VERSION");

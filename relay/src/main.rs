@@ -1,15 +1,27 @@
-//! `hookline-relay`: the hook command. Prints nothing and exits 0 on every path; see the
-//! `hookline_relay::relay` module for what it does.
+//! `hookline-relay`: the hook command. Prints nothing and exits 0 on every path.
+//!
+//! The program lives here, private to the binary: [`args`] (the command line), [`input`]
+//! (reading stdin within a size cap and a deadline), [`payload`] (the input understood),
+//! [`run`] (the whole run) and [`diagnostics`] (what a run reports). The on-disk format it
+//! writes is the `hookline_relay` library.
+
+mod args;
+mod diagnostics;
+mod input;
+mod payload;
+mod run;
 
 use std::panic;
 
+use hookline_relay::clock::now_ns;
 use hookline_relay::diag::Level;
-use hookline_relay::relay::{self, Report};
+
+use crate::diagnostics::Report;
 
 fn main() {
     // The default hook would print the panic to stderr, which the host CLI reads.
     panic::set_hook(Box::new(|_| {}));
-    if let Err(panic) = panic::catch_unwind(relay::main) {
+    if let Err(panic) = panic::catch_unwind(run::main) {
         let message = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
@@ -21,7 +33,7 @@ fn main() {
                 notes: vec![(Level::Error, format!("relay panicked: {message}"))],
                 ..Report::default()
             };
-            relay::record(&report, "", relay::now_ns());
+            diagnostics::record(&report, "", now_ns());
         });
     }
     std::process::exit(0);

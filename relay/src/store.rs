@@ -19,7 +19,8 @@
 //!
 //! No fsync by default: an event is a signal whose loss in a machine crash is covered by the
 //! watcher's rescan on start, and fsync costs more than the whole rest of the relay (see the
-//! benchmark in README). `HOOKLINE_FSYNC=1` makes the relay fsync the file and the directory.
+//! benchmark in `docs/format.md`). `HOOKLINE_FSYNC=1` makes the relay fsync the file and the
+//! directory.
 
 use std::fs::{File, Permissions, TryLockError};
 use std::io::{self, IoSlice, Write};
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::envelope::EnvelopeOut;
 use crate::error::{Error, UnsafeReason};
 use crate::filename::{COUNTER_FILE, EventFileName, FileKind, classify, temp_name};
 use crate::sys::{DirFd, euid};
@@ -352,30 +354,14 @@ pub fn write_payload(
     payload: &serde_json::value::RawValue,
     options: &WriteOptions,
 ) -> Result<Written, Error> {
-    use crate::envelope::{EnvelopeOut, FORMAT_VERSION};
-    let ts_ns = crate::relay::now_ns();
-    let pid = std::process::id();
-    events.write_event(pid, ts_ns, options, |seq, seq_unordered| {
+    let ts_ns = crate::clock::now_ns();
+    events.write_event(std::process::id(), ts_ns, options, |seq, seq_unordered| {
         let envelope = EnvelopeOut {
-            v: FORMAT_VERSION,
-            seq,
-            seq_unordered,
-            ts_ns,
-            cli,
             event: Some(event),
             tag,
-            pid,
-            ppid: std::os::unix::process::parent_id(),
-            host_pid: None,
-            host_session_id: None,
-            relay_version: crate::RELAY_VERSION,
-            truncated: false,
             bytes: payload.get().len() as u64,
-            dropped: &[],
-            error: None,
-            raw_encoding: None,
-            raw: None,
             payload: Some(payload),
+            ..EnvelopeOut::this_process(seq, seq_unordered, ts_ns, cli)
         };
         serde_json::to_vec(&envelope).unwrap_or_default()
     })

@@ -84,13 +84,3 @@ pub(crate) fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
-
-/// Ignores SIGXFSZ, so that exceeding RLIMIT_FSIZE fails the write (EFBIG) instead of killing the
-/// process.
-pub(crate) fn ignore_file_size_signal() {
-    // SAFETY: SIG_IGN is a valid disposition for SIGXFSZ, and nothing else in this process
-    // installs a handler for it.
-    unsafe {
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-    }
-}

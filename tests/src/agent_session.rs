@@ -24,7 +24,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hookline::canonical::Event as Canonical;
-use hookline::format::relay::now_ns;
+use hookline::format::clock::now_ns;
 use hookline::profile::Profiles;
 use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::{Tracker, View};

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use hookline::format::relay::now_ns;
+use hookline::format::clock::now_ns;
 use hookline::state::{Applied, Refusal, Tracker, View};
 use hookline_relay::diag::{self, Level};
 

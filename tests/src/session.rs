@@ -24,7 +24,7 @@ use std::sync::MutexGuard;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use hookline::format::relay::now_ns;
+use hookline::format::clock::now_ns;
 use hookline::profile::Profiles;
 use hookline::state::{Refusal, Tracker, View};
 use serde_json::Value;

@@ -31,13 +31,13 @@
 //! let reader = Reader::open(ReaderConfig::new(events_dir, start, profiles.clone()))?;
 //! let mut watcher = Watcher::new(reader, WatchOptions::default())?;
 //! // One generation: events older than this instant are history and authorize nothing.
-//! let mut tracker = Tracker::new(profiles, hookline::format::relay::now_ns());
+//! let mut tracker = Tracker::new(profiles, hookline::format::clock::now_ns());
 //! loop {
 //!     if let Some(event) = watcher.next_timeout(Duration::from_secs(1))? {
 //!         tracker.apply(&event);
 //!         watcher.commit()?;
 //!     }
-//!     let now = hookline::format::relay::now_ns();
+//!     let now = hookline::format::clock::now_ns();
 //!     if let Ok(slot) = tracker.take_input_slot("task-42", now) {
 //!         // Explicitly idle, fresh, live: deliver the next prompt to task-42 once.
 //!         # let _ = slot;

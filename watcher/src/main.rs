@@ -19,8 +19,14 @@ fn main() -> ExitCode {
     match cmd::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("hookline: {}", hookline::format::relay::error_chain(&*e));
+            eprintln!("hookline: {}", error_chain(&*e));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes on one line: `cannot read /x: Permission denied`.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let causes = std::iter::successors(error.source(), |cause| cause.source());
+    causes.fold(error.to_string(), |line, cause| format!("{line}: {cause}"))
 }

@@ -10,8 +10,7 @@
 use serde_json::{Map, Value};
 
 use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef, kind_fields};
-use crate::format::envelope::Envelope;
-use crate::format::relay::salvage_field;
+use crate::format::envelope::{Envelope, salvage_field};
 use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles};
 
 /// Longest text kept in a canonical field (`last_message`, `message`, ...), in bytes.

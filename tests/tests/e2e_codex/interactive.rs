@@ -131,7 +131,7 @@ pub fn approved_with_notify(installed: &Installed) {
     session.wait_for_exit(Duration::from_secs(15));
     // Two sessions: the pane's, ended in its first epoch, and the title generator's thread,
     // known from its notification only and never anything but unknown.
-    let views = session.tracker().views(hookline::format::relay::now_ns());
+    let views = session.tracker().views(hookline::format::clock::now_ns());
     let ours = session.view().unwrap_or_else(|| session.fail("no session for the tag"));
     let others: Vec<String> = views
         .iter()

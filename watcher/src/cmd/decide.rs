@@ -27,7 +27,7 @@ pub fn run(args: DecideArgs) -> Outcome {
     let profiles = profiles()?;
     let policy = policy(&args.policy, &profiles)?;
     let dir = events_dir(&args.source.dir)?;
-    let now = hookline::format::relay::now_ns();
+    let now = hookline::format::clock::now_ns();
     let mut config = ReaderConfig::new(&dir, Start::Beginning, profiles.clone());
     config.legacy_dirs = args.source.legacy_dirs.clone();
     let journal = journal(&policy, &dir);
@@ -44,7 +44,7 @@ pub fn run(args: DecideArgs) -> Outcome {
         window_dead: evidence.window_dead,
         ..Ask::new(&args.session, args.question)
     };
-    let decision = decider.decide(&ask, hookline::format::relay::now_ns());
+    let decision = decider.decide(&ask, hookline::format::clock::now_ns());
     for error in decider.take_journal_errors() {
         eprintln!("hookline: warning: journal: {error}");
     }

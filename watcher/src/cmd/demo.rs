@@ -57,7 +57,7 @@ pub fn run(args: DemoArgs) -> Outcome {
     let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles()?))?;
     let mut watcher = Watcher::new(reader, WatchOptions::default())?;
     let mut tracker =
-        Tracker::new(watcher.reader().profiles().clone(), hookline::format::relay::now_ns());
+        Tracker::new(watcher.reader().profiles().clone(), hookline::format::clock::now_ns());
 
     if !args.json {
         println!("hookline demo: a scripted Claude Code session, each hook call run through");
@@ -92,7 +92,7 @@ pub fn run(args: DemoArgs) -> Outcome {
         let view = event
             .session_id
             .as_deref()
-            .and_then(|id| tracker.view(id, hookline::format::relay::now_ns()));
+            .and_then(|id| tracker.view(id, hookline::format::clock::now_ns()));
         if args.json {
             let line = serde_json::json!({ "event": event, "state": view });
             println!("{}", serde_json::to_string(&line)?);

@@ -29,7 +29,7 @@ pub fn run(args: &DoctorArgs) -> Outcome {
         env: &env,
         cwd: &setup.cwd,
         relay,
-        now_ns: hookline::format::relay::now_ns(),
+        now_ns: hookline::format::clock::now_ns(),
     };
     let checkup =
         doctor::check(&setup.profiles, args.cli.as_deref(), &ctx).map_err(Box::<Failed>::from)?;

@@ -9,7 +9,7 @@ use crate::cli::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> Outcome {
     let tracker = replay(&args.source, &args.policy, usize::MAX)?;
-    let now = hookline::format::relay::now_ns();
+    let now = hookline::format::clock::now_ns();
     let (Some(session), Some(view)) =
         (tracker.find(&args.session), tracker.view(&args.session, now))
     else {

@@ -141,7 +141,7 @@ pub fn update_record(cli: &str, scope: &str, path: &Path, scaffolding: Option<Sc
         scaffolding: scaffolding.unwrap_or_default(),
     };
     if let Err(e) = record::set(&records, &entry, present) {
-        eprintln!("hookline: warning: {}", hookline::format::relay::error_chain(&e));
+        eprintln!("hookline: warning: {}", crate::error_chain(&e));
     }
 }
 

@@ -94,7 +94,7 @@ fn replay(
     use hookline::reader::{ReaderConfig, Start, read_all};
     let profiles = profiles()?;
     let policy = policy(policy_args, &profiles)?;
-    let now = hookline::format::relay::now_ns();
+    let now = hookline::format::clock::now_ns();
     let mut config = ReaderConfig::new(events_dir(&source.dir)?, Start::Beginning, profiles);
     config.legacy_dirs = source.legacy_dirs.clone();
     let mut tracker = hookline::state::Tracker::new(config.profiles.clone(), now)

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use hookline::decide::Decider;
 use hookline::decide::protocol::{self, Hub, MAX_LINE, ServeInfo, Shared};
-use hookline::format::relay::now_ns;
+use hookline::format::clock::now_ns;
 use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::Tracker;
 use hookline::watch::{Mode, WatchOptions, Watcher};

@@ -10,7 +10,7 @@ use crate::cli::StatusArgs;
 
 pub fn run(args: StatusArgs) -> Outcome {
     let tracker = replay(&args.source, &args.policy, hookline::state::HISTORY)?;
-    let views = tracker.views(hookline::format::relay::now_ns());
+    let views = tracker.views(hookline::format::clock::now_ns());
     if args.json || !std::io::stdout().is_terminal() {
         println!("{}", serde_json::to_string_pretty(&views)?);
         return Ok(ExitCode::SUCCESS);

@@ -256,7 +256,7 @@ mod tests {
     #[test]
     fn this_process_is_alive_and_not_reused() {
         let me = std::process::id();
-        assert_eq!(KillProbe.probe(me, crate::format::relay::now_ns()), HostStatus::Alive);
+        assert_eq!(KillProbe.probe(me, crate::format::clock::now_ns()), HostStatus::Alive);
     }
 
     #[test]
@@ -273,7 +273,7 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         // Linux hands out pids in increasing order: this one is not reused within the test.
-        assert_eq!(KillProbe.probe(pid, crate::format::relay::now_ns()), HostStatus::Dead);
+        assert_eq!(KillProbe.probe(pid, crate::format::clock::now_ns()), HostStatus::Dead);
     }
 
     #[test]

@@ -42,7 +42,7 @@
 //! let policy = Policy::default(); // or Policy::load(path)?
 //! let journal = Journal::new(Journal::default_path(&events_dir), policy.journal_max_bytes);
 //! // One generation: events older than now are history, shown but never authorizing.
-//! let tracker = Tracker::new(profiles.clone(), hookline::format::relay::now_ns());
+//! let tracker = Tracker::new(profiles.clone(), hookline::format::clock::now_ns());
 //! let mut decider = Decider::new(tracker, policy).with_journal(journal);
 //! let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles))?;
 //! let mut watcher = Watcher::new(reader, WatchOptions::default())?;
@@ -54,7 +54,7 @@
 //!     // make the answer more careful.
 //!     let pane = PaneEvidence { spinner: false, ..Default::default() };
 //!     let ask = Ask::new("task-42", Question::Nudge).pane(pane);
-//!     let decision = decider.decide(&ask, hookline::format::relay::now_ns());
+//!     let decision = decider.decide(&ask, hookline::format::clock::now_ns());
 //!     match decision.action {
 //!         Action::Proceed => { /* the slot is taken (decision.slot): type the nudge, once */ }
 //!         Action::FallBack => { /* no structured signal: keep your existing behaviour */ }
@@ -73,7 +73,7 @@
 //! use hookline::profile::Profiles;
 //! use hookline::state::Tracker;
 //!
-//! let now = hookline::format::relay::now_ns();
+//! let now = hookline::format::clock::now_ns();
 //! let mut decider = Decider::new(Tracker::new(Profiles::shipped()?, now), Policy::default());
 //! let decision = decider.decide(&Ask::new("task-1", Question::Input), now);
 //! assert!(!decision.allowed());

@@ -512,7 +512,7 @@ fn doctor_checks_the_events_dir_diagnostics_and_last_events() {
     w.install("claude", &[]);
     let dir = w.root.join("state/hookline/events");
     let events = EventsDir::create(&dir).unwrap();
-    let now = hookline::format::relay::now_ns();
+    let now = hookline::format::clock::now_ns();
     let envelope = format!(
         "{{\"v\":1,\"seq\":1,\"ts_ns\":{},\"cli\":\"claude\",\"event\":\"Stop\",\"tag\":null,\"pid\":1,\"ppid\":1,\"host_pid\":null,\"host_session_id\":null,\"relay_version\":\"0.1.0\",\"truncated\":false,\"bytes\":2}}",
         now - 90_000_000_000

@@ -270,7 +270,7 @@ fn the_largest_event_the_relay_writes_is_read_back_not_quarantined() {
     let input: Vec<u8> = (0u8..0x20)
         .filter(|b| !b"\x08\t\n\x0c\r".contains(b))
         .cycle()
-        .take(hookline::format::input::DEFAULT_MAX_BYTES)
+        .take(hookline::format::envelope::MAX_INPUT_BYTES)
         .collect();
     run_relay(&dir, &["--cli", "claude"], &input);
     let listing = hookline::source::list(&dir).unwrap();
