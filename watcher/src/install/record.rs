@@ -93,7 +93,7 @@ mod tests {
             cli: "claude".into(),
             scope: "user".into(),
             path: "/h/.claude/settings.json".into(),
-            scaffolding: Scaffolding { file: true, containers: vec!["hooks".into()] },
+            scaffolding: Scaffolding { file: true, containers: vec!["hooks".into()], blank: None },
         };
         set(&file, &r, true).unwrap();
         set(&file, &r, true).unwrap();
