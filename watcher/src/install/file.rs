@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use crate::Error;
 
 /// How many times a file that keeps changing under us is merged again before giving up.
-pub const ATTEMPTS: u32 = 10;
+pub const ATTEMPTS: u32 = 50;
 const MAX_LINKS: usize = 40;
 /// How many swaps may be spent putting back a file another program keeps rewriting.
 const RESTORE_SWAPS: usize = 64;
