@@ -643,6 +643,79 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).unwrap(), ATTEMPTS.to_string());
     }
 
+    fn temp_with(dir: &Path, content: &str) -> tempfile::NamedTempFile {
+        let mut temp = temp_in(dir, &dir.join("s.json")).unwrap();
+        temp.write_all(content.as_bytes()).unwrap();
+        temp
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_change_that_lands_after_the_last_look_is_swapped_back_not_overwritten() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("s.json");
+        // Read as "old"; another program renamed "theirs" in after our last look.
+        fs::write(&path, "theirs").unwrap();
+        let temp = temp_with(tmp.path(), "ours");
+        assert_eq!(swap_in(temp, &path, b"old", opts()).unwrap(), None);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "theirs");
+        assert_eq!(names(tmp.path()), ["s.json"], "no temp and no backup left");
+        // Unchanged since the read: swapped in, and the file taken out is the backup.
+        let temp = temp_with(tmp.path(), "ours");
+        let backup = swap_in(temp, &path, b"theirs", opts()).unwrap();
+        assert_eq!(backup, Some(Some(backup_path(&path))));
+        assert_eq!(fs::read_to_string(&path).unwrap(), "ours");
+        assert_eq!(fs::read_to_string(backup_path(&path)).unwrap(), "theirs");
+    }
+
+    #[test]
+    fn a_file_that_appears_or_changes_before_a_create_or_a_removal_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("s.json");
+        fs::write(&path, "theirs").unwrap();
+        assert_eq!(create(temp_with(tmp.path(), "ours"), &path).unwrap(), None);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "theirs");
+        assert_eq!(take_out(tmp.path(), &path, b"old").unwrap(), None);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "theirs");
+        assert_eq!(names(tmp.path()), ["s.json"]);
+        assert_eq!(take_out(tmp.path(), &path, b"theirs").unwrap(), Some(None));
+        assert!(names(tmp.path()).is_empty());
+    }
+
+    #[test]
+    fn a_fifo_or_a_device_is_refused_without_blocking_and_a_hardlink_is_not_split() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let link = tmp.path().join("link");
+        symlink(&fifo, &link).unwrap();
+        for path in [&fifo, &link] {
+            let err = update(path, opts(), append_x, |_| {}).unwrap_err();
+            assert!(matches!(err, Error::NotRegularFile { kind: NodeKind::Fifo, .. }), "{err}");
+        }
+        let err = read(Path::new("/dev/null")).unwrap_err();
+        assert!(matches!(err, Error::NotRegularFile { kind: NodeKind::CharDevice, .. }), "{err}");
+        let file = tmp.path().join("s.json");
+        fs::write(&file, "a").unwrap();
+        fs::hard_link(&file, tmp.path().join("other")).unwrap();
+        let err = update(&file, opts(), append_x, |_| {}).unwrap_err();
+        assert!(matches!(err, Error::HardLinked { links: 2, .. }), "{err}");
+        assert_eq!(fs::read_to_string(tmp.path().join("other")).unwrap(), "a");
+        // Nothing to change: nothing refused.
+        let same = |b: Option<&[u8]>| Ok((b.map(<[u8]>::to_vec), ()));
+        assert!(matches!(update(&file, opts(), same, |_| {}).unwrap().0, Outcome::Unchanged));
+    }
+
     #[test]
     fn a_dry_run_writes_nothing_and_creates_no_directory() {
         let tmp = tempfile::tempdir().unwrap();
