@@ -58,26 +58,24 @@ pub enum NodeKind {
     Other,
 }
 
+/// Each kind with its test, in the order they are tried.
+const NODE_KINDS: [(fn(&fs::FileType) -> bool, NodeKind); 6] = [
+    (fs::FileType::is_dir, NodeKind::Directory),
+    (<fs::FileType as FileTypeExt>::is_fifo, NodeKind::Fifo),
+    (<fs::FileType as FileTypeExt>::is_char_device, NodeKind::CharDevice),
+    (<fs::FileType as FileTypeExt>::is_block_device, NodeKind::BlockDevice),
+    (<fs::FileType as FileTypeExt>::is_socket, NodeKind::Socket),
+    (fs::FileType::is_symlink, NodeKind::Symlink),
+];
+
 impl NodeKind {
     /// What a file type is, `None` for a regular file.
     pub fn of(file_type: fs::FileType) -> Option<NodeKind> {
-        Some(if file_type.is_file() {
+        if file_type.is_file() {
             return None;
-        } else if file_type.is_dir() {
-            NodeKind::Directory
-        } else if file_type.is_fifo() {
-            NodeKind::Fifo
-        } else if file_type.is_char_device() {
-            NodeKind::CharDevice
-        } else if file_type.is_block_device() {
-            NodeKind::BlockDevice
-        } else if file_type.is_socket() {
-            NodeKind::Socket
-        } else if file_type.is_symlink() {
-            NodeKind::Symlink
-        } else {
-            NodeKind::Other
-        })
+        }
+        let found = NODE_KINDS.iter().find(|(is, _)| is(&file_type));
+        Some(found.map_or(NodeKind::Other, |(_, kind)| *kind))
     }
 }
 
@@ -449,12 +447,25 @@ fn cannot_swap(e: &io::Error) -> bool {
         || e.kind() == io::ErrorKind::Unsupported
 }
 
+/// The two renames `renameat2` does that a plain rename cannot.
+#[derive(Debug, Clone, Copy)]
+enum Rename {
+    /// Swap the two paths in one step.
+    Exchange,
+    /// Rename unless the destination exists.
+    NoReplace,
+}
+
 #[cfg(target_os = "linux")]
-fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> io::Result<()> {
+fn renameat2(from: &Path, to: &Path, how: Rename) -> io::Result<()> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
     let (from, to) = (c(from)?, c(to)?);
+    let flags = match how {
+        Rename::Exchange => libc::RENAME_EXCHANGE,
+        Rename::NoReplace => libc::RENAME_NOREPLACE,
+    };
     // SAFETY: both paths are NUL-terminated strings that outlive the call.
     let rc = unsafe {
         libc::syscall(
@@ -469,27 +480,20 @@ fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> io::Result<()> {
     if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
+/// Elsewhere: not available, callers fall back to a plain rename after a last look.
 #[cfg(not(target_os = "linux"))]
-fn renameat2(_from: &Path, _to: &Path, _flags: u32) -> io::Result<()> {
+fn renameat2(_from: &Path, _to: &Path, _how: Rename) -> io::Result<()> {
     Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
 /// Swaps two paths in one step.
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    let flag = libc::RENAME_EXCHANGE;
-    #[cfg(not(target_os = "linux"))]
-    let flag = 0;
-    renameat2(a, b, flag)
+    renameat2(a, b, Rename::Exchange)
 }
 
 /// Renames unless `to` exists.
 fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    let flag = libc::RENAME_NOREPLACE;
-    #[cfg(not(target_os = "linux"))]
-    let flag = 0;
-    renameat2(from, to, flag)
+    renameat2(from, to, Rename::NoReplace)
 }
 
 fn temp_in(dir: &Path, target: &Path) -> Result<tempfile::NamedTempFile, Error> {

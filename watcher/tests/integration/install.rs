@@ -115,6 +115,14 @@ impl World {
         self.home.join(".claude/settings.json")
     }
 
+    /// Writes the user's Claude settings file, its directory too.
+    fn write_claude_settings(&self, text: &str) -> PathBuf {
+        let path = self.claude_settings();
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, text).unwrap();
+        path
+    }
+
     /// The relay command as install quotes it.
     fn quoted_relay(&self) -> String {
         format!("'{}'", self.relay.display().to_string().replace('\'', r"'\''"))
@@ -803,10 +811,8 @@ fn a_device_or_a_fifo_at_the_settings_path_is_refused_without_blocking_or_writin
 #[test]
 fn a_hardlinked_settings_file_is_refused_and_every_name_keeps_its_content() {
     let w = World::new();
-    let settings = w.claude_settings();
-    fs::create_dir_all(settings.parent().unwrap()).unwrap();
     let original = "{\n  \"model\": \"opus\"\n}\n";
-    fs::write(&settings, original).unwrap();
+    let settings = w.write_claude_settings(original);
     let other = w.root.join("dotfiles-settings.json");
     fs::hard_link(&settings, &other).unwrap();
     let relay = w.relay.to_str().unwrap().to_owned();
@@ -913,9 +919,7 @@ print(lost, n)
 #[test]
 fn a_program_rewriting_the_file_every_millisecond_loses_nothing_to_20_installs() {
     let w = World::new();
-    let settings = w.claude_settings();
-    fs::create_dir_all(settings.parent().unwrap()).unwrap();
-    fs::write(&settings, "{\n  \"writer\": 0\n}\n").unwrap();
+    let settings = w.write_claude_settings("{\n  \"writer\": 0\n}\n");
     let stop = w.root.join("stop");
     let writer = Command::new("python3")
         .args(["-c", REWRITER])
