@@ -244,8 +244,10 @@ fn check_cli(
         if registered.is_empty() {
             if recorded {
                 let backup = file::backup_path(&target);
-                let kept = std::fs::read_to_string(&backup)
+                let kept = file::read_through(&backup)
                     .ok()
+                    .flatten()
+                    .and_then(|b| String::from_utf8(b).ok())
                     .and_then(|t| merge::registered(&t, cli.dialect).ok())
                     .is_some_and(|r| !r.is_empty());
                 let mut text = format!(
@@ -315,8 +317,11 @@ fn check_codex_trust(label: &str, hooks_file: &Path, text: &str, ctx: &Context<'
         Ok(config) => config,
         Err(e) => return Finding::problem(format!("{label}: {e}"), e.fix().unwrap_or_default()),
     };
-    let records = match std::fs::read_to_string(&config) {
-        Ok(toml) => match TrustRecords::parse(&toml) {
+    let toml =
+        file::read_through(&config).map(|b| b.map(|b| String::from_utf8_lossy(&b).into_owned()));
+    let records = match toml {
+        Ok(None) => TrustRecords::default(),
+        Ok(Some(toml)) => match TrustRecords::parse(&toml) {
             Ok(records) => records,
             Err(e) => {
                 return Finding::problem(
@@ -325,7 +330,12 @@ fn check_codex_trust(label: &str, hooks_file: &Path, text: &str, ctx: &Context<'
                 );
             }
         },
-        Err(_) => TrustRecords::default(),
+        Err(e) => {
+            return Finding::problem(
+                format!("{label}: cannot read Codex's hook trust records: {e}"),
+                e.fix().unwrap_or_else(|| "check the file's permissions".to_owned()),
+            );
+        }
     };
     let hooks = codex_trust::our_hooks(hooks_file, text, &records);
     let with = |trust: Trust| -> Vec<&str> {
@@ -613,7 +623,8 @@ fn last_events(dir: &Path) -> BTreeMap<String, (u64, Option<String>)> {
     names.sort_unstable_by(|a, b| b.cmp(a));
     let mut last: BTreeMap<String, (u64, Option<String>)> = BTreeMap::new();
     for name in names.into_iter().take(NEWEST_EVENTS) {
-        let Ok(bytes) = std::fs::read(dir.join(name.to_string())) else {
+        // Never a blocking open: a FIFO named like an event is skipped.
+        let Ok(Some(bytes)) = file::read(&dir.join(name.to_string())) else {
             continue;
         };
         let Ok(envelope) = Envelope::from_slice(&bytes) else {

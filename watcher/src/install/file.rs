@@ -58,8 +58,11 @@ pub enum NodeKind {
     Other,
 }
 
+/// A test of a file type.
+type IsKind = fn(&fs::FileType) -> bool;
+
 /// Each kind with its test, in the order they are tried.
-const NODE_KINDS: [(fn(&fs::FileType) -> bool, NodeKind); 6] = [
+const NODE_KINDS: [(IsKind, NodeKind); 6] = [
     (fs::FileType::is_dir, NodeKind::Directory),
     (<fs::FileType as FileTypeExt>::is_fifo, NodeKind::Fifo),
     (<fs::FileType as FileTypeExt>::is_char_device, NodeKind::CharDevice),
@@ -151,6 +154,11 @@ pub fn backup_path(target: &Path) -> PathBuf {
 /// link, and looked at again once open.
 pub fn read(path: &Path) -> Result<Option<Vec<u8>>, Error> {
     Ok(read_regular(path)?.map(|(bytes, _)| bytes))
+}
+
+/// [`read`], following symlinks first (a link to nothing reads as an error).
+pub fn read_through(path: &Path) -> Result<Option<Vec<u8>>, Error> {
+    read(&resolve(path)?.target)
 }
 
 /// [`read`], with the metadata of the file read.

@@ -43,8 +43,9 @@ pub fn records_path(env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
 
 /// The records; an unreadable file counts as none.
 pub fn load(path: &Path) -> Vec<Record> {
-    std::fs::read(path)
+    file::read_through(path)
         .ok()
+        .flatten()
         .and_then(|b| serde_json::from_slice::<RecordFile>(&b).ok())
         .map(|f| f.installs)
         .unwrap_or_default()

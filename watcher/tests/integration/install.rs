@@ -1055,3 +1055,26 @@ fn doctor_finds_an_events_dir_the_relay_cannot_write_in() {
     assert!(out.contains("the relay loses every event it is given\n     fix: "), "{out}");
     assert_eq!(fs::read_dir(&dir).unwrap().count(), entries, "no probe left behind");
 }
+
+#[test]
+fn doctor_does_not_block_on_a_fifo_among_the_events_or_as_codex_trust_records() {
+    let w = World::new();
+    w.install("claude", &[]);
+    let dir = w.root.join("state/hookline/events");
+    hookline::format::store::EventsDir::create(&dir).unwrap();
+    mkfifo(&dir.join(hookline::format::filename::EventFileName::ordered(1, 1).to_string()));
+    let codex = w.home.join(".codex");
+    fs::create_dir_all(&codex).unwrap();
+    mkfifo(&codex.join("config.toml"));
+    w.install("codex", &[]);
+    let relay = w.relay.to_str().unwrap().to_owned();
+    let out =
+        run_bounded(w.command(&["doctor", "--relay", &relay]), std::time::Duration::from_secs(20));
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(report.contains("-- no event received yet"), "{report}");
+    assert!(
+        report.contains("cannot read Codex's hook trust records: ")
+            && report.contains("is a named pipe (FIFO), not a regular file"),
+        "{report}"
+    );
+}
