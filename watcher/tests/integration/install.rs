@@ -1027,9 +1027,12 @@ fn doctor_without_a_relay_to_register_puts_one_on_path_first() {
 fn doctor_finds_an_events_dir_the_relay_cannot_write_in() {
     let w = World::new();
     w.install("claude", &[]);
-    let dir = w.root.join("state/hookline/events");
+    // On the build's disk, not a tmpfs /tmp: `chattr` needs a filesystem that has the flag.
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = disk.path().join("events");
     hookline::format::store::EventsDir::create(&dir).unwrap();
-    let (code, out) = w.doctor(&["claude"]);
+    let events_dir = dir.to_str().unwrap().to_owned();
+    let (code, out) = w.doctor(&["claude", "--events-dir", &events_dir]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("  ok writable\n"), "{out}");
     // Root writes through permission bits: make the directory immutable instead.
@@ -1047,7 +1050,7 @@ fn doctor_finds_an_events_dir_the_relay_cannot_write_in() {
     let entries = fs::read_dir(&dir).unwrap().count();
     lock(true);
     let wrote = tempfile::tempfile_in(&dir).is_ok();
-    let (code, out) = w.doctor(&["claude"]);
+    let (code, out) = w.doctor(&["claude", "--events-dir", &events_dir]);
     lock(false);
     assert!(!wrote, "the directory could still be written in");
     assert_eq!(code, 1, "{out}");
