@@ -300,9 +300,9 @@ pub fn update<T>(
             (Some(temp), Some(old)) => swap_in(temp, target, old, options)?,
             (Some(temp), None) => create(temp, target)?,
             (None, Some(old)) => take_out(&dir, target, old)?,
-            (None, None) => Some(None),
+            (None, None) => Commit::Done(None),
         };
-        let Some(backup) = committed else {
+        let Commit::Done(backup) = committed else {
             // Another program's change came in between: merge again from it.
             continue;
         };
@@ -314,27 +314,36 @@ pub fn update<T>(
     Err(Error::KeepsChanging { path: target.clone(), attempts: ATTEMPTS })
 }
 
-/// Puts `temp` in place of `target`, which held `old` when it was read. Returns where the
-/// previous content was kept, or `None` when the file taken out was not `old` (another
-/// program wrote it meanwhile: its file is back in place).
+/// How a commit went.
+#[derive(Debug, PartialEq, Eq)]
+enum Commit {
+    /// Done; where the previous content was kept, if it was.
+    Done(Option<PathBuf>),
+    /// Another program changed the file first: its file is in place, nothing of ours is.
+    Raced,
+}
+
+/// Puts `temp` in place of `target`, which held `old` when it was read. [`Commit::Raced`]
+/// when the file taken out was not `old` (another program wrote it meanwhile: its file is
+/// back in place).
 fn swap_in(
     temp: tempfile::NamedTempFile,
     target: &Path,
     old: &[u8],
     options: UpdateOptions,
-) -> Result<Option<Option<PathBuf>>, Error> {
+) -> Result<Commit, Error> {
     let (ours, temp) = temp.into_parts();
     match exchange(&temp, target) {
         Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Commit::Raced),
         Err(e) if cannot_swap(&e) => {
             // No atomic swap here: keep the backup, look a last time, then rename.
             let backup = keep_backup(target, old, options)?;
             if read(target)?.as_deref() != Some(old) {
-                return Ok(None);
+                return Ok(Commit::Raced);
             }
             temp.persist(target).map_err(|e| Error::io("replace", target, e.error))?;
-            return Ok(Some(backup));
+            return Ok(Commit::Done(backup));
         }
         Err(e) => return Err(Error::io("replace", target, e)),
     }
@@ -344,14 +353,14 @@ fn swap_in(
         .is_ok_and(|(bytes, _)| bytes == old);
     if unchanged {
         if !options.backup {
-            return Ok(Some(None));
+            return Ok(Commit::Done(None));
         }
         let backup = backup_path(target);
         temp.persist(&backup).map_err(|e| Error::io("write", &backup, e.error))?;
-        return Ok(Some(Some(backup)));
+        return Ok(Commit::Done(Some(backup)));
     }
     put_back(&temp, target, ours, taken)?;
-    Ok(None)
+    Ok(Commit::Raced)
 }
 
 /// Swaps back, after a swap took out another program's file (`taken`) instead of the one we
@@ -377,21 +386,21 @@ fn put_back(temp: &Path, target: &Path, pushed: File, taken: File) -> Result<(),
     Err(Error::KeepsChanging { path: target.to_owned(), attempts: ATTEMPTS })
 }
 
-/// Creates `target` from `temp` unless a file appeared there meanwhile (`None` then).
-fn create(temp: tempfile::NamedTempFile, target: &Path) -> Result<Option<Option<PathBuf>>, Error> {
+/// Creates `target` from `temp` unless a file appeared there meanwhile.
+fn create(temp: tempfile::NamedTempFile, target: &Path) -> Result<Commit, Error> {
     let temp = temp.into_temp_path();
     match rename_noreplace(&temp, target) {
         Ok(()) => {
             let _ = temp.keep();
-            Ok(Some(None))
+            Ok(Commit::Done(None))
         }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(Commit::Raced),
         Err(e) if cannot_swap(&e) => match fs::hard_link(&temp, target) {
-            Ok(()) => Ok(Some(None)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
+            Ok(()) => Ok(Commit::Done(None)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(Commit::Raced),
             Err(_) => {
                 temp.persist(target).map_err(|e| Error::io("create", target, e.error))?;
-                Ok(Some(None))
+                Ok(Commit::Done(None))
             }
         },
         Err(e) => Err(Error::io("create", target, e)),
@@ -399,27 +408,27 @@ fn create(temp: tempfile::NamedTempFile, target: &Path) -> Result<Option<Option<
 }
 
 /// Removes `target`, which held `old` when it was read: it is first moved aside, and put back
-/// (`None`) when it is not `old` any more.
-fn take_out(dir: &Path, target: &Path, old: &[u8]) -> Result<Option<Option<PathBuf>>, Error> {
+/// ([`Commit::Raced`]) when it is not `old` any more.
+fn take_out(dir: &Path, target: &Path, old: &[u8]) -> Result<Commit, Error> {
     let aside = temp_in(dir, target)?.into_temp_path();
     match fs::rename(target, &aside) {
         Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Commit::Raced),
         Err(e) => return Err(Error::io("remove", target, e)),
     }
     if read(&aside).is_ok_and(|bytes| bytes.as_deref() == Some(old)) {
-        return Ok(Some(None));
+        return Ok(Commit::Done(None));
     }
+    // Put back without replacing: a file there now is newer than the one moved aside.
     match fs::hard_link(&aside, target) {
-        // A newer file is in place already: the one moved aside is older, it goes.
-        Ok(()) => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
+        Ok(()) => Ok(Commit::Raced),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(Commit::Raced),
         Err(_) => match rename_noreplace(&aside, target) {
             Ok(()) => {
                 let _ = aside.keep();
-                Ok(None)
+                Ok(Commit::Raced)
             }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(Commit::Raced),
             Err(e) => Err(Error::io("put back", target, e)),
         },
     }
@@ -677,13 +686,13 @@ mod tests {
         // Read as "old"; another program renamed "theirs" in after our last look.
         fs::write(&path, "theirs").unwrap();
         let temp = temp_with(tmp.path(), "ours");
-        assert_eq!(swap_in(temp, &path, b"old", opts()).unwrap(), None);
+        assert_eq!(swap_in(temp, &path, b"old", opts()).unwrap(), Commit::Raced);
         assert_eq!(fs::read_to_string(&path).unwrap(), "theirs");
         assert_eq!(names(tmp.path()), ["s.json"], "no temp and no backup left");
         // Unchanged since the read: swapped in, and the file taken out is the backup.
         let temp = temp_with(tmp.path(), "ours");
         let backup = swap_in(temp, &path, b"theirs", opts()).unwrap();
-        assert_eq!(backup, Some(Some(backup_path(&path))));
+        assert_eq!(backup, Commit::Done(Some(backup_path(&path))));
         assert_eq!(fs::read_to_string(&path).unwrap(), "ours");
         assert_eq!(fs::read_to_string(backup_path(&path)).unwrap(), "theirs");
     }
@@ -693,12 +702,12 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("s.json");
         fs::write(&path, "theirs").unwrap();
-        assert_eq!(create(temp_with(tmp.path(), "ours"), &path).unwrap(), None);
+        assert_eq!(create(temp_with(tmp.path(), "ours"), &path).unwrap(), Commit::Raced);
         assert_eq!(fs::read_to_string(&path).unwrap(), "theirs");
-        assert_eq!(take_out(tmp.path(), &path, b"old").unwrap(), None);
+        assert_eq!(take_out(tmp.path(), &path, b"old").unwrap(), Commit::Raced);
         assert_eq!(fs::read_to_string(&path).unwrap(), "theirs");
         assert_eq!(names(tmp.path()), ["s.json"]);
-        assert_eq!(take_out(tmp.path(), &path, b"theirs").unwrap(), Some(None));
+        assert_eq!(take_out(tmp.path(), &path, b"theirs").unwrap(), Commit::Done(None));
         assert!(names(tmp.path()).is_empty());
     }
 
