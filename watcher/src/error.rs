@@ -116,6 +116,21 @@ pub enum Error {
         /// How many times it was re-read.
         attempts: u32,
     },
+    /// The settings path (or the end of its symlinks) is not a regular file; it was neither
+    /// opened for reading in a way that could block nor written.
+    NotRegularFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        kind: crate::install::file::NodeKind,
+    },
+    /// The settings file has other hard links, which an atomic write would split from it.
+    HardLinked {
+        /// The file.
+        path: PathBuf,
+        /// How many names it has.
+        links: u64,
+    },
 }
 
 impl Error {
@@ -130,7 +145,7 @@ impl Error {
             Error::UnknownScope { known, .. } => format!("use one of: {}", known.join(", ")),
             Error::NoHome { .. } => "set HOME, or pass --settings PATH".into(),
             Error::NoRelay { .. } => {
-                "install hookline-relay next to hookline or on PATH, or pass --relay PATH".into()
+                format!("{}, or pass --relay PATH", crate::install::PUT_ON_PATH)
             }
             Error::Settings { problem, .. } => problem.fix().to_owned(),
             Error::ReadOnly { path } => format!(
@@ -143,6 +158,14 @@ impl Error {
             Error::KeepsChanging { .. } => {
                 "close the CLI's running sessions and run the command again".into()
             }
+            Error::NotRegularFile { path, .. } => format!(
+                "move {} out of the way (or point the link at a regular file), or pass --settings PATH",
+                path.display()
+            ),
+            Error::HardLinked { path, .. } => format!(
+                "keep one copy and make the other names symlinks to it (ln -sf {} OTHER-NAME), then run again",
+                path.display()
+            ),
             _ => return None,
         })
     }
@@ -204,6 +227,14 @@ impl fmt::Display for Error {
             Error::KeepsChanging { path, attempts } => {
                 write!(f, "{} changed under us {attempts} times; not written", path.display())
             }
+            Error::NotRegularFile { path, kind } => {
+                write!(f, "{} is {kind}, not a regular file; left untouched", path.display())
+            }
+            Error::HardLinked { path, links } => write!(
+                f,
+                "{} has {links} hard links; left untouched (an atomic write would split them, and writing in place is not atomic)",
+                path.display()
+            ),
         }
     }
 }

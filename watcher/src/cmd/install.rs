@@ -156,10 +156,18 @@ pub fn run(args: &InstallArgs) -> CmdOutcome {
             .and_then(|p| install::check_relay(&p, &setup.cwd)),
     }
     .map_err(Box::<Failed>::from)?;
+    if let Some(dir) = install::build_dir(Path::new(&relay)) {
+        eprintln!(
+            "hookline: warning: registering {relay}, inside the cargo build directory {}: `cargo clean` or moving the clone will break every hook\n  to avoid it: {}; then run `hookline install {}` with the hookline on PATH",
+            dir.display(),
+            install::PUT_ON_PATH,
+            cli.profile.name
+        );
+    }
     let detected = cli.detect(path_var.as_deref());
     let wanted = cli.wanted(&relay, &detected);
     let why_not = |event: &str| cli.why_not(event, &detected);
-    println!("{}", cli.version_line(&detected));
+    println!("{}", cli.version_line(&detected, install::Purpose::Install));
     let previous = find_record(&cli.profile.name, &path);
     let scaffolding = previous.as_ref().map(|r| &r.scaffolding);
     let op = Operation::Install { wanted: &wanted, why_not: &why_not, scaffolding };

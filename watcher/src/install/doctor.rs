@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
+use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,7 +26,8 @@ use hookline_relay::store::EventsDir;
 use crate::Error;
 use crate::install::codex_trust::{self, Trust, TrustRecords};
 use crate::install::{
-    Change, Dialect, Installable, command, document, expand, file, find_relay, merge, probe, record,
+    Change, Dialect, Installable, PUT_ON_PATH, Purpose, build_dir, command, document, expand, file,
+    find_relay, merge, probe, record,
 };
 use crate::profile::Profiles;
 use crate::units::format_age;
@@ -164,7 +166,7 @@ fn check_cli(
     let name = cli.profile.name.as_str();
     let path_var = (ctx.env)("PATH");
     let detected = cli.detect(path_var.as_deref());
-    let mut findings = vec![Finding::info(cli.version_line(&detected))];
+    let mut findings = vec![Finding::info(cli.version_line(&detected, Purpose::Check))];
     let relay = ctx.relay.clone().map(Ok).unwrap_or_else(|| {
         find_relay(path_var.as_deref()).and_then(|p| {
             p.to_str()
@@ -173,6 +175,11 @@ fn check_cli(
         })
     });
     let wanted = relay.as_ref().ok().map(|r| cli.wanted(r, &detected));
+    // Without a relay to register, `hookline install` fails: the fixes put one on PATH first.
+    let then_install = |fix: String| match &relay {
+        Ok(_) => fix,
+        Err(_) => format!("{PUT_ON_PATH}; then {fix}"),
+    };
     let records = record::records_path(ctx.env).map(|p| record::load(&p)).unwrap_or_default();
     let mut places: Vec<(String, PathBuf)> = cli
         .scopes()
@@ -189,9 +196,10 @@ fn check_cli(
     let mut registered_somewhere = false;
     let mut stripped = false;
     let mut checked_commands = Vec::new();
+    let scopes_start = findings.len();
     for (scope, path) in places {
         let label = format!("{scope} {}", path.display());
-        let fix = install_fix(name, &scope, &path);
+        let fix = then_install(install_fix(name, &scope, &path));
         let recorded = records.iter().any(|r| r.cli == name && r.path == path);
         let target = match file::resolve(&path) {
             Ok(r) => r.target,
@@ -236,8 +244,10 @@ fn check_cli(
         if registered.is_empty() {
             if recorded {
                 let backup = file::backup_path(&target);
-                let kept = std::fs::read_to_string(&backup)
+                let kept = file::read_through(&backup)
                     .ok()
+                    .flatten()
+                    .and_then(|b| String::from_utf8(b).ok())
                     .and_then(|t| merge::registered(&t, cli.dialect).ok())
                     .is_some_and(|r| !r.is_empty());
                 let mut text = format!(
@@ -262,6 +272,7 @@ fn check_cli(
             if !checked_commands.contains(command) {
                 checked_commands.push(command.clone());
                 findings.push(check_command(command, &fix));
+                findings.extend(check_build_dir(command, name));
             }
         }
         if let Some(wanted) = &wanted {
@@ -278,12 +289,14 @@ fn check_cli(
         }
     }
     if registered_somewhere && let Err(e) = &relay {
-        findings.push(Finding::problem(e.to_string(), e.fix().unwrap_or_default()));
+        // First: every other fix needs a relay.
+        let finding = Finding::problem(e.to_string(), e.fix().unwrap_or_default());
+        findings.insert(scopes_start, finding);
     }
     if !registered_somewhere && !stripped && asked {
         findings.push(Finding::problem(
             format!("{name}: the relay is registered in no scope"),
-            format!("hookline install {name}"),
+            then_install(format!("hookline install {name}")),
         ));
     }
     findings.push(match last.get(name) {
@@ -304,8 +317,11 @@ fn check_codex_trust(label: &str, hooks_file: &Path, text: &str, ctx: &Context<'
         Ok(config) => config,
         Err(e) => return Finding::problem(format!("{label}: {e}"), e.fix().unwrap_or_default()),
     };
-    let records = match std::fs::read_to_string(&config) {
-        Ok(toml) => match TrustRecords::parse(&toml) {
+    let toml =
+        file::read_through(&config).map(|b| b.map(|b| String::from_utf8_lossy(&b).into_owned()));
+    let records = match toml {
+        Ok(None) => TrustRecords::default(),
+        Ok(Some(toml)) => match TrustRecords::parse(&toml) {
             Ok(records) => records,
             Err(e) => {
                 return Finding::problem(
@@ -314,7 +330,12 @@ fn check_codex_trust(label: &str, hooks_file: &Path, text: &str, ctx: &Context<'
                 );
             }
         },
-        Err(_) => TrustRecords::default(),
+        Err(e) => {
+            return Finding::problem(
+                format!("{label}: cannot read Codex's hook trust records: {e}"),
+                e.fix().unwrap_or_else(|| "check the file's permissions".to_owned()),
+            );
+        }
     };
     let hooks = codex_trust::our_hooks(hooks_file, text, &records);
     let with = |trust: Trust| -> Vec<&str> {
@@ -397,6 +418,17 @@ fn stale_summary(lines: &[merge::Line]) -> Vec<String> {
     out
 }
 
+/// A registered relay inside a cargo build directory works until `cargo clean`: said, with
+/// the way out.
+fn check_build_dir(command: &str, cli: &str) -> Option<Finding> {
+    let program = command::program_words(command)?.into_iter().next()?;
+    let dir = build_dir(Path::new(&program))?;
+    Some(Finding::info(format!(
+        "relay {program} is inside the cargo build directory {}: `cargo clean` or moving the clone breaks every hook; to keep it working: {PUT_ON_PATH}, then hookline install {cli}",
+        dir.display()
+    )))
+}
+
 /// Runs a registered command the way the CLI would (`sh -c`), with the relay disabled: it
 /// must exit 0 and print nothing.
 fn check_command(command: &str, fix: &str) -> Finding {
@@ -468,7 +500,8 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
                 )),
                 Ok(meta) => match EventsDir::open(&dir) {
                     Ok(_) => {
-                        findings.push(Finding::ok("present, owned by you, not writable by others"))
+                        findings.push(Finding::ok("present, owned by you, not writable by others"));
+                        findings.push(check_writable(&dir));
                     }
                     Err(e) => {
                         let fix = if meta.file_type().is_symlink() {
@@ -486,8 +519,24 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
             }
             let log = location::diagnostics_path(&dir);
             let since = ctx.now_ns.saturating_sub(DIAG_WINDOW.as_nanos() as u64);
-            let recent: Vec<diag::Record> =
+            let mut recent: Vec<diag::Record> =
                 diag::read(&log).into_iter().filter(|r| r.ts_ns >= since).collect();
+            for fallback in fallback_traces(ctx.env) {
+                let traces: Vec<diag::Record> =
+                    diag::read(&fallback).into_iter().filter(|r| r.ts_ns >= since).collect();
+                if !traces.is_empty() {
+                    findings.push(Finding::problem(
+                        format!(
+                            "the relay could not write where it should and left {} trace(s) in {}",
+                            traces.len(),
+                            fallback.display()
+                        ),
+                        format!("see {} and fix what it says", fallback.display()),
+                    ));
+                }
+                recent.extend(traces);
+            }
+            recent.sort_by_key(|r| r.ts_ns);
             let errors = recent.iter().filter(|r| r.level == DiagLevel::Error).count();
             if recent.is_empty() {
                 findings.push(Finding::ok("no relay diagnostics in the last 24h"));
@@ -518,6 +567,43 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
     Section { title, findings }
 }
 
+/// Where a relay that could not write its event or its diagnostics in the events directory
+/// leaves a trace instead. THE HOOK for the relay's fallback location: when
+/// `hookline_relay::location` gains one, return it here (from `env`, as the relay computes
+/// it); `doctor` then reads it like the diagnostics file and names it in its findings.
+fn fallback_traces(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    let _ = env;
+    Vec::new()
+}
+
+/// Whether the relay can create a file in the events directory: a hidden probe file is
+/// created, written and removed (a read-only directory or filesystem, or a full disk, makes
+/// the relay lose every event).
+fn check_writable(dir: &Path) -> Finding {
+    let probe = tempfile::Builder::new()
+        .prefix(".hookline-doctor-")
+        .tempfile_in(dir)
+        .and_then(|mut f| f.write_all(b"probe\n").and_then(|()| f.as_file().sync_all()));
+    match probe {
+        Ok(()) => Finding::ok("writable"),
+        Err(e) => {
+            let shown = dir.display().to_string();
+            let quoted = command::quote(&shown);
+            let fix = match e.raw_os_error() {
+                Some(libc::EACCES | libc::EPERM) => format!("chmod u+w {quoted}"),
+                Some(libc::ENOSPC | libc::EDQUOT) => {
+                    format!("free space (or inodes) on the filesystem of {quoted}")
+                }
+                _ => "set HOOKLINE_EVENTS_DIR to a writable directory you own".to_owned(),
+            };
+            Finding::problem(
+                format!("not writable ({e}): the relay loses every event it is given"),
+                fix,
+            )
+        }
+    }
+}
+
 fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
@@ -537,7 +623,8 @@ fn last_events(dir: &Path) -> BTreeMap<String, (u64, Option<String>)> {
     names.sort_unstable_by(|a, b| b.cmp(a));
     let mut last: BTreeMap<String, (u64, Option<String>)> = BTreeMap::new();
     for name in names.into_iter().take(NEWEST_EVENTS) {
-        let Ok(bytes) = std::fs::read(dir.join(name.to_string())) else {
+        // Never a blocking open: a FIFO named like an event is skipped.
+        let Ok(Some(bytes)) = file::read(&dir.join(name.to_string())) else {
             continue;
         };
         let Ok(envelope) = Envelope::from_slice(&bytes) else {

@@ -94,6 +94,10 @@ pub struct Scaffolding {
     /// The containers hookline created, by JSON path (`hooks`, `hooks.Stop`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub containers: Vec<String>,
+    /// The file was empty (or only whitespace, this text) before hookline wrote it: uninstall
+    /// gives it back as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blank: Option<String>,
 }
 
 impl Scaffolding {
@@ -291,6 +295,10 @@ pub fn install(
 ) -> Result<Merged, DocError> {
     let mut made = scaffolding.cloned().unwrap_or_default();
     made.file |= before.is_none();
+    if let Some(blank) = before.filter(|t| t.trim().is_empty()) {
+        made.file = false;
+        made.blank = Some(blank.to_owned());
+    }
     let created = is_blank(before);
     let text = match before {
         Some(text) if !created => text.to_owned(),
@@ -357,7 +365,12 @@ pub fn uninstall(
     }
     drop_empty_hooks(&mut doc, &lines, scaffolding)?;
     let root = doc.value(doc.find(&[])?.ok_or_else(|| DocError::Internal("no root".into()))?);
-    let text = doc.into_text();
+    let mut text = doc.into_text();
+    if let Some(blank) = scaffolding.and_then(|s| s.blank.as_ref())
+        && text == fresh_text(dialect)?
+    {
+        text.clone_from(blank);
+    }
     let gone = match scaffolding {
         Some(s) => s.file && text == fresh_text(dialect)?,
         None => {

@@ -33,8 +33,21 @@ pub use dialect::Dialect;
 pub use merge::{Change, Line, Scaffolding, Wanted};
 pub use probe::Detected;
 
+/// How to put both binaries in a stable place on `PATH`, from a clone of hookline. A relay
+/// registered inside the clone's `target/` breaks every hook on `cargo clean`.
+pub const PUT_ON_PATH: &str = "in your hookline clone: cargo install --locked --path relay && cargo install --locked --path watcher (both go to ~/.cargo/bin)";
+
 /// The mode of a settings file hookline creates.
 pub const NEW_FILE_MODE: u32 = 0o644;
+
+/// Why the events are listed: to register them or to check for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// `install`: they are written.
+    Install,
+    /// `doctor`: they are only looked for.
+    Check,
+}
 
 /// A CLI that can be installed into: its profile, install spec and dialect.
 #[derive(Debug, Clone, Copy)]
@@ -151,15 +164,20 @@ impl<'a> Installable<'a> {
         }
     }
 
-    /// One line saying which version the events were chosen for.
-    pub fn version_line(&self, detected: &Detected) -> String {
+    /// One line saying which version the events were chosen for: `install` registers them,
+    /// `doctor` only checks for them.
+    pub fn version_line(&self, detected: &Detected, purpose: Purpose) -> String {
         let name = &self.profile.display_name;
         let n = self.events(detected).len();
         let events = if n == 1 { "event" } else { "events" };
+        let verb = match purpose {
+            Purpose::Install => "registering",
+            Purpose::Check => "checking for",
+        };
         match detected {
             Detected::Version { .. } => format!("{name} {detected}: {n} {events}"),
             _ => format!(
-                "{detected}: registering the {n} {events} every {name} since {} knows",
+                "{detected}: {verb} the {n} {events} every {name} since {} knows",
                 self.profile.min_version
             ),
         }
@@ -344,7 +362,50 @@ pub fn apply_hooked(
         },
         before_commit,
     )?;
+    if let (Operation::Uninstall { scaffolding }, file::Outcome::Written { after: None, .. }) =
+        (op, &outcome)
+    {
+        remove_own_backup(&target, dialect, scaffolding)?;
+    }
     Ok(Report { path: path.to_owned(), target, lines, outcome, created, one_line, scaffolding })
+}
+
+/// After uninstall removed a file hookline had created, removes `<file>.hookline.bak` too when
+/// it holds nothing but hookline's own entries (an earlier install's backup of its own file);
+/// a backup holding anything of the user's, or that cannot be read as one, stays.
+fn remove_own_backup(
+    target: &Path,
+    dialect: Dialect,
+    scaffolding: Option<&Scaffolding>,
+) -> Result<(), Error> {
+    let backup = file::backup_path(target);
+    let Ok(Some(bytes)) = file::read(&backup) else {
+        return Ok(());
+    };
+    let ours_only = document::utf8(&bytes)
+        .ok()
+        .and_then(|text| merge::uninstall(Some(text), dialect, scaffolding).ok())
+        .is_some_and(|merged| merged.text.is_none());
+    if ours_only {
+        match std::fs::remove_file(&backup) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io("remove", &backup, e));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The cargo build directory a relay lives in (`…/target/debug`, `…/target/release`, or any
+/// directory holding cargo's `.cargo-lock`), if it does: `cargo clean` or moving the clone
+/// would break every hook registered with it.
+pub fn build_dir(relay: &Path) -> Option<PathBuf> {
+    let dir = relay.parent()?;
+    let profile = dir.file_name()?.to_str()?;
+    let in_target = matches!(profile, "debug" | "release")
+        && dir.parent().and_then(Path::file_name).is_some_and(|n| n == "target");
+    (in_target || dir.join(".cargo-lock").is_file()).then(|| dir.to_owned())
 }
 
 #[cfg(test)]

@@ -43,8 +43,9 @@ pub fn records_path(env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
 
 /// The records; an unreadable file counts as none.
 pub fn load(path: &Path) -> Vec<Record> {
-    std::fs::read(path)
+    file::read_through(path)
         .ok()
+        .flatten()
         .and_then(|b| serde_json::from_slice::<RecordFile>(&b).ok())
         .map(|f| f.installs)
         .unwrap_or_default()
@@ -93,7 +94,7 @@ mod tests {
             cli: "claude".into(),
             scope: "user".into(),
             path: "/h/.claude/settings.json".into(),
-            scaffolding: Scaffolding { file: true, containers: vec!["hooks".into()] },
+            scaffolding: Scaffolding { file: true, containers: vec!["hooks".into()], blank: None },
         };
         set(&file, &r, true).unwrap();
         set(&file, &r, true).unwrap();

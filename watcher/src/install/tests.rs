@@ -91,7 +91,12 @@ fn the_claude_profile_gives_entries_and_reasons() {
         "not known to every supported version (needs 2.1.78)"
     );
     assert!(
-        cli.version_line(&none).starts_with("claude is not on PATH: registering the 12 events")
+        cli.version_line(&none, Purpose::Install)
+            .starts_with("claude is not on PATH: registering the 12 events")
+    );
+    assert!(
+        cli.version_line(&none, Purpose::Check)
+            .starts_with("claude is not on PATH: checking for the 12 events")
     );
     assert!(matches!(Installable::find(&profiles, "legacy"), Err(Error::NotInstallable { .. })));
     assert!(matches!(Installable::find(&profiles, "nope"), Err(Error::UnknownCli { .. })));

@@ -62,7 +62,12 @@ impl World {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookline"));
+        self.command_of(Path::new(env!("CARGO_BIN_EXE_hookline")), args)
+    }
+
+    /// [`World::command`], running another copy of `hookline`.
+    fn command_of(&self, hookline: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(hookline);
         cmd.args(args)
             .current_dir(&self.project)
             .env_clear()
@@ -108,6 +113,14 @@ impl World {
 
     fn claude_settings(&self) -> PathBuf {
         self.home.join(".claude/settings.json")
+    }
+
+    /// Writes the user's Claude settings file, its directory too.
+    fn write_claude_settings(&self, text: &str) -> PathBuf {
+        let path = self.claude_settings();
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, text).unwrap();
+        path
     }
 
     /// The relay command as install quotes it.
@@ -709,4 +722,362 @@ fn the_shipped_copilot_and_cursor_profiles_install_every_event_they_list() {
     assert_eq!(code, 0, "{out}");
     let (code, out) = w.doctor(&["cursor"]);
     assert_eq!(code, 0, "{out}");
+}
+
+/// Runs `cmd` and gives up (killing it) after `limit`: a command that blocks fails the test
+/// instead of hanging it.
+fn run_bounded(mut cmd: Command, limit: std::time::Duration) -> Output {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!("{cmd:?} blocked for {limit:?}: {}", String::from_utf8_lossy(&out.stdout));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo {}", path.display());
+}
+
+/// A character device to point a settings link at: one made in `dir` when we may (root:
+/// then nothing of the machine's is at stake), else the machine's null device.
+fn char_device(dir: &Path) -> PathBuf {
+    let own = dir.join("null-device");
+    let c = std::ffi::CString::new(own.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path that outlives the call.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+    if made == 0 { own } else { PathBuf::from("/dev/null") }
+}
+
+#[test]
+fn a_device_or_a_fifo_at_the_settings_path_is_refused_without_blocking_or_writing() {
+    use std::os::unix::fs::FileTypeExt;
+    let w = World::new();
+    let claude = w.home.join(".claude");
+    fs::create_dir_all(&claude).unwrap();
+    let settings = w.claude_settings();
+    let device = char_device(&w.root);
+    let fifo = w.root.join("pipe");
+    mkfifo(&fifo);
+    let relay = w.relay.to_str().unwrap().to_owned();
+    let limit = std::time::Duration::from_secs(20);
+    // A link to a device, a link to a FIFO, a FIFO itself.
+    let cases: [(&str, &dyn Fn()); 3] = [
+        ("a character device", &|| symlink(&device, &settings).unwrap()),
+        ("a named pipe (FIFO)", &|| symlink(&fifo, &settings).unwrap()),
+        ("a named pipe (FIFO)", &|| mkfifo(&settings)),
+    ];
+    for (kind, make) in cases {
+        let _ = fs::remove_file(&settings);
+        make();
+        for args in [
+            vec!["install", "claude", "--relay", &relay],
+            vec!["install", "claude", "--relay", &relay, "--dry-run"],
+            vec!["uninstall", "claude"],
+        ] {
+            let out = run_bounded(w.command(&args), limit);
+            assert_eq!(out.status.code(), Some(2), "{kind} {args:?}");
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert!(
+                stderr.contains(&format!(
+                    "is {kind}, not a regular file; left untouched\n  fix: move "
+                )),
+                "{kind} {args:?}: {stderr}"
+            );
+        }
+        let out = run_bounded(w.command(&["doctor", "claude", "--relay", &relay]), limit);
+        let report = String::from_utf8(out.stdout).unwrap();
+        assert!(report.contains(&format!("is {kind}, not a regular file")), "{report}");
+        assert!(fs::metadata(&device).unwrap().file_type().is_char_device());
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        // Nothing was created beside the device or the link: no temp, no backup.
+        let names = |d: &Path| fs::read_dir(d).unwrap().count();
+        assert_eq!(names(&claude), 1, "{kind}");
+    }
+    assert!(!w.root.join("state/hookline/installs.json").exists());
+}
+
+#[test]
+fn a_hardlinked_settings_file_is_refused_and_every_name_keeps_its_content() {
+    let w = World::new();
+    let original = "{\n  \"model\": \"opus\"\n}\n";
+    let settings = w.write_claude_settings(original);
+    let other = w.root.join("dotfiles-settings.json");
+    fs::hard_link(&settings, &other).unwrap();
+    let relay = w.relay.to_str().unwrap().to_owned();
+    for args in [
+        vec!["install", "claude", "--relay", &relay],
+        vec!["install", "claude", "--relay", &relay, "--dry-run"],
+    ] {
+        let out = w.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.contains(&format!("{} has 2 hard links; left untouched", settings.display())),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("fix: keep one copy and make the other names symlinks to it"),
+            "{stderr}"
+        );
+    }
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(fs::metadata(&settings).unwrap().nlink(), 2);
+    assert_eq!(fs::read_to_string(&settings).unwrap(), original);
+    assert_eq!(fs::read_to_string(&other).unwrap(), original);
+    assert!(!file_exists(&w.home.join(".claude/settings.json.hookline.bak")));
+    // Made a symlink, as the fix says: installed through it.
+    fs::remove_file(&settings).unwrap();
+    symlink(&other, &settings).unwrap();
+    w.install("claude", &[]);
+    assert!(fs::read_to_string(&other).unwrap().contains("--cli claude"));
+}
+
+fn file_exists(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}
+
+#[test]
+fn an_empty_settings_file_comes_back_empty_after_install_and_uninstall() {
+    let w = World::new();
+    let path = w.project.join(".claude/settings.json");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    for original in ["", "\n", "  \n\n"] {
+        fs::write(&path, original).unwrap();
+        w.install("claude", &["--scope", "project"]);
+        assert!(json(&path)["hooks"]["Stop"].is_array());
+        let out = w.ok(&["uninstall", "claude", "--scope", "project"]);
+        assert!(out.contains("hooks.Stop: removed\n"), "{out}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), original, "{original:?}");
+    }
+}
+
+#[test]
+fn uninstall_removes_the_file_install_created_and_the_backup_of_ours_but_not_one_of_yours() {
+    let w = World::new();
+    let settings = w.claude_settings();
+    let backup = w.home.join(".claude/settings.json.hookline.bak");
+    // Created by install, rewritten by a second install (its backup holds only our hooks).
+    w.install("claude", &[]);
+    let other = w.root.join("bin/hookline-relay");
+    w.script(&other, SILENT_RELAY);
+    w.ok(&["install", "claude", "--relay", other.to_str().unwrap()]);
+    assert!(backup.exists());
+    let out = w.ok(&["uninstall", "claude"]);
+    assert!(out.contains("(it held only hookline's hooks)"), "{out}");
+    assert!(!out.contains("previous content"), "{out}");
+    assert!(!settings.exists());
+    assert!(!backup.exists(), "our own backup goes with the file");
+
+    // A backup holding the user's content stays, even when install created the file again.
+    fs::write(&settings, "{\n  \"model\": \"opus\"\n}\n").unwrap();
+    w.install("claude", &[]);
+    assert_eq!(fs::read_to_string(&backup).unwrap(), "{\n  \"model\": \"opus\"\n}\n");
+    fs::remove_file(&settings).unwrap();
+    w.install("claude", &[]);
+    w.ok(&["uninstall", "claude"]);
+    assert!(!settings.exists());
+    assert_eq!(fs::read_to_string(&backup).unwrap(), "{\n  \"model\": \"opus\"\n}\n");
+}
+
+/// A program that rewrites a JSON file atomically every millisecond with its own key (a
+/// counter), and counts the times it finds its last value gone: a change of its lost.
+const REWRITER: &str = r#"
+import json, os, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+last, lost, n = None, 0, 0
+while not os.path.exists(stop):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        doc = {}
+    if last is not None and doc.get("writer") != last:
+        lost += 1
+    n += 1
+    doc["writer"] = n
+    tmp = os.path.join(os.path.dirname(path), ".writer-tmp")
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=2)
+    os.rename(tmp, path)
+    last = n
+    time.sleep(0.001)
+print(lost, n)
+"#;
+
+#[test]
+fn a_program_rewriting_the_file_every_millisecond_loses_nothing_to_20_installs() {
+    let w = World::new();
+    let settings = w.write_claude_settings("{\n  \"writer\": 0\n}\n");
+    let stop = w.root.join("stop");
+    let writer = Command::new("python3")
+        .args(["-c", REWRITER])
+        .arg(&settings)
+        .arg(&stop)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs the concurrent writer");
+    // Two relays, alternately: every install changes every entry.
+    let other = w.root.join("bin/hookline-relay");
+    w.script(&other, SILENT_RELAY);
+    let relays = [w.relay.to_str().unwrap().to_owned(), other.to_str().unwrap().to_owned()];
+    let (mut written, mut refused) = (0, 0);
+    for i in 0..20 {
+        let out = w.run(&["install", "claude", "--relay", &relays[i % 2]]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) if stdout.contains("wrote ") => written += 1,
+            Some(0) => {}
+            // Refusing is allowed; overwriting is not.
+            Some(2) if stderr.contains("changed under us") => refused += 1,
+            code => panic!("install {i}: {code:?}\n{stdout}\n{stderr}"),
+        }
+    }
+    fs::write(&stop, "").unwrap();
+    let out = writer.wait_with_output().unwrap();
+    let report = String::from_utf8(out.stdout).unwrap();
+    let (lost, writes) = report.trim().split_once(' ').unwrap();
+    let writes: u64 = writes.parse().unwrap();
+    assert!(writes >= 20, "the writer ran along: {report}");
+    assert_eq!(lost, "0", "installs written {written}, refused {refused}, writer: {report}");
+    assert!(written > 0, "refused {refused} of 20");
+}
+
+#[test]
+fn install_warns_about_a_relay_in_a_cargo_build_dir_and_doctor_says_how_to_keep_it() {
+    let w = World::new();
+    let release = w.root.join("clone/target/release");
+    fs::create_dir_all(&release).unwrap();
+    let relay = release.join("hookline-relay");
+    w.script(&relay, SILENT_RELAY);
+    let out = w.run(&["install", "claude", "--relay", relay.to_str().unwrap()]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!(
+            "hookline: warning: registering {}, inside the cargo build directory {}: `cargo clean` or moving the clone will break every hook\n  to avoid it: in your hookline clone: cargo install --locked --path relay && cargo install --locked --path watcher",
+            relay.display(),
+            release.display()
+        )),
+        "{stderr}"
+    );
+    assert!(json(&w.claude_settings())["hooks"]["Stop"].is_array());
+    let out = w.run(&["doctor", "claude", "--relay", relay.to_str().unwrap()]);
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert!(
+        report
+            .contains(&format!("-- relay {} is inside the cargo build directory", relay.display())),
+        "{report}"
+    );
+    // A relay elsewhere: no warning.
+    let out = w.run(&["install", "claude", "--relay", w.relay.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+}
+
+#[test]
+fn doctor_without_a_relay_to_register_puts_one_on_path_first() {
+    let w = World::new();
+    w.install("claude", &[]);
+    fs::remove_file(&w.relay).unwrap();
+    // A hookline with no relay beside it and none on PATH.
+    let lonely = w.root.join("lonely");
+    fs::create_dir_all(&lonely).unwrap();
+    fs::copy(env!("CARGO_BIN_EXE_hookline"), lonely.join("hookline")).unwrap();
+    // Another test's child may still hold the copy open between its fork and its exec.
+    let out = (0..100)
+        .find_map(|_| {
+            match w.command_of(&lonely.join("hookline"), &["doctor", "claude"]).output() {
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    None
+                }
+                other => Some(other.unwrap()),
+            }
+        })
+        .expect("the copy of hookline could be run");
+    assert_eq!(out.status.code(), Some(1));
+    let report = String::from_utf8(out.stdout).unwrap();
+    let not_found = report.find("!! hookline-relay not found").expect(&report);
+    let missing =
+        report.find(&format!("!! relay {} is missing", w.relay.display())).expect(&report);
+    assert!(not_found < missing, "the relay first: {report}");
+    assert!(
+        report.contains("     fix: in your hookline clone: cargo install --locked --path relay && cargo install --locked --path watcher (both go to ~/.cargo/bin); then hookline install claude --scope user\n"),
+        "{report}"
+    );
+    assert!(report.contains("checking for the 12 events"), "{report}");
+    assert!(!report.contains("registering"), "doctor only checks: {report}");
+}
+
+#[test]
+fn doctor_finds_an_events_dir_the_relay_cannot_write_in() {
+    let w = World::new();
+    w.install("claude", &[]);
+    // On the build's disk, not a tmpfs /tmp: `chattr` needs a filesystem that has the flag.
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = disk.path().join("events");
+    hookline::format::store::EventsDir::create(&dir).unwrap();
+    let events_dir = dir.to_str().unwrap().to_owned();
+    let (code, out) = w.doctor(&["claude", "--events-dir", &events_dir]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("  ok writable\n"), "{out}");
+    // Root writes through permission bits: make the directory immutable instead.
+    let root = unsafe { libc::geteuid() } == 0;
+    let lock = |on: bool| {
+        if root {
+            let flag = if on { "+i" } else { "-i" };
+            let done = Command::new("chattr").arg(flag).arg(&dir).status();
+            assert!(done.is_ok_and(|s| s.success()), "chattr {flag} {}", dir.display());
+        } else {
+            let mode = if on { 0o500 } else { 0o700 };
+            fs::set_permissions(&dir, fs::Permissions::from_mode(mode)).unwrap();
+        }
+    };
+    let entries = fs::read_dir(&dir).unwrap().count();
+    lock(true);
+    let wrote = tempfile::tempfile_in(&dir).is_ok();
+    let (code, out) = w.doctor(&["claude", "--events-dir", &events_dir]);
+    lock(false);
+    assert!(!wrote, "the directory could still be written in");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("!! not writable ("), "{out}");
+    assert!(out.contains("the relay loses every event it is given\n     fix: "), "{out}");
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), entries, "no probe left behind");
+}
+
+#[test]
+fn doctor_does_not_block_on_a_fifo_among_the_events_or_as_codex_trust_records() {
+    let w = World::new();
+    w.install("claude", &[]);
+    let dir = w.root.join("state/hookline/events");
+    hookline::format::store::EventsDir::create(&dir).unwrap();
+    mkfifo(&dir.join(hookline::format::filename::EventFileName::ordered(1, 1).to_string()));
+    let codex = w.home.join(".codex");
+    fs::create_dir_all(&codex).unwrap();
+    mkfifo(&codex.join("config.toml"));
+    w.install("codex", &[]);
+    let relay = w.relay.to_str().unwrap().to_owned();
+    let out =
+        run_bounded(w.command(&["doctor", "--relay", &relay]), std::time::Duration::from_secs(20));
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(report.contains("-- no event received yet"), "{report}");
+    assert!(
+        report.contains("cannot read Codex's hook trust records: ")
+            && report.contains("is a named pipe (FIFO), not a regular file"),
+        "{report}"
+    );
 }
