@@ -66,4 +66,5 @@ pub mod state;
 #[cfg(test)]
 mod testing;
 pub mod units;
+pub mod vocab;
 pub mod watch;

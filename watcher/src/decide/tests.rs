@@ -13,6 +13,7 @@ use crate::profile::Profiles;
 use crate::state::{Expect, StateKind, Tracker};
 use crate::testing::{HookCall, T0};
 use crate::units::parse_duration;
+use crate::vocab::KindName;
 
 /// A host probe whose answer the story sets.
 #[derive(Debug, Clone)]
@@ -900,11 +901,11 @@ fn a_missing_event_degrades_to_no_structured_signal_never_to_a_verdict() {
     // why; a session with no events at all falls back on every question.
     let profiles = shipped();
     for profile in profiles.iter() {
-        let reports_failure = profile.rules.iter().any(|r| r.kind == "stop_failure");
+        let reports_failure = profile.rules.iter().any(|r| r.kind == KindName::StopFailure);
         let reports_permission = rules::reports_permission(profile);
         let mut decider = Decider::new(Tracker::new(profiles.clone(), 0), Policy::default())
             .with_probe(FakeProbe(Arc::new(Mutex::new(HostStatus::Alive))));
-        let turn_start = profile.rules.iter().find(|r| r.kind == "turn_start");
+        let turn_start = profile.rules.iter().find(|r| r.kind == KindName::TurnStart);
         let Some(turn_start) = turn_start else { continue };
         let empty = BTreeMap::new();
         let call = HookCall {
@@ -1129,4 +1130,45 @@ fn the_decision_docs_match_the_code() {
     for rule in rules {
         assert!(doc.contains(&format!("`{rule}`")), "docs/decide.md does not document rule {rule}");
     }
+}
+
+/// A decision's JSON with every generation id written as 0, wherever it stands (the ids differ
+/// from run to run).
+fn without_generations(json: &str) -> String {
+    let key = "\"generation\":";
+    let ids: Vec<&str> = json
+        .match_indices(key)
+        .map(|(at, _)| {
+            let rest = &json[at + key.len()..];
+            &rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())]
+        })
+        .filter(|id| !id.is_empty())
+        .collect();
+    ids.iter().fold(json.to_owned(), |out, id| out.replace(id, "0"))
+}
+
+#[test]
+fn every_decision_reads_on_the_wire_as_committed() {
+    // Every decision of every story, and every question in every scenario, byte for byte:
+    // `decisions.ndjson` was written before the rules read typed snapshots, and holds the
+    // verdicts, rules, reasons and evidence to that. After a deliberate change,
+    // `HOOKLINE_BLESS=1 cargo test -p hookline decision_reads_on_the_wire` rewrites it.
+    let mut wire = String::new();
+    for file in story_files() {
+        wire.push_str(&format!("# {}\n", file.file_name().unwrap().to_string_lossy()));
+        for decision in run_story(&file) {
+            wire.push_str(&without_generations(&serde_json::to_string(&decision).unwrap()));
+            wire.push('\n');
+        }
+    }
+    for s in SCENARIOS {
+        wire.push_str(&format!("# scenario {}\n", s.name));
+        for question in Question::ALL {
+            let (mut decider, now) = scenario(s);
+            let decision = decider.decide(&Ask::new("s1", question), now);
+            wire.push_str(&without_generations(&serde_json::to_string(&decision).unwrap()));
+            wire.push('\n');
+        }
+    }
+    crate::testing::assert_recorded("tests/decide/decisions.ndjson", &wire);
 }

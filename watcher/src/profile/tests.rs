@@ -11,8 +11,8 @@ fn every_shipped_profile_parses_strictly() {
     let profiles = Profiles::shipped().unwrap();
     let claude = profiles.get("claude").unwrap();
     assert_eq!(claude.binary, "claude");
-    assert!(claude.is_input_ready("stop"));
-    assert!(!claude.is_input_ready("session_start"));
+    assert!(claude.is_input_ready(KindName::Stop));
+    assert!(!claude.is_input_ready(KindName::SessionStart));
     assert!(claude.install.is_some());
     let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["claude", "codex", "copilot", "cursor", "gemini", "legacy"]);
@@ -24,7 +24,7 @@ fn no_shipped_rule_maps_to_unknown() {
     // behind a label that claims to know it.
     for profile in Profiles::shipped().unwrap().iter() {
         for rule in &profile.rules {
-            assert_ne!(rule.kind, "unknown", "{}", rule.label);
+            assert_ne!(rule.kind, KindName::Unknown, "{}", rule.label);
         }
     }
 }
@@ -51,7 +51,7 @@ fn every_input_ready_kind_is_produced_by_some_rule() {
     for profile in Profiles::shipped().unwrap().iter() {
         for kind in &profile.input_ready {
             assert!(
-                profile.rules.iter().any(|r| r.kind == kind),
+                profile.rules.iter().any(|r| r.kind == *kind),
                 "{}: {kind} is input-ready but no rule produces it",
                 profile.name
             );
@@ -87,7 +87,7 @@ fn install_specs_name_their_settings_files() {
     assert_eq!(cursor.scope("project"), Some(".cursor/hooks.json"));
     assert!(cursor.never.iter().any(|(n, _)| n == "preToolUse"));
     for name in ["codex", "gemini", "copilot", "cursor"] {
-        assert_eq!(spec(name).dialect, name);
+        assert_eq!(spec(name).dialect.as_str(), name);
         assert!(!spec(name).event_arg || name == "copilot", "{name}");
     }
     // Codex's newest events are only registered from the version seen firing them.
@@ -226,10 +226,10 @@ fn an_overlay_warns_on_unknown_keys_and_its_rules_win() {
         profiles.warnings
     );
     let claude = profiles.get("claude").unwrap();
-    assert!(!claude.is_input_ready("idle_prompt"));
+    assert!(!claude.is_input_ready(KindName::IdlePrompt));
     let payload = serde_json::json!({"notification_type": "idle_prompt"});
     let rule = claude.rule_for("Notification", &payload).unwrap();
-    assert_eq!(rule.kind, "notification");
+    assert_eq!(rule.kind, KindName::Notification);
     assert!(rule.label.ends_with("claude.toml#map[0]"), "{}", rule.label);
     assert_eq!(claude.origins.len(), 2);
     // The project overlay comes after the user one and wins over it.
@@ -238,7 +238,7 @@ fn an_overlay_warns_on_unknown_keys_and_its_rules_win() {
     write(&project, "claude.toml", "input-ready = [\"idle_prompt\"]\n");
     let dirs = OverlayDirs { user: dirs.user, project: Some(project) };
     let profiles = Profiles::load(&dirs).unwrap();
-    assert!(profiles.get("claude").unwrap().is_input_ready("idle_prompt"));
+    assert!(profiles.get("claude").unwrap().is_input_ready(KindName::IdlePrompt));
 }
 
 #[test]
@@ -333,7 +333,7 @@ fn the_canonical_table_has_a_row_per_kind_and_a_column_per_cli() {
     let table = Profiles::shipped().unwrap().canonical_table(TABLE_CLIS);
     let lines: Vec<&str> = table.lines().collect();
     // Header, separator, one row per kind, input-ready.
-    assert_eq!(lines.len(), 2 + crate::canonical::KINDS.len() + 1);
+    assert_eq!(lines.len(), 2 + KindName::COUNT + 1);
     for line in lines.iter().filter(|l| !l.starts_with("|---")) {
         assert_eq!(line.matches(" |").count(), 2 + TABLE_CLIS.len(), "{line}");
     }
