@@ -509,8 +509,8 @@ const SCENARIOS: &[Scenario] = &[
     },
 ];
 
-/// Expected (action, rule) for input, nudge, crashed, env-fault, escalate.
-const MATRIX: &[(&str, [(&str, &str); 5])] = &[
+/// Expected (action, rule) for each question, in the order of [`Question::ALL`].
+const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
     (
         "no-session",
         [
@@ -1059,9 +1059,10 @@ fn a_one_shot_differs_from_a_live_decider_only_in_never_allowing_input_or_a_nudg
 
 /// The caller-evidence table of docs/decide.md, from [`evidence::EFFECTS`].
 fn caller_evidence_table() -> String {
-    let mut out = String::from(
-        "| source | field | input | nudge | crashed | env-fault | escalate |\n\
-         |---|---|---|---|---|---|---|\n",
+    let mut out = format!(
+        "| source | field | {} |\n|---|---|{}\n",
+        Question::WORDS.join(" | "),
+        "---|".repeat(Question::COUNT)
     );
     for effect in evidence::EFFECTS {
         let cells: Vec<&str> = Question::ALL
@@ -1102,6 +1103,26 @@ fn rust_example() -> String {
 #[test]
 fn the_readme_rust_example_is_the_compiled_one() {
     crate::testing::assert_generated_section("README.md", "rust-example", &rust_example());
+}
+
+#[test]
+fn every_question_has_its_rows_in_the_documentation() {
+    // The tables people read by question: the module's overview (and README's copy of it), the
+    // exit codes of docs/decide.md, and the CLI's help.
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/decide.md"))
+            .unwrap();
+    let overview = include_str!("mod.rs");
+    for question in Question::WORDS {
+        let row = format!("| `{question}` |");
+        assert!(overview.contains(&row), "decide/mod.rs has no row for {question}");
+        assert!(doc.contains(&row), "docs/decide.md has no row for {question}");
+        let rules = format!("| {question}");
+        assert!(
+            doc.contains(&rules) || doc.contains(&format!(", {question} |")),
+            "docs/decide.md's rules name no rule for {question}"
+        );
+    }
 }
 
 #[test]
