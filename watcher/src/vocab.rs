@@ -166,6 +166,23 @@ pub enum UnknownReason {
     Stale,
 }
 
+/// The session-start sources the state machine tells apart (`session_start`'s `source`, as the
+/// CLI says it; any other is a start like `startup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartWord {
+    /// A new session.
+    Startup,
+    /// A session resumed.
+    Resume,
+    /// `/clear`: a new session id.
+    Clear,
+    /// Context compaction restarted the session: its state stays.
+    Compact,
+    /// A forked session.
+    Fork,
+}
+
 /// The session-end reasons the decisions tell apart. Any other reason the CLI gives is
 /// kept as its text ([`EndReason::Other`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -356,6 +373,9 @@ words!(UnknownReason {
     NewProducer = "new producer",
     StopNotInputReady = "the turn ended but this CLI's stop is not input-ready", Stale = "stale",
 });
+words!(StartWord {
+    Startup = "startup", Resume = "resume", Clear = "clear", Compact = "compact", Fork = "fork",
+});
 words!(EndWord {
     Clear = "clear", Resume = "resume", Logout = "logout", PromptInputExit = "prompt_input_exit",
     Exit = "exit",
@@ -395,17 +415,13 @@ mod tests {
 
     #[test]
     fn every_vocabulary_reads_and_writes_its_wire_words() {
-        wire_words_round_trip(&KindName::ALL);
-        wire_words_round_trip(&WaitReason::ALL);
-        wire_words_round_trip(&FailureKind::ALL);
-        wire_words_round_trip(&CompactPhase::ALL);
-        wire_words_round_trip(&StateKind::ALL);
-        wire_words_round_trip(&EndWord::ALL);
-        wire_words_round_trip(&Dialect::ALL);
-        wire_words_round_trip(&Question::ALL);
-        wire_words_round_trip(&Verdict::ALL);
-        wire_words_round_trip(&Action::ALL);
-        wire_words_round_trip(&Signal::ALL);
+        macro_rules! round_trip {
+            ($($vocabulary:ty),+) => { $(wire_words_round_trip(&<$vocabulary>::ALL);)+ };
+        }
+        round_trip! {
+            KindName, WaitReason, FailureKind, CompactPhase, StateKind, StartWord, EndWord,
+            Dialect, Question, Verdict, Action, Signal
+        }
         for state in StateKind::ALL {
             assert_eq!(StateKind::from_word(state.as_str()), Some(state));
         }

@@ -1,7 +1,8 @@
 //! Session state you can fail closed on.
 //!
 //! A [`Tracker`] folds canonical events into one [`Session`] per CLI session and answers, at a
-//! given time, with a [`View`]: the state (`unknown`, `active`, `child_command`,
+//! given time, with a typed [`Snapshot`] (a [`State`] that carries its reason, an
+//! [`InputSlot`] that carries its refusal), or its wire form, a [`View`]: the state (`unknown`, `active`, `child_command`,
 //! `waiting_on_human`, `idle`, `env_fault`, `ended`), its `generation`, `epoch`, last applied
 //! `seq`, `since`, age, the evidence (which event, which rule) and whether it is fresh and
 //! authoritative.

@@ -6,7 +6,7 @@
 
 use crate::canonical::{Event, Kind, WaitReason};
 use crate::profile::Profile;
-use crate::vocab::{EndReason, UnknownReason};
+use crate::vocab::{EndReason, StartWord, UnknownReason};
 
 use super::{Pending, State, StateKind};
 
@@ -44,8 +44,8 @@ pub(super) fn decide(
     let waiting = current == StateKind::WaitingOnHuman;
     let enter = Effect::Enter;
     match &event.kind {
-        Kind::SessionStart { source } => match source.as_deref() {
-            Some("compact") => (Effect::Keep, "compaction-restart-keeps-state"),
+        Kind::SessionStart { source } => match source.as_deref().and_then(StartWord::from_word) {
+            Some(StartWord::Compact) => (Effect::Keep, "compaction-restart-keeps-state"),
             _ => {
                 *turn = Turn::default();
                 (Effect::NewEpoch, "session-start-new-epoch")
