@@ -40,14 +40,16 @@ macro_rules! words {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
     };
     (@unit $variant:ident) => { () };
 }
+
+pub(crate) use words;
 
 /// The canonical kinds, by name: what [`Kind`](crate::canonical::Kind) says happened,
 /// without its fields. Profiles map native events to these; `input-ready` lists them.

@@ -82,9 +82,7 @@ fn one_shot(ruling: Ruling) -> Ruling {
                        which hold one live generation";
     match ruling.action {
         Proceed => Ruling::new(Hold, Structured, "one-shot-never-authorizes-input", WHY),
-        Hold if ruling.rule != "one-shot-never-authorizes-input" => {
-            Ruling { reason: format!("{}; {WHY}", ruling.reason), ..ruling }
-        }
+        Hold => Ruling { reason: format!("{}; {WHY}", ruling.reason), ..ruling },
         _ => ruling,
     }
 }

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::canonical::FieldType;
 use crate::units::{Version, parse_duration};
-use crate::vocab::{Dialect, KindName, StateKind};
+use crate::vocab::{Dialect, KindName, StateKind, words};
 
 /// The profile schema version this build reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -178,8 +178,8 @@ pub struct Extract {
     pub default: Option<String>,
 }
 
-/// Conversions from a payload value to a canonical field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Conversions from a payload value to a canonical field (a rule's `as`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Convert {
     /// A string (other JSON values as compact JSON), capped.
     Text,
@@ -192,6 +192,10 @@ pub enum Convert {
     /// A word mapped through `values`.
     Word,
 }
+
+words!(Convert {
+    Text = "text", Bool = "bool", Count = "count", CountActive = "count-active", Word = "word",
+});
 
 /// A state the CLI can leave without any event.
 #[derive(Debug, Clone)]
@@ -483,19 +487,14 @@ impl Rule {
                 }
             };
             let convert = match (convert, ty) {
-                (None, FieldType::Text) | (Some("text"), _) => Convert::Text,
-                (None, FieldType::Bool) | (Some("bool"), _) => Convert::Bool,
-                (None, FieldType::Count) | (Some("count"), _) => Convert::Count,
-                (Some("count-active"), _) => Convert::CountActive,
-                (None, FieldType::OneOf(_)) | (Some("word"), _) => Convert::Word,
-                (Some(other), _) => {
-                    return Err(src.error(
-                        Some(&k),
-                        format!(
-                            "unknown conversion {other:?} (text, bool, count, count-active, word)"
-                        ),
-                    ));
-                }
+                (Some(word), _) => Convert::from_word(word).ok_or_else(|| {
+                    let known = Convert::WORDS.join(", ");
+                    src.error(Some(&k), format!("unknown conversion {word:?} ({known})"))
+                })?,
+                (None, FieldType::Text) => Convert::Text,
+                (None, FieldType::Bool) => Convert::Bool,
+                (None, FieldType::Count) => Convert::Count,
+                (None, FieldType::OneOf(_)) => Convert::Word,
             };
             if let FieldType::OneOf(words) = ty {
                 for word in values.values().chain(default.iter()) {

@@ -200,6 +200,31 @@ fn semantic_errors_name_the_key_and_line() {
 }
 
 #[test]
+fn words_a_profile_names_are_read_into_their_vocabularies_and_errors_list_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shipped = include_str!("../../../profiles/claude.toml");
+    let claude = Profiles::shipped().unwrap().get("claude").unwrap().clone();
+    assert_eq!(claude.install.as_ref().unwrap().dialect, Dialect::Claude);
+    assert!(claude.holes_in(StateKind::WaitingOnHuman).next().is_some());
+    let states = format!("{:?}", StateKind::WORDS);
+    let dialects = format!("{:?}", Dialect::WORDS);
+    let cases = [
+        ("state = \"active\"", "state = \"busy\"", "holes.0.state", states.as_str()),
+        ("dialect = \"claude\"", "dialect = \"vim\"", "install.dialect", dialects.as_str()),
+        ("as = \"count-active\"", "as = \"tally\"", "", "text, bool, count, count-active, word"),
+        ("input-ready = [\"stop\"", "input-ready = [\"halt\"", "input-ready", "canonical kind"),
+    ];
+    for (from, to, key, listed) in cases {
+        let text = shipped.replacen(from, to, 1);
+        assert_ne!(text, shipped, "{from}");
+        let path = write(tmp.path(), "claude.toml", &text);
+        let err = Profiles::check_file(&path).unwrap_err();
+        assert!(err.key.as_deref().unwrap_or_default().ends_with(key), "{to}: {err}");
+        assert!(err.message.contains(listed), "{to}: {err}");
+    }
+}
+
+#[test]
 fn toml_syntax_errors_carry_the_line() {
     let tmp = tempfile::tempdir().unwrap();
     let path = write(tmp.path(), "x.toml", "version = 1\nname = \"x\"\nbroken = [\n");
