@@ -1113,6 +1113,9 @@ fn every_question_has_its_rows_in_the_documentation() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/decide.md"))
             .unwrap();
     let overview = include_str!("mod.rs");
+    let stories = include_str!("../../tests/decide/README.md");
+    let listed = format!("# {}\n", Question::WORDS.join(", "));
+    assert!(stories.contains(&listed), "tests/decide/README.md does not list {listed:?}");
     for question in Question::WORDS {
         let row = format!("| `{question}` |");
         assert!(overview.contains(&row), "decide/mod.rs has no row for {question}");
