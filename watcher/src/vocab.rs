@@ -2,9 +2,10 @@
 //! compaction phases, session states and the reasons behind them, settings dialects, decision
 //! questions, verdicts, actions and signals.
 //!
-//! Each is an enum defined once here, with its wire word beside each variant: profiles parse
-//! into these enums, the state machine and the decisions match on them, and strings appear only
-//! at the wire edge (serde) and in messages. Adding a word is one variant; the compiler then
+//! Each is an enum defined once here, its wire words listed variant by variant at the end of
+//! the file (serde reads and writes the same words, which a test holds): profiles parse into
+//! these enums, the state machine and the decisions match on them, and strings appear only at
+//! the wire edge and in messages. Adding a word is one variant and its word; the compiler then
 //! finds every `match` that must say what it means, and [`ALL`](StateKind::ALL) /
 //! [`WORDS`](StateKind::WORDS) carry it into help text, error hints and generated docs.
 
