@@ -23,7 +23,7 @@ pub(crate) struct Facts<'a> {
     pub question: Question,
     /// The session as asked.
     pub session: &'a str,
-    pub view: Option<&'a Snapshot>,
+    pub snapshot: Option<&'a Snapshot>,
     pub profile: Option<&'a Profile>,
     pub policy: &'a Policy,
     /// The host pid and what the probe said (`None`: no pid, or probing is off).
@@ -99,11 +99,11 @@ pub(crate) fn reports_permission(profile: &Profile) -> bool {
 
 /// The profile holes that bear on a decision: those of the current state (or of the state that
 /// went stale).
-pub(crate) fn holes(profile: Option<&Profile>, view: Option<&Snapshot>) -> Vec<HoleNote> {
-    let (Some(profile), Some(view)) = (profile, view) else {
+pub(crate) fn holes(profile: Option<&Profile>, snapshot: Option<&Snapshot>) -> Vec<HoleNote> {
+    let (Some(profile), Some(snapshot)) = (profile, snapshot) else {
         return Vec::new();
     };
-    let state = view.stale.as_ref().map_or(view.state.kind(), |s| s.was);
+    let state = snapshot.stale.as_ref().map_or(snapshot.state.kind(), |s| s.was);
     profile
         .holes_in(state)
         .map(|h| HoleNote { id: h.id.clone(), description: h.description.clone() })
@@ -236,7 +236,7 @@ fn input(f: &Facts) -> Ruling {
     if let Some(ruling) = window_dead(f) {
         return ruling;
     }
-    let Some(v) = f.view else { return no_session(f) };
+    let Some(v) = f.snapshot else { return no_session(f) };
     match &v.state {
         State::Unknown(_) => unknown(v),
         State::EnvFault(class) => fault_for_action(f, v, *class),
@@ -298,7 +298,7 @@ fn nudge(f: &Facts) -> Ruling {
     if let Some(ruling) = window_dead(f) {
         return ruling;
     }
-    let Some(v) = f.view else { return no_session(f) };
+    let Some(v) = f.snapshot else { return no_session(f) };
     let held = |rule: &str, reason: String| Ruling::new(Hold, Structured, rule, reason);
     match &v.state {
         State::WaitingOnHuman(reason) => held(
@@ -389,7 +389,7 @@ fn crashed(f: &Facts) -> Ruling {
         );
     }
     // `/clear` ends a session id while the CLI process goes on under a new one.
-    if let Some(v) = f.view
+    if let Some(v) = f.snapshot
         && let State::Ended(reason) = &v.state
         && !reason.as_ref().is_some_and(|r| r.process_goes_on())
     {
@@ -428,7 +428,7 @@ fn crashed(f: &Facts) -> Ruling {
         }
         _ => {}
     }
-    let Some(v) = f.view else { return no_session(f) };
+    let Some(v) = f.snapshot else { return no_session(f) };
     let liveness = match (f.host, v.host_pid) {
         (Some((pid, HostStatus::Alive)), _) => format!("host pid {pid} alive"),
         (Some((pid, _)), _) => format!("host pid {pid} cannot be checked"),
@@ -479,7 +479,7 @@ fn env_fault(f: &Facts) -> Ruling {
     if let Some(notice) = f.quota {
         return quota_pause(notice);
     }
-    let Some(v) = f.view else { return no_session(f) };
+    let Some(v) = f.snapshot else { return no_session(f) };
     if let State::EnvFault(class) = v.state {
         return fault(f, v, class);
     }
@@ -534,7 +534,7 @@ fn escalate(f: &Facts) -> Ruling {
             ),
         );
     }
-    let Some(v) = f.view else { return no_session(f) };
+    let Some(v) = f.snapshot else { return no_session(f) };
     let over = |limit: std::time::Duration| u128::from(v.age_ms()) >= limit.as_millis();
     match &v.state {
         State::Unknown(_) if over(policy.escalate_unknown_after) => Ruling::new(
