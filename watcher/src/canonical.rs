@@ -12,6 +12,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::vocab::{CompactPhase, FailureKind, KindName, WaitReason};
+
 /// The version of the canonical vocabulary, carried as `v` by every event.
 pub const CANONICAL_VERSION: u32 = 1;
 
@@ -132,87 +134,6 @@ fn yes() -> bool {
     true
 }
 
-/// Why a session waits for its human.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WaitReason {
-    /// A permission dialog is open.
-    Permission,
-    /// The agent asked a question.
-    Question,
-    /// An MCP server asked for input.
-    Elicitation,
-    /// Anything else (e.g. a turn interrupted by the human).
-    #[default]
-    Other,
-}
-
-/// The class of error that ended a turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureKind {
-    /// Rate limit or usage quota.
-    RateLimit,
-    /// Billing problem.
-    Billing,
-    /// Authentication or authorization.
-    Auth,
-    /// The API is overloaded.
-    Overloaded,
-    /// A server error.
-    Server,
-    /// Anything else.
-    #[default]
-    Other,
-}
-
-/// Before or after compaction.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompactPhase {
-    /// Compaction is about to run.
-    #[default]
-    Pre,
-    /// Compaction finished.
-    Post,
-}
-
-impl WaitReason {
-    /// The word used on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WaitReason::Permission => "permission",
-            WaitReason::Question => "question",
-            WaitReason::Elicitation => "elicitation",
-            WaitReason::Other => "other",
-        }
-    }
-}
-
-impl FailureKind {
-    /// The word used on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::RateLimit => "rate_limit",
-            FailureKind::Billing => "billing",
-            FailureKind::Auth => "auth",
-            FailureKind::Overloaded => "overloaded",
-            FailureKind::Server => "server",
-            FailureKind::Other => "other",
-        }
-    }
-}
-
-impl CompactPhase {
-    /// The word used on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CompactPhase::Pre => "pre",
-            CompactPhase::Post => "post",
-        }
-    }
-}
-
 /// The type of a kind's field, for validating profiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
@@ -226,80 +147,68 @@ pub enum FieldType {
     OneOf(&'static [&'static str]),
 }
 
-/// Every kind's name and fields, in the order of the vocabulary.
-pub const KINDS: &[(&str, &[(&str, FieldType)])] = &[
-    ("session_start", &[("source", FieldType::Text)]),
-    ("session_end", &[("reason", FieldType::Text)]),
-    ("turn_start", &[]),
-    ("tool_start", &[("tool", FieldType::Text)]),
-    ("tool_end", &[("tool", FieldType::Text), ("ok", FieldType::Bool)]),
-    ("permission_request", &[("tool", FieldType::Text)]),
-    (
-        "waiting_for_input",
-        &[
-            ("reason", FieldType::OneOf(&["permission", "question", "elicitation", "other"])),
-            ("tool", FieldType::Text),
-            ("message", FieldType::Text),
-        ],
-    ),
-    ("idle_prompt", &[]),
-    (
-        "stop",
-        &[
-            ("last_message", FieldType::Text),
-            ("pending_tasks", FieldType::Count),
-            ("scheduled_wakes", FieldType::Count),
-        ],
-    ),
-    (
-        "stop_failure",
-        &[
-            (
-                "error",
-                FieldType::OneOf(&[
-                    "rate_limit",
-                    "billing",
-                    "auth",
-                    "overloaded",
-                    "server",
-                    "other",
-                ]),
-            ),
-            ("detail", FieldType::Text),
-        ],
-    ),
-    ("compact", &[("phase", FieldType::OneOf(&["pre", "post"])), ("trigger", FieldType::Text)]),
-    ("subagent_start", &[("agent_type", FieldType::Text)]),
-    ("subagent_stop", &[("agent_type", FieldType::Text)]),
-    ("notification", &[("notification_type", FieldType::Text), ("message", FieldType::Text)]),
-    ("unknown", &[("reason", FieldType::Text)]),
-];
-
-/// The fields of a kind, or `None` for a name that is not a kind.
-pub fn kind_fields(kind: &str) -> Option<&'static [(&'static str, FieldType)]> {
-    KINDS.iter().find(|(name, _)| *name == kind).map(|(_, fields)| *fields)
+impl KindName {
+    /// The kind's fields and their types, in the order of the vocabulary.
+    pub fn fields(self) -> &'static [(&'static str, FieldType)] {
+        match self {
+            KindName::SessionStart => &[("source", FieldType::Text)],
+            KindName::SessionEnd => &[("reason", FieldType::Text)],
+            KindName::TurnStart => &[],
+            KindName::ToolStart => &[("tool", FieldType::Text)],
+            KindName::ToolEnd => &[("tool", FieldType::Text), ("ok", FieldType::Bool)],
+            KindName::PermissionRequest => &[("tool", FieldType::Text)],
+            KindName::WaitingForInput => &[
+                ("reason", FieldType::OneOf(&WaitReason::WORDS)),
+                ("tool", FieldType::Text),
+                ("message", FieldType::Text),
+            ],
+            KindName::IdlePrompt => &[],
+            KindName::Stop => &[
+                ("last_message", FieldType::Text),
+                ("pending_tasks", FieldType::Count),
+                ("scheduled_wakes", FieldType::Count),
+            ],
+            KindName::StopFailure => {
+                &[("error", FieldType::OneOf(&FailureKind::WORDS)), ("detail", FieldType::Text)]
+            }
+            KindName::Compact => {
+                &[("phase", FieldType::OneOf(&CompactPhase::WORDS)), ("trigger", FieldType::Text)]
+            }
+            KindName::SubagentStart => &[("agent_type", FieldType::Text)],
+            KindName::SubagentStop => &[("agent_type", FieldType::Text)],
+            KindName::Notification => {
+                &[("notification_type", FieldType::Text), ("message", FieldType::Text)]
+            }
+            KindName::Unknown => &[("reason", FieldType::Text)],
+        }
+    }
 }
 
 impl Kind {
+    /// The kind's name.
+    pub fn kind_name(&self) -> KindName {
+        match self {
+            Kind::SessionStart { .. } => KindName::SessionStart,
+            Kind::SessionEnd { .. } => KindName::SessionEnd,
+            Kind::TurnStart => KindName::TurnStart,
+            Kind::ToolStart { .. } => KindName::ToolStart,
+            Kind::ToolEnd { .. } => KindName::ToolEnd,
+            Kind::PermissionRequest { .. } => KindName::PermissionRequest,
+            Kind::WaitingForInput { .. } => KindName::WaitingForInput,
+            Kind::IdlePrompt => KindName::IdlePrompt,
+            Kind::Stop { .. } => KindName::Stop,
+            Kind::StopFailure { .. } => KindName::StopFailure,
+            Kind::Compact { .. } => KindName::Compact,
+            Kind::SubagentStart { .. } => KindName::SubagentStart,
+            Kind::SubagentStop { .. } => KindName::SubagentStop,
+            Kind::Notification { .. } => KindName::Notification,
+            Kind::Unknown { .. } => KindName::Unknown,
+        }
+    }
+
     /// The kind's name, as on the wire.
     pub fn name(&self) -> &'static str {
-        match self {
-            Kind::SessionStart { .. } => "session_start",
-            Kind::SessionEnd { .. } => "session_end",
-            Kind::TurnStart => "turn_start",
-            Kind::ToolStart { .. } => "tool_start",
-            Kind::ToolEnd { .. } => "tool_end",
-            Kind::PermissionRequest { .. } => "permission_request",
-            Kind::WaitingForInput { .. } => "waiting_for_input",
-            Kind::IdlePrompt => "idle_prompt",
-            Kind::Stop { .. } => "stop",
-            Kind::StopFailure { .. } => "stop_failure",
-            Kind::Compact { .. } => "compact",
-            Kind::SubagentStart { .. } => "subagent_start",
-            Kind::SubagentStop { .. } => "subagent_stop",
-            Kind::Notification { .. } => "notification",
-            Kind::Unknown { .. } => "unknown",
-        }
+        self.kind_name().as_str()
     }
 }
 
@@ -403,11 +312,13 @@ mod tests {
             Kind::Notification { notification_type: None, message: None },
             Kind::Unknown { reason: Some("no rule".into()) },
         ];
-        assert_eq!(kinds.len(), KINDS.len());
-        for (kind, (name, fields)) in kinds.iter().zip(KINDS) {
-            assert_eq!(kind.name(), *name);
+        assert_eq!(kinds.len(), KindName::ALL.len());
+        for (kind, name) in kinds.iter().zip(KindName::ALL) {
+            let (name, fields) = (name.as_str(), name.fields());
+            assert_eq!(kind.kind_name().as_str(), name);
+            assert_eq!(kind.name(), name);
             let value = serde_json::to_value(kind).unwrap();
-            assert_eq!(value["kind"], *name);
+            assert_eq!(value["kind"], name);
             for key in value.as_object().unwrap().keys().filter(|k| *k != "kind") {
                 assert!(fields.iter().any(|(f, _)| f == key), "{name} has undeclared {key}");
             }

@@ -245,6 +245,7 @@ pub struct ServeArgs {
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+    use hookline::decide::Question;
 
     #[test]
     fn the_grammar_is_consistent() {
@@ -296,5 +297,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn decide_lists_every_question_in_its_help() {
+        let command = super::Cli::command();
+        let decide = command.find_subcommand("decide").unwrap();
+        let arg = decide.get_arguments().find(|a| a.get_id() == "question").unwrap();
+        let help = arg.get_help().unwrap().to_string();
+        assert_eq!(help, Question::listed(), "the help of `decide QUESTION`");
     }
 }

@@ -51,13 +51,6 @@ pub enum Error {
         /// The profile name.
         name: String,
     },
-    /// The profile names a settings dialect this build cannot write.
-    UnknownDialect {
-        /// The profile name.
-        cli: String,
-        /// The dialect named.
-        dialect: String,
-    },
     /// The profile has no such scope.
     UnknownScope {
         /// The profile name.
@@ -194,9 +187,6 @@ impl fmt::Display for Error {
             Error::UnknownCli { name, .. } => write!(f, "no profile for {name:?}"),
             Error::NotInstallable { name } => {
                 write!(f, "the {name} profile has no [install] table")
-            }
-            Error::UnknownDialect { cli, dialect } => {
-                write!(f, "the {cli} profile names an unknown dialect {dialect:?}")
             }
             Error::UnknownScope { cli, scope, .. } => {
                 write!(f, "{cli} has no scope {scope:?}")

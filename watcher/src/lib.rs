@@ -6,6 +6,8 @@
 //! orchestrator needs:
 //!
 //! * the reading side of the on-disk format (re-exported from [`hookline_relay`]);
+//! * the closed vocabularies every layer shares ([`vocab`]): kinds, states, reasons, dialects,
+//!   questions and verdicts, as enums with their wire words;
 //! * per-CLI profiles that map each native event to a small canonical vocabulary;
 //! * a watcher that delivers canonical events in order, exactly once per durable cursor;
 //! * per-session state with explicit `unknown`, generation, epoch and sequence;
@@ -66,4 +68,5 @@ pub mod state;
 #[cfg(test)]
 mod testing;
 pub mod units;
+pub mod vocab;
 pub mod watch;

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef, kind_fields};
+use crate::canonical::{CANONICAL_VERSION, Event, Kind, KindName, SourceRef};
 use crate::format::envelope::{Envelope, salvage_field};
 use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles};
 
@@ -94,14 +94,14 @@ fn unknown(reason: String) -> Kind {
 
 fn build(
     profile: &Profile,
-    kind: &str,
+    kind: KindName,
     set: &Map<String, Value>,
     from: &[(String, Extract)],
     payload: &Value,
     label: &str,
 ) -> Kind {
     let mut object = Map::new();
-    object.insert("kind".into(), Value::String(kind.to_owned()));
+    object.insert("kind".into(), Value::String(kind.as_str().to_owned()));
     for (field, value) in set {
         object.insert(field.clone(), value.clone());
     }
@@ -110,7 +110,7 @@ fn build(
             object.insert(field.clone(), value);
         }
     }
-    let has_tool = kind_fields(kind).is_some_and(|f| f.iter().any(|(name, _)| *name == "tool"));
+    let has_tool = kind.fields().iter().any(|(name, _)| *name == "tool");
     if has_tool && !object.contains_key("tool") {
         let tool = profile.fields.tool.iter().find_map(|path| text(path.get(payload)?));
         if let Some(tool) = tool {

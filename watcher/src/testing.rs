@@ -39,6 +39,24 @@ pub fn assert_generated_section(path: &str, name: &str, content: &str) {
     );
 }
 
+/// Checks that the file at `path` (relative to the watcher crate) holds exactly `content`, a
+/// recorded wire form; with `HOOKLINE_BLESS=1` in the environment it rewrites the file instead.
+/// The failure names the first line that differs.
+pub(crate) fn assert_recorded(path: &str, content: &str) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    if std::env::var_os("HOOKLINE_BLESS").is_some() {
+        std::fs::write(&file, content).unwrap();
+    }
+    let recorded = std::fs::read_to_string(&file).unwrap_or_default();
+    let first_difference = recorded.lines().zip(content.lines()).position(|(a, b)| a != b);
+    assert!(
+        recorded == content,
+        "{path} differs from what the code gives now (first at line {first_difference:?}); \
+         after a deliberate change of the wire form, `HOOKLINE_BLESS=1 cargo test -p hookline` \
+         rewrites it"
+    );
+}
+
 /// Time zero of every story, in nanoseconds (2026-01-01 or so).
 pub(crate) const T0: u64 = 1_767_225_600_000_000_000;
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use hookline::canonical::{Event, Kind};
 use hookline::install::find_relay;
 use hookline::reader::{Reader, ReaderConfig, Start};
-use hookline::state::{StateKind, Tracker};
+use hookline::state::{InputSlot, StateKind, Tracker, View};
 use hookline::watch::{WatchOptions, Watcher};
 
 use super::{Outcome, profiles};
@@ -89,19 +89,25 @@ pub fn run(args: DemoArgs) -> Outcome {
         let step = &STORY[seen];
         seen += 1;
         tracker.apply(&event);
-        let view = event
+        let snapshot = event
             .session_id
             .as_deref()
-            .and_then(|id| tracker.view(id, hookline::format::clock::now_ns()));
+            .and_then(|id| tracker.snapshot(id, hookline::format::clock::now_ns()));
         if args.json {
+            let view = snapshot.as_ref().map(View::from);
             let line = serde_json::json!({ "event": event, "state": view });
             println!("{}", serde_json::to_string(&line)?);
         } else {
-            let state = view.map_or("-".to_owned(), |v| {
-                let detail =
-                    v.detail.filter(|_| v.state != StateKind::Unknown).map(|d| format!(" ({d})"));
-                let input = if v.input == "available" { ", input slot available" } else { "" };
-                format!("{}{}{input}", v.state.as_str(), detail.unwrap_or_default())
+            let state = snapshot.map_or("-".to_owned(), |s| {
+                let detail = s
+                    .detail()
+                    .filter(|_| s.state.kind() != StateKind::Unknown)
+                    .map(|d| format!(" ({d})"));
+                let input = match s.input {
+                    InputSlot::Available => ", input slot available",
+                    InputSlot::Refused(_) => "",
+                };
+                format!("{}{}{input}", s.state.kind(), detail.unwrap_or_default())
             });
             println!(
                 "{:>4}  {:>6}  {:<31} {:<18} {:<38} {state}",

@@ -37,7 +37,8 @@ fn print_profile(p: &Profile) {
     if !tested.is_empty() {
         println!("  tested against: {}", tested.join(", "));
     }
-    println!("  input-ready: {}", p.input_ready.join(", "));
+    let input_ready: Vec<&str> = p.input_ready.iter().map(|k| k.as_str()).collect();
+    println!("  input-ready: {}", input_ready.join(", "));
     println!("  rules: {}", p.rules.len());
     for hole in &p.holes {
         let stale = match (&hole.state, hole.stale_after) {

@@ -3,23 +3,24 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use hookline::state::{StateKind, View};
+use hookline::state::{Snapshot, State, View};
 
 use super::{Outcome, replay};
 use crate::cli::StatusArgs;
 
 pub fn run(args: StatusArgs) -> Outcome {
     let tracker = replay(&args.source, &args.policy, hookline::state::HISTORY)?;
-    let views = tracker.views(hookline::format::clock::now_ns());
+    let snapshots = tracker.snapshots(hookline::format::clock::now_ns());
     if args.json || !std::io::stdout().is_terminal() {
+        let views: Vec<View> = snapshots.iter().map(View::from).collect();
         println!("{}", serde_json::to_string_pretty(&views)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print_table(&views);
+    print_table(&snapshots);
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_table(views: &[View]) {
+fn print_table(views: &[Snapshot]) {
     if views.is_empty() {
         println!("no sessions");
         return;
@@ -29,14 +30,11 @@ fn print_table(views: &[View]) {
         "tag", "cli", "session", "cwd", "state", "age"
     );
     for v in views {
-        let state = match (&v.state, &v.detail) {
-            (StateKind::Unknown, _) => "UNKNOWN".to_owned(),
-            (state, Some(detail))
-                if *state == StateKind::WaitingOnHuman || *state == StateKind::EnvFault =>
-            {
-                format!("{} ({detail})", state.as_str())
-            }
-            (state, _) => state.as_str().to_owned(),
+        let state = match &v.state {
+            State::Unknown(_) => "UNKNOWN".to_owned(),
+            State::WaitingOnHuman(reason) => format!("{} ({reason})", v.state.kind()),
+            State::EnvFault(class) => format!("{} ({class})", v.state.kind()),
+            state => state.kind().to_string(),
         };
         println!(
             "{:<16} {:<7} {:<13} {:<28} {:<24} {:>8}  {} → {}",
@@ -45,12 +43,12 @@ fn print_table(views: &[View]) {
             clip(v.session_id.as_deref().unwrap_or("-"), 13),
             clip_left(v.cwd.as_deref().unwrap_or("-"), 28),
             state,
-            v.age,
+            v.age(),
             v.last_event.native.as_deref().unwrap_or("-"),
             v.last_event.kind,
         );
-        if v.state == StateKind::Unknown {
-            println!("{:>18}{}", "", v.detail.as_deref().unwrap_or(""));
+        if let State::Unknown(_) = v.state {
+            println!("{:>18}{}", "", v.detail().unwrap_or_default());
         }
     }
 }

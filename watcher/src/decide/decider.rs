@@ -195,9 +195,7 @@ impl Decider {
     /// Applies one canonical event to the tracker and to what the decisions remember.
     pub fn apply(&mut self, event: &Event) -> Applied {
         let applied = self.tracker.apply(event);
-        let rejected =
-            applied.rule.ends_with("-rejected") || applied.rule == "subagent-never-changes-parent";
-        let Some(key) = applied.session.clone().filter(|_| !rejected) else {
+        let Some(key) = applied.session.clone().filter(|_| applied.ignored.is_none()) else {
             return applied;
         };
         let memory = self.memory.entry(key).or_default();
@@ -236,25 +234,27 @@ impl Decider {
     /// input slot (see [`Decision::slot`]); a withheld verdict is journaled.
     pub fn decide(&mut self, ask: &Ask, now_ns: u64) -> Decision {
         let key = self.tracker.session_key(&ask.session);
-        let view = self.tracker.view(&ask.session, now_ns);
-        let profile = view.as_ref().and_then(|v| self.tracker.profiles().get(&v.cli));
+        let snapshot = self.tracker.snapshot(&ask.session, now_ns);
+        let profile = snapshot.as_ref().and_then(|v| self.tracker.profiles().get(&v.cli));
         let memory = key.as_ref().and_then(|k| self.memory.get(k)).cloned().unwrap_or_default();
         let mut counters = Counters {
-            withheld_in_a_row: match (memory.streak, &view) {
-                (Some(s), Some(v)) if s.state == v.state && s.since_ns == v.since_ns => s.count,
+            withheld_in_a_row: match (memory.streak, &snapshot) {
+                (Some(s), Some(v)) if s.state == v.state.kind() && s.since_ns == v.since_ns => {
+                    s.count
+                }
                 _ => 0,
             },
-            nudges_in_a_row: match &view {
+            nudges_in_a_row: match &snapshot {
                 Some(v) if memory.nudge_epoch == v.epoch => memory.nudges,
                 _ => 0,
             },
         };
         let quota = memory.quota.clone().filter(|notice| {
-            view.as_ref().is_some_and(|v| notice.ts_ns >= v.evidence.ts_ns)
+            snapshot.as_ref().is_some_and(|v| notice.ts_ns >= v.evidence.ts_ns)
                 && u128::from(now_ns.saturating_sub(notice.ts_ns))
                     <= self.policy.quota_notice_for.as_nanos()
         });
-        let host = match (&view, ask.question) {
+        let host = match (&snapshot, ask.question) {
             (Some(v), Question::Crashed) if self.policy.check_host_pid => v.host_pid.map(|pid| {
                 let first_seen = memory
                     .host_first_seen
@@ -267,7 +267,7 @@ impl Decider {
         let facts = Facts {
             question: ask.question,
             session: &ask.session,
-            view: view.as_ref(),
+            snapshot: snapshot.as_ref(),
             profile,
             policy: &self.policy,
             host,
@@ -277,7 +277,7 @@ impl Decider {
             one_shot: self.one_shot,
         };
         let structured = precedence::enforce(rules::rule(&facts));
-        let holes = rules::holes(profile, view.as_ref());
+        let holes = rules::holes(profile, snapshot.as_ref());
         let (mut ruling, caller) = precedence::combine(ask.question, &structured, &ask.caller());
         let mut slot = None;
         if ruling.action == Action::Proceed
@@ -296,15 +296,18 @@ impl Decider {
             }
         }
         let withheld = ruling.action != Action::Proceed;
-        if let (Some(key), Some(v)) = (&key, &view) {
+        if let (Some(key), Some(v)) = (&key, &snapshot) {
             let memory = self.memory.entry(key.clone()).or_default();
             match ask.question {
                 Question::Nudge | Question::Crashed if withheld => {
                     let count = match memory.streak {
-                        Some(s) if s.state == v.state && s.since_ns == v.since_ns => s.count + 1,
+                        Some(s) if s.state == v.state.kind() && s.since_ns == v.since_ns => {
+                            s.count + 1
+                        }
                         _ => 1,
                     };
-                    memory.streak = Some(Streak { state: v.state, since_ns: v.since_ns, count });
+                    let state = v.state.kind();
+                    memory.streak = Some(Streak { state, since_ns: v.since_ns, count });
                     counters.withheld_in_a_row = count;
                 }
                 Question::Nudge | Question::Crashed => {
@@ -336,7 +339,7 @@ impl Decider {
             reason: ruling.reason.clone(),
             retry_after_ms: ruling.retry_after_ms,
             slot,
-            state: view.as_ref().map(|v| v.state),
+            state: snapshot.as_ref().map(|v| v.state.kind()),
             at_ns: now_ns,
             evidence: DecisionEvidence {
                 structured,
@@ -354,7 +357,7 @@ impl Decider {
                 holes,
                 counters,
                 quota_notice: quota,
-                view,
+                view: snapshot.as_ref().map(View::from),
             },
         };
         if decision.verdict == Verdict::Withhold {

@@ -62,8 +62,9 @@ pub(crate) struct Effect {
     pub field: &'static str,
     /// What it means, for the decision's reason.
     pub says: &'static str,
-    /// Input, nudge, crashed, env-fault, escalate.
-    pub asks: [Action; 5],
+    /// One action per question, in the order of [`Question::ALL`] (a new question fails to
+    /// compile here until every row says what the field asks of it).
+    pub asks: [Action; Question::COUNT],
 }
 
 use Action::{Escalate as E, Hold as H, Pause as P, Proceed as N};

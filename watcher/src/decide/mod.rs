@@ -1,6 +1,6 @@
 //! The decision layer: what an orchestrator may safely do, with the reason and the evidence.
 //!
-//! Five questions ([`Question`]), each asking whether the orchestrator may go ahead,
+//! The questions ([`Question`]), each asking whether the orchestrator may go ahead,
 //! unattended, with something that would be wrong if hookline were wrong. Every answer is a
 //! [`Decision`]: a [`Verdict`] (`allow` or `withhold`), an [`Action`] (`proceed`, or what to do
 //! instead: `fall_back`, `hold`, `pause`, `escalate`), the [`Signal`] that decided, the rule,

@@ -19,8 +19,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::canonical::FailureKind;
-use crate::profile::{Profiles, STATES};
-use crate::state::StaleWindows;
+use crate::profile::Profiles;
+use crate::state::{StaleWindows, StateKind};
 use crate::units::{format_duration, parse_duration};
 
 /// The policy file's schema version.
@@ -281,7 +281,7 @@ impl Policy {
             message,
         };
         let why = "a state the CLI always leaves with an event never goes stale";
-        for state in self.stale.by_state.keys() {
+        for &state in self.stale.by_state.keys() {
             if !profiles.iter().any(|p| p.holes_in(state).next().is_some()) {
                 let message = format!("no profile declares a hole for {state}: {why}");
                 return Err(error(format!("stale.{state}"), message));
@@ -293,7 +293,7 @@ impl Policy {
                 let message = format!("no profile is named {cli} (profiles: {})", names.join(", "));
                 return Err(error(format!("stale.{cli}"), message));
             };
-            for state in windows.keys() {
+            for &state in windows.keys() {
                 if profile.holes_in(state).next().is_none() {
                     let message = format!("{cli}'s profile declares no hole for {state}: {why}");
                     return Err(error(format!("stale.{cli}.{state}"), message));
@@ -408,12 +408,21 @@ impl Serialize for Policy {
         for (path, value) in values {
             map.serialize_entry(path, &value)?;
         }
+        // States in the order of their words, as the keys read.
+        let by_word = |windows: &std::collections::BTreeMap<StateKind, Duration>| {
+            let mut windows: Vec<(StateKind, Duration)> =
+                windows.iter().map(|(s, d)| (*s, *d)).collect();
+            windows.sort_by_key(|(s, _)| s.as_str());
+            windows
+        };
         let windows = &self.stale;
         let by_cli = windows.by_cli.iter().flat_map(|(cli, w)| {
-            w.iter().map(move |(state, d)| (format!("stale.{cli}.{state}"), *d))
+            by_word(w).into_iter().map(move |(state, d)| (format!("stale.{cli}.{state}"), d))
         });
-        for (key, window) in
-            windows.by_state.iter().map(|(s, d)| (format!("stale.{s}"), *d)).chain(by_cli)
+        for (key, window) in by_word(&windows.by_state)
+            .into_iter()
+            .map(|(s, d)| (format!("stale.{s}"), d))
+            .chain(by_cli)
         {
             map.serialize_entry(&key, &format_duration(window))?;
         }
@@ -425,16 +434,18 @@ impl Serialize for Policy {
 /// later, against the profiles).
 fn stale_windows(table: &toml::Table) -> Result<StaleWindows, (String, String)> {
     let window = |key: &str, state: &str, value: &toml::Value| {
-        if !STATES.contains(&state) {
-            let hint = STATES
+        let Some(state) = StateKind::from_word(state) else {
+            let hint = StateKind::WORDS
                 .iter()
                 .find(|s| edit_distance(s, state) <= 2)
                 .map(|s| format!("did you mean {s}?"))
-                .unwrap_or_else(|| format!("states: {}", STATES.join(", ")));
+                .unwrap_or_else(|| format!("states: {}", StateKind::WORDS.join(", ")));
             return Err((key.to_owned(), format!("not a state ({hint})")));
-        }
+        };
         match value {
-            toml::Value::String(text) => parse_duration(text).map_err(|e| (key.to_owned(), e)),
+            toml::Value::String(text) => {
+                parse_duration(text).map(|d| (state, d)).map_err(|e| (key.to_owned(), e))
+            }
             _ => Err((key.to_owned(), "must be a duration such as \"15m\" (\"0s\": never)".into())),
         }
     };
@@ -445,12 +456,13 @@ fn stale_windows(table: &toml::Table) -> Result<StaleWindows, (String, String)> 
             toml::Value::Table(states) => {
                 let cli = windows.by_cli.entry(name.clone()).or_default();
                 for (state, value) in states {
-                    let window = window(&format!("{key}.{state}"), state, value)?;
-                    cli.insert(state.clone(), window);
+                    let (state, window) = window(&format!("{key}.{state}"), state, value)?;
+                    cli.insert(state, window);
                 }
             }
             value => {
-                windows.by_state.insert(name.clone(), window(&key, name, value)?);
+                let (state, window) = window(&key, name, value)?;
+                windows.by_state.insert(state, window);
             }
         }
     }
@@ -464,7 +476,7 @@ fn shipped_windows() -> String {
         return String::new();
     };
     let mut states = Vec::new();
-    for state in STATES {
+    for state in StateKind::ALL {
         let clis: Vec<String> = profiles
             .iter()
             .filter(|p| p.holes_in(state).next().is_some())
@@ -757,9 +769,9 @@ keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to 
                     gemini = { active = \"1h\" }\n";
         let p = Policy::parse(text, "p").unwrap();
         p.check_profiles(&Profiles::shipped().unwrap(), "p").unwrap();
-        assert_eq!(p.stale.by_state["active"], Duration::from_secs(300));
-        assert_eq!(p.stale.by_cli["claude"]["child_command"], Duration::ZERO);
-        assert_eq!(p.stale.by_cli["gemini"]["active"], Duration::from_secs(3600));
+        assert_eq!(p.stale.by_state[&StateKind::Active], Duration::from_secs(300));
+        assert_eq!(p.stale.by_cli["claude"][&StateKind::ChildCommand], Duration::ZERO);
+        assert_eq!(p.stale.by_cli["gemini"][&StateKind::Active], Duration::from_secs(3600));
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["stale.active"], "5m");
         assert_eq!(json["stale.claude.child_command"], "0s");

@@ -2,13 +2,13 @@
 //! liveness signals say, question by question, before any caller evidence.
 //!
 //! Every function returns a [`Ruling`]. Only this layer can allow; it allows `input` and
-//! `nudge` only at an explicit, fresh, authoritative `idle` (the tracker's `input` view says
-//! `available`), and answers `fall_back` ("no structured signal") wherever the CLI, the
+//! `nudge` only at an explicit, fresh, authoritative `idle` (the tracker's snapshot offers the
+//! input slot), and answers `fall_back` ("no structured signal") wherever the CLI, the
 //! session or the state cannot say, rather than guessing.
 
-use crate::canonical::FailureKind;
+use crate::canonical::{FailureKind, KindName, WaitReason};
 use crate::profile::Profile;
-use crate::state::{StateKind, View};
+use crate::state::{InputSlot, Snapshot, State, StateKind};
 use crate::units::format_duration;
 
 use super::evidence::HostStatus;
@@ -23,7 +23,7 @@ pub(crate) struct Facts<'a> {
     pub question: Question,
     /// The session as asked.
     pub session: &'a str,
-    pub view: Option<&'a View>,
+    pub snapshot: Option<&'a Snapshot>,
     pub profile: Option<&'a Profile>,
     pub policy: &'a Policy,
     /// The host pid and what the probe said (`None`: no pid, or probing is off).
@@ -82,38 +82,30 @@ fn one_shot(ruling: Ruling) -> Ruling {
                        which hold one live generation";
     match ruling.action {
         Proceed => Ruling::new(Hold, Structured, "one-shot-never-authorizes-input", WHY),
-        Hold if ruling.rule != "one-shot-never-authorizes-input" => {
-            Ruling { reason: format!("{}; {WHY}", ruling.reason), ..ruling }
-        }
+        Hold => Ruling { reason: format!("{}; {WHY}", ruling.reason), ..ruling },
         _ => ruling,
     }
-}
-
-/// Whether the profile maps some native event to `kind`.
-fn produces(profile: &Profile, kind: &str) -> bool {
-    profile.rules.iter().any(|r| r.kind == kind)
 }
 
 /// Whether the profile can report a permission prompt.
 pub(crate) fn reports_permission(profile: &Profile) -> bool {
     profile.rules.iter().any(|r| {
-        r.kind == "permission_request"
-            || (r.kind == "waiting_for_input"
-                && r.set.get("reason").and_then(|v| v.as_str()) == Some("permission"))
+        let reason =
+            || r.set.get("reason").and_then(|v| v.as_str()).and_then(WaitReason::from_word);
+        r.kind == KindName::PermissionRequest
+            || (r.kind == KindName::WaitingForInput && reason() == Some(WaitReason::Permission))
     })
 }
 
 /// The profile holes that bear on a decision: those of the current state (or of the state that
 /// went stale).
-pub(crate) fn holes(profile: Option<&Profile>, view: Option<&View>) -> Vec<HoleNote> {
-    let (Some(profile), Some(view)) = (profile, view) else {
+pub(crate) fn holes(profile: Option<&Profile>, snapshot: Option<&Snapshot>) -> Vec<HoleNote> {
+    let (Some(profile), Some(snapshot)) = (profile, snapshot) else {
         return Vec::new();
     };
-    let state = view.stale.as_ref().map_or(view.state, |s| s.was);
+    let state = snapshot.stale.as_ref().map_or(snapshot.state.kind(), |s| s.was);
     profile
-        .holes
-        .iter()
-        .filter(|h| h.state.as_deref() == Some(state.as_str()))
+        .holes_in(state)
         .map(|h| HoleNote { id: h.id.clone(), description: h.description.clone() })
         .collect()
 }
@@ -133,7 +125,7 @@ fn no_session(f: &Facts) -> Ruling {
 
 /// `unknown`: loud, never idle. A state that went stale while waiting on its human keeps
 /// that wait as the freshest evidence; otherwise there is no structured signal.
-fn unknown(v: &View) -> Ruling {
+fn unknown(v: &Snapshot) -> Ruling {
     if let Some(stale) = v.stale.as_ref().filter(|s| s.was == StateKind::WaitingOnHuman) {
         return Ruling::new(
             Hold,
@@ -154,22 +146,15 @@ fn unknown(v: &View) -> Ruling {
         format!(
             "the state is unknown ({}{hole}): no structured signal says what the session is \
              doing; keep your own behaviour",
-            v.detail.as_deref().unwrap_or("no reason given")
+            v.detail().as_deref().unwrap_or("no reason given")
         ),
     )
 }
 
-/// The error class of an `env_fault` state.
-fn failure(v: &View) -> Option<FailureKind> {
-    let word = v.detail.as_deref()?;
-    serde_json::from_value(serde_json::Value::String(word.to_owned())).ok()
-}
-
-/// What an `env_fault` state means for any question.
-fn fault(f: &Facts, v: &View) -> Ruling {
-    let class = failure(v).unwrap_or(FailureKind::Other);
+/// What an `env_fault` state of error class `class` means for any question.
+fn fault(f: &Facts, v: &Snapshot, class: FailureKind) -> Ruling {
     let word = class.as_str();
-    let age = format_duration(std::time::Duration::from_millis(v.age_ms));
+    let age = format_duration(std::time::Duration::from_millis(v.age_ms()));
     if f.policy.pause_on.contains(&class) {
         return Ruling::new(
             Pause,
@@ -183,7 +168,7 @@ fn fault(f: &Facts, v: &View) -> Ruling {
     }
     if f.policy.backoff_on.contains(&class) {
         let backoff = f.policy.backoff.as_millis() as u64;
-        if v.age_ms < backoff {
+        if v.age_ms() < backoff {
             return Ruling::new(
                 Pause,
                 Structured,
@@ -194,7 +179,7 @@ fn fault(f: &Facts, v: &View) -> Ruling {
                     format_duration(f.policy.backoff)
                 ),
             )
-            .retry_after(backoff - v.age_ms);
+            .retry_after(backoff - v.age_ms());
         }
         return Ruling::new(
             Proceed,
@@ -222,8 +207,8 @@ fn fault(f: &Facts, v: &View) -> Ruling {
 /// What an `env_fault` state means for a question that acts on the session (input, nudge,
 /// crashed): never an allow. A transient fault whose backoff is over allows a retry, but the
 /// session is still not explicitly idle, and it has not crashed.
-fn fault_for_action(f: &Facts, v: &View) -> Ruling {
-    let ruling = fault(f, v);
+fn fault_for_action(f: &Facts, v: &Snapshot, class: FailureKind) -> Ruling {
+    let ruling = fault(f, v, class);
     if ruling.action != Proceed {
         return ruling;
     }
@@ -251,11 +236,11 @@ fn input(f: &Facts) -> Ruling {
     if let Some(ruling) = window_dead(f) {
         return ruling;
     }
-    let Some(v) = f.view else { return no_session(f) };
-    match v.state {
-        StateKind::Unknown => unknown(v),
-        StateKind::EnvFault => fault_for_action(f, v),
-        StateKind::Idle => idle_slot(f, v, "input-at-explicit-idle"),
+    let Some(v) = f.snapshot else { return no_session(f) };
+    match &v.state {
+        State::Unknown(_) => unknown(v),
+        State::EnvFault(class) => fault_for_action(f, v, *class),
+        State::Idle => idle_slot(f, v, "input-at-explicit-idle"),
         _ if f.profile.is_some_and(|p| p.input_ready.is_empty()) => Ruling::new(
             FallBack,
             Signal::None,
@@ -266,30 +251,30 @@ fn input(f: &Facts) -> Ruling {
             Hold,
             Structured,
             "not-idle",
-            match &v.detail {
+            match v.detail() {
                 Some(detail) => {
-                    format!("the session is {} ({detail}), not explicitly idle", state.as_str())
+                    format!("the session is {} ({detail}), not explicitly idle", state.kind())
                 }
-                None => format!("the session is {}, not explicitly idle", state.as_str()),
+                None => format!("the session is {}, not explicitly idle", state.kind()),
             },
         ),
     }
 }
 
 /// At `idle`: allowed only when the tracker offers the slot.
-fn idle_slot(f: &Facts, v: &View, rule: &str) -> Ruling {
-    if v.input != "available" {
-        return Ruling::new(Hold, Structured, "input-slot-refused", v.input.clone());
+fn idle_slot(f: &Facts, v: &Snapshot, rule: &str) -> Ruling {
+    if let InputSlot::Refused(_) = &v.input {
+        return Ruling::new(Hold, Structured, "input-slot-refused", v.input.to_string());
     }
     let max = f.policy.max_idle_age;
-    if !max.is_zero() && u128::from(v.age_ms) > max.as_millis() {
+    if !max.is_zero() && u128::from(v.age_ms()) > max.as_millis() {
         return Ruling::new(
             Hold,
             Structured,
             "idle-too-old",
             format!(
                 "idle for {}, longer than input.max-idle-age ({}): ask again after a fresh event",
-                v.age,
+                v.age(),
                 format_duration(max)
             ),
         );
@@ -300,7 +285,7 @@ fn idle_slot(f: &Facts, v: &View, rule: &str) -> Ruling {
         rule,
         format!(
             "explicitly idle for {} ({} event {}, authoritative, generation {} epoch {})",
-            v.age,
+            v.age(),
             v.evidence.kind,
             v.evidence.native.as_deref().unwrap_or("?"),
             v.generation,
@@ -313,33 +298,33 @@ fn nudge(f: &Facts) -> Ruling {
     if let Some(ruling) = window_dead(f) {
         return ruling;
     }
-    let Some(v) = f.view else { return no_session(f) };
+    let Some(v) = f.snapshot else { return no_session(f) };
     let held = |rule: &str, reason: String| Ruling::new(Hold, Structured, rule, reason);
-    match v.state {
-        StateKind::WaitingOnHuman => held(
+    match &v.state {
+        State::WaitingOnHuman(reason) => held(
             "nudge-never-while-waiting-on-human",
             format!(
-                "waiting on its human ({}) for {}: a nudge would type into a prompt it cannot see",
-                v.detail.as_deref().unwrap_or("other"),
-                v.age
+                "waiting on its human ({reason}) for {}: a nudge would type into a prompt it \
+                 cannot see",
+                v.age()
             ),
         ),
-        StateKind::ChildCommand => held(
+        State::ChildCommand { tool } => held(
             "nudge-never-while-child-command",
             format!(
                 "a tool is running ({}) for {}: silence is normal",
-                v.detail.as_deref().unwrap_or("?"),
-                v.age
+                tool.as_deref().unwrap_or("?"),
+                v.age()
             ),
         ),
-        StateKind::EnvFault => fault_for_action(f, v),
-        StateKind::Ended => held(
+        State::EnvFault(class) => fault_for_action(f, v, *class),
+        State::Ended(reason) => held(
             "nudge-never-after-session-end",
-            format!("the session ended ({})", v.detail.as_deref().unwrap_or("?")),
+            format!("the session ended ({})", reason.as_ref().map_or("?", |r| r.as_str())),
         ),
-        StateKind::Active => {
+        State::Active => {
             let mut reason =
-                format!("a turn is in progress ({} since the last state change)", v.age);
+                format!("a turn is in progress ({} since the last state change)", v.age());
             if f.profile.is_some_and(|p| !reports_permission(p)) {
                 reason.push_str(&format!(
                     "; and the {} profile cannot report permission prompts, so an active session \
@@ -349,8 +334,8 @@ fn nudge(f: &Facts) -> Ruling {
             }
             held("nudge-never-during-a-turn", reason)
         }
-        StateKind::Unknown => unknown(v),
-        StateKind::Idle => {
+        State::Unknown(_) => unknown(v),
+        State::Idle => {
             if v.pending.tasks > 0 || v.pending.wakes > 0 {
                 return held(
                     "nudge-never-with-pending-wake",
@@ -366,16 +351,16 @@ fn nudge(f: &Facts) -> Ruling {
                 return ruling;
             }
             let min = f.policy.nudge_min_idle.as_millis() as u64;
-            if v.age_ms < min {
+            if v.age_ms() < min {
                 return held(
                     "nudge-waits-for-min-idle",
                     format!(
                         "idle for {} only; a stall nudge waits for nudge.min-idle ({})",
-                        v.age,
+                        v.age(),
                         format_duration(f.policy.nudge_min_idle)
                     ),
                 )
-                .retry_after(min - v.age_ms);
+                .retry_after(min - v.age_ms());
             }
             if f.counters.nudges_in_a_row >= f.policy.nudge_max_in_a_row {
                 return Ruling::new(
@@ -403,19 +388,19 @@ fn crashed(f: &Facts) -> Ruling {
             "the caller reports the session's window dead: a deterministic completion signal",
         );
     }
-    let ended = f.view.filter(|v| v.state == StateKind::Ended);
     // `/clear` ends a session id while the CLI process goes on under a new one.
-    let process_goes_on =
-        ended.is_some_and(|v| matches!(v.detail.as_deref(), Some("clear" | "resume")));
-    if let Some(v) = ended.filter(|_| !process_goes_on) {
+    if let Some(v) = f.snapshot
+        && let State::Ended(reason) = &v.state
+        && !reason.as_ref().is_some_and(|r| r.process_goes_on())
+    {
         return Ruling::new(
             Proceed,
             Structured,
             "session-ended",
             format!(
                 "the session ended ({}, {} ago): a deterministic completion signal",
-                v.detail.as_deref().unwrap_or("no reason given"),
-                v.age
+                reason.as_ref().map_or("no reason given", |r| r.as_str()),
+                v.age()
             ),
         );
     }
@@ -443,43 +428,42 @@ fn crashed(f: &Facts) -> Ruling {
         }
         _ => {}
     }
-    let Some(v) = f.view else { return no_session(f) };
+    let Some(v) = f.snapshot else { return no_session(f) };
     let liveness = match (f.host, v.host_pid) {
         (Some((pid, HostStatus::Alive)), _) => format!("host pid {pid} alive"),
         (Some((pid, _)), _) => format!("host pid {pid} cannot be checked"),
         (None, Some(pid)) => format!("host pid {pid} not checked (crashed.check-host-pid = false)"),
         (None, None) => "no host pid to check".to_owned(),
     };
-    match v.state {
-        StateKind::WaitingOnHuman => Ruling::new(
+    match &v.state {
+        State::WaitingOnHuman(reason) => Ruling::new(
             Hold,
             Structured,
             "never-crashed-while-waiting-on-human",
             format!(
-                "waiting on its human ({}) for {}, the freshest evidence: not crashed",
-                v.detail.as_deref().unwrap_or("other"),
-                v.age
+                "waiting on its human ({reason}) for {}, the freshest evidence: not crashed",
+                v.age()
             ),
         ),
-        StateKind::EnvFault => fault_for_action(f, v),
-        StateKind::Unknown => unknown(v),
-        StateKind::Ended => Ruling::new(
+        State::EnvFault(class) => fault_for_action(f, v, *class),
+        State::Unknown(_) => unknown(v),
+        State::Ended(reason) => Ruling::new(
             Hold,
             Structured,
             "session-cleared-process-goes-on",
             format!(
                 "the session id ended ({}) but the CLI goes on under a new session id (ask by \
                  tag); {liveness}",
-                v.detail.as_deref().unwrap_or("?")
+                reason.as_ref().map_or("?", |r| r.as_str())
             ),
         ),
         state => {
             let mut reason = format!(
                 "{} for {}; no session end, {liveness}, no dead window reported",
-                state.as_str(),
-                v.age
+                state.kind(),
+                v.age()
             );
-            if state == StateKind::Active && f.profile.is_some_and(|p| !reports_permission(p)) {
+            if *state == State::Active && f.profile.is_some_and(|p| !reports_permission(p)) {
                 reason.push_str(&format!(
                     "; the {} profile cannot report permission prompts, so it may be waiting on \
                      its human",
@@ -495,11 +479,11 @@ fn env_fault(f: &Facts) -> Ruling {
     if let Some(notice) = f.quota {
         return quota_pause(notice);
     }
-    let Some(v) = f.view else { return no_session(f) };
-    if v.state == StateKind::EnvFault {
-        return fault(f, v);
+    let Some(v) = f.snapshot else { return no_session(f) };
+    if let State::EnvFault(class) = v.state {
+        return fault(f, v, class);
     }
-    if let Some(profile) = f.profile.filter(|p| !produces(p, "stop_failure")) {
+    if let Some(profile) = f.profile.filter(|p| !p.produces(KindName::StopFailure)) {
         return Ruling::new(
             FallBack,
             Signal::None,
@@ -511,7 +495,7 @@ fn env_fault(f: &Facts) -> Ruling {
             ),
         );
     }
-    if v.state == StateKind::Unknown {
+    if let State::Unknown(_) = v.state {
         return unknown(v);
     }
     Ruling::new(
@@ -520,7 +504,7 @@ fn env_fault(f: &Facts) -> Ruling {
         "no-env-fault-evidence",
         format!(
             "the session is {} and no stop_failure or quota notification stands",
-            v.state.as_str()
+            v.state.kind()
         ),
     )
 }
@@ -550,48 +534,47 @@ fn escalate(f: &Facts) -> Ruling {
             ),
         );
     }
-    let Some(v) = f.view else { return no_session(f) };
-    let over = |limit: std::time::Duration| u128::from(v.age_ms) >= limit.as_millis();
-    match v.state {
-        StateKind::Unknown if over(policy.escalate_unknown_after) => Ruling::new(
+    let Some(v) = f.snapshot else { return no_session(f) };
+    let over = |limit: std::time::Duration| u128::from(v.age_ms()) >= limit.as_millis();
+    match &v.state {
+        State::Unknown(_) if over(policy.escalate_unknown_after) => Ruling::new(
             Escalate,
             Structured,
             "unknown-too-long",
             format!(
                 "unknown for {} (escalate.unknown-after = {}): {}",
-                v.age,
+                v.age(),
                 format_duration(policy.escalate_unknown_after),
-                v.detail.as_deref().unwrap_or("no reason given")
+                v.detail().as_deref().unwrap_or("no reason given")
             ),
         ),
-        StateKind::WaitingOnHuman if over(policy.escalate_waiting_after) => Ruling::new(
+        State::WaitingOnHuman(reason) if over(policy.escalate_waiting_after) => Ruling::new(
             Escalate,
             Structured,
             "waiting-on-human-too-long",
             format!(
-                "waiting on its human ({}) for {} (escalate.waiting-after = {})",
-                v.detail.as_deref().unwrap_or("other"),
-                v.age,
+                "waiting on its human ({reason}) for {} (escalate.waiting-after = {})",
+                v.age(),
                 format_duration(policy.escalate_waiting_after)
             ),
         ),
-        StateKind::EnvFault if fault(f, v).action == Escalate => fault(f, v),
-        StateKind::Unknown => Ruling::new(
+        State::EnvFault(class) if fault(f, v, *class).action == Escalate => fault(f, v, *class),
+        State::Unknown(_) => Ruling::new(
             Proceed,
             Structured,
             "unknown-not-yet-too-long",
             format!(
                 "unknown for {} only (escalate.unknown-after = {})",
-                v.age,
+                v.age(),
                 format_duration(policy.escalate_unknown_after)
             ),
         )
-        .retry_after((policy.escalate_unknown_after.as_millis() as u64).saturating_sub(v.age_ms)),
+        .retry_after((policy.escalate_unknown_after.as_millis() as u64).saturating_sub(v.age_ms())),
         state => Ruling::new(
             Proceed,
             Structured,
             "nothing-to-escalate",
-            format!("{} for {}; nothing calls for a human", state.as_str(), v.age),
+            format!("{} for {}; nothing calls for a human", state.kind(), v.age()),
         ),
     }
 }

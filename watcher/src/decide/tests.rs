@@ -13,6 +13,7 @@ use crate::profile::Profiles;
 use crate::state::{Expect, StateKind, Tracker};
 use crate::testing::{HookCall, T0};
 use crate::units::parse_duration;
+use crate::vocab::KindName;
 
 /// A host probe whose answer the story sets.
 #[derive(Debug, Clone)]
@@ -508,8 +509,8 @@ const SCENARIOS: &[Scenario] = &[
     },
 ];
 
-/// Expected (action, rule) for input, nudge, crashed, env-fault, escalate.
-const MATRIX: &[(&str, [(&str, &str); 5])] = &[
+/// Expected (action, rule) for each question, in the order of [`Question::ALL`].
+const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
     (
         "no-session",
         [
@@ -900,11 +901,11 @@ fn a_missing_event_degrades_to_no_structured_signal_never_to_a_verdict() {
     // why; a session with no events at all falls back on every question.
     let profiles = shipped();
     for profile in profiles.iter() {
-        let reports_failure = profile.rules.iter().any(|r| r.kind == "stop_failure");
+        let reports_failure = profile.rules.iter().any(|r| r.kind == KindName::StopFailure);
         let reports_permission = rules::reports_permission(profile);
         let mut decider = Decider::new(Tracker::new(profiles.clone(), 0), Policy::default())
             .with_probe(FakeProbe(Arc::new(Mutex::new(HostStatus::Alive))));
-        let turn_start = profile.rules.iter().find(|r| r.kind == "turn_start");
+        let turn_start = profile.rules.iter().find(|r| r.kind == KindName::TurnStart);
         let Some(turn_start) = turn_start else { continue };
         let empty = BTreeMap::new();
         let call = HookCall {
@@ -1058,9 +1059,10 @@ fn a_one_shot_differs_from_a_live_decider_only_in_never_allowing_input_or_a_nudg
 
 /// The caller-evidence table of docs/decide.md, from [`evidence::EFFECTS`].
 fn caller_evidence_table() -> String {
-    let mut out = String::from(
-        "| source | field | input | nudge | crashed | env-fault | escalate |\n\
-         |---|---|---|---|---|---|---|\n",
+    let mut out = format!(
+        "| source | field | {} |\n|---|---|{}\n",
+        Question::WORDS.join(" | "),
+        "---|".repeat(Question::COUNT)
     );
     for effect in evidence::EFFECTS {
         let cells: Vec<&str> = Question::ALL
@@ -1104,6 +1106,29 @@ fn the_readme_rust_example_is_the_compiled_one() {
 }
 
 #[test]
+fn every_question_has_its_rows_in_the_documentation() {
+    // The tables people read by question: the module's overview (and README's copy of it), the
+    // exit codes of docs/decide.md, and the CLI's help.
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/decide.md"))
+            .unwrap();
+    let overview = include_str!("mod.rs");
+    let stories = include_str!("../../tests/decide/README.md");
+    let listed = format!("# {}\n", Question::WORDS.join(", "));
+    assert!(stories.contains(&listed), "tests/decide/README.md does not list {listed:?}");
+    for question in Question::WORDS {
+        let row = format!("| `{question}` |");
+        assert!(overview.contains(&row), "decide/mod.rs has no row for {question}");
+        assert!(doc.contains(&row), "docs/decide.md has no row for {question}");
+        let rules = format!("| {question}");
+        assert!(
+            doc.contains(&rules) || doc.contains(&format!(", {question} |")),
+            "docs/decide.md's rules name no rule for {question}"
+        );
+    }
+}
+
+#[test]
 fn the_decision_docs_match_the_code() {
     crate::testing::assert_generated_section(
         "docs/decide.md",
@@ -1129,4 +1154,45 @@ fn the_decision_docs_match_the_code() {
     for rule in rules {
         assert!(doc.contains(&format!("`{rule}`")), "docs/decide.md does not document rule {rule}");
     }
+}
+
+/// A decision's JSON with every generation id written as 0, wherever it stands (the ids differ
+/// from run to run).
+fn without_generations(json: &str) -> String {
+    let key = "\"generation\":";
+    let ids: Vec<&str> = json
+        .match_indices(key)
+        .map(|(at, _)| {
+            let rest = &json[at + key.len()..];
+            &rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())]
+        })
+        .filter(|id| !id.is_empty())
+        .collect();
+    ids.iter().fold(json.to_owned(), |out, id| out.replace(id, "0"))
+}
+
+#[test]
+fn every_decision_reads_on_the_wire_as_committed() {
+    // Every decision of every story, and every question in every scenario, byte for byte:
+    // `decisions.ndjson` was written before the rules read typed snapshots, and holds the
+    // verdicts, rules, reasons and evidence to that. After a deliberate change,
+    // `HOOKLINE_BLESS=1 cargo test -p hookline decision_reads_on_the_wire` rewrites it.
+    let mut wire = String::new();
+    for file in story_files() {
+        wire.push_str(&format!("# {}\n", file.file_name().unwrap().to_string_lossy()));
+        for decision in run_story(&file) {
+            wire.push_str(&without_generations(&serde_json::to_string(&decision).unwrap()));
+            wire.push('\n');
+        }
+    }
+    for s in SCENARIOS {
+        wire.push_str(&format!("# scenario {}\n", s.name));
+        for question in Question::ALL {
+            let (mut decider, now) = scenario(s);
+            let decision = decider.decide(&Ask::new("s1", question), now);
+            wire.push_str(&without_generations(&serde_json::to_string(&decision).unwrap()));
+            wire.push('\n');
+        }
+    }
+    crate::testing::assert_recorded("tests/decide/decisions.ndjson", &wire);
 }

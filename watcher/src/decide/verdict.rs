@@ -1,106 +1,10 @@
 //! What a decision says: the question, the verdict, what to do instead, which source decided,
 //! why, and on what evidence.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
 use crate::state::{Slot, StateKind, View};
-
-/// The five questions. Each asks whether the orchestrator may go ahead, unattended, with
-/// something that would be wrong if hookline were wrong; `allow` is the permissive answer and
-/// `withhold` the careful one, for every question.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Question {
-    /// May I deliver input (type into the session) now? Allowing takes the idle's input slot.
-    #[serde(rename = "input")]
-    Input,
-    /// May I send a stall nudge now? A nudge is input: allowing takes the input slot too.
-    #[serde(rename = "nudge")]
-    Nudge,
-    /// May I declare this session finished or crashed (and retry or reclaim it)?
-    #[serde(rename = "crashed")]
-    Crashed,
-    /// May I carry on as if the environment were fine (retry, charge an attempt)? Withheld
-    /// with `pause` when there is env-fault evidence (quota, rate limit, billing, auth).
-    #[serde(rename = "env-fault", alias = "env_fault")]
-    EnvFault,
-    /// May I carry on without a human? Withheld with `escalate` when a human should look.
-    #[serde(rename = "escalate")]
-    Escalate,
-}
-
-impl Question {
-    /// Every question, in the order of the documentation.
-    pub const ALL: [Question; 5] = [
-        Question::Input,
-        Question::Nudge,
-        Question::Crashed,
-        Question::EnvFault,
-        Question::Escalate,
-    ];
-
-    /// The word used on the command line and the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Question::Input => "input",
-            Question::Nudge => "nudge",
-            Question::Crashed => "crashed",
-            Question::EnvFault => "env-fault",
-            Question::Escalate => "escalate",
-        }
-    }
-}
-
-impl fmt::Display for Question {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Question {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Question, String> {
-        Question::ALL
-            .into_iter()
-            .find(|q| q.as_str() == s || q.as_str().replace('-', "_") == s)
-            .ok_or_else(|| {
-                format!("{s:?} is not a question: ask input, nudge, crashed, env-fault or escalate")
-            })
-    }
-}
-
-/// The answer, in one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// Go ahead.
-    Allow,
-    /// Do not; [`Action`] says what to do instead.
-    Withhold,
-}
-
-/// What the orchestrator should do, from the most permissive to the most careful. The order is
-/// the one evidence is combined in: caller evidence may move a decision up this list, never
-/// down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// Go ahead (the only action with verdict `allow`).
-    Proceed,
-    /// hookline has no structured signal for this: keep your own existing behaviour (which
-    /// the caller's evidence may still make more careful).
-    FallBack,
-    /// Do not act now; ask again later (after the next event).
-    Hold,
-    /// Pause the run: an environment fault (quota, rate limit, billing, auth); do not retry,
-    /// do not charge an attempt.
-    Pause,
-    /// Ask a human.
-    Escalate,
-}
+pub use crate::vocab::{Action, Question, Signal, Verdict};
 
 impl Action {
     /// The verdict this action carries.
@@ -110,51 +14,9 @@ impl Action {
             _ => Verdict::Withhold,
         }
     }
-
-    /// The word used on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Proceed => "proceed",
-            Action::FallBack => "fall_back",
-            Action::Hold => "hold",
-            Action::Pause => "pause",
-            Action::Escalate => "escalate",
-        }
-    }
-}
-
-/// Which source decided. Sources are ranked (see the module documentation): only a structured
-/// event, or for `crashed` a deterministic liveness signal, can allow anything.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Signal {
-    /// An explicit hook event, through the session's state.
-    StructuredEvent,
-    /// The host CLI's process is gone (its pid is dead or reused).
-    HostProcess,
-    /// The caller reported the session's window or pane dead.
-    Window,
-    /// The caller's transcript-derived evidence.
-    Transcript,
-    /// The caller's pane heuristics.
-    Pane,
-    /// No structured signal: hookline cannot tell, the caller keeps its own behaviour.
-    None,
 }
 
 impl Signal {
-    /// The word used on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Signal::StructuredEvent => "structured_event",
-            Signal::HostProcess => "host_process",
-            Signal::Window => "window",
-            Signal::Transcript => "transcript",
-            Signal::Pane => "pane",
-            Signal::None => "none",
-        }
-    }
-
     /// Whether this source may ever allow something.
     pub fn may_allow(self) -> bool {
         matches!(self, Signal::StructuredEvent | Signal::HostProcess | Signal::Window)

@@ -10,24 +10,10 @@
 use serde_json::{Map, Value, json};
 
 use crate::install::command::is_relay_command;
+pub use crate::vocab::Dialect;
 
 /// The `name` written on Gemini handlers (`/hooks disable hookline` turns them off).
 pub const GEMINI_HOOK_NAME: &str = "hookline";
-
-/// A settings dialect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// Claude Code's `settings.json`.
-    Claude,
-    /// Codex's `hooks.json` (Claude's shape).
-    Codex,
-    /// Gemini CLI's `settings.json` (Claude's shape, named handlers, timeouts in ms).
-    Gemini,
-    /// Copilot CLI's hook files (flat handlers, `bash`, `timeoutSec`).
-    Copilot,
-    /// Cursor's `hooks.json` (flat handlers).
-    Cursor,
-}
 
 /// What an item of a `hooks.<event>` array is to us.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,18 +27,6 @@ pub enum Item {
 }
 
 impl Dialect {
-    /// The dialect a profile names.
-    pub fn from_name(name: &str) -> Option<Dialect> {
-        Some(match name {
-            "claude" => Dialect::Claude,
-            "codex" => Dialect::Codex,
-            "gemini" => Dialect::Gemini,
-            "copilot" => Dialect::Copilot,
-            "cursor" => Dialect::Cursor,
-            _ => return None,
-        })
-    }
-
     /// Whether events hold matcher groups (else handlers directly).
     pub fn grouped(self) -> bool {
         matches!(self, Dialect::Claude | Dialect::Codex | Dialect::Gemini)

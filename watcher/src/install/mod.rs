@@ -76,11 +76,7 @@ impl<'a> Installable<'a> {
             .install
             .as_ref()
             .ok_or_else(|| Error::NotInstallable { name: profile.name.clone() })?;
-        let dialect = Dialect::from_name(&spec.dialect).ok_or_else(|| Error::UnknownDialect {
-            cli: profile.name.clone(),
-            dialect: spec.dialect.clone(),
-        })?;
-        Ok(Installable { profile, spec, dialect })
+        Ok(Installable { profile, spec, dialect: spec.dialect })
     }
 
     /// Every profile that can be installed, by name.

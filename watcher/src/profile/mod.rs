@@ -21,18 +21,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::canonical::{FieldType, kind_fields};
+use crate::canonical::FieldType;
 use crate::units::{Version, parse_duration};
+use crate::vocab::{Dialect, KindName, StateKind, words};
 
 /// The profile schema version this build reads.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// States a hole may name (the session-state vocabulary).
-pub const STATES: &[&str] =
-    &["unknown", "active", "child_command", "waiting_on_human", "idle", "env_fault", "ended"];
-
-/// The settings dialects `install` can write.
-pub const DIALECTS: &[&str] = &["claude", "codex", "gemini", "copilot", "cursor"];
 
 /// A validated profile.
 #[derive(Debug, Clone)]
@@ -55,7 +49,7 @@ pub struct Profile {
     /// Where identity fields live in payloads.
     pub fields: FieldAliases,
     /// Canonical kinds that mean "the CLI is at its input prompt".
-    pub input_ready: Vec<String>,
+    pub input_ready: Vec<KindName>,
     /// Mapping rules, first match wins.
     pub rules: Vec<Rule>,
     /// States the CLI can leave without firing any event.
@@ -128,7 +122,7 @@ pub struct Rule {
     /// Conditions none of which may hold.
     pub unless: Vec<Condition>,
     /// The canonical kind produced.
-    pub kind: &'static str,
+    pub kind: KindName,
     /// Constant canonical fields.
     pub set: serde_json::Map<String, Value>,
     /// Canonical fields taken from the payload.
@@ -184,8 +178,8 @@ pub struct Extract {
     pub default: Option<String>,
 }
 
-/// Conversions from a payload value to a canonical field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Conversions from a payload value to a canonical field (a rule's `as`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Convert {
     /// A string (other JSON values as compact JSON), capped.
     Text,
@@ -199,6 +193,10 @@ pub enum Convert {
     Word,
 }
 
+words!(Convert {
+    Text = "text", Bool = "bool", Count = "count", CountActive = "count-active", Word = "word",
+});
+
 /// A state the CLI can leave without any event.
 #[derive(Debug, Clone)]
 pub struct Hole {
@@ -207,7 +205,7 @@ pub struct Hole {
     /// What happens.
     pub description: String,
     /// The state a session is left in.
-    pub state: Option<String>,
+    pub state: Option<StateKind>,
     /// After this much silence in `state`, the state reads `unknown`.
     pub stale_after: Option<Duration>,
 }
@@ -216,7 +214,7 @@ pub struct Hole {
 #[derive(Debug, Clone)]
 pub struct InstallSpec {
     /// The settings dialect.
-    pub dialect: String,
+    pub dialect: Dialect,
     /// The hook timeout, in seconds (the dialect converts units).
     pub timeout_secs: u32,
     /// Pass `--event <native>` to the relay (for payloads without the event name).
@@ -432,14 +430,10 @@ impl Rule {
         if rule.native.is_empty() {
             return Err(src.error(Some(&key("native")), "a rule needs a native event name"));
         }
-        let kind = crate::canonical::KINDS
-            .iter()
-            .map(|(name, _)| *name)
-            .find(|name| *name == rule.kind)
-            .ok_or_else(|| {
-                src.error(Some(&key("kind")), format!("{:?} is not a canonical kind", rule.kind))
-            })?;
-        let fields = kind_fields(kind).unwrap_or(&[]);
+        let kind = KindName::from_word(&rule.kind).ok_or_else(|| {
+            src.error(Some(&key("kind")), format!("{:?} is not a canonical kind", rule.kind))
+        })?;
+        let fields = kind.fields();
         let field_type = |name: &str, k: &str| {
             fields.iter().find(|(f, _)| *f == name).map(|(_, t)| *t).ok_or_else(|| {
                 let known: Vec<_> = fields.iter().map(|(f, _)| *f).collect();
@@ -493,19 +487,14 @@ impl Rule {
                 }
             };
             let convert = match (convert, ty) {
-                (None, FieldType::Text) | (Some("text"), _) => Convert::Text,
-                (None, FieldType::Bool) | (Some("bool"), _) => Convert::Bool,
-                (None, FieldType::Count) | (Some("count"), _) => Convert::Count,
-                (Some("count-active"), _) => Convert::CountActive,
-                (None, FieldType::OneOf(_)) | (Some("word"), _) => Convert::Word,
-                (Some(other), _) => {
-                    return Err(src.error(
-                        Some(&k),
-                        format!(
-                            "unknown conversion {other:?} (text, bool, count, count-active, word)"
-                        ),
-                    ));
-                }
+                (Some(word), _) => Convert::from_word(word).ok_or_else(|| {
+                    let known = Convert::WORDS.join(", ");
+                    src.error(Some(&k), format!("unknown conversion {word:?} ({known})"))
+                })?,
+                (None, FieldType::Text) => Convert::Text,
+                (None, FieldType::Bool) => Convert::Bool,
+                (None, FieldType::Count) => Convert::Count,
+                (None, FieldType::OneOf(_)) => Convert::Word,
             };
             if let FieldType::OneOf(words) = ty {
                 for word in values.values().chain(default.iter()) {
@@ -547,12 +536,19 @@ fn holes(src: &Source<'_>, list: &[wire::Hole]) -> Result<Vec<Hole>, ProfileErro
             if h.id.is_empty() || h.description.is_empty() {
                 return Err(src.error(Some(&key("id")), "a hole needs an id and a description"));
             }
-            if let Some(state) = &h.state
-                && !STATES.contains(&state.as_str())
-            {
-                return Err(src
-                    .error(Some(&key("state")), format!("{state:?} is not a state ({STATES:?})")));
-            }
+            let state = h
+                .state
+                .as_deref()
+                .map(|state| {
+                    StateKind::from_word(state).ok_or_else(|| {
+                        let states = StateKind::WORDS;
+                        src.error(
+                            Some(&key("state")),
+                            format!("{state:?} is not a state ({states:?})"),
+                        )
+                    })
+                })
+                .transpose()?;
             let stale_after = h
                 .stale_after
                 .as_deref()
@@ -562,12 +558,7 @@ fn holes(src: &Source<'_>, list: &[wire::Hole]) -> Result<Vec<Hole>, ProfileErro
             if stale_after.is_some() && h.state.is_none() {
                 return Err(src.error(Some(&key("stale-after")), "stale-after needs a state"));
             }
-            Ok(Hole {
-                id: h.id.clone(),
-                description: h.description.clone(),
-                state: h.state.clone(),
-                stale_after,
-            })
+            Ok(Hole { id: h.id.clone(), description: h.description.clone(), state, stale_after })
         })
         .collect()
 }
@@ -577,13 +568,19 @@ fn install(
     w: &wire::Install,
     base: Option<&InstallSpec>,
 ) -> Result<InstallSpec, ProfileError> {
-    let dialect = w.dialect.clone().or_else(|| base.map(|b| b.dialect.clone())).unwrap_or_default();
-    if !DIALECTS.contains(&dialect.as_str()) {
-        return Err(src.error(
-            Some("install.dialect"),
-            format!("{dialect:?} is not a dialect ({DIALECTS:?})"),
-        ));
-    }
+    let dialect = match (w.dialect.as_deref(), base) {
+        (None, Some(base)) => base.dialect,
+        (name, _) => {
+            let name = name.unwrap_or_default();
+            Dialect::from_word(name).ok_or_else(|| {
+                let dialects = Dialect::WORDS;
+                src.error(
+                    Some("install.dialect"),
+                    format!("{name:?} is not a dialect ({dialects:?})"),
+                )
+            })?
+        }
+    };
     let mut scopes: Vec<(String, String)> = base.map(|b| b.scopes.clone()).unwrap_or_default();
     for (name, template) in &w.scopes {
         match scopes.iter_mut().find(|(n, _)| n == name) {
@@ -659,13 +656,14 @@ fn install(
     })
 }
 
-fn input_ready(src: &Source<'_>, list: &[String]) -> Result<Vec<String>, ProfileError> {
-    for kind in list {
-        if kind_fields(kind).is_none() {
-            return Err(src.error(Some("input-ready"), format!("{kind:?} is not a canonical kind")));
-        }
-    }
-    Ok(list.to_vec())
+fn input_ready(src: &Source<'_>, list: &[String]) -> Result<Vec<KindName>, ProfileError> {
+    list.iter()
+        .map(|kind| {
+            KindName::from_word(kind).ok_or_else(|| {
+                src.error(Some("input-ready"), format!("{kind:?} is not a canonical kind"))
+            })
+        })
+        .collect()
 }
 
 impl Profile {
@@ -823,13 +821,18 @@ impl Profile {
     }
 
     /// Whether a canonical kind means "at the input prompt" for this CLI.
-    pub fn is_input_ready(&self, kind: &str) -> bool {
-        self.input_ready.iter().any(|k| k == kind)
+    pub fn is_input_ready(&self, kind: KindName) -> bool {
+        self.input_ready.contains(&kind)
     }
 
     /// The holes that leave a session in `state`.
-    pub fn holes_in(&self, state: &str) -> impl Iterator<Item = &Hole> {
-        self.holes.iter().filter(move |h| h.state.as_deref() == Some(state))
+    pub fn holes_in(&self, state: StateKind) -> impl Iterator<Item = &Hole> {
+        self.holes.iter().filter(move |h| h.state == Some(state))
+    }
+
+    /// Whether some rule maps a native event to `kind`.
+    pub fn produces(&self, kind: KindName) -> bool {
+        self.rules.iter().any(|r| r.kind == kind)
     }
 }
 

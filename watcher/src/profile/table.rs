@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::{Condition, Profile, Profiles, Rule, Test};
-use crate::canonical::{FieldType, KINDS};
+use crate::canonical::FieldType;
+use crate::vocab::KindName;
 
 impl Profiles {
     /// A markdown table with one row per canonical kind: its fields, then, for each profile
@@ -23,10 +24,10 @@ impl Profiles {
             out.push_str("---|");
         }
         out.push('\n');
-        for (kind, fields) in KINDS {
-            let _ = write!(out, "| `{kind}` | {} |", fields_cell(fields));
+        for kind in KindName::ALL {
+            let _ = write!(out, "| `{kind}` | {} |", fields_cell(kind.fields()));
             for p in &profiles {
-                let cell = if *kind == "unknown" {
+                let cell = if kind == KindName::Unknown {
                     "any event no rule maps".to_owned()
                 } else {
                     rules_cell(p, kind)
@@ -61,7 +62,7 @@ fn fields_cell(fields: &[(&str, FieldType)]) -> String {
 
 /// The rules of a profile producing `kind`, those differing only by native name merged
 /// (`sessionStart` / `SessionStart`), in rule order.
-fn rules_cell(profile: &Profile, kind: &str) -> String {
+fn rules_cell(profile: &Profile, kind: KindName) -> String {
     let mut entries: Vec<(Vec<&str>, String)> = Vec::new();
     for rule in profile.rules.iter().filter(|r| r.kind == kind) {
         let detail = detail(rule);

@@ -11,8 +11,8 @@ fn every_shipped_profile_parses_strictly() {
     let profiles = Profiles::shipped().unwrap();
     let claude = profiles.get("claude").unwrap();
     assert_eq!(claude.binary, "claude");
-    assert!(claude.is_input_ready("stop"));
-    assert!(!claude.is_input_ready("session_start"));
+    assert!(claude.is_input_ready(KindName::Stop));
+    assert!(!claude.is_input_ready(KindName::SessionStart));
     assert!(claude.install.is_some());
     let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["claude", "codex", "copilot", "cursor", "gemini", "legacy"]);
@@ -24,7 +24,7 @@ fn no_shipped_rule_maps_to_unknown() {
     // behind a label that claims to know it.
     for profile in Profiles::shipped().unwrap().iter() {
         for rule in &profile.rules {
-            assert_ne!(rule.kind, "unknown", "{}", rule.label);
+            assert_ne!(rule.kind, KindName::Unknown, "{}", rule.label);
         }
     }
 }
@@ -51,7 +51,7 @@ fn every_input_ready_kind_is_produced_by_some_rule() {
     for profile in Profiles::shipped().unwrap().iter() {
         for kind in &profile.input_ready {
             assert!(
-                profile.rules.iter().any(|r| r.kind == kind),
+                profile.rules.iter().any(|r| r.kind == *kind),
                 "{}: {kind} is input-ready but no rule produces it",
                 profile.name
             );
@@ -87,7 +87,7 @@ fn install_specs_name_their_settings_files() {
     assert_eq!(cursor.scope("project"), Some(".cursor/hooks.json"));
     assert!(cursor.never.iter().any(|(n, _)| n == "preToolUse"));
     for name in ["codex", "gemini", "copilot", "cursor"] {
-        assert_eq!(spec(name).dialect, name);
+        assert_eq!(spec(name).dialect.as_str(), name);
         assert!(!spec(name).event_arg || name == "copilot", "{name}");
     }
     // Codex's newest events are only registered from the version seen firing them.
@@ -200,6 +200,31 @@ fn semantic_errors_name_the_key_and_line() {
 }
 
 #[test]
+fn words_a_profile_names_are_read_into_their_vocabularies_and_errors_list_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shipped = include_str!("../../../profiles/claude.toml");
+    let claude = Profiles::shipped().unwrap().get("claude").unwrap().clone();
+    assert_eq!(claude.install.as_ref().unwrap().dialect, Dialect::Claude);
+    assert!(claude.holes_in(StateKind::WaitingOnHuman).next().is_some());
+    let states = format!("{:?}", StateKind::WORDS);
+    let dialects = format!("{:?}", Dialect::WORDS);
+    let cases = [
+        ("state = \"active\"", "state = \"busy\"", "holes.0.state", states.as_str()),
+        ("dialect = \"claude\"", "dialect = \"vim\"", "install.dialect", dialects.as_str()),
+        ("as = \"count-active\"", "as = \"tally\"", "", "text, bool, count, count-active, word"),
+        ("input-ready = [\"stop\"", "input-ready = [\"halt\"", "input-ready", "canonical kind"),
+    ];
+    for (from, to, key, listed) in cases {
+        let text = shipped.replacen(from, to, 1);
+        assert_ne!(text, shipped, "{from}");
+        let path = write(tmp.path(), "claude.toml", &text);
+        let err = Profiles::check_file(&path).unwrap_err();
+        assert!(err.key.as_deref().unwrap_or_default().ends_with(key), "{to}: {err}");
+        assert!(err.message.contains(listed), "{to}: {err}");
+    }
+}
+
+#[test]
 fn toml_syntax_errors_carry_the_line() {
     let tmp = tempfile::tempdir().unwrap();
     let path = write(tmp.path(), "x.toml", "version = 1\nname = \"x\"\nbroken = [\n");
@@ -226,10 +251,10 @@ fn an_overlay_warns_on_unknown_keys_and_its_rules_win() {
         profiles.warnings
     );
     let claude = profiles.get("claude").unwrap();
-    assert!(!claude.is_input_ready("idle_prompt"));
+    assert!(!claude.is_input_ready(KindName::IdlePrompt));
     let payload = serde_json::json!({"notification_type": "idle_prompt"});
     let rule = claude.rule_for("Notification", &payload).unwrap();
-    assert_eq!(rule.kind, "notification");
+    assert_eq!(rule.kind, KindName::Notification);
     assert!(rule.label.ends_with("claude.toml#map[0]"), "{}", rule.label);
     assert_eq!(claude.origins.len(), 2);
     // The project overlay comes after the user one and wins over it.
@@ -238,7 +263,7 @@ fn an_overlay_warns_on_unknown_keys_and_its_rules_win() {
     write(&project, "claude.toml", "input-ready = [\"idle_prompt\"]\n");
     let dirs = OverlayDirs { user: dirs.user, project: Some(project) };
     let profiles = Profiles::load(&dirs).unwrap();
-    assert!(profiles.get("claude").unwrap().is_input_ready("idle_prompt"));
+    assert!(profiles.get("claude").unwrap().is_input_ready(KindName::IdlePrompt));
 }
 
 #[test]
@@ -331,7 +356,7 @@ fn the_canonical_table_has_a_row_per_kind_and_a_column_per_cli() {
     let table = Profiles::shipped().unwrap().canonical_table(TABLE_CLIS);
     let lines: Vec<&str> = table.lines().collect();
     // Header, separator, one row per kind, input-ready.
-    assert_eq!(lines.len(), 2 + crate::canonical::KINDS.len() + 1);
+    assert_eq!(lines.len(), 2 + KindName::COUNT + 1);
     for line in lines.iter().filter(|l| !l.starts_with("|---")) {
         assert_eq!(line.matches(" |").count(), 2 + TABLE_CLIS.len(), "{line}");
     }

@@ -1,7 +1,8 @@
 //! Session state you can fail closed on.
 //!
 //! A [`Tracker`] folds canonical events into one [`Session`] per CLI session and answers, at a
-//! given time, with a [`View`]: the state (`unknown`, `active`, `child_command`,
+//! given time, with a typed [`Snapshot`] (a [`State`] that carries its reason, an
+//! [`InputSlot`] that carries its refusal), or its wire form, a [`View`]: the state (`unknown`, `active`, `child_command`,
 //! `waiting_on_human`, `idle`, `env_fault`, `ended`), its `generation`, `epoch`, last applied
 //! `seq`, `since`, age, the evidence (which event, which rule) and whether it is fresh and
 //! authoritative.
@@ -24,6 +25,7 @@
 //! * the input slot of an `idle` can be taken once.
 
 mod rules;
+mod snapshot;
 mod view;
 mod windows;
 
@@ -35,47 +37,16 @@ use serde::{Deserialize, Serialize};
 use crate::canonical::{Event, SessionKey};
 use crate::format::filename::EventFileName;
 use crate::profile::Profiles;
+use crate::vocab::UnknownReason;
 use rules::{Effect, Turn};
+pub use snapshot::{InputSlot, Snapshot, State};
 pub use view::{Evidence, Refusal, Slot, Stale, Transition, View};
 pub use windows::StaleWindows;
 
+pub use crate::vocab::StateKind;
+
 /// How many transitions each session keeps for `explain`, by default.
 pub const HISTORY: usize = 32;
-
-/// The states.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StateKind {
-    /// Nothing structured says what the session is doing. Loud: never treated as idle.
-    Unknown,
-    /// A turn is in progress.
-    Active,
-    /// A tool is running; silence is normal.
-    ChildCommand,
-    /// The session waits for its human (permission, question, elicitation, other).
-    WaitingOnHuman,
-    /// Explicitly at the input prompt.
-    Idle,
-    /// The turn ended on a quota, rate-limit, auth, billing or server error.
-    EnvFault,
-    /// The session ended.
-    Ended,
-}
-
-impl StateKind {
-    /// The word used on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StateKind::Unknown => "unknown",
-            StateKind::Active => "active",
-            StateKind::ChildCommand => "child_command",
-            StateKind::WaitingOnHuman => "waiting_on_human",
-            StateKind::Idle => "idle",
-            StateKind::EnvFault => "env_fault",
-            StateKind::Ended => "ended",
-        }
-    }
-}
 
 /// What the last `stop` said was still to come.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,8 +83,7 @@ fn next_tracker_number() -> u64 {
 /// The state proper, as last set by an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Current {
-    pub kind: StateKind,
-    pub detail: Option<String>,
+    pub state: State,
     pub since_ns: u64,
     pub evidence: Evidence,
     /// Set by an event of this generation (not replayed history).
@@ -174,6 +144,33 @@ pub struct Applied {
     pub rule: &'static str,
     /// Whether the state changed.
     pub changed: bool,
+    /// Why the event was not applied to its session, when it was not.
+    pub ignored: Option<Ignored>,
+}
+
+/// Why an event was recorded but not applied to its session's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ignored {
+    /// A subagent fired it: a subagent's events never change its parent's state.
+    Subagent,
+    /// It comes from a producer (host process) the session has left behind.
+    OlderEpoch,
+    /// Its `seq` is not newer than the last applied one.
+    OlderSeq,
+    /// An unordered or legacy event older than the last applied one.
+    Older,
+}
+
+impl Ignored {
+    /// The state rule that names it.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Ignored::Subagent => "subagent-never-changes-parent",
+            Ignored::OlderEpoch => "older-epoch-event-rejected",
+            Ignored::OlderSeq => "older-seq-event-rejected",
+            Ignored::Older => "older-event-rejected",
+        }
+    }
 }
 
 impl Tracker {
@@ -238,7 +235,12 @@ impl Tracker {
     /// Applies one event.
     pub fn apply(&mut self, event: &Event) -> Applied {
         let Some(key) = self.key_of(event) else {
-            return Applied { session: None, rule: "no-session-recorded-nowhere", changed: false };
+            return Applied {
+                session: None,
+                rule: "no-session-recorded-nowhere",
+                changed: false,
+                ignored: None,
+            };
         };
         let generation = self.generation;
         let history_len = self.history_len;
@@ -256,16 +258,15 @@ impl Tracker {
             session.key.tag.clone_from(&event.tag);
         }
         if event.is_subagent() {
-            session.last_event = Evidence::of(event, "subagent-never-changes-parent");
-            return Applied {
-                session: Some(key),
-                rule: "subagent-never-changes-parent",
-                changed: false,
-            };
+            let rule = Ignored::Subagent.rule();
+            session.last_event = Evidence::of(event, rule);
+            let ignored = Some(Ignored::Subagent);
+            return Applied { session: Some(key), rule, changed: false, ignored };
         }
-        if let Some(rule) = session.rejects(event) {
-            session.record(event, rule, None, history_len);
-            return Applied { session: Some(key), rule, changed: false };
+        if let Some(why) = session.rejects(event) {
+            session.record(event, why.rule(), None, history_len);
+            let ignored = Some(why);
+            return Applied { session: Some(key), rule: why.rule(), changed: false, ignored };
         }
         session.seq = session.seq.max(if event.source.legacy { 0 } else { event.source.seq });
         session.ts_ns = session.ts_ns.max(event.ts_ns);
@@ -282,7 +283,8 @@ impl Tracker {
         if event.host_pid.is_some() {
             session.host_pid = event.host_pid;
         }
-        let (effect, rule) = rules::decide(profile, event, session.current.kind, &mut session.turn);
+        let (effect, rule) =
+            rules::decide(profile, event, session.current.state.kind(), &mut session.turn);
         let live = event.ts_ns >= generation.started_ns;
         if matches!(effect, Effect::NewEpoch)
             && !producer_changed
@@ -295,22 +297,26 @@ impl Tracker {
                 session: Some(key),
                 rule: "duplicate-session-start-ignored",
                 changed: false,
+                ignored: None,
             };
         }
-        let before = session.current.kind;
+        let before = session.current.state.kind();
         let starts_epoch = matches!(effect, Effect::NewEpoch);
-        let enters = matches!(effect, Effect::Enter { .. });
+        let enters = matches!(effect, Effect::Enter(_));
         let mut next = None;
         if producer_changed || matches!(effect, Effect::NewEpoch) || session.epoch == 0 {
             session.epoch += 1;
             session.epoch_has_events = false;
             if producer_changed || matches!(effect, Effect::NewEpoch) {
-                let why = if producer_changed { "new producer" } else { "session started" };
-                next = Some((StateKind::Unknown, Some(why.to_owned())));
+                next = Some(State::Unknown(if producer_changed {
+                    UnknownReason::NewProducer
+                } else {
+                    UnknownReason::SessionStarted
+                }));
             }
         }
-        if let Effect::Enter { kind, detail } = effect {
-            next = Some((kind, detail));
+        if let Effect::Enter(state) = effect {
+            next = Some(state);
         }
         if !starts_epoch {
             session.epoch_has_events = true;
@@ -320,7 +326,7 @@ impl Tracker {
         // A new slot comes with each entry into idle. An input-ready event while already idle
         // (idle_prompt after stop) is the same idle, unless something happened since the slot
         // was taken (e.g. the input was a /compact).
-        let entering_idle = next.as_ref().is_some_and(|(kind, _)| *kind == StateKind::Idle);
+        let entering_idle = next == Some(State::Idle);
         if next.is_some()
             && (!entering_idle || before != StateKind::Idle || session.moved_since_slot)
         {
@@ -329,20 +335,15 @@ impl Tracker {
         } else if session.slot_taken && !entering_idle {
             session.moved_since_slot = true;
         }
-        if let Some((kind, detail)) = next {
-            session.current = Current {
-                kind,
-                detail,
-                since_ns: event.ts_ns,
-                evidence: Evidence::of(event, rule),
-                live,
-            };
+        if let Some(state) = next {
+            session.current =
+                Current { state, since_ns: event.ts_ns, evidence: Evidence::of(event, rule), live };
         }
-        session.record(event, rule, changed.then_some(session.current.kind), history_len);
+        session.record(event, rule, changed.then_some(session.current.state.kind()), history_len);
         if changed && let Some(tag) = &event.tag {
             self.by_tag.insert(tag.clone(), key.clone());
         }
-        Applied { session: Some(key), rule, changed }
+        Applied { session: Some(key), rule, changed, ignored: None }
     }
 
     /// Finds a session by session id, else by tag (the session whose state last changed under
@@ -367,16 +368,26 @@ impl Tracker {
         self.sessions.iter().find(|(_, s)| std::ptr::eq(*s, session)).map(|(k, _)| k.clone())
     }
 
-    /// The view of a session at `now_ns`.
+    /// The typed snapshot of a session at `now_ns`.
+    pub fn snapshot(&self, id_or_tag: &str, now_ns: u64) -> Option<Snapshot> {
+        self.find(id_or_tag).map(|s| Snapshot::of(s, self, now_ns))
+    }
+
+    /// Every session's snapshot at `now_ns`, most recently active first.
+    pub fn snapshots(&self, now_ns: u64) -> Vec<Snapshot> {
+        let mut sessions: Vec<&Session> = self.sessions.values().collect();
+        sessions.sort_by_key(|s| std::cmp::Reverse(s.ts_ns));
+        sessions.into_iter().map(|s| Snapshot::of(s, self, now_ns)).collect()
+    }
+
+    /// The view (wire form) of a session at `now_ns`.
     pub fn view(&self, id_or_tag: &str, now_ns: u64) -> Option<View> {
-        self.find(id_or_tag).map(|s| View::of(s, self, now_ns))
+        self.snapshot(id_or_tag, now_ns).as_ref().map(View::from)
     }
 
     /// Every session's view at `now_ns`, most recently active first.
     pub fn views(&self, now_ns: u64) -> Vec<View> {
-        let mut sessions: Vec<&Session> = self.sessions.values().collect();
-        sessions.sort_by_key(|s| std::cmp::Reverse(s.ts_ns));
-        sessions.into_iter().map(|s| View::of(s, self, now_ns)).collect()
+        self.snapshots(now_ns).iter().map(View::from).collect()
     }
 
     /// Takes the input slot of a session: succeeds at most once per `idle`, and only for an
@@ -396,7 +407,7 @@ impl Tracker {
         let key = self
             .find_key(id_or_tag)
             .ok_or_else(|| Refusal::NoSuchSession { session: id_or_tag.to_owned() })?;
-        let view = View::of(&self.sessions[&key], self, now_ns);
+        let view = Snapshot::of(&self.sessions[&key], self, now_ns);
         if let Some(generation) = expect.generation.filter(|g| *g != view.generation) {
             return Err(Refusal::OtherGeneration {
                 expected: generation,
@@ -447,8 +458,7 @@ impl Session {
             cwd: event.cwd.clone(),
             host_pid: event.host_pid,
             current: Current {
-                kind: StateKind::Unknown,
-                detail: Some("no event of this generation yet".into()),
+                state: State::Unknown(UnknownReason::NoEventYet),
                 since_ns: generation.started_ns.min(event.ts_ns),
                 evidence: evidence.clone(),
                 live: false,
@@ -468,17 +478,17 @@ impl Session {
 
     /// Whether an event is older than the state: by seq for ordered events, by time for
     /// unordered and legacy ones, or from a producer the session has left.
-    fn rejects(&self, event: &Event) -> Option<&'static str> {
+    fn rejects(&self, event: &Event) -> Option<Ignored> {
         if event.host_pid.is_some_and(|pid| self.retired_hosts.contains(&pid)) {
-            return Some("older-epoch-event-rejected");
+            return Some(Ignored::OlderEpoch);
         }
         let ordered = !event.source.legacy
             && EventFileName::parse(&event.source.file).is_some_and(|name| name.is_ordered());
         if ordered && event.source.seq <= self.seq {
-            return Some("older-seq-event-rejected");
+            return Some(Ignored::OlderSeq);
         }
         if !ordered && event.ts_ns < self.ts_ns {
-            return Some("older-event-rejected");
+            return Some(Ignored::Older);
         }
         None
     }

@@ -6,8 +6,9 @@
 
 use crate::canonical::{Event, Kind, WaitReason};
 use crate::profile::Profile;
+use crate::vocab::{EndReason, StartWord, UnknownReason};
 
-use super::{Pending, StateKind};
+use super::{Pending, State, StateKind};
 
 /// What an event does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,7 +16,7 @@ pub(super) enum Effect {
     /// A new epoch begins; the state is `unknown` until an input-ready event.
     NewEpoch,
     /// The state becomes this.
-    Enter { kind: StateKind, detail: Option<String> },
+    Enter(State),
     /// The state stays; the event is recorded.
     Keep,
 }
@@ -39,13 +40,12 @@ pub(super) fn decide(
     current: StateKind,
     turn: &mut Turn,
 ) -> (Effect, &'static str) {
-    let input_ready = profile.is_some_and(|p| p.is_input_ready(event.kind.name()));
+    let input_ready = profile.is_some_and(|p| p.is_input_ready(event.kind.kind_name()));
     let waiting = current == StateKind::WaitingOnHuman;
-    let enter =
-        |kind, detail: Option<&str>| Effect::Enter { kind, detail: detail.map(str::to_owned) };
+    let enter = Effect::Enter;
     match &event.kind {
-        Kind::SessionStart { source } => match source.as_deref() {
-            Some("compact") => (Effect::Keep, "compaction-restart-keeps-state"),
+        Kind::SessionStart { source } => match source.as_deref().and_then(StartWord::from_word) {
+            Some(StartWord::Compact) => (Effect::Keep, "compaction-restart-keeps-state"),
             _ => {
                 *turn = Turn::default();
                 (Effect::NewEpoch, "session-start-new-epoch")
@@ -53,18 +53,18 @@ pub(super) fn decide(
         },
         Kind::SessionEnd { reason } => {
             *turn = Turn::default();
-            (enter(StateKind::Ended, reason.as_deref()), "session-end")
+            (enter(State::Ended(reason.as_deref().map(EndReason::parse))), "session-end")
         }
         Kind::TurnStart => {
             *turn = Turn::default();
-            (enter(StateKind::Active, None), "prompt-starts-turn")
+            (enter(State::Active), "prompt-starts-turn")
         }
         Kind::ToolStart { tool } => {
             turn.running_tools += 1;
             if waiting {
                 (Effect::Keep, "tool-start-does-not-end-a-wait")
             } else {
-                (enter(StateKind::ChildCommand, tool.as_deref()), "tool-start-child-command")
+                (enter(State::ChildCommand { tool: tool.clone() }), "tool-start-child-command")
             }
         }
         Kind::ToolEnd { tool, .. } => {
@@ -75,17 +75,14 @@ pub(super) fn decide(
             }
             turn.waiting_tool = None;
             if turn.running_tools > 0 {
-                (enter(StateKind::ChildCommand, None), "tool-end-others-still-running")
+                (enter(State::ChildCommand { tool: None }), "tool-end-others-still-running")
             } else {
-                (enter(StateKind::Active, None), "tool-end-turn-goes-on")
+                (enter(State::Active), "tool-end-turn-goes-on")
             }
         }
         Kind::PermissionRequest { tool } => {
             turn.waiting_tool = tool.clone();
-            (
-                enter(StateKind::WaitingOnHuman, Some(WaitReason::Permission.as_str())),
-                "permission-request-waits",
-            )
+            (enter(State::WaitingOnHuman(WaitReason::Permission)), "permission-request-waits")
         }
         Kind::WaitingForInput { reason, tool, .. } => {
             if tool.is_some() {
@@ -93,30 +90,24 @@ pub(super) fn decide(
                 turn.running_tools += 1;
                 turn.waiting_tool = tool.clone();
             }
-            (enter(StateKind::WaitingOnHuman, Some(reason.as_str())), "waiting-for-input")
+            (enter(State::WaitingOnHuman(*reason)), "waiting-for-input")
         }
         Kind::IdlePrompt if input_ready => {
             *turn = Turn { pending: turn.pending, ..Turn::default() };
-            (enter(StateKind::Idle, None), "input-ready-event-idle")
+            (enter(State::Idle), "input-ready-event-idle")
         }
         Kind::Stop { pending_tasks, scheduled_wakes, .. } => {
             let pending = Pending { tasks: *pending_tasks, wakes: *scheduled_wakes };
             *turn = Turn { pending, ..Turn::default() };
             if input_ready {
-                (enter(StateKind::Idle, None), "input-ready-event-idle")
+                (enter(State::Idle), "input-ready-event-idle")
             } else {
-                (
-                    enter(
-                        StateKind::Unknown,
-                        Some("the turn ended but this CLI's stop is not input-ready"),
-                    ),
-                    "stop-not-input-ready",
-                )
+                (enter(State::Unknown(UnknownReason::StopNotInputReady)), "stop-not-input-ready")
             }
         }
         Kind::StopFailure { error, .. } => {
             *turn = Turn::default();
-            (enter(StateKind::EnvFault, Some(error.as_str())), "stop-failure-env-fault")
+            (enter(State::EnvFault(*error)), "stop-failure-env-fault")
         }
         Kind::Compact { .. } => (Effect::Keep, "compaction-never-idles"),
         Kind::IdlePrompt => (Effect::Keep, "idle-prompt-not-input-ready"),

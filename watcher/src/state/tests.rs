@@ -87,6 +87,8 @@ struct Run {
     tracker: Tracker,
     history: Vec<Event>,
     trace: Vec<String>,
+    /// Every session's view, as JSON, after each step (the generation id written as 0).
+    wire: String,
 }
 
 impl Run {
@@ -107,6 +109,12 @@ impl Run {
 
 /// Runs one story file; returns the state after each step.
 fn run_story(path: &Path) -> Vec<String> {
+    run_story_on_the_wire(path).0
+}
+
+/// Runs one story file; returns the state after each step, and every session's view as JSON
+/// after each step.
+fn run_story_on_the_wire(path: &Path) -> (Vec<String>, String) {
     let text = std::fs::read_to_string(path).unwrap();
     let story: Story = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let profiles = Profiles::shipped().unwrap();
@@ -119,6 +127,7 @@ fn run_story(path: &Path) -> Vec<String> {
         profiles,
         history: Vec::new(),
         trace: Vec::new(),
+        wire: String::new(),
     };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     for (index, step) in story.step.iter().enumerate() {
@@ -138,6 +147,17 @@ fn run_story(path: &Path) -> Vec<String> {
             run.history.push(event);
         }
         let session = step.view.as_deref().or(step.session.as_deref()).unwrap_or(&story.session);
+        // One line a view, sorted: sessions last heard of at the same time come in any order.
+        let generation = format!("\"generation\":{},", run.tracker.generation().id);
+        let mut views: Vec<String> = (run.tracker.views(at).iter())
+            .map(|v| serde_json::to_string(v).unwrap().replace(&generation, "\"generation\":0,"))
+            .collect();
+        views.sort();
+        run.wire.push_str(&format!("step {index}\n"));
+        for view in views {
+            run.wire.push_str(&view);
+            run.wire.push('\n');
+        }
         let view = run.tracker.view(session, at);
         run.trace.push(view.as_ref().map_or("none".into(), |v| v.state.as_str().to_owned()));
         let Some(expect) = &step.expect else { continue };
@@ -210,7 +230,7 @@ fn run_story(path: &Path) -> Vec<String> {
             }
         }
     }
-    run.trace
+    (run.trace, run.wire)
 }
 
 fn story_files() -> Vec<PathBuf> {
@@ -230,6 +250,20 @@ fn every_state_story_holds() {
     for file in files {
         run_story(&file);
     }
+}
+
+#[test]
+fn every_state_storys_views_read_on_the_wire_as_committed() {
+    // The wire form of the views (`status --json`, `serve`, a decision's evidence), byte for
+    // byte, after every step of every story: `views.ndjson` was written before the views were
+    // built from typed snapshots, and holds the wire form to that. After a deliberate change
+    // of the wire form, `HOOKLINE_BLESS=1 cargo test -p hookline state_storys_views` rewrites it.
+    let mut wire = String::new();
+    for file in story_files() {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        wire.push_str(&format!("# {name}\n{}", run_story_on_the_wire(&file).1));
+    }
+    crate::testing::assert_recorded("tests/state/views.ndjson", &wire);
 }
 
 #[test]
@@ -328,7 +362,7 @@ fn stale_windows_replace_the_profile_windows_per_state_then_per_cli() {
 
     // Per state: both CLIs, shorter or longer.
     let mut windows = StaleWindows::default();
-    windows.by_state.insert("active".into(), window("2m"));
+    windows.by_state.insert(StateKind::Active, window("2m"));
     let per_state = tracker(windows.clone());
     for session in ["c1", "g1"] {
         assert_eq!(state(&per_state, session, minutes(1)).state, StateKind::Active);
@@ -339,7 +373,7 @@ fn stale_windows_replace_the_profile_windows_per_state_then_per_cli() {
     }
 
     // Per CLI wins for that CLI only; zero turns staleness off.
-    windows.by_cli.entry("claude".into()).or_default().insert("active".into(), Duration::ZERO);
+    windows.by_cli.entry("claude".into()).or_default().insert(StateKind::Active, Duration::ZERO);
     let per_cli = tracker(windows);
     assert_eq!(state(&per_cli, "c1", minutes(600)).state, StateKind::Active);
     let view = state(&per_cli, "g1", minutes(3));
@@ -350,18 +384,18 @@ fn stale_windows_replace_the_profile_windows_per_state_then_per_cli() {
 fn stale_windows_over_keep_the_windows_they_do_not_set() {
     let window = |d: &str| parse_duration(d).unwrap();
     let mut own = StaleWindows::default();
-    own.by_state.insert("active".into(), window("2m"));
-    own.by_cli.entry("claude".into()).or_default().insert("active".into(), window("3m"));
+    own.by_state.insert(StateKind::Active, window("2m"));
+    own.by_cli.entry("claude".into()).or_default().insert(StateKind::Active, window("3m"));
     let mut over = StaleWindows::default();
-    over.by_state.insert("child_command".into(), window("1h"));
-    over.by_cli.entry("claude".into()).or_default().insert("active".into(), window("4m"));
+    over.by_state.insert(StateKind::ChildCommand, window("1h"));
+    over.by_cli.entry("claude".into()).or_default().insert(StateKind::Active, window("4m"));
     let tracker = Tracker::new(Profiles::shipped().unwrap(), T0)
         .with_stale_windows(own)
         .with_stale_windows_over(&over);
     let windows = tracker.stale_windows();
-    assert_eq!(windows.by_state["active"], window("2m"));
-    assert_eq!(windows.by_state["child_command"], window("1h"));
-    assert_eq!(windows.by_cli["claude"]["active"], window("4m"));
+    assert_eq!(windows.by_state[&StateKind::Active], window("2m"));
+    assert_eq!(windows.by_state[&StateKind::ChildCommand], window("1h"));
+    assert_eq!(windows.by_cli["claude"][&StateKind::Active], window("4m"));
     let same = tracker.with_stale_windows_over(&StaleWindows::default());
     assert_eq!(same.stale_windows().by_state.len(), 2);
 }

@@ -5,10 +5,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::canonical::Event;
-use crate::units::{format_age, format_duration, rfc3339};
+use crate::units::{format_duration, rfc3339};
 
-use super::windows::WindowFrom;
-use super::{Pending, Session, StateKind, Tracker};
+use super::{Pending, Snapshot, StateKind};
 
 /// The event behind a state, and the rule that read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -71,11 +70,12 @@ pub struct Stale {
     pub set_by: String,
 }
 
-fn from_profile() -> String {
+pub(super) fn from_profile() -> String {
     "profile".into()
 }
 
-/// A session at a given time.
+/// A session at a given time, in its wire form (`status --json`, `serve`, a decision's
+/// evidence): a [`Snapshot`] with its state's reason and its input slot written as text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct View {
     /// The CLI's session id.
@@ -127,94 +127,51 @@ pub struct View {
     pub input: String,
 }
 
-impl View {
-    pub(super) fn of(session: &Session, tracker: &Tracker, now_ns: u64) -> View {
-        let current = &session.current;
-        let profile = tracker.profiles.get(&session.key.cli);
-        let silence = now_ns.saturating_sub(session.ts_ns.max(current.since_ns));
-        let state = current.kind.as_str();
-        let stale = profile.and_then(|p| {
-            p.holes_in(state).find_map(|hole| {
-                let (after, from) = tracker.stale.window(&p.name, state, hole.stale_after);
-                let after = after?;
-                (u128::from(silence) > after.as_nanos()).then(|| Stale {
-                    was: current.kind,
-                    hole: hole.id.clone(),
-                    because: hole.description.clone(),
-                    after_ms: after.as_millis() as u64,
-                    set_by: match from {
-                        WindowFrom::Profile => from_profile(),
-                        WindowFrom::State => format!("stale.{state}"),
-                        WindowFrom::Cli => format!("stale.{}.{state}", p.name),
-                    },
-                })
-            })
-        });
-        let (state, detail, since_ns) = match &stale {
-            Some(stale) => (
-                StateKind::Unknown,
-                Some(format!(
-                    "stale: {} for over {}{} with no event ({})",
-                    current.kind.as_str(),
-                    format_duration(std::time::Duration::from_millis(stale.after_ms)),
-                    match stale.set_by.as_str() {
-                        "profile" => String::new(),
-                        key => format!(" (policy {key})"),
-                    },
-                    stale.because
-                )),
-                session.ts_ns.max(current.since_ns) + stale.after_ms * 1_000_000,
-            ),
-            None => (current.kind, current.detail.clone(), current.since_ns),
-        };
-        let age_ns = now_ns.saturating_sub(since_ns);
-        let mut view = View {
-            session_id: session.key.session_id.clone(),
-            tag: session.key.tag.clone(),
-            cli: session.key.cli.clone(),
-            cwd: session.cwd.clone(),
+impl From<&Snapshot> for View {
+    /// The wire form of a snapshot: the typed state and input written as words.
+    fn from(s: &Snapshot) -> View {
+        let state = s.state.kind();
+        View {
+            session_id: s.session_id.clone(),
+            tag: s.tag.clone(),
+            cli: s.cli.clone(),
+            cwd: s.cwd.clone(),
             state,
-            detail,
-            since: rfc3339(since_ns),
-            since_ns,
-            age_ms: age_ns / 1_000_000,
-            age: format_age(std::time::Duration::from_nanos(age_ns)),
-            generation: tracker.generation.id,
-            epoch: session.epoch,
-            seq: session.seq,
-            authoritative: current.live,
-            replayed: !current.live,
-            fresh: stale.is_none(),
-            stale,
-            unknown_for_ms: (state == StateKind::Unknown).then_some(age_ns / 1_000_000),
-            pending: session.turn.pending,
-            evidence: current.evidence.clone(),
-            last_event: session.last_event.clone(),
-            host_pid: session.host_pid,
-            input: String::new(),
-        };
-        view.input = match view.slot_refusal(session.slot_taken) {
-            Ok(()) => "available".into(),
-            Err(refusal) => format!("refused: {refusal}"),
-        };
-        view
+            detail: s.detail(),
+            since: rfc3339(s.since_ns),
+            since_ns: s.since_ns,
+            age_ms: s.age_ms(),
+            age: s.age(),
+            generation: s.generation,
+            epoch: s.epoch,
+            seq: s.seq,
+            authoritative: s.authoritative,
+            replayed: !s.authoritative,
+            fresh: s.stale.is_none(),
+            stale: s.stale.clone(),
+            unknown_for_ms: (state == StateKind::Unknown).then_some(s.age_ms()),
+            pending: s.pending,
+            evidence: s.evidence.clone(),
+            last_event: s.last_event.clone(),
+            host_pid: s.host_pid,
+            input: s.input.to_string(),
+        }
     }
+}
 
-    /// Why an input slot cannot be taken now, if it cannot.
-    pub(super) fn slot_refusal(&self, taken: bool) -> Result<(), Refusal> {
-        if let Some(stale) = &self.stale {
-            return Err(Refusal::Stale { was: stale.was, hole: stale.hole.clone() });
-        }
-        if self.state != StateKind::Idle {
-            return Err(Refusal::NotIdle { state: self.state, detail: self.detail.clone() });
-        }
-        if !self.authoritative {
-            return Err(Refusal::Replayed);
-        }
-        if taken {
-            return Err(Refusal::AlreadyTaken);
-        }
-        Ok(())
+impl Stale {
+    /// The `detail` of a state that went stale, for people.
+    pub fn detail(&self) -> String {
+        format!(
+            "stale: {} for over {}{} with no event ({})",
+            self.was.as_str(),
+            format_duration(std::time::Duration::from_millis(self.after_ms)),
+            match self.set_by.as_str() {
+                "profile" => String::new(),
+                key => format!(" (policy {key})"),
+            },
+            self.because
+        )
     }
 }
 

@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::vocab::StateKind;
+
 /// Windows that replace the profiles' `stale-after`: after this much silence in a state that a
 /// hole says the CLI can leave without any event, the state reads `unknown`.
 ///
@@ -11,10 +13,10 @@ use std::time::Duration;
 /// off for that state. A CLI's own window wins over the per-state one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StaleWindows {
-    /// State (as on the wire: `active`, `child_command`, ...) → window, for every CLI.
-    pub by_state: BTreeMap<String, Duration>,
+    /// State → window, for every CLI.
+    pub by_state: BTreeMap<StateKind, Duration>,
     /// CLI (profile name) → state → window.
-    pub by_cli: BTreeMap<String, BTreeMap<String, Duration>>,
+    pub by_cli: BTreeMap<String, BTreeMap<StateKind, Duration>>,
 }
 
 /// Where a stale state's window came from.
@@ -36,10 +38,10 @@ impl StaleWindows {
 
     /// Sets every window of `other` over these.
     pub fn extend(&mut self, other: &StaleWindows) {
-        self.by_state.extend(other.by_state.iter().map(|(k, v)| (k.clone(), *v)));
+        self.by_state.extend(&other.by_state);
         for (cli, windows) in &other.by_cli {
             let own = self.by_cli.entry(cli.clone()).or_default();
-            own.extend(windows.iter().map(|(k, v)| (k.clone(), *v)));
+            own.extend(windows);
         }
     }
 
@@ -48,14 +50,14 @@ impl StaleWindows {
     pub(super) fn window(
         &self,
         cli: &str,
-        state: &str,
+        state: StateKind,
         profile: Option<Duration>,
     ) -> (Option<Duration>, WindowFrom) {
         let set = |d: &Duration| (!d.is_zero()).then_some(*d);
-        if let Some(d) = self.by_cli.get(cli).and_then(|w| w.get(state)) {
+        if let Some(d) = self.by_cli.get(cli).and_then(|w| w.get(&state)) {
             return (set(d), WindowFrom::Cli);
         }
-        if let Some(d) = self.by_state.get(state) {
+        if let Some(d) = self.by_state.get(&state) {
             return (set(d), WindowFrom::State);
         }
         (profile, WindowFrom::Profile)

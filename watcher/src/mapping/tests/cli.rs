@@ -168,7 +168,7 @@ fn codex_turn_ids_come_from_hooks_and_from_the_legacy_notify() {
 fn a_codex_interrupt_waits_for_the_human_and_is_never_input_ready() {
     let codex = shipped().get("codex").unwrap();
     let event = map_file("codex", CODEX, "Interrupt.json");
-    assert!(!codex.is_input_ready(event.kind.name()));
+    assert!(!codex.is_input_ready(event.kind.kind_name()));
     assert_eq!(event.kind.name(), "waiting_for_input");
 }
 
@@ -643,8 +643,8 @@ fn cursor_payloads_map_by_their_documented_shapes() {
         assert_eq!(event.turn_id.as_deref(), Some("gen-3"), "{native}");
     }
     let profile = shipped().get("cursor").unwrap();
-    assert!(!profile.is_input_ready("waiting_for_input"));
-    assert!(!profile.is_input_ready("stop_failure"));
+    assert!(!profile.is_input_ready(KindName::WaitingForInput));
+    assert!(!profile.is_input_ready(KindName::StopFailure));
 }
 
 #[test]

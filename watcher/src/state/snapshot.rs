@@ -1,0 +1,215 @@
+//! The typed state of a session, and a session at a given time ([`Snapshot`]): what the
+//! decisions read. [`View`](super::View) is its wire form.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::units::format_age;
+use crate::vocab::{EndReason, FailureKind, StateKind, UnknownReason, WaitReason};
+
+use super::view::from_profile;
+use super::windows::WindowFrom;
+use super::{Evidence, Pending, Refusal, Session, Stale, Tracker};
+
+/// A state with its reason: the wait reason, the error class, the running tool, why the
+/// session ended or why it is unknown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// Nothing structured says what the session is doing.
+    Unknown(UnknownReason),
+    /// A turn is in progress.
+    Active,
+    /// A tool is running.
+    ChildCommand {
+        /// The tool, when the event named it.
+        tool: Option<String>,
+    },
+    /// The session waits for its human.
+    WaitingOnHuman(WaitReason),
+    /// Explicitly at the input prompt.
+    Idle,
+    /// The turn ended on an API error of this class.
+    EnvFault(FailureKind),
+    /// The session ended, for this reason when the CLI gave one.
+    Ended(Option<EndReason>),
+}
+
+impl State {
+    /// The state without its reason.
+    pub fn kind(&self) -> StateKind {
+        match self {
+            State::Unknown(_) => StateKind::Unknown,
+            State::Active => StateKind::Active,
+            State::ChildCommand { .. } => StateKind::ChildCommand,
+            State::WaitingOnHuman(_) => StateKind::WaitingOnHuman,
+            State::Idle => StateKind::Idle,
+            State::EnvFault(_) => StateKind::EnvFault,
+            State::Ended(_) => StateKind::Ended,
+        }
+    }
+
+    /// The reason as `detail` writes it on the wire (a stale state's is the snapshot's
+    /// [`Snapshot::detail`]).
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            State::Unknown(why) => Some(why.as_str().to_owned()),
+            State::Active | State::Idle => None,
+            State::ChildCommand { tool } => tool.clone(),
+            State::WaitingOnHuman(reason) => Some(reason.as_str().to_owned()),
+            State::EnvFault(class) => Some(class.as_str().to_owned()),
+            State::Ended(reason) => reason.as_ref().map(|r| r.as_str().to_owned()),
+        }
+    }
+}
+
+/// Whether the input slot of a session could be taken now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputSlot {
+    /// It could: the session is explicitly, freshly and authoritatively idle, and this idle's
+    /// slot is free.
+    Available,
+    /// It could not, for this reason.
+    Refused(Refusal),
+}
+
+impl fmt::Display for InputSlot {
+    /// `available`, or `refused: <why>`: the `input` of the wire form.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputSlot::Available => f.write_str("available"),
+            InputSlot::Refused(refusal) => write!(f, "refused: {refusal}"),
+        }
+    }
+}
+
+/// A session at a given time, typed: the state with staleness applied, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The CLI's session id.
+    pub session_id: Option<String>,
+    /// The orchestrator's tag.
+    pub tag: Option<String>,
+    /// The profile (CLI) name.
+    pub cli: String,
+    /// The working directory the CLI reported.
+    pub cwd: Option<String>,
+    /// The state, after staleness: [`State::Unknown`] with [`UnknownReason::Stale`] when the
+    /// events' state went stale (see `stale`).
+    pub state: State,
+    /// Why the state reads `unknown` although events said otherwise.
+    pub stale: Option<Stale>,
+    /// When the state began, in nanoseconds since the Unix epoch.
+    pub since_ns: u64,
+    /// How long it has lasted, in nanoseconds.
+    pub age_ns: u64,
+    /// The tracker's generation.
+    pub generation: u64,
+    /// The session's epoch.
+    pub epoch: u64,
+    /// The last applied `seq`.
+    pub seq: u64,
+    /// Set by an event of this generation; `false` means replayed history, shown but never
+    /// authorizing anything.
+    pub authoritative: bool,
+    /// What the last `stop` said was still to come.
+    pub pending: Pending,
+    /// The event and rule that set the state.
+    pub evidence: Evidence,
+    /// The last event seen for this session (applied or not).
+    pub last_event: Evidence,
+    /// The host CLI's pid, when known.
+    pub host_pid: Option<u32>,
+    /// Whether an input slot could be taken now (and why not).
+    pub input: InputSlot,
+}
+
+impl Snapshot {
+    pub(super) fn of(session: &Session, tracker: &Tracker, now_ns: u64) -> Snapshot {
+        let current = &session.current;
+        let was = current.state.kind();
+        let profile = tracker.profiles.get(&session.key.cli);
+        let silence = now_ns.saturating_sub(session.ts_ns.max(current.since_ns));
+        let stale = profile.and_then(|p| {
+            p.holes_in(was).find_map(|hole| {
+                let (after, from) = tracker.stale.window(&p.name, was, hole.stale_after);
+                let after = after?;
+                (u128::from(silence) > after.as_nanos()).then(|| Stale {
+                    was,
+                    hole: hole.id.clone(),
+                    because: hole.description.clone(),
+                    after_ms: after.as_millis() as u64,
+                    set_by: match from {
+                        WindowFrom::Profile => from_profile(),
+                        WindowFrom::State => format!("stale.{was}"),
+                        WindowFrom::Cli => format!("stale.{}.{was}", p.name),
+                    },
+                })
+            })
+        });
+        let (state, since_ns) = match &stale {
+            Some(stale) => (
+                State::Unknown(UnknownReason::Stale),
+                session.ts_ns.max(current.since_ns) + stale.after_ms * 1_000_000,
+            ),
+            None => (current.state.clone(), current.since_ns),
+        };
+        let mut snapshot = Snapshot {
+            session_id: session.key.session_id.clone(),
+            tag: session.key.tag.clone(),
+            cli: session.key.cli.clone(),
+            cwd: session.cwd.clone(),
+            state,
+            stale,
+            since_ns,
+            age_ns: now_ns.saturating_sub(since_ns),
+            generation: tracker.generation.id,
+            epoch: session.epoch,
+            seq: session.seq,
+            authoritative: current.live,
+            pending: session.turn.pending,
+            evidence: current.evidence.clone(),
+            last_event: session.last_event.clone(),
+            host_pid: session.host_pid,
+            input: InputSlot::Available,
+        };
+        if let Err(refusal) = snapshot.slot_refusal(session.slot_taken) {
+            snapshot.input = InputSlot::Refused(refusal);
+        }
+        snapshot
+    }
+
+    /// The state's reason, as the wire form's `detail` writes it.
+    pub fn detail(&self) -> Option<String> {
+        match (&self.state, &self.stale) {
+            (State::Unknown(UnknownReason::Stale), Some(stale)) => Some(stale.detail()),
+            (state, _) => state.detail(),
+        }
+    }
+
+    /// How long the state has lasted, in milliseconds.
+    pub fn age_ms(&self) -> u64 {
+        self.age_ns / 1_000_000
+    }
+
+    /// How long the state has lasted, for people.
+    pub fn age(&self) -> String {
+        format_age(Duration::from_nanos(self.age_ns))
+    }
+
+    /// Why an input slot cannot be taken now, if it cannot.
+    pub(super) fn slot_refusal(&self, taken: bool) -> Result<(), Refusal> {
+        if let Some(stale) = &self.stale {
+            return Err(Refusal::Stale { was: stale.was, hole: stale.hole.clone() });
+        }
+        if self.state != State::Idle {
+            return Err(Refusal::NotIdle { state: self.state.kind(), detail: self.detail() });
+        }
+        if !self.authoritative {
+            return Err(Refusal::Replayed);
+        }
+        if taken {
+            return Err(Refusal::AlreadyTaken);
+        }
+        Ok(())
+    }
+}

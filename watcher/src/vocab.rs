@@ -1,0 +1,454 @@
+//! The closed vocabularies every layer shares: canonical kinds, wait reasons, failure kinds,
+//! compaction phases, session states and the reasons behind them, settings dialects, decision
+//! questions, verdicts, actions and signals.
+//!
+//! Each is an enum defined once here, its wire words listed variant by variant at the end of
+//! the file (serde reads and writes the same words, which a test holds): profiles parse into
+//! these enums, the state machine and the decisions match on them, and strings appear only at
+//! the wire edge and in messages. Adding a word is one variant and its word; the compiler then
+//! finds every `match` that must say what it means, and [`ALL`](StateKind::ALL) /
+//! [`WORDS`](StateKind::WORDS) carry it into help text, error hints and generated docs.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Gives a closed vocabulary's enum, whose variants are listed with their wire words, `COUNT`,
+/// `ALL`, `WORDS`, `as_str`, `from_word` and `Display`. The `match` in `as_str` fails to compile
+/// when a variant is missing from the list; a test holds serde's words to these.
+macro_rules! words {
+    ($name:ident { $($variant:ident = $word:literal),+ $(,)? }) => {
+        impl $name {
+            /// How many words the vocabulary has.
+            pub const COUNT: usize = <[()]>::len(&[$(words!(@unit $variant)),+]);
+
+            /// Every word, in the order of the vocabulary (and of the documentation).
+            pub const ALL: [$name; Self::COUNT] = [$($name::$variant),+];
+
+            /// Every word as written on the wire, in the same order as [`Self::ALL`].
+            pub const WORDS: [&'static str; Self::COUNT] = [$($word),+];
+
+            /// The word used on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)+
+                }
+            }
+
+            /// The variant a wire word names, if any.
+            pub fn from_word(word: &str) -> Option<$name> {
+                $name::ALL.into_iter().find(|v| v.as_str() == word)
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+    (@unit $variant:ident) => { () };
+}
+
+pub(crate) use words;
+
+/// The canonical kinds, by name: what [`Kind`](crate::canonical::Kind) says happened,
+/// without its fields. Profiles map native events to these; `input-ready` lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KindName {
+    /// A session started, resumed, was cleared, compacted or forked.
+    SessionStart,
+    /// The session ended.
+    SessionEnd,
+    /// A prompt was submitted: a turn begins.
+    TurnStart,
+    /// A tool is about to run.
+    ToolStart,
+    /// A tool finished.
+    ToolEnd,
+    /// The CLI is about to ask the human for permission to run a tool.
+    PermissionRequest,
+    /// The CLI is waiting for the human.
+    WaitingForInput,
+    /// The CLI has been idle at its prompt for a while.
+    IdlePrompt,
+    /// The agent finished its turn.
+    Stop,
+    /// The turn ended because of an API error.
+    StopFailure,
+    /// Context compaction.
+    Compact,
+    /// A subagent started.
+    SubagentStart,
+    /// A subagent finished.
+    SubagentStop,
+    /// Any other notification.
+    Notification,
+    /// A native event no rule maps, or an unreadable event file.
+    Unknown,
+}
+
+/// Why a session waits for its human.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitReason {
+    /// A permission dialog is open.
+    Permission,
+    /// The agent asked a question.
+    Question,
+    /// An MCP server asked for input.
+    Elicitation,
+    /// Anything else (e.g. a turn interrupted by the human).
+    #[default]
+    Other,
+}
+
+/// The class of error that ended a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// Rate limit or usage quota.
+    RateLimit,
+    /// Billing problem.
+    Billing,
+    /// Authentication or authorization.
+    Auth,
+    /// The API is overloaded.
+    Overloaded,
+    /// A server error.
+    Server,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
+/// Before or after compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactPhase {
+    /// Compaction is about to run.
+    #[default]
+    Pre,
+    /// Compaction finished.
+    Post,
+}
+
+/// The session states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateKind {
+    /// Nothing structured says what the session is doing. Loud: never treated as idle.
+    Unknown,
+    /// A turn is in progress.
+    Active,
+    /// A tool is running; silence is normal.
+    ChildCommand,
+    /// The session waits for its human (permission, question, elicitation, other).
+    WaitingOnHuman,
+    /// Explicitly at the input prompt.
+    Idle,
+    /// The turn ended on a quota, rate-limit, auth, billing or server error.
+    EnvFault,
+    /// The session ended.
+    Ended,
+}
+
+/// Why a session reads `unknown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnknownReason {
+    /// The tracker (this generation) has seen no event for it yet.
+    NoEventYet,
+    /// A session start began a new epoch; nothing has said what it does since.
+    SessionStarted,
+    /// Another host process took the session over.
+    NewProducer,
+    /// The turn ended, but this CLI's `stop` does not mean "at the prompt".
+    StopNotInputReady,
+    /// The state the events said went stale: the CLI can leave it without any event.
+    Stale,
+}
+
+/// The session-start sources the state machine tells apart (`session_start`'s `source`, as the
+/// CLI says it; any other is a start like `startup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartWord {
+    /// A new session.
+    Startup,
+    /// A session resumed.
+    Resume,
+    /// `/clear`: a new session id.
+    Clear,
+    /// Context compaction restarted the session: its state stays.
+    Compact,
+    /// A forked session.
+    Fork,
+}
+
+/// The session-end reasons the decisions tell apart. Any other reason the CLI gives is
+/// kept as its text ([`EndReason::Other`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndWord {
+    /// `/clear`: the session id ends, the CLI process goes on under a new one.
+    Clear,
+    /// The session was resumed under another id: the CLI process goes on.
+    Resume,
+    /// The human logged out.
+    Logout,
+    /// The human left the prompt (Ctrl-D, `/exit`).
+    PromptInputExit,
+    /// The CLI exited.
+    Exit,
+}
+
+/// Why a session ended: one of the reasons the decisions tell apart, or the CLI's own text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum EndReason {
+    /// A reason hookline knows.
+    Known(EndWord),
+    /// Anything else, as the CLI says it.
+    Other(String),
+}
+
+impl EndReason {
+    /// Reads the CLI's text.
+    pub fn parse(text: &str) -> EndReason {
+        EndWord::from_word(text).map_or_else(|| EndReason::Other(text.to_owned()), EndReason::Known)
+    }
+
+    /// The text, as the CLI gave it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            EndReason::Known(word) => word.as_str(),
+            EndReason::Other(text) => text,
+        }
+    }
+
+    /// Whether the CLI process goes on after this end, under a new session id (`/clear`,
+    /// resume): the session id is over, the CLI is not.
+    pub fn process_goes_on(&self) -> bool {
+        matches!(self, EndReason::Known(EndWord::Clear | EndWord::Resume))
+    }
+}
+
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A settings dialect: how a CLI's hooks file registers a command (see
+/// [`crate::install::dialect`] for what each writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dialect {
+    /// Claude Code's `settings.json`.
+    Claude,
+    /// Codex's `hooks.json` (Claude's shape).
+    Codex,
+    /// Gemini CLI's `settings.json` (Claude's shape, named handlers, timeouts in ms).
+    Gemini,
+    /// Copilot CLI's hook files (flat handlers, `bash`, `timeoutSec`).
+    Copilot,
+    /// Cursor's `hooks.json` (flat handlers).
+    Cursor,
+}
+
+/// The decision questions. Each asks whether the orchestrator may go ahead, unattended,
+/// with something that would be wrong if hookline were wrong; `allow` is the permissive
+/// answer and `withhold` the careful one, for every question.
+///
+/// Adding one is this variant plus its rules (`decide/rules.rs`) and its column of the
+/// caller-evidence table (`decide/evidence.rs`), both of which the compiler asks for; a
+/// test asks for its row in the documentation tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Question {
+    /// May I deliver input (type into the session) now? Allowing takes the idle's input
+    /// slot.
+    Input,
+    /// May I send a stall nudge now? A nudge is input: allowing takes the input slot too.
+    Nudge,
+    /// May I declare this session finished or crashed (and retry or reclaim it)?
+    Crashed,
+    /// May I carry on as if the environment were fine (retry, charge an attempt)?
+    /// Withheld with `pause` when there is env-fault evidence (quota, rate limit, billing,
+    /// auth).
+    #[serde(rename = "env-fault", alias = "env_fault")]
+    EnvFault,
+    /// May I carry on without a human? Withheld with `escalate` when a human should look.
+    Escalate,
+}
+
+impl Question {
+    /// Every question's word, for people: `input, nudge, crashed, env-fault or escalate`.
+    pub fn listed() -> String {
+        let (last, rest) = Question::WORDS.split_last().expect("there are questions");
+        format!("{} or {last}", rest.join(", "))
+    }
+}
+
+impl std::str::FromStr for Question {
+    type Err = String;
+
+    /// A question's word; `_` may stand for `-` (`env_fault`).
+    fn from_str(s: &str) -> Result<Question, String> {
+        Question::ALL
+            .into_iter()
+            .find(|q| q.as_str() == s || q.as_str().replace('-', "_") == s)
+            .ok_or_else(|| format!("{s:?} is not a question: ask {}", Question::listed()))
+    }
+}
+
+/// The answer, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Go ahead.
+    Allow,
+    /// Do not; [`Action`] says what to do instead.
+    Withhold,
+}
+
+/// What the orchestrator should do, from the most permissive to the most careful. The
+/// order is the one evidence is combined in: caller evidence may move a decision up this
+/// list, never down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Go ahead (the only action with verdict `allow`).
+    Proceed,
+    /// hookline has no structured signal for this: keep your own existing behaviour
+    /// (which the caller's evidence may still make more careful).
+    FallBack,
+    /// Do not act now; ask again later (after the next event).
+    Hold,
+    /// Pause the run: an environment fault (quota, rate limit, billing, auth); do not
+    /// retry, do not charge an attempt.
+    Pause,
+    /// Ask a human.
+    Escalate,
+}
+
+/// Which source decided. Sources are ranked (see [`crate::decide::precedence`]): only a
+/// structured event, or for `crashed` a deterministic liveness signal, can allow anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Signal {
+    /// An explicit hook event, through the session's state.
+    StructuredEvent,
+    /// The host CLI's process is gone (its pid is dead or reused).
+    HostProcess,
+    /// The caller reported the session's window or pane dead.
+    Window,
+    /// The caller's transcript-derived evidence.
+    Transcript,
+    /// The caller's pane heuristics.
+    Pane,
+    /// No structured signal: hookline cannot tell, the caller keeps its own behaviour.
+    None,
+}
+
+// The wire words of every vocabulary above, variant by variant.
+words!(KindName {
+    SessionStart = "session_start", SessionEnd = "session_end", TurnStart = "turn_start",
+    ToolStart = "tool_start", ToolEnd = "tool_end", PermissionRequest = "permission_request",
+    WaitingForInput = "waiting_for_input", IdlePrompt = "idle_prompt", Stop = "stop",
+    StopFailure = "stop_failure", Compact = "compact", SubagentStart = "subagent_start",
+    SubagentStop = "subagent_stop", Notification = "notification", Unknown = "unknown",
+});
+words!(WaitReason {
+    Permission = "permission", Question = "question", Elicitation = "elicitation", Other = "other",
+});
+words!(FailureKind {
+    RateLimit = "rate_limit", Billing = "billing", Auth = "auth", Overloaded = "overloaded",
+    Server = "server", Other = "other",
+});
+words!(CompactPhase { Pre = "pre", Post = "post" });
+words!(StateKind {
+    Unknown = "unknown", Active = "active", ChildCommand = "child_command",
+    WaitingOnHuman = "waiting_on_human", Idle = "idle", EnvFault = "env_fault", Ended = "ended",
+});
+words!(UnknownReason {
+    NoEventYet = "no event of this generation yet", SessionStarted = "session started",
+    NewProducer = "new producer",
+    StopNotInputReady = "the turn ended but this CLI's stop is not input-ready", Stale = "stale",
+});
+words!(StartWord {
+    Startup = "startup", Resume = "resume", Clear = "clear", Compact = "compact", Fork = "fork",
+});
+words!(EndWord {
+    Clear = "clear", Resume = "resume", Logout = "logout", PromptInputExit = "prompt_input_exit",
+    Exit = "exit",
+});
+words!(Dialect {
+    Claude = "claude", Codex = "codex", Gemini = "gemini", Copilot = "copilot", Cursor = "cursor",
+});
+words!(Question {
+    Input = "input", Nudge = "nudge", Crashed = "crashed", EnvFault = "env-fault",
+    Escalate = "escalate",
+});
+words!(Verdict { Allow = "allow", Withhold = "withhold" });
+words!(Action {
+    Proceed = "proceed", FallBack = "fall_back", Hold = "hold", Pause = "pause",
+    Escalate = "escalate",
+});
+words!(Signal {
+    StructuredEvent = "structured_event", HostProcess = "host_process", Window = "window",
+    Transcript = "transcript", Pane = "pane", None = "none",
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks that serde writes and reads each word as `as_str` and `from_word` do.
+    fn wire_words_round_trip<T>(all: &[T])
+    where
+        T: Copy + PartialEq + fmt::Debug + fmt::Display + Serialize + for<'de> Deserialize<'de>,
+    {
+        for value in all {
+            let word = value.to_string();
+            assert_eq!(serde_json::to_value(value).unwrap(), word.as_str(), "{value:?}");
+            assert_eq!(serde_json::from_value::<T>(word.clone().into()).unwrap(), *value);
+        }
+    }
+
+    #[test]
+    fn every_vocabulary_reads_and_writes_its_wire_words() {
+        macro_rules! round_trip {
+            ($($vocabulary:ty),+) => { $(wire_words_round_trip(&<$vocabulary>::ALL);)+ };
+        }
+        round_trip! {
+            KindName, WaitReason, FailureKind, CompactPhase, StateKind, StartWord, EndWord,
+            Dialect, Question, Verdict, Action, Signal
+        }
+        for state in StateKind::ALL {
+            assert_eq!(StateKind::from_word(state.as_str()), Some(state));
+        }
+        assert_eq!(StateKind::from_word("busy"), None);
+        assert_eq!(StateKind::WORDS.len(), StateKind::COUNT);
+    }
+
+    #[test]
+    fn end_reasons_keep_the_clis_text() {
+        assert_eq!(EndReason::parse("clear"), EndReason::Known(EndWord::Clear));
+        assert!(EndReason::parse("resume").process_goes_on());
+        assert!(!EndReason::parse("logout").process_goes_on());
+        let other = EndReason::parse("window closed");
+        assert_eq!((other.as_str(), other.process_goes_on()), ("window closed", false));
+    }
+
+    #[test]
+    fn questions_are_listed_for_people_from_the_enum() {
+        assert_eq!(Question::listed(), "input, nudge, crashed, env-fault or escalate");
+        assert_eq!("env_fault".parse::<Question>().unwrap(), Question::EnvFault);
+        let e = "idle".parse::<Question>().unwrap_err();
+        assert_eq!(
+            e,
+            "\"idle\" is not a question: ask input, nudge, crashed, env-fault or escalate"
+        );
+    }
+}
