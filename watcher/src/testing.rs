@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::canonical::{Event, SourceRef};
 use crate::format::envelope::Envelope;
 use crate::format::filename::EventFileName;
-use crate::mapping::map_envelope;
+use crate::ingest::mapping::map_envelope;
 use crate::profile::Profiles;
 
 /// Checks that the section `name` of the file at `path` (relative to the workspace root),

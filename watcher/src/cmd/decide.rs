@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question};
-use hookline::reader::{ReaderConfig, Start, read_all};
+use hookline::ingest::reader::{ReaderConfig, Start, read_all};
 use hookline::state::Tracker;
 
 use super::{Outcome, events_dir, journal, policy, profiles};

@@ -91,7 +91,7 @@ fn replay(
     policy_args: &PolicyArgs,
     history: usize,
 ) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
-    use hookline::reader::{ReaderConfig, Start, read_all};
+    use hookline::ingest::reader::{ReaderConfig, Start, read_all};
     let profiles = profiles()?;
     let policy = policy(policy_args, &profiles)?;
     let now = hookline::format::relay::now_ns();

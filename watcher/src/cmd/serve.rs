@@ -1,6 +1,6 @@
 //! `hookline serve`: the decision layer for any language. One tracker generation, started with
 //! the process and fed by a watcher on a background thread; JSON-line requests on stdin, one
-//! JSON-line reply each on stdout (see `hookline::decide::protocol`). A `next_event` that may
+//! JSON-line reply each on stdout (see `hookline::serve::protocol`). A `next_event` that may
 //! wait is answered from its own thread, so that it delays no other request. EOF on stdin ends
 //! it, once the waits still running are answered.
 
@@ -12,11 +12,12 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use hookline::decide::Decider;
-use hookline::decide::protocol::{self, Hub, MAX_LINE, ServeInfo, Shared};
 use hookline::format::relay::now_ns;
-use hookline::reader::{Reader, ReaderConfig, Start};
+use hookline::ingest::reader::{Reader, ReaderConfig, Start};
+use hookline::ingest::watch::{Mode, WatchOptions, Watcher};
+use hookline::serve::hub::{Hub, ServeInfo, Shared};
+use hookline::serve::protocol::{self, MAX_LINE};
 use hookline::state::Tracker;
-use hookline::watch::{Mode, WatchOptions, Watcher};
 
 use super::watch::report;
 use super::{Outcome, events_dir, is_broken_pipe, journal, policy, profiles};

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
 use hookline::canonical::Event;
-use hookline::reader::{Notice, Reader, ReaderConfig, Start};
-use hookline::retention::{self, RetentionPolicy};
+use hookline::ingest::reader::{Notice, Reader, ReaderConfig, Start};
+use hookline::ingest::retention::{self, RetentionPolicy};
+use hookline::ingest::watch::{Mode, WatchOptions, Watcher};
 use hookline::units::parse_duration;
-use hookline::watch::{Mode, WatchOptions, Watcher};
 
 use super::{Outcome, catch_signals, events_dir, is_broken_pipe, profiles, stopping};
 use crate::cli::WatchArgs;

@@ -22,13 +22,13 @@ use std::time::Duration;
 
 use crate::Error;
 use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef};
-use crate::cursor::{Cursor, Position};
 use crate::format::envelope::Envelope;
 use crate::format::filename::EventFileName;
 use crate::format::store::EventsDir;
-use crate::mapping::map_envelope;
+use crate::ingest::cursor::{Cursor, Position};
+use crate::ingest::mapping::map_envelope;
+use crate::ingest::source::{self, DirId, LegacyName};
 use crate::profile::Profiles;
-use crate::source::{self, DirId, LegacyName};
 
 /// Where a reader starts.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use serde_json::value::RawValue;
 
 use super::*;
 use crate::format::store::{EventsDir, WriteOptions, write_payload};
+use crate::ingest::reader::{ReaderConfig, Start};
 use crate::profile::Profiles;
-use crate::reader::{ReaderConfig, Start};
 
 fn write(dir: &Path, native: &str) {
     write_for(dir, native, "s", None);

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::Error;
 use crate::format::store::EventsDir;
 use crate::fsutil::write_atomic;
-use crate::source::{self, DirId};
+use crate::ingest::source::{self, DirId};
 
 /// Sub-directory of an events directory holding the cursors.
 pub const CURSORS_DIR: &str = ".cursors";

@@ -21,7 +21,7 @@ use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 use crate::Error;
 use crate::canonical::Event;
 use crate::format::filename::EventFileName;
-use crate::reader::{Notice, Reader};
+use crate::ingest::reader::{Notice, Reader};
 
 /// How changes are noticed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
