@@ -1,14 +1,14 @@
 //! `hookline serve`: the decision layer for any language. One tracker generation, started with
 //! the process and fed by a watcher on a background thread; JSON-line requests on stdin, one
-//! JSON-line reply each on stdout (see `hookline::serve::protocol`). A `next_event` that may
+//! JSON-line reply each on stdout (see `hookline::serve`). A `next_event` that may
 //! wait is answered from its own thread, so that it delays no other request. EOF on stdin ends
 //! it, once the waits still running are answered.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::Duration;
 
 use hookline::decide::Decider;
@@ -16,11 +16,11 @@ use hookline::format::relay::now_ns;
 use hookline::ingest::reader::{Reader, ReaderConfig, Start};
 use hookline::ingest::watch::{Mode, WatchOptions, Watcher};
 use hookline::serve::hub::{Hub, ServeInfo, Shared};
-use hookline::serve::protocol::{self, MAX_LINE};
+use hookline::serve::server;
 use hookline::state::Tracker;
 
 use super::watch::report;
-use super::{Outcome, events_dir, is_broken_pipe, journal, policy, profiles};
+use super::{Outcome, events_dir, journal, policy, profiles};
 use crate::cli::ServeArgs;
 
 pub fn run(args: ServeArgs) -> Outcome {
@@ -76,83 +76,11 @@ pub fn run(args: ServeArgs) -> Outcome {
             }
         })
     };
-    let result = answer(Arc::clone(&shared));
+    let result = server::run(&shared, io::stdin().lock(), io::stdout(), now_ns, |error| {
+        eprintln!("hookline: warning: journal: {error}");
+    });
     stop.store(true, Ordering::Relaxed);
     let _ = feeder.join();
     result?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The most `next_event` requests waiting at once (each holds a thread while it waits).
-const MAX_WAITING: usize = 64;
-
-/// Reads requests until EOF, answering each: at once, or, for a `next_event` that may wait,
-/// from a thread of its own. At EOF the waits still running are answered before it returns.
-fn answer(shared: Arc<Shared>) -> io::Result<()> {
-    let mut input = io::stdin().lock();
-    let out = Arc::new(Mutex::new(io::stdout()));
-    let mut waiting: Vec<JoinHandle<()>> = Vec::new();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let read = (&mut input).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)?;
-        if read == 0 {
-            for wait in waiting {
-                let _ = wait.join();
-            }
-            return Ok(());
-        }
-        waiting.retain(|wait| !wait.is_finished());
-        let reply = if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
-            // Skip the rest of the oversized line.
-            let mut rest = Vec::new();
-            input.read_until(b'\n', &mut rest)?;
-            format!(
-                r#"{{"id":null,"ok":false,"error":"request line longer than {MAX_LINE} bytes"}}"#
-            )
-        } else {
-            match std::str::from_utf8(&line) {
-                Ok(text) if text.trim().is_empty() => continue,
-                Ok(text) => match protocol::parse(text.trim()) {
-                    Ok((id, request)) if request.may_wait() => {
-                        if waiting.len() >= MAX_WAITING {
-                            serde_json::json!({
-                                "id": id, "op": "next_event", "ok": false,
-                                "error": format!(
-                                    "{MAX_WAITING} next_event requests are already waiting; \
-                                     wait for one of their replies"
-                                ),
-                            })
-                            .to_string()
-                        } else {
-                            let (shared, out) = (Arc::clone(&shared), Arc::clone(&out));
-                            waiting.push(thread::spawn(move || {
-                                let reply = shared.reply(Ok((id, request)), &now_ns);
-                                // A client gone away is the main loop's business.
-                                let _ = send(&out, &reply);
-                            }));
-                            continue;
-                        }
-                    }
-                    parsed => shared.reply(parsed, &now_ns),
-                },
-                Err(_) => r#"{"id":null,"ok":false,"error":"request line is not UTF-8"}"#.into(),
-            }
-        };
-        for error in shared.take_journal_errors() {
-            eprintln!("hookline: warning: journal: {error}");
-        }
-        match send(&out, &reply) {
-            Ok(()) => {}
-            // Nobody reads the replies any more: the waits are not joined.
-            Err(e) if is_broken_pipe(&e) => return Ok(()),
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Writes one reply line, whole, and flushes it.
-fn send(out: &Mutex<io::Stdout>, reply: &str) -> io::Result<()> {
-    let mut out = out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    writeln!(out, "{reply}").and_then(|()| out.flush())
 }

@@ -7,12 +7,14 @@ use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::canonical::Event;
 use crate::decide::Decider;
 
-use super::protocol::{MAX_WAIT, PROTOCOL_VERSION, QUEUE_PER_SESSION, Request, parse};
+use super::protocol::{
+    Answer, Hello, MAX_WAIT, NextAnswer, PROTOCOL_VERSION, QUEUE_PER_SESSION, Reply, Request, parse,
+};
 
 /// What `hello` reports about the server.
 #[derive(Debug, Clone)]
@@ -92,40 +94,23 @@ impl Shared {
 
     /// Answers one request line with one reply line (no newline). `now` is the clock.
     pub fn handle(&self, line: &str, now: &dyn Fn() -> u64) -> String {
-        self.reply(parse(line), now)
+        match parse(line) {
+            Ok((id, request)) => self.reply(id, request, now),
+            Err(refused) => refused,
+        }
+        .to_line()
     }
 
-    /// Answers a request [`parse`] read (or says why it could not be read) with one reply line
-    /// (no newline). `now` is the clock.
-    pub fn reply(
-        &self,
-        parsed: Result<(Value, Request), (Value, String)>,
-        now: &dyn Fn() -> u64,
-    ) -> String {
-        let reply = match parsed {
-            Err((id, error)) => json!({ "id": id, "ok": false, "error": error }),
-            Ok((id, request)) => {
-                let op = request.op();
-                match self.answer(request, now) {
-                    Ok(Value::Object(fields)) => {
-                        let mut reply = serde_json::Map::new();
-                        reply.insert("id".into(), id);
-                        reply.insert("op".into(), op.into());
-                        reply.insert("ok".into(), true.into());
-                        reply.extend(fields);
-                        Value::Object(reply)
-                    }
-                    Ok(other) => json!({ "id": id, "op": op, "ok": true, "value": other }),
-                    Err(error) => json!({ "id": id, "op": op, "ok": false, "error": error }),
-                }
-            }
-        };
-        serde_json::to_string(&reply).unwrap_or_else(|e| {
-            format!(r#"{{"id":null,"ok":false,"error":"cannot encode the reply: {e}"}}"#)
-        })
+    /// Answers a request [`parse`] read. `now` is the clock.
+    pub fn reply(&self, id: Value, request: Request, now: &dyn Fn() -> u64) -> Reply {
+        let op = request.op();
+        match self.answer(request, now) {
+            Ok(answer) => Reply::answer(id, op, answer),
+            Err(error) => Reply::error(id, Some(op), error),
+        }
     }
 
-    fn answer(&self, request: Request, now: &dyn Fn() -> u64) -> Result<Value, String> {
+    fn answer(&self, request: Request, now: &dyn Fn() -> u64) -> Result<Answer, String> {
         let mut hub = self.lock();
         let stale = |hub: &Hub| match &hub.failure {
             Some(why) => Err(format!(
@@ -136,42 +121,34 @@ impl Shared {
         match request {
             Request::Hello(_) => {
                 let generation = hub.decider.tracker().generation();
-                Ok(json!({
-                    "protocol": PROTOCOL_VERSION,
-                    "version": env!("CARGO_PKG_VERSION"),
-                    "generation": generation.id,
-                    "started_ns": generation.started_ns,
-                    "events_dir": hub.info.events_dir,
-                    "journal": hub.info.journal,
-                    "policy": hub.decider.policy(),
-                    "watching": hub.failure.is_none(),
-                }))
+                Ok(Answer::Hello(Box::new(Hello {
+                    protocol: PROTOCOL_VERSION,
+                    version: env!("CARGO_PKG_VERSION"),
+                    generation: generation.id,
+                    started_ns: generation.started_ns,
+                    events_dir: hub.info.events_dir.clone(),
+                    journal: hub.info.journal.clone(),
+                    policy: hub.decider.policy().clone(),
+                    watching: hub.failure.is_none(),
+                })))
             }
             Request::Decide(ask) => {
                 stale(&hub)?;
                 let decision = hub.decider.decide(&ask, now());
-                Ok(json!({ "decision": to_json(&decision)? }))
+                Ok(Answer::Decide { decision: Box::new(decision) })
             }
             Request::TakeInputSlot(r) => {
                 stale(&hub)?;
-                Ok(match hub.decider.take_input_slot(&r.session, now(), r.expect) {
-                    Ok(slot) => json!({ "granted": true, "slot": slot }),
-                    Err(refusal) => json!({
-                        "granted": false,
-                        "reason": refusal.to_string(),
-                        "refusal": to_json(&refusal)?,
-                    }),
-                })
+                let result = hub.decider.take_input_slot(&r.session, now(), r.expect);
+                Ok(Answer::TakeInputSlot(Box::new(result.into())))
             }
             Request::State(r) => {
                 stale(&hub)?;
-                let view = hub.decider.view(&r.session, now());
-                Ok(json!({ "view": to_json(&view)? }))
+                Ok(Answer::State { view: hub.decider.view(&r.session, now()).map(Box::new) })
             }
             Request::Sessions(_) => {
                 stale(&hub)?;
-                let views = hub.decider.tracker().views(now());
-                Ok(json!({ "sessions": to_json(&views)? }))
+                Ok(Answer::Sessions { sessions: hub.decider.tracker().views(now()) })
             }
             Request::NextEvent(r) => {
                 let wait = Duration::from_millis(r.timeout_ms).min(MAX_WAIT);
@@ -184,23 +161,15 @@ impl Shared {
                         let event = queue.events.pop_front()?;
                         Some((event, std::mem::take(&mut queue.dropped)))
                     });
-                    if let Some((event, dropped)) = popped {
-                        let view = hub.decider.view(&r.session, now());
-                        return Ok(json!({
-                            "event": to_json(&event)?,
-                            "timed_out": false,
-                            "dropped": dropped,
-                            "view": to_json(&view)?,
-                        }));
-                    }
                     let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        let view = hub.decider.view(&r.session, now());
-                        return Ok(json!({
-                            "event": null,
-                            "timed_out": true,
-                            "dropped": 0,
-                            "view": to_json(&view)?,
+                    if popped.is_some() || left.is_zero() {
+                        let (event, dropped) = popped.unzip();
+                        let view = hub.decider.view(&r.session, now()).map(Box::new);
+                        return Ok(Answer::NextEvent(NextAnswer {
+                            timed_out: event.is_none(),
+                            event: event.map(Box::new),
+                            dropped: dropped.unwrap_or(0),
+                            view,
                         }));
                     }
                     hub = self
@@ -214,15 +183,12 @@ impl Shared {
     }
 }
 
-/// A value as JSON, with the error as a string.
-fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, String> {
-    serde_json::to_value(value).map_err(|e| format!("cannot encode the reply: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
+
+    use serde_json::json;
 
     use super::*;
     use crate::decide::{Decider, Policy};
