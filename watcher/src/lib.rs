@@ -57,6 +57,7 @@ pub mod decide;
 mod fsutil;
 pub mod ingest;
 pub mod install;
+pub mod paths;
 pub mod profile;
 pub mod serve;
 pub mod state;

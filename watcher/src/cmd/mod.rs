@@ -113,15 +113,7 @@ fn policy(
     profiles: &Profiles,
 ) -> Result<hookline::decide::Policy, Box<dyn std::error::Error>> {
     use hookline::decide::Policy;
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-    let path = args
-        .policy
-        .clone()
-        .or_else(|| config.map(|c| c.join("hookline").join("policy.toml")).filter(|p| p.is_file()));
-    let Some(path) = path else {
+    let Some(path) = args.policy.clone().or_else(hookline::paths::user_policy) else {
         return Ok(Policy::default());
     };
     let policy = Policy::load(&path)?;
