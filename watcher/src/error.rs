@@ -18,6 +18,8 @@ pub enum Error {
     Format(hookline_relay::Error),
     /// A profile file is wrong.
     Profile(crate::profile::ProfileError),
+    /// A [`Sink`](crate::ingest::follow::Sink) could not take an event.
+    Sink(crate::ingest::follow::SinkError),
     /// A cursor name that could reach outside the cursors directory.
     BadCursorName {
         /// The name given.
@@ -152,6 +154,7 @@ impl fmt::Display for Error {
             Error::Io { op, path, .. } => write!(f, "cannot {op} {}", path.display()),
             Error::Format(e) => write!(f, "{e}"),
             Error::Profile(e) => write!(f, "{e}"),
+            Error::Sink(e) => write!(f, "{e}"),
             Error::BadCursorName { name } => write!(
                 f,
                 "bad cursor name {name:?}: use 1 to 64 letters, digits, '-', '_' or '.', not starting with '.'"
@@ -211,6 +214,7 @@ impl std::error::Error for Error {
         match self {
             Error::Io { source, .. } => Some(source),
             Error::Format(e) => e.source(),
+            Error::Sink(e) => e.source(),
             _ => None,
         }
     }

@@ -39,6 +39,15 @@ pub fn assert_generated_section(path: &str, name: &str, content: &str) {
     );
 }
 
+/// Writes an event the way the relay does, for a session and an orchestrator tag.
+pub(crate) fn write_event(dir: &Path, native: &str, session: &str, tag: Option<&str>) {
+    use crate::format::store::{EventsDir, WriteOptions, write_payload};
+    let payload = format!(r#"{{"session_id":"{session}","hook_event_name":"{native}"}}"#);
+    let payload = serde_json::value::RawValue::from_string(payload).unwrap();
+    let events = EventsDir::create(dir).unwrap();
+    write_payload(&events, "claude", native, tag, &payload, &WriteOptions::default()).unwrap();
+}
+
 /// Time zero of every story, in nanoseconds (2026-01-01 or so).
 pub(crate) const T0: u64 = 1_767_225_600_000_000_000;
 

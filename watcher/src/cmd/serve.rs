@@ -1,55 +1,45 @@
 //! `hookline serve`: the decision layer for any language. One tracker generation, started with
 //! the process and fed by a watcher on a background thread; JSON-line requests on stdin, one
-//! JSON-line reply each on stdout (see `hookline::serve`). A `next_event` that may
-//! wait is answered from its own thread, so that it delays no other request. EOF on stdin ends
-//! it, once the waits still running are answered.
+//! JSON-line reply each on stdout (see `hookline::serve`). EOF on stdin ends it, once the waits
+//! still running are answered.
 
 use std::io;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::Duration;
 
+use hookline::canonical::Event;
 use hookline::decide::Decider;
 use hookline::format::relay::now_ns;
-use hookline::ingest::reader::{Reader, ReaderConfig, Start};
+use hookline::ingest::follow::{self, Delivery, FollowNotice, Sink, SinkError};
+use hookline::ingest::reader::Start;
 use hookline::ingest::watch::{Mode, WatchOptions, Watcher};
 use hookline::serve::hub::{Hub, ServeInfo, Shared};
 use hookline::serve::server;
 use hookline::state::Tracker;
 
-use super::watch::report;
-use super::{Outcome, events_dir, journal, policy, profiles};
+use super::{Outcome, journal, policy, profiles, reader_config, report};
 use crate::cli::ServeArgs;
 
 pub fn run(args: ServeArgs) -> Outcome {
     let profiles = profiles()?;
     let policy = policy(&args.policy, &profiles)?;
-    let dir = events_dir(&args.source.dir)?;
-    let now = now_ns;
+    let config = reader_config(&args.source, Start::Beginning, profiles.clone())?;
+    let dir = config.events_dir.clone();
     // The generation starts now: events older than this are history, shown but never
     // authorizing; only events that arrive while serving can authorize input.
-    let tracker = Tracker::new(profiles.clone(), now());
+    let tracker = Tracker::new(profiles, now_ns());
     let journal = journal(&policy, &dir);
     let journal_path = journal.as_ref().map(|j| j.path().to_owned());
     let mut decider = Decider::new(tracker, policy);
     if let Some(journal) = journal {
         decider = decider.with_journal(journal);
     }
-    let mut config = ReaderConfig::new(&dir, Start::Beginning, profiles);
-    config.legacy_dirs = args.source.legacy_dirs.clone();
-    let mut reader = Reader::open(config)?;
-    loop {
-        let queued = reader.poll()?;
-        report(reader.take_notices());
-        while let Some(event) = reader.next_event() {
-            decider.apply(&event);
-        }
-        if queued == 0 && !reader.has_pending() {
-            break;
-        }
-    }
+    let (reader, notices) = follow::replay(config, |event| {
+        decider.apply(&event);
+    })?;
+    report(notices);
     let options = WatchOptions {
         mode: if args.poll { Mode::Poll } else { Mode::Notify },
         ..WatchOptions::default()
@@ -59,20 +49,13 @@ pub fn run(args: ServeArgs) -> Outcome {
     let shared = Arc::new(Shared::new(Hub::new(decider, info)));
     let stop = Arc::new(AtomicBool::new(false));
     let feeder = {
-        let shared = Arc::clone(&shared);
+        let mut sink = Feed(Arc::clone(&shared));
         let stop = Arc::clone(&stop);
         thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                match watcher.next_timeout(Duration::from_millis(200)) {
-                    Ok(Some(event)) => shared.apply(&event),
-                    Ok(None) => {}
-                    Err(e) => {
-                        eprintln!("hookline: error: the watcher stopped: {e}");
-                        shared.fail(e.to_string());
-                        return;
-                    }
-                }
-                report(watcher.take_notices());
+            let stopping = || stop.load(Ordering::Relaxed);
+            if let Err(e) = follow::follow(&mut watcher, &mut sink, None, &stopping) {
+                eprintln!("hookline: error: the watcher stopped: {e}");
+                sink.0.fail(e.to_string());
             }
         })
     };
@@ -83,4 +66,18 @@ pub fn run(args: ServeArgs) -> Outcome {
     let _ = feeder.join();
     result?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Live events into the hub, which wakes the `next_event` waiters. Notices go to stderr.
+struct Feed(Arc<Shared>);
+
+impl Sink for Feed {
+    fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
+        self.0.apply(&event);
+        Ok(Delivery::Delivered)
+    }
+
+    fn notice(&mut self, notice: FollowNotice) {
+        report([notice]);
+    }
 }

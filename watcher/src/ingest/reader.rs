@@ -443,17 +443,9 @@ fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
 /// Reads every event present in a directory once, from the beginning (for one-shot commands
 /// such as `status`).
 pub fn read_all(config: ReaderConfig) -> Result<Vec<Event>, Error> {
-    let mut reader = Reader::open(ReaderConfig { start: Start::Beginning, ..config })?;
     let mut events = Vec::new();
-    loop {
-        let queued = reader.poll()?;
-        while let Some(event) = reader.next_event() {
-            events.push(event);
-        }
-        if queued == 0 && !reader.has_pending() {
-            return Ok(events);
-        }
-    }
+    crate::ingest::follow::replay(config, |event| events.push(event))?;
+    Ok(events)
 }
 
 /// Converts an envelope to an event without a directory (for tests and the demo).
