@@ -6,17 +6,14 @@
 use std::io;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
 
-use hookline::canonical::Event;
 use hookline::decide::Decider;
 use hookline::format::relay::now_ns;
-use hookline::ingest::follow::{self, Delivery, FollowNotice, Sink, SinkError};
+use hookline::ingest::follow;
 use hookline::ingest::reader::Start;
 use hookline::ingest::watch::{Mode, WatchOptions, Watcher};
 use hookline::serve::hub::{Hub, ServeInfo, Shared};
-use hookline::serve::server;
+use hookline::serve::server::{self, Note};
 use hookline::state::Tracker;
 
 use super::{Outcome, journal, policy, profiles, reader_config, report};
@@ -44,40 +41,13 @@ pub fn run(args: ServeArgs) -> Outcome {
         mode: if args.poll { Mode::Poll } else { Mode::Notify },
         ..WatchOptions::default()
     };
-    let mut watcher = Watcher::new(reader, options)?;
+    let watcher = Watcher::new(reader, options)?;
     let info = ServeInfo { events_dir: dir, journal: journal_path };
     let shared = Arc::new(Shared::new(Hub::new(decider, info)));
-    let stop = Arc::new(AtomicBool::new(false));
-    let feeder = {
-        let mut sink = Feed(Arc::clone(&shared));
-        let stop = Arc::clone(&stop);
-        thread::spawn(move || {
-            let stopping = || stop.load(Ordering::Relaxed);
-            if let Err(e) = follow::follow(&mut watcher, &mut sink, None, &stopping) {
-                eprintln!("hookline: error: the watcher stopped: {e}");
-                sink.0.fail(e.to_string());
-            }
-        })
-    };
-    let result = server::run(&shared, io::stdin().lock(), io::stdout(), now_ns, |error| {
-        eprintln!("hookline: warning: journal: {error}");
-    });
-    stop.store(true, Ordering::Relaxed);
-    let _ = feeder.join();
-    result?;
+    server::run(&shared, watcher, io::stdin().lock(), io::stdout(), now_ns, |note| match note {
+        Note::Follow(notice) => report([notice]),
+        Note::Journal(_) => eprintln!("hookline: warning: {note}"),
+        Note::WatcherStopped(_) => eprintln!("hookline: error: {note}"),
+    })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Live events into the hub, which wakes the `next_event` waiters. Notices go to stderr.
-struct Feed(Arc<Shared>);
-
-impl Sink for Feed {
-    fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
-        self.0.apply(&event);
-        Ok(Delivery::Delivered)
-    }
-
-    fn notice(&mut self, notice: FollowNotice) {
-        report([notice]);
-    }
 }

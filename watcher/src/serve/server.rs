@@ -1,11 +1,15 @@
-//! The request loop of `hookline serve`: request lines in, one reply line each out.
+//! `hookline serve` itself: live events into the hub, request lines in, one reply line each
+//! out.
 //!
-//! Requests are answered in order, at once, except a `next_event` that may wait: it is
-//! answered from a thread of its own, so that it delays no other request, and its reply comes
-//! after those of the requests sent meanwhile. At the end of the input the waits still running
-//! are answered before [`run`] returns.
+//! A thread follows the events directory into the hub ([`follow`]). Requests are answered in
+//! order, at once, except a `next_event` that may wait: it is answered from a thread of its
+//! own, so that it delays no other request, and its reply comes after those of the requests
+//! sent meanwhile. At the end of the input the waits still running are answered before [`run`]
+//! returns.
 
+use std::fmt;
 use std::io::{self, BufRead, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 
@@ -13,20 +17,90 @@ use serde_json::Value;
 
 use super::hub::Shared;
 use super::protocol::{MAX_LINE, Op, Reply, parse};
+use crate::canonical::Event;
+use crate::ingest::follow::{self, Delivery, FollowNotice, Sink, SinkError};
+use crate::ingest::watch::Watcher;
 
 /// The most `next_event` requests waiting at once (each holds a thread while it waits).
 pub const MAX_WAITING: usize = 64;
 
-/// Reads requests from `input` until its end, writing each reply to `output` as one line,
-/// flushed. `now` is the clock; `warn` gets the journal's write failures, once each. A reader
-/// of `output` gone away (a broken pipe) ends the loop without error, and without waiting for
-/// the waits still running.
+/// What the server tells its operator (`hookline serve` prints it on stderr).
+#[derive(Debug)]
+pub enum Note {
+    /// A notice of the follow loop.
+    Follow(FollowNotice),
+    /// The journal could not be written.
+    Journal(String),
+    /// Events stopped arriving: every answer that depends on them is refused from now on.
+    WatcherStopped(crate::Error),
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::Follow(notice) => write!(f, "{notice}"),
+            Note::Journal(error) => write!(f, "journal: {error}"),
+            Note::WatcherStopped(error) => write!(f, "the watcher stopped: {error}"),
+        }
+    }
+}
+
+/// Serves until the end of `input`: `watcher`'s events go into the hub from a thread of its
+/// own, and each request line of `input` gets its reply line on `output`, flushed. `now` is
+/// the clock; `note` hears what the operator should know. A reader of `output` gone away (a
+/// broken pipe) ends it without error, and without waiting for the waits still running.
 pub fn run<W: Write + Send + 'static>(
+    shared: &Arc<Shared>,
+    mut watcher: Watcher,
+    input: impl BufRead,
+    output: W,
+    now: fn() -> u64,
+    note: impl Fn(Note) + Send + Sync + 'static,
+) -> io::Result<()> {
+    let note = Arc::new(note);
+    let stop = Arc::new(AtomicBool::new(false));
+    let feeder = {
+        let mut sink = Feed { shared: Arc::clone(shared), note: Arc::clone(&note) };
+        let stop = Arc::clone(&stop);
+        thread::spawn(move || {
+            let stopping = || stop.load(Ordering::Relaxed);
+            if let Err(e) = follow::follow(&mut watcher, &mut sink, None, &stopping) {
+                let why = e.to_string();
+                (sink.note)(Note::WatcherStopped(e));
+                sink.shared.fail(why);
+            }
+        })
+    };
+    let result = answer(shared, input, output, now, &*note);
+    stop.store(true, Ordering::Relaxed);
+    let _ = feeder.join();
+    result
+}
+
+/// Live events into the hub, which wakes the `next_event` waiters.
+struct Feed<N> {
+    shared: Arc<Shared>,
+    note: Arc<N>,
+}
+
+impl<N: Fn(Note)> Sink for Feed<N> {
+    fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
+        self.shared.apply(&event);
+        Ok(Delivery::Delivered)
+    }
+
+    fn notice(&mut self, notice: FollowNotice) {
+        (self.note)(Note::Follow(notice));
+    }
+}
+
+/// Answers the requests of `input` until its end.
+fn answer<W: Write + Send + 'static>(
     shared: &Arc<Shared>,
     mut input: impl BufRead,
     output: W,
     now: fn() -> u64,
-    mut warn: impl FnMut(&str),
+    note: &dyn Fn(Note),
 ) -> io::Result<()> {
     let out = Arc::new(Mutex::new(output));
     let mut waiting: Vec<JoinHandle<()>> = Vec::new();
@@ -74,7 +148,7 @@ pub fn run<W: Write + Send + 'static>(
             }
         };
         for error in shared.take_journal_errors() {
-            warn(&error);
+            note(Note::Journal(error));
         }
         match send(&out, &reply) {
             Ok(()) => {}
