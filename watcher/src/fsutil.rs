@@ -58,24 +58,16 @@ mod tests {
 
     #[test]
     fn the_file_is_replaced_whole_with_its_mode_and_no_temp_is_left() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("state.json");
-        std::fs::write(&path, "old").unwrap();
-        write_atomic(&path, b"new", 0o600).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
-    }
-
-    #[test]
-    fn a_durable_write_replaces_the_file_whole_with_its_mode_and_leaves_no_temp() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("cursor.json");
-        std::fs::write(&path, "old").unwrap();
-        write_durable(&path, b"new", 0o600).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+        type Write = fn(&Path, &[u8], u32) -> Result<(), Error>;
+        for write in [write_atomic as Write, write_durable] {
+            let tmp = tempfile::tempdir().unwrap();
+            let path = tmp.path().join("state.json");
+            std::fs::write(&path, "old").unwrap();
+            write(&path, b"new", 0o600).unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+            assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+            assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+        }
     }
 
     #[test]
