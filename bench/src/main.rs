@@ -2,8 +2,11 @@
 //!
 //! * `cargo run --release -p hookline-bench -- relay [--runs N]`: the cost of one hook call;
 //! * `cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]`:
-//!   rename-to-delivery latency, backlog throughput and memory of the watcher.
+//!   rename-to-delivery latency, backlog throughput and memory of the watcher;
+//! * `cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]`: the cost of
+//!   one durable cursor save, against an atomic one that does not sync.
 
+mod cursor;
 mod relay;
 mod stats;
 mod watcher;
@@ -13,7 +16,8 @@ use std::error::Error;
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]\n       \
-                     cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]";
+                     cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]\n       \
+                     cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]";
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
@@ -22,6 +26,7 @@ fn main() {
     let result = match command.as_deref() {
         Some("relay") => relay::run(rest),
         Some("watcher") => watcher::run(rest),
+        Some("cursor") => cursor::run(rest),
         Some("__rss") => relay::rss_launcher(std::env::args_os().skip(2).collect()),
         _ => Err(USAGE.into()),
     };

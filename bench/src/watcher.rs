@@ -16,10 +16,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use hookline::ingest::reader::{Reader, ReaderConfig, Start};
+use hookline::ingest::watch::{Mode, WatchOptions, Watcher};
 use hookline::profile::Profiles;
-use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::Tracker;
-use hookline::watch::{Mode, WatchOptions, Watcher};
 use hookline_relay::clock::now_ns;
 use hookline_relay::store::{EventsDir, WriteOptions, write_payload};
 use serde_json::value::RawValue;

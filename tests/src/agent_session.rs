@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use hookline::canonical::Event as Canonical;
 use hookline::format::clock::now_ns;
+use hookline::ingest::reader::{Reader, ReaderConfig, Start};
 use hookline::profile::Profiles;
-use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::{Tracker, View};
 
 pub use crate::scenario::{Action, Expect, Input, Step};

@@ -2,8 +2,6 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use crate::install::document::DocError;
-
 /// Everything that can go wrong in hookline's library.
 #[derive(Debug)]
 pub enum Error {
@@ -20,6 +18,8 @@ pub enum Error {
     Format(hookline_relay::Error),
     /// A profile file is wrong.
     Profile(crate::profile::ProfileError),
+    /// A [`Sink`](crate::ingest::follow::Sink) could not take an event.
+    Sink(crate::ingest::follow::SinkError),
     /// A cursor name that could reach outside the cursors directory.
     BadCursorName {
         /// The name given.
@@ -170,6 +170,7 @@ impl fmt::Display for Error {
             Error::Io { op, path, .. } => write!(f, "cannot {op} {}", path.display()),
             Error::Format(e) => write!(f, "{e}"),
             Error::Profile(e) => write!(f, "{e}"),
+            Error::Sink(e) => write!(f, "{e}"),
             Error::BadCursorName { name } => write!(
                 f,
                 "bad cursor name {name:?}: use 1 to 64 letters, digits, '-', '_' or '.', not starting with '.'"
@@ -234,6 +235,7 @@ impl std::error::Error for Error {
         match self {
             Error::Io { source, .. } => Some(source),
             Error::Format(e) => e.source(),
+            Error::Sink(e) => e.source(),
             _ => None,
         }
     }
@@ -248,5 +250,81 @@ impl From<hookline_relay::Error> for Error {
 impl From<crate::profile::ProfileError> for Error {
     fn from(e: crate::profile::ProfileError) -> Error {
         Error::Profile(e)
+    }
+}
+
+/// Why a settings document cannot be edited. Positions are 1-based; columns count characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DocError {
+    /// The bytes are not UTF-8.
+    NotUtf8 {
+        /// Line of the first invalid byte.
+        line: usize,
+        /// Column of the first invalid byte.
+        column: usize,
+    },
+    /// The text is not strict JSON.
+    Syntax {
+        /// Line of the error.
+        line: usize,
+        /// Column of the error.
+        column: usize,
+        /// serde_json's description, without its position.
+        message: String,
+    },
+    /// A value we must edit has the wrong type.
+    Shape {
+        /// The JSON path (`hooks.Stop`), or `the top level`.
+        json_path: String,
+        /// What it should be (`an array`).
+        expected: &'static str,
+        /// Line of the value.
+        line: usize,
+        /// Column of the value.
+        column: usize,
+    },
+    /// An object on the path we edit has the same key twice.
+    DuplicateKey {
+        /// The JSON path of the key.
+        json_path: String,
+        /// Line of the second occurrence.
+        line: usize,
+        /// Column of the second occurrence.
+        column: usize,
+    },
+    /// An edit produced invalid JSON (a bug in hookline; nothing was written).
+    Internal(String),
+}
+
+impl DocError {
+    /// How the user can fix the file.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            DocError::NotUtf8 { .. } => "save the file as UTF-8",
+            DocError::Syntax { .. } => {
+                "settings files are strict JSON (no comments, no trailing commas): fix the file and run again"
+            }
+            DocError::Shape { .. } => "fix the value by hand (see the CLI's hooks documentation)",
+            DocError::DuplicateKey { .. } => "merge the two keys by hand",
+            DocError::Internal(_) => "please report this bug",
+        }
+    }
+}
+
+impl fmt::Display for DocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DocError::NotUtf8 { line, column } => write!(f, "{line}:{column}: not UTF-8"),
+            DocError::Syntax { line, column, message } => {
+                write!(f, "{line}:{column}: not valid JSON: {message}")
+            }
+            DocError::Shape { json_path, expected, line, column } => {
+                write!(f, "{line}:{column}: {json_path} is not {expected}")
+            }
+            DocError::DuplicateKey { json_path, line, column } => {
+                write!(f, "{line}:{column}: duplicate key {json_path}")
+            }
+            DocError::Internal(what) => write!(f, " internal error: {what}"),
+        }
     }
 }

@@ -14,17 +14,17 @@
 //! * the decision layer that says what an orchestrator may safely do;
 //! * `install`, `uninstall` and `doctor` for the CLIs' settings files.
 //!
-//! An orchestrator's signal loop, in short: a [`watch::Watcher`] hands out canonical events
-//! in order, exactly once per durable cursor; a [`state::Tracker`] folds them into states;
-//! input is delivered only when the tracker grants the session's input slot.
+//! An orchestrator's signal loop, in short: a [`ingest::watch::Watcher`] hands out canonical
+//! events in order, exactly once per durable cursor; a [`state::Tracker`] folds them into
+//! states; input is delivered only when the tracker grants the session's input slot.
 //!
 //! ```no_run
 //! use std::time::Duration;
 //!
+//! use hookline::ingest::reader::{Reader, ReaderConfig, Start};
+//! use hookline::ingest::watch::{WatchOptions, Watcher};
 //! use hookline::profile::{OverlayDirs, Profiles};
-//! use hookline::reader::{Reader, ReaderConfig, Start};
 //! use hookline::state::Tracker;
-//! use hookline::watch::{WatchOptions, Watcher};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let profiles = Profiles::load(&OverlayDirs::standard())?;
@@ -55,18 +55,15 @@ mod error;
 pub use error::Error;
 
 pub mod canonical;
-pub mod cursor;
 pub mod decide;
 mod fsutil;
+pub mod ingest;
 pub mod install;
-pub mod mapping;
+pub mod paths;
 pub mod profile;
-pub mod reader;
-pub mod retention;
-pub mod source;
+pub mod serve;
 pub mod state;
 #[cfg(test)]
 mod testing;
 pub mod units;
 pub mod vocab;
-pub mod watch;

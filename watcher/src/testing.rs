@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::canonical::{Event, SourceRef};
 use crate::format::envelope::Envelope;
 use crate::format::filename::EventFileName;
-use crate::mapping::map_envelope;
+use crate::ingest::mapping::map_envelope;
 use crate::profile::Profiles;
 
 /// Checks that the section `name` of the file at `path` (relative to the workspace root),
@@ -55,6 +55,15 @@ pub(crate) fn assert_recorded(path: &str, content: &str) {
          after a deliberate change of the wire form, `HOOKLINE_BLESS=1 cargo test -p hookline` \
          rewrites it"
     );
+}
+
+/// Writes an event the way the relay does, for a session and an orchestrator tag.
+pub(crate) fn write_event(dir: &Path, native: &str, session: &str, tag: Option<&str>) {
+    use crate::format::store::{EventsDir, WriteOptions, write_payload};
+    let payload = format!(r#"{{"session_id":"{session}","hook_event_name":"{native}"}}"#);
+    let payload = serde_json::value::RawValue::from_string(payload).unwrap();
+    let events = EventsDir::create(dir).unwrap();
+    write_payload(&events, "claude", native, tag, &payload, &WriteOptions::default()).unwrap();
 }
 
 /// Time zero of every story, in nanoseconds (2026-01-01 or so).

@@ -6,10 +6,11 @@
 use std::process::ExitCode;
 
 use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question};
-use hookline::reader::{ReaderConfig, Start, read_all};
+use hookline::ingest::follow;
+use hookline::ingest::reader::Start;
 use hookline::state::Tracker;
 
-use super::{Outcome, events_dir, journal, policy, profiles};
+use super::{Outcome, journal, policy, profiles, reader_config};
 use crate::cli::DecideArgs;
 
 /// Exit code of an allowed verdict.
@@ -26,18 +27,16 @@ pub fn run(args: DecideArgs) -> Outcome {
     };
     let profiles = profiles()?;
     let policy = policy(&args.policy, &profiles)?;
-    let dir = events_dir(&args.source.dir)?;
+    let config = reader_config(&args.source, Start::Beginning, profiles.clone())?;
+    let journal = journal(&policy, &config.events_dir);
     let now = hookline::format::clock::now_ns();
-    let mut config = ReaderConfig::new(&dir, Start::Beginning, profiles.clone());
-    config.legacy_dirs = args.source.legacy_dirs.clone();
-    let journal = journal(&policy, &dir);
     let mut decider = Decider::new(Tracker::new(profiles, now), policy).one_shot();
     if let Some(journal) = journal {
         decider = decider.with_journal(journal);
     }
-    for event in read_all(config)? {
+    follow::replay(config, |event| {
         decider.apply(&event);
-    }
+    })?;
     let ask = Ask {
         pane: evidence.pane,
         transcript: evidence.transcript,

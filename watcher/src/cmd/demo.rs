@@ -7,10 +7,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hookline::canonical::{Event, Kind};
+use hookline::ingest::reader::{Reader, ReaderConfig, Start};
+use hookline::ingest::watch::{WatchOptions, Watcher};
 use hookline::install::find_relay;
-use hookline::reader::{Reader, ReaderConfig, Start};
 use hookline::state::{InputSlot, StateKind, Tracker, View};
-use hookline::watch::{WatchOptions, Watcher};
 
 use super::{Outcome, profiles};
 use crate::cli::DemoArgs;

@@ -16,6 +16,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hookline::ingest::follow::{self, FollowNotice};
+use hookline::ingest::reader::{ReaderConfig, Start};
 use hookline::profile::{OverlayDirs, Profiles};
 
 use crate::cli::{Cli, Command, DirArgs, PolicyArgs, SourceArgs};
@@ -79,9 +81,31 @@ fn stopping() -> bool {
     STOP.load(Ordering::Relaxed)
 }
 
+/// Prints notices to stderr.
+fn report(notices: impl IntoIterator<Item = FollowNotice>) {
+    for notice in notices {
+        if notice.is_warning() {
+            eprintln!("hookline: warning: {notice}");
+        } else {
+            eprintln!("hookline: {notice}");
+        }
+    }
+}
+
 /// Whether an error is the reader of our stdout going away.
 fn is_broken_pipe(error: &std::io::Error) -> bool {
     error.kind() == std::io::ErrorKind::BrokenPipe
+}
+
+/// A reader of the events directory (and the legacy directories) the arguments name.
+fn reader_config(
+    source: &SourceArgs,
+    start: Start,
+    profiles: Profiles,
+) -> Result<ReaderConfig, Box<dyn std::error::Error>> {
+    let mut config = ReaderConfig::new(events_dir(&source.dir)?, start, profiles);
+    config.legacy_dirs = source.legacy_dirs.clone();
+    Ok(config)
 }
 
 /// A tracker rebuilt from every event present: a one-shot reader's view, replayed, never
@@ -91,18 +115,15 @@ fn replay(
     policy_args: &PolicyArgs,
     history: usize,
 ) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
-    use hookline::reader::{ReaderConfig, Start, read_all};
     let profiles = profiles()?;
     let policy = policy(policy_args, &profiles)?;
     let now = hookline::format::clock::now_ns();
-    let mut config = ReaderConfig::new(events_dir(&source.dir)?, Start::Beginning, profiles);
-    config.legacy_dirs = source.legacy_dirs.clone();
-    let mut tracker = hookline::state::Tracker::new(config.profiles.clone(), now)
+    let mut tracker = hookline::state::Tracker::new(profiles.clone(), now)
         .with_history(history)
         .with_stale_windows_over(&policy.stale);
-    for event in read_all(config)? {
+    follow::replay(reader_config(source, Start::Beginning, profiles)?, |event| {
         tracker.apply(&event);
-    }
+    })?;
     Ok(tracker)
 }
 
@@ -113,15 +134,7 @@ fn policy(
     profiles: &Profiles,
 ) -> Result<hookline::decide::Policy, Box<dyn std::error::Error>> {
     use hookline::decide::Policy;
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-    let path = args
-        .policy
-        .clone()
-        .or_else(|| config.map(|c| c.join("hookline").join("policy.toml")).filter(|p| p.is_file()));
-    let Some(path) = path else {
+    let Some(path) = args.policy.clone().or_else(hookline::paths::user_policy) else {
         return Ok(Policy::default());
     };
     let policy = Policy::load(&path)?;

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use hookline::cursor;
-use hookline::retention::{self, RetentionPolicy};
+use hookline::ingest::cursor;
+use hookline::ingest::retention::{self, RetentionPolicy};
 use hookline::units::parse_duration;
 
 use super::{Outcome, events_dir};

@@ -23,7 +23,7 @@
 //!
 //! Signal precedence is documented and enforced in [`precedence`]. The thresholds are in
 //! [`Policy`]; withheld verdicts go to the [`Journal`]. `docs/decide.md` has every rule by
-//! name, and the `hookline serve` protocol ([`protocol`]) for other languages.
+//! name, and the `hookline serve` protocol ([`crate::serve`]) for other languages.
 //!
 //! An orchestrator's loop: feed the decider every event, ask before acting.
 //!
@@ -31,10 +31,10 @@
 //! use std::time::Duration;
 //!
 //! use hookline::decide::{Action, Ask, Decider, Journal, PaneEvidence, Policy, Question};
+//! use hookline::ingest::reader::{Reader, ReaderConfig, Start};
+//! use hookline::ingest::watch::{WatchOptions, Watcher};
 //! use hookline::profile::{OverlayDirs, Profiles};
-//! use hookline::reader::{Reader, ReaderConfig, Start};
 //! use hookline::state::Tracker;
-//! use hookline::watch::{WatchOptions, Watcher};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let profiles = Profiles::load(&OverlayDirs::standard())?;
@@ -86,7 +86,6 @@ mod evidence;
 mod journal;
 pub mod policy;
 pub mod precedence;
-pub mod protocol;
 mod rules;
 mod verdict;
 

@@ -12,86 +12,11 @@
 //! always fresh and a splice that would produce invalid JSON is caught before anything is
 //! written.
 
-use std::fmt;
 use std::ops::Range;
 
 use serde_json::Value;
 
-/// Why a settings document cannot be edited. Positions are 1-based; columns count characters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DocError {
-    /// The bytes are not UTF-8.
-    NotUtf8 {
-        /// Line of the first invalid byte.
-        line: usize,
-        /// Column of the first invalid byte.
-        column: usize,
-    },
-    /// The text is not strict JSON.
-    Syntax {
-        /// Line of the error.
-        line: usize,
-        /// Column of the error.
-        column: usize,
-        /// serde_json's description, without its position.
-        message: String,
-    },
-    /// A value we must edit has the wrong type.
-    Shape {
-        /// The JSON path (`hooks.Stop`), or `the top level`.
-        json_path: String,
-        /// What it should be (`an array`).
-        expected: &'static str,
-        /// Line of the value.
-        line: usize,
-        /// Column of the value.
-        column: usize,
-    },
-    /// An object on the path we edit has the same key twice.
-    DuplicateKey {
-        /// The JSON path of the key.
-        json_path: String,
-        /// Line of the second occurrence.
-        line: usize,
-        /// Column of the second occurrence.
-        column: usize,
-    },
-    /// An edit produced invalid JSON (a bug in hookline; nothing was written).
-    Internal(String),
-}
-
-impl DocError {
-    /// How the user can fix the file.
-    pub fn fix(&self) -> &'static str {
-        match self {
-            DocError::NotUtf8 { .. } => "save the file as UTF-8",
-            DocError::Syntax { .. } => {
-                "settings files are strict JSON (no comments, no trailing commas): fix the file and run again"
-            }
-            DocError::Shape { .. } => "fix the value by hand (see the CLI's hooks documentation)",
-            DocError::DuplicateKey { .. } => "merge the two keys by hand",
-            DocError::Internal(_) => "please report this bug",
-        }
-    }
-}
-
-impl fmt::Display for DocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DocError::NotUtf8 { line, column } => write!(f, "{line}:{column}: not UTF-8"),
-            DocError::Syntax { line, column, message } => {
-                write!(f, "{line}:{column}: not valid JSON: {message}")
-            }
-            DocError::Shape { json_path, expected, line, column } => {
-                write!(f, "{line}:{column}: {json_path} is not {expected}")
-            }
-            DocError::DuplicateKey { json_path, line, column } => {
-                write!(f, "{line}:{column}: duplicate key {json_path}")
-            }
-            DocError::Internal(what) => write!(f, " internal error: {what}"),
-        }
-    }
-}
+pub use crate::error::DocError;
 
 /// A parsed value and where it is in the text.
 #[derive(Debug, Clone)]

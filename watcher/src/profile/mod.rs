@@ -848,12 +848,8 @@ pub struct OverlayDirs {
 impl OverlayDirs {
     /// The standard places, from the environment and the current directory.
     pub fn standard() -> OverlayDirs {
-        let config = std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
         OverlayDirs {
-            user: config.map(|c| c.join("hookline").join("profiles")),
+            user: crate::paths::user_profiles(),
             project: std::env::current_dir().ok().map(|d| d.join(".hookline").join("profiles")),
         }
     }

@@ -273,12 +273,12 @@ fn the_largest_event_the_relay_writes_is_read_back_not_quarantined() {
         .take(hookline::format::envelope::MAX_INPUT_BYTES)
         .collect();
     run_relay(&dir, &["--cli", "claude"], &input);
-    let listing = hookline::source::list(&dir).unwrap();
+    let listing = hookline::ingest::source::list(&dir).unwrap();
     assert_eq!(listing.events.len(), 1);
     let file = dir.join(listing.events[0].to_string());
     let size = fs::metadata(&file).unwrap().len();
-    assert!(size <= hookline::source::MAX_FILE_BYTES, "{size} bytes");
-    let envelope = hookline::source::read_event(&dir, &listing.events[0]).unwrap().unwrap();
+    assert!(size <= hookline::ingest::source::MAX_FILE_BYTES, "{size} bytes");
+    let envelope = hookline::ingest::source::read_event(&dir, &listing.events[0]).unwrap().unwrap();
     assert!(!envelope.truncated);
     assert_eq!(envelope.raw_encoding, Some(hookline::format::envelope::RawEncoding::Base64));
     assert!(envelope.raw_bytes().unwrap() == input, "every byte round-trips");

@@ -22,13 +22,13 @@ use std::time::Duration;
 
 use crate::Error;
 use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef};
-use crate::cursor::{Cursor, Position};
 use crate::format::envelope::Envelope;
 use crate::format::filename::EventFileName;
 use crate::format::store::EventsDir;
-use crate::mapping::map_envelope;
+use crate::ingest::cursor::{Cursor, Position};
+use crate::ingest::mapping::map_envelope;
+use crate::ingest::source::{self, DirId, LegacyName};
 use crate::profile::Profiles;
-use crate::source::{self, DirId, LegacyName};
 
 /// Where a reader starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -443,17 +443,9 @@ fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
 /// Reads every event present in a directory once, from the beginning (for one-shot commands
 /// such as `status`).
 pub fn read_all(config: ReaderConfig) -> Result<Vec<Event>, Error> {
-    let mut reader = Reader::open(ReaderConfig { start: Start::Beginning, ..config })?;
     let mut events = Vec::new();
-    loop {
-        let queued = reader.poll()?;
-        while let Some(event) = reader.next_event() {
-            events.push(event);
-        }
-        if queued == 0 && !reader.has_pending() {
-            return Ok(events);
-        }
-    }
+    crate::ingest::follow::replay(config, |event| events.push(event))?;
+    Ok(events)
 }
 
 /// Converts an envelope to an event without a directory (for tests and the demo).

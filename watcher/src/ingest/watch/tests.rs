@@ -1,12 +1,9 @@
 use std::fs;
 use std::path::Path;
 
-use serde_json::value::RawValue;
-
 use super::*;
-use crate::format::store::{EventsDir, WriteOptions, write_payload};
+use crate::ingest::reader::{ReaderConfig, Start};
 use crate::profile::Profiles;
-use crate::reader::{ReaderConfig, Start};
 
 fn write(dir: &Path, native: &str) {
     write_for(dir, native, "s", None);
@@ -14,10 +11,7 @@ fn write(dir: &Path, native: &str) {
 
 /// Writes an event the way the relay does, for a session and an orchestrator tag.
 fn write_for(dir: &Path, native: &str, session: &str, tag: Option<&str>) {
-    let payload = format!(r#"{{"session_id":"{session}","hook_event_name":"{native}"}}"#);
-    let payload = RawValue::from_string(payload).unwrap();
-    let events = EventsDir::create(dir).unwrap();
-    write_payload(&events, "claude", native, tag, &payload, &WriteOptions::default()).unwrap();
+    crate::testing::write_event(dir, native, session, tag);
 }
 
 fn cursor_watcher(dir: &Path) -> Watcher {

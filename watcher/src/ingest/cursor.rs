@@ -1,6 +1,8 @@
 //! Durable cursors: how far a named consumer has read an events directory.
 //!
-//! A cursor is `<events_dir>/.cursors/<name>.json`, written atomically. It holds the highest
+//! A cursor is `<events_dir>/.cursors/<name>.json`, written atomically and durably (the file
+//! synced before its rename, the directory after), so a position saved survives a crash of
+//! the machine, not only of the consumer. It holds the highest
 //! ordered `seq` delivered, the names of the unordered event files delivered (rare: written
 //! when the counter lock timed out) and, per legacy directory, the names of its files
 //! delivered. While a consumer has a cursor open it holds an exclusive lock on
@@ -22,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::format::store::EventsDir;
-use crate::fsutil::write_atomic;
-use crate::source::{self, DirId};
+use crate::fsutil::write_durable;
+use crate::ingest::source::{self, DirId};
 
 /// Sub-directory of an events directory holding the cursors.
 pub const CURSORS_DIR: &str = ".cursors";
@@ -161,10 +163,10 @@ impl Cursor {
         if std::fs::symlink_metadata(lock_path(&self.events_dir, name)).is_err() {
             relock()?;
         }
-        match write_atomic(path, &bytes, 0o600) {
+        match write_durable(path, &bytes, 0o600) {
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 relock()?;
-                write_atomic(path, &bytes, 0o600)
+                write_durable(path, &bytes, 0o600)
             }
             result => result,
         }

@@ -21,7 +21,8 @@ use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 use crate::Error;
 use crate::canonical::Event;
 use crate::format::filename::EventFileName;
-use crate::reader::{Notice, Reader};
+use crate::ingest::follow::{self, Delivery, FollowNotice, Sink, SinkError};
+use crate::ingest::reader::{Notice, Reader};
 
 /// How changes are noticed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,17 +313,11 @@ impl Watcher {
     }
 
     /// Calls `handle` for each event until it breaks, committing after each call returns.
-    pub fn run(&mut self, mut handle: impl FnMut(&Event) -> ControlFlow<()>) -> Result<(), Error> {
-        loop {
-            let Some(event) = self.next_timeout(Duration::from_secs(3600))? else {
-                continue;
-            };
-            let flow = handle(&event);
-            self.commit()?;
-            if flow.is_break() {
-                return Ok(());
-            }
-        }
+    pub fn run(&mut self, handle: impl FnMut(&Event) -> ControlFlow<()>) -> Result<(), Error> {
+        let mut sink = Callback { handle, notices: Vec::new() };
+        let ended = follow::follow(self, &mut sink, None, &|| false);
+        self.notices.extend(sink.notices);
+        ended.map(drop)
     }
 
     /// Moves the watcher to a thread that sends each event on a rendezvous channel and
@@ -332,16 +327,9 @@ impl Watcher {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::clone(&stop);
         let handle = thread::spawn(move || {
-            while !stopped.load(Ordering::Relaxed) {
-                let Some(event) = self.next_timeout(Duration::from_millis(200))? else {
-                    continue;
-                };
-                if tx.send(event).is_err() {
-                    break;
-                }
-                self.commit()?;
-            }
-            Ok(())
+            let mut sink = Channel(tx);
+            follow::follow(&mut self, &mut sink, None, &|| stopped.load(Ordering::Relaxed))
+                .map(drop)
         });
         Subscription { rx, stop, handle: Some(handle) }
     }
@@ -361,6 +349,39 @@ impl Watcher {
     pub fn mode(&self) -> Mode {
         self.options.mode
     }
+}
+
+/// The sink of [`Watcher::run`]: a callback, and the notices kept for the watcher.
+struct Callback<F> {
+    handle: F,
+    notices: Vec<Notice>,
+}
+
+impl<F: FnMut(&Event) -> ControlFlow<()>> Sink for Callback<F> {
+    fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
+        Ok(match (self.handle)(&event) {
+            ControlFlow::Continue(()) => Delivery::Delivered,
+            ControlFlow::Break(()) => Delivery::Last,
+        })
+    }
+
+    fn notice(&mut self, notice: FollowNotice) {
+        if let FollowNotice::Reader(notice) = notice {
+            self.notices.push(notice);
+        }
+    }
+}
+
+/// The sink of [`Watcher::spawn`]: a rendezvous channel; its notices are dropped, as nobody
+/// can ask the moved watcher for them.
+struct Channel(SyncSender<Event>);
+
+impl Sink for Channel {
+    fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
+        Ok(if self.0.send(event).is_ok() { Delivery::Delivered } else { Delivery::Closed })
+    }
+
+    fn notice(&mut self, _: FollowNotice) {}
 }
 
 fn is_ordered(event: &Event) -> bool {

@@ -12,9 +12,9 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use crate::Error;
-use crate::cursor;
 use crate::format::filename::EventFileName;
-use crate::source::{self, QUARANTINE_DIR};
+use crate::ingest::cursor;
+use crate::ingest::source::{self, QUARANTINE_DIR};
 
 /// How long files are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,8 +110,8 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cursor::Cursor;
     use crate::format::store::{EventsDir, WriteOptions};
+    use crate::ingest::cursor::Cursor;
 
     fn write_events(dir: &Path, n: usize) {
         let events = EventsDir::create(dir).unwrap();

@@ -1,0 +1,166 @@
+//! `hookline serve` itself: live events into the hub, request lines in, one reply line each
+//! out.
+//!
+//! A thread follows the events directory into the hub ([`follow`]). Requests are answered in
+//! order, at once, except a `next_event` that may wait: it is answered from a thread of its
+//! own, so that it delays no other request, and its reply comes after those of the requests
+//! sent meanwhile. At the end of the input the waits still running are answered before [`run`]
+//! returns.
+
+use std::fmt;
+use std::io::{self, BufRead, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+
+use serde_json::Value;
+
+use super::hub::Shared;
+use super::protocol::{MAX_LINE, Op, Reply, parse};
+use crate::canonical::Event;
+use crate::ingest::follow::{self, Delivery, FollowNotice, Sink, SinkError};
+use crate::ingest::watch::Watcher;
+
+/// The most `next_event` requests waiting at once (each holds a thread while it waits).
+pub const MAX_WAITING: usize = 64;
+
+/// What the server tells its operator (`hookline serve` prints it on stderr).
+#[derive(Debug)]
+pub enum Note {
+    /// A notice of the follow loop.
+    Follow(FollowNotice),
+    /// The journal could not be written.
+    Journal(String),
+    /// Events stopped arriving: every answer that depends on them is refused from now on.
+    WatcherStopped(crate::Error),
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::Follow(notice) => write!(f, "{notice}"),
+            Note::Journal(error) => write!(f, "journal: {error}"),
+            Note::WatcherStopped(error) => write!(f, "the watcher stopped: {error}"),
+        }
+    }
+}
+
+/// Serves until the end of `input`: `watcher`'s events go into the hub from a thread of its
+/// own, and each request line of `input` gets its reply line on `output`, flushed. `now` is
+/// the clock; `note` hears what the operator should know. A reader of `output` gone away (a
+/// broken pipe) ends it without error, and without waiting for the waits still running.
+pub fn run<W: Write + Send + 'static>(
+    shared: &Arc<Shared>,
+    mut watcher: Watcher,
+    input: impl BufRead,
+    output: W,
+    now: fn() -> u64,
+    note: impl Fn(Note) + Send + Sync + 'static,
+) -> io::Result<()> {
+    let note = Arc::new(note);
+    let stop = Arc::new(AtomicBool::new(false));
+    let feeder = {
+        let mut sink = Feed { shared: Arc::clone(shared), note: Arc::clone(&note) };
+        let stop = Arc::clone(&stop);
+        thread::spawn(move || {
+            let stopping = || stop.load(Ordering::Relaxed);
+            if let Err(e) = follow::follow(&mut watcher, &mut sink, None, &stopping) {
+                let why = e.to_string();
+                (sink.note)(Note::WatcherStopped(e));
+                sink.shared.fail(why);
+            }
+        })
+    };
+    let result = answer(shared, input, output, now, &*note);
+    stop.store(true, Ordering::Relaxed);
+    let _ = feeder.join();
+    result
+}
+
+/// Live events into the hub, which wakes the `next_event` waiters.
+struct Feed<N> {
+    shared: Arc<Shared>,
+    note: Arc<N>,
+}
+
+impl<N: Fn(Note)> Sink for Feed<N> {
+    fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
+        self.shared.apply(&event);
+        Ok(Delivery::Delivered)
+    }
+
+    fn notice(&mut self, notice: FollowNotice) {
+        (self.note)(Note::Follow(notice));
+    }
+}
+
+/// Answers the requests of `input` until its end.
+fn answer<W: Write + Send + 'static>(
+    shared: &Arc<Shared>,
+    mut input: impl BufRead,
+    output: W,
+    now: fn() -> u64,
+    note: &dyn Fn(Note),
+) -> io::Result<()> {
+    let out = Arc::new(Mutex::new(output));
+    let mut waiting: Vec<JoinHandle<()>> = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = (&mut input).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)?;
+        if read == 0 {
+            for wait in waiting {
+                let _ = wait.join();
+            }
+            return Ok(());
+        }
+        waiting.retain(|wait| !wait.is_finished());
+        let reply = if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
+            // Skip the rest of the oversized line.
+            let mut rest = Vec::new();
+            input.read_until(b'\n', &mut rest)?;
+            Reply::error(Value::Null, None, format!("request line longer than {MAX_LINE} bytes"))
+        } else {
+            match std::str::from_utf8(&line) {
+                Ok(text) if text.trim().is_empty() => continue,
+                Ok(text) => match parse(text.trim()) {
+                    Ok((id, request)) if request.may_wait() => {
+                        if waiting.len() >= MAX_WAITING {
+                            let error = format!(
+                                "{MAX_WAITING} next_event requests are already waiting; wait for \
+                                 one of their replies"
+                            );
+                            Reply::error(id, Some(Op::NextEvent), error)
+                        } else {
+                            let (shared, out) = (Arc::clone(shared), Arc::clone(&out));
+                            waiting.push(thread::spawn(move || {
+                                let reply = shared.reply(id, request, &now);
+                                // A client gone away is the main loop's business.
+                                let _ = send(&out, &reply);
+                            }));
+                            continue;
+                        }
+                    }
+                    Ok((id, request)) => shared.reply(id, request, &now),
+                    Err(refused) => refused,
+                },
+                Err(_) => Reply::error(Value::Null, None, "request line is not UTF-8".into()),
+            }
+        };
+        for error in shared.take_journal_errors() {
+            note(Note::Journal(error));
+        }
+        match send(&out, &reply) {
+            Ok(()) => {}
+            // Nobody reads the replies any more: the waits are not joined.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Writes one reply line, whole, and flushes it.
+fn send(out: &Mutex<impl Write>, reply: &Reply) -> io::Result<()> {
+    let mut out = out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    writeln!(out, "{}", reply.to_line()).and_then(|()| out.flush())
+}
