@@ -85,6 +85,18 @@ pub static GEMINI: NpmCli = NpmCli {
     program: Program::Bin,
 };
 
+/// `opencode-ai`, whose `bin/opencode.exe` its postinstall links to the native (Bun-compiled)
+/// binary of an optional platform package (`opencode-linux-x64`).
+pub static OPENCODE: NpmCli = NpmCli {
+    cli: "opencode",
+    package: "opencode-ai",
+    folder: "opencode",
+    default_version: "1.18.33",
+    env_version: "HOOKLINE_E2E_OPENCODE_VERSION",
+    bin: "opencode",
+    program: Program::Bin,
+};
+
 /// The version `env_var` names when it is set, else `default`. Panics on an invalid override.
 pub fn pinned(env_var: &str, default: &str) -> Version {
     match std::env::var(env_var) {
@@ -512,7 +524,7 @@ mod tests {
 
     #[test]
     fn the_pins_are_valid_versions() {
-        for cli in [&CODEX, &GEMINI, &crate::claude_install::CLAUDE] {
+        for cli in [&CODEX, &GEMINI, &OPENCODE, &crate::claude_install::CLAUDE] {
             assert_eq!(Version::lit(cli.default_version).to_string(), cli.default_version);
         }
     }

@@ -1,0 +1,239 @@
+//! OpenCode in a sandbox: its user config (`$XDG_CONFIG_HOME/opencode/opencode.json`) makes a
+//! provider `mock` of the Chat Completions mock ([`crate::mock_openai`]) through the bundled
+//! `@ai-sdk/openai-compatible`, with the model fetch, auto-update and default (npm) plugins
+//! off, so nothing but the mock is contacted; hookline's plugin
+//! (`profiles/opencode-plugin.js`) is written into the user plugin folder with the built relay's
+//! path, as `hookline install opencode` will.
+//!
+//! The plugin starts one small `sh` per OpenCode process, which outlives it by a moment to
+//! send `hookline.exit`; [`SentinelGuard`] ends any left when a test ends.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::agent_session::AgentSession;
+use crate::mock_openai;
+use crate::npm_install::Installed;
+
+/// A fake API key, sent as `Authorization: Bearer`.
+pub const FAKE_API_KEY: &str = "sk-hookline-e2e-not-a-real-key";
+/// The `provider/model` the config selects.
+pub const MODEL: &str = "mock/mock-model";
+/// On screen, in the footer, while the TUI is up (home and session screens).
+pub const READY: &str = "ctrl+p commands";
+/// On screen while the permission dialog is open.
+pub const APPROVAL_DIALOG: &str = "Permission required";
+/// The plugin's source; [`RELAY_PLACEHOLDER`] stands for the relay's path.
+pub const PLUGIN_SOURCE: &str = include_str!("../../profiles/opencode-plugin.js");
+/// What the plugin source says where the relay's path (a JSON string) goes.
+pub const RELAY_PLACEHOLDER: &str = "\"@HOOKLINE_RELAY@\"";
+/// `argv[0]` of the plugin's exit sentinel (`sh -c … hookline-opencode-exit <relay>`).
+pub const SENTINEL_NAME: &str = "hookline-opencode-exit";
+
+/// What OpenCode asks before running a shell command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bash {
+    /// Its default: runs without asking.
+    Allowed,
+    /// `"permission": {"bash": "ask"}`: the TUI shows a dialog, `opencode run` rejects it.
+    Ask,
+}
+
+/// The plugin as installed: [`PLUGIN_SOURCE`] with the relay's path.
+pub fn plugin_for(relay: &Path) -> String {
+    let path = Value::from(relay.to_str().expect("UTF-8 relay path")).to_string();
+    assert!(PLUGIN_SOURCE.contains(RELAY_PLACEHOLDER), "the plugin lost its relay placeholder");
+    PLUGIN_SOURCE.replace(RELAY_PLACEHOLDER, &path)
+}
+
+/// OpenCode's user config folder in a sandbox.
+pub fn config_dir(session: &AgentSession) -> PathBuf {
+    session.sandbox.home().join(".config").join("opencode")
+}
+
+/// The config the test writes: the mock provider, its model for both the session and titles,
+/// no sharing or auto-update, and what `bash` asks.
+pub fn test_config(base_url: &str, bash: Bash) -> Value {
+    let mut config = json!({
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": false,
+        "share": "disabled",
+        "model": MODEL,
+        "small_model": MODEL,
+        "provider": {
+            "mock": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Mock",
+                "options": {"baseURL": base_url, "apiKey": FAKE_API_KEY},
+                "models": {"mock-model": {"name": "Mock Model", "tool_call": true}},
+            },
+        },
+    });
+    if bash == Bash::Ask {
+        config["permission"] = json!({"bash": "ask"});
+    }
+    config
+}
+
+/// Starts the mock, builds the sandbox, writes the config and `git init`s the project;
+/// installs no plugin.
+pub fn new_session(installed: &Installed, scenario: &str, bash: Bash) -> AgentSession {
+    let api = mock_openai::start().unwrap_or_else(|e| panic!("[opencode {scenario}] mock: {e}"));
+    let base_url = format!("{}/v1", api.base_url());
+    let mut session = AgentSession::new(installed, scenario, api);
+    for (key, value) in [
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+        ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1"),
+        ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+    ] {
+        session.sandbox.set_env(key, value);
+    }
+    let dir = config_dir(&session);
+    let path = dir.join("opencode.json");
+    let text = serde_json::to_string_pretty(&test_config(&base_url, bash)).expect("json");
+    fs::create_dir_all(&dir)
+        .and_then(|()| fs::write(&path, text + "\n"))
+        .unwrap_or_else(|e| session.fail(&format!("{}: {e}", path.display())));
+    let project = session.sandbox.project();
+    let output = Command::new("git")
+        .args(["init", "-q"])
+        .arg(&project)
+        .output()
+        .unwrap_or_else(|e| session.fail(&format!("cannot run git: {e}")));
+    if !output.status.success() {
+        session.fail(&format!("git init failed: {}", String::from_utf8_lossy(&output.stderr)));
+    }
+    session
+}
+
+/// Writes hookline's plugin, for the built relay, into OpenCode's user plugin folder.
+pub fn install_plugin(session: &AgentSession) -> PathBuf {
+    let dir = config_dir(session).join("plugins");
+    let path = dir.join("hookline.js");
+    fs::create_dir_all(&dir)
+        .and_then(|()| fs::write(&path, plugin_for(&crate::binaries::relay())))
+        .unwrap_or_else(|e| session.fail(&format!("{}: {e}", path.display())));
+    path
+}
+
+/// The plugin's exit sentinels that run with `HOOKLINE_TAG=<tag>`, by pid.
+pub fn sentinels(tag: &str) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let wanted = format!("HOOKLINE_TAG={tag}");
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let cmdline = fs::read(entry.path().join("cmdline")).ok()?;
+            let is_sentinel = cmdline.split(|b| *b == 0).any(|w| w == SENTINEL_NAME.as_bytes());
+            let environ = fs::read(entry.path().join("environ")).ok()?;
+            let ours = environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes());
+            (is_sentinel && ours).then_some(pid)
+        })
+        .collect()
+}
+
+/// Ends the plugin's exit sentinels of a session when dropped: after a passing test they are
+/// gone already (each ends once OpenCode has), after a failing one OpenCode may still be up.
+pub struct SentinelGuard {
+    tag: String,
+}
+
+impl SentinelGuard {
+    /// Guards the sentinels of `session`'s tag.
+    pub fn new(session: &AgentSession) -> SentinelGuard {
+        SentinelGuard { tag: session.tag.clone() }
+    }
+}
+
+impl Drop for SentinelGuard {
+    fn drop(&mut self) {
+        for pid in sentinels(&self.tag) {
+            let _ = Command::new("kill").arg("-TERM").arg(pid.to_string()).status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !sentinels(&self.tag).is_empty() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hookline::canonical::{Kind, SourceRef};
+    use hookline::mapping::map_envelope;
+    use hookline::profile::Profiles;
+    use hookline_relay::envelope::Envelope;
+
+    use super::*;
+
+    const FIXTURES: &str =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../watcher/tests/fixtures/opencode/1.18.33");
+
+    #[test]
+    fn the_profile_parses_strictly() {
+        let file = crate::npm_install::workspace_root().join("profiles/opencode.toml");
+        let profile = Profiles::check_file(&file).unwrap();
+        assert_eq!(profile.name, "opencode");
+        assert!(profile.is_input_ready("stop"));
+    }
+
+    #[test]
+    fn the_plugin_is_written_with_the_relay_path_as_a_json_string() {
+        let plugin = plugin_for(Path::new("/opt/hook \"line\"/hookline-relay"));
+        assert!(plugin.contains(r#"const RELAY = "/opt/hook \"line\"/hookline-relay";"#));
+        assert!(!plugin.contains(RELAY_PLACEHOLDER));
+    }
+
+    #[test]
+    fn every_captured_payload_maps_to_the_canonical_event_the_profile_promises() {
+        let profiles = crate::agent_session::profiles_for("opencode").unwrap();
+        let expected = [
+            ("session.created.json", "session_start"),
+            ("chat.message.json", "turn_start"),
+            ("tool.execute.before.json", "tool_start"),
+            ("tool.execute.after.json", "tool_end"),
+            ("permission.asked.json", "permission_request"),
+            ("permission.replied-once.json", "notification"),
+            ("permission.replied-reject.json", "notification"),
+            ("session.idle.json", "stop"),
+            ("hookline.exit.json", "session_end"),
+        ];
+        let mut files: Vec<String> = fs::read_dir(FIXTURES)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        files.sort();
+        let mut covered: Vec<&str> = expected.iter().map(|(f, _)| *f).collect();
+        covered.sort();
+        assert_eq!(files, covered, "every fixture has an expectation");
+        for (file, kind) in expected {
+            let text = fs::read_to_string(Path::new(FIXTURES).join(file)).unwrap();
+            let payload: Value = serde_json::from_str(&text).unwrap();
+            let native = payload["type"].as_str().unwrap();
+            let envelope = Envelope::built("opencode", Some(native.to_owned()), payload.clone());
+            let source =
+                SourceRef { dir: FIXTURES.into(), seq: 1, file: file.into(), legacy: false };
+            let event = map_envelope(&profiles, &envelope, source);
+            assert_eq!(event.kind.name(), kind, "{file}: rule {}", event.rule);
+            let session = payload["properties"]["sessionID"].as_str();
+            let session = session.or(payload["input"]["sessionID"].as_str()).unwrap();
+            assert_eq!(event.session_id.as_deref(), Some(session), "{file}");
+            if let Kind::Notification { message, .. } = &event.kind {
+                assert_eq!(message.as_deref(), payload["properties"]["reply"].as_str(), "{file}");
+            }
+            if let Kind::ToolStart { tool } | Kind::ToolEnd { tool, .. } = &event.kind {
+                assert_eq!(tool.as_deref(), Some("bash"), "{file}");
+            }
+        }
+    }
+}
