@@ -1,4 +1,4 @@
-//! One run of Codex CLI, Gemini CLI or OpenCode in a sandbox, against a mock API, with the relay
+//! One run of Codex CLI, Gemini CLI, OpenCode or Copilot CLI in a sandbox, against a mock API, with the relay
 //! registered by `hookline install`: the harness their scenarios are written with.
 //!
 //! A scenario is a table of [`Step`]s ([`crate::scenario`]), as in the Claude Code suite: each
@@ -426,10 +426,14 @@ impl AgentSession {
                 self.fail(&format!("step {step:?}: the screen shows {failure:?}"));
             }
         }
+        // Copilot's camelCase payloads carry no event name, except `notification`'s
+        // `hook_event_name: "Notification"`: the relay is told the name with `--event`.
+        let event_fields: &[&str] =
+            if self.cli == "copilot" { &[] } else { &["hook_event_name", "type"] };
         let rules = EnvelopeRules {
             cli: self.cli,
             tag: &self.tag,
-            event_fields: &["hook_event_name", "type"],
+            event_fields,
             host_session_always: false,
         };
         harness::check_relay_log(&self.sandbox)

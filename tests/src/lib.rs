@@ -2,7 +2,7 @@
 //!
 //! Installing and running the CLIs:
 //! * [`npm_install`]: installs pinned versions of an agent CLI from npm into a reusable cache
-//!   (Codex, Gemini CLI and OpenCode are defined there).
+//!   (Codex, Gemini CLI, OpenCode and Copilot CLI are defined there).
 //! * [`claude_install`]: Claude Code's package and its two pinned versions.
 //! * [`tmux`]: an isolated tmux server per test, to drive a TUI like a person.
 //! * [`sandbox`]: a throwaway `HOME` and project with the CLI's first-run state pre-written.
@@ -32,6 +32,8 @@
 //!   library's reader.
 //! * [`codex`], [`gemini`]: each CLI's sandbox setup (config, mock, first-run answers) and its
 //!   registration by `hookline install`.
+//! * [`copilot`]: Copilot CLI's sandbox setup (its offline BYOK provider, folder trust) and
+//!   its registration by `hookline install`.
 //! * [`opencode`]: OpenCode's sandbox setup (config with the mock provider) and hookline's
 //!   plugin, written by the test until `hookline install opencode` exists.
 
@@ -40,6 +42,7 @@ pub mod binaries;
 pub mod claude_hooks;
 pub mod claude_install;
 pub mod codex;
+pub mod copilot;
 pub mod events;
 pub mod follow;
 pub mod gemini;

@@ -97,6 +97,19 @@ pub static OPENCODE: NpmCli = NpmCli {
     program: Program::Bin,
 };
 
+/// `@github/copilot`, whose Node loader runs a native binary from an optional platform package
+/// (`@github/copilot-linux-x64`); on first run that binary unpacks its JavaScript into
+/// `$COPILOT_CACHE_HOME/pkg/` (else `~/.cache/copilot/pkg/`), about 235 MB.
+pub static COPILOT: NpmCli = NpmCli {
+    cli: "copilot",
+    package: "@github/copilot",
+    folder: "copilot",
+    default_version: "1.0.102",
+    env_version: "HOOKLINE_E2E_COPILOT_VERSION",
+    bin: "copilot",
+    program: Program::Bin,
+};
+
 /// The version `env_var` names when it is set, else `default`. Panics on an invalid override.
 pub fn pinned(env_var: &str, default: &str) -> Version {
     match std::env::var(env_var) {
@@ -277,7 +290,7 @@ impl NpmCli {
     /// Runs `<program> --version` (with a throwaway `HOME`, each CLI's own home in it and
     /// auto-update off, so no user state is read or written) and requires the first word it
     /// prints that is a version number (`2.1.332 (Claude Code)`, `codex-cli 0.171.0`,
-    /// `0.61.0`) to be `expected`.
+    /// `0.61.0`, `GitHub Copilot CLI 1.0.102.`) to be `expected`.
     fn check_version(&'static self, binary: &Path, expected: Version) -> Result<(), InstallError> {
         let wrong = |output: String| InstallError::WrongVersion {
             binary: binary.to_owned(),
@@ -291,10 +304,15 @@ impl NpmCli {
             .env("HOME", home.path())
             .env("CODEX_HOME", home.path().join(".codex"))
             .env("GEMINI_CLI_HOME", home.path())
+            .env("COPILOT_HOME", home.path().join(".copilot"))
+            .env("COPILOT_AUTO_UPDATE", "false")
             .env("DISABLE_AUTOUPDATER", "1");
         let output = output_within(command, VERSION_TIMEOUT).map_err(wrong)?;
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        let reported = text.split_whitespace().find_map(|word| word.parse::<Version>().ok());
+        // Copilot ends its sentence: `GitHub Copilot CLI 1.0.102.`
+        let reported = text
+            .split_whitespace()
+            .find_map(|word| word.trim_end_matches('.').parse::<Version>().ok());
         if output.status.success() && reported == Some(expected) {
             Ok(())
         } else {
@@ -524,7 +542,7 @@ mod tests {
 
     #[test]
     fn the_pins_are_valid_versions() {
-        for cli in [&CODEX, &GEMINI, &OPENCODE, &crate::claude_install::CLAUDE] {
+        for cli in [&CODEX, &GEMINI, &OPENCODE, &COPILOT, &crate::claude_install::CLAUDE] {
             assert_eq!(Version::lit(cli.default_version).to_string(), cli.default_version);
         }
     }
