@@ -488,7 +488,7 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> InstallError + '_ {
 }
 
 /// Writes a file by temp file, sync and rename, so a reader sees all of it or none.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io_err(dir))?;
     temp.write_all(bytes).map_err(io_err(temp.path()))?;

@@ -5,12 +5,17 @@
 //! (`profiles/opencode-plugin.js`) is written into the user plugin folder with the built relay's
 //! path, as `hookline install opencode` will.
 //!
+//! At startup OpenCode installs `@opencode-ai/plugin` into every config folder it reads (an
+//! `npm install` there, about 8 s, before it loads plugins). The suite does that once per
+//! version into the cache ([`config_seed`]) and copies the result into each sandbox, which
+//! OpenCode then finds up to date.
+//!
 //! The plugin starts one small `sh` per OpenCode process, which outlives it by a moment to
 //! send `hookline.exit`; [`SentinelGuard`] ends any left when a test ends.
 
-use std::fs;
+use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -95,6 +100,16 @@ pub fn new_session(installed: &Installed, scenario: &str, bash: Bash) -> AgentSe
         session.sandbox.set_env(key, value);
     }
     let dir = config_dir(&session);
+    let seed = config_seed(installed).unwrap_or_else(|e| session.fail(&e));
+    fs::create_dir_all(&dir).unwrap_or_else(|e| session.fail(&format!("{}: {e}", dir.display())));
+    let copied = Command::new("cp")
+        .arg("-a")
+        .args(SEED_FILES.iter().map(|f| seed.join(f)))
+        .arg(&dir)
+        .status();
+    if !copied.is_ok_and(|s| s.success()) {
+        session.fail(&format!("cannot copy {} into {}", seed.display(), dir.display()));
+    }
     let path = dir.join("opencode.json");
     let text = serde_json::to_string_pretty(&test_config(&base_url, bash)).expect("json");
     fs::create_dir_all(&dir)
@@ -110,6 +125,64 @@ pub fn new_session(installed: &Installed, scenario: &str, bash: Bash) -> AgentSe
         session.fail(&format!("git init failed: {}", String::from_utf8_lossy(&output.stderr)));
     }
     session
+}
+
+/// What [`config_seed`] holds and each sandbox's config folder gets a copy of.
+const SEED_FILES: [&str; 3] = ["package.json", "package-lock.json", "node_modules"];
+
+/// The dependencies OpenCode installs into a config folder, installed once into
+/// `<install>/config-seed/` with npm (`{"dependencies": {"@opencode-ai/plugin": "<version>"}}`,
+/// the `package.json` OpenCode writes), and stamped complete like the CLI's own install.
+pub fn config_seed(installed: &Installed) -> Result<PathBuf, String> {
+    let dir = installed.dir.join("config-seed");
+    let stamp = dir.join(crate::npm_install::STAMP_FILE);
+    let expected = format!("@opencode-ai/plugin@{}\n", installed.version);
+    let lock_path = installed.dir.join("config-seed.lock");
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("{}: {e}", lock_path.display()))?;
+    lock.lock().map_err(|e| format!("{}: {e}", lock_path.display()))?;
+    if fs::read_to_string(&stamp).is_ok_and(|s| s == expected) {
+        return Ok(dir);
+    }
+    if dir.exists() {
+        fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let manifest = json!({"dependencies": {"@opencode-ai/plugin": installed.version.to_string()}});
+    let path = dir.join("package.json");
+    fs::write(&path, format!("{manifest:#}\n")).map_err(|e| format!("{}: {e}", path.display()))?;
+    let log_path = dir.join("npm-install.log");
+    let log = fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log_err = log.try_clone().map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let status = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=warn"])
+        .args([
+            "--fetch-retries=1",
+            "--fetch-retry-mintimeout=2000",
+            "--fetch-retry-maxtimeout=5000",
+        ])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .status()
+        .map_err(|e| format!("cannot run npm ({e}) to install OpenCode's config dependencies"))?;
+    if !status.success() {
+        let text = fs::read_to_string(&log_path).unwrap_or_default();
+        return Err(format!(
+            "npm install @opencode-ai/plugin@{} failed ({status}); the OpenCode suite needs the \
+             npm registry the first time a version is installed into the cache, it does not \
+             skip. npm log {}:\n{text}",
+            installed.version,
+            log_path.display()
+        ));
+    }
+    crate::npm_install::write_atomically(&stamp, expected.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(dir)
 }
 
 /// Writes hookline's plugin, for the built relay, into OpenCode's user plugin folder.
