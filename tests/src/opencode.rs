@@ -1,7 +1,7 @@
 //! OpenCode in a sandbox: its user config (`$XDG_CONFIG_HOME/opencode/opencode.json`) makes a
 //! provider `mock` of the Chat Completions mock ([`crate::mock_openai`]) through the bundled
 //! `@ai-sdk/openai-compatible`, with the model fetch, auto-update and default (npm) plugins
-//! off, so nothing but the mock is contacted; hookline's plugin
+//! off; hookline's plugin
 //! (`profiles/opencode-plugin.js`) is written into the user plugin folder with the built relay's
 //! path, as `hookline install opencode` will.
 //!

@@ -1,5 +1,6 @@
 //! The Copilot TUI, driven in tmux: a prompt asking for a shell command, the approval dialog,
-//! approved (Enter, "1. Yes") or denied (Escape), then `/exit`.
+//! approved (Enter, "1. Yes"), denied (Escape) or denied with a reason ("2. No, and tell
+//! Copilot what to do differently"), then `/exit`.
 //!
 //! Copilot fires nothing at launch (`sessionStart` comes with the first prompt),
 //! `notification` (`permission_prompt`) as the dialog is drawn, nothing at all when the dialog
@@ -87,6 +88,35 @@ pub fn denied(installed: &Installed) {
         step("deny with Escape", Action::Press("Escape"), "waiting_on_human(permission)")
             .then_quiet_for(Duration::from_secs(3))
             .then_shown("Confirmation cancelled"),
+        exit(),
+    ]);
+    finish(&session);
+    if out.exists() {
+        session.fail("the denied command ran: denied.txt exists");
+    }
+    session.save_report();
+}
+
+/// Deny with "2. No, and tell Copilot what to do differently" and a reason: the call is
+/// rejected (no tool end fires), the model gets the reason and the turn goes on to its end:
+/// `agentStop`, idle with one input slot.
+pub fn denied_with_feedback(installed: &Installed) {
+    let mut session = copilot::new_session(installed, "denied-feedback");
+    copilot::install_hooks(&session);
+    let out = session.sandbox.project().join("denied.txt");
+    session.launch_tui(&[]);
+    session.run(&up_to_the_dialog(&out));
+    session.run(&[
+        step(
+            "select 2. No, and tell Copilot",
+            Action::Press("Down"),
+            "waiting_on_human(permission)",
+        )
+        .then_quiet_for(Duration::from_secs(1)),
+        step("type the reason", Action::Type("do not write that file".into()), "idle")
+            .expect([native("agentStop", "stop").state("idle")])
+            .then_shown("The user rejected this tool call")
+            .input(Input::Once),
         exit(),
     ]);
     finish(&session);

@@ -44,6 +44,11 @@ fn interactive_denied_with_escape() {
 }
 
 #[test]
+fn interactive_denied_with_a_reason() {
+    interactive::denied_with_feedback(&installed());
+}
+
+#[test]
 fn headless_prompt_with_all_tools_allowed_runs_the_command() {
     headless::run(&installed(), headless::Case::AllowAll);
 }
