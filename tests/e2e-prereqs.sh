@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Prerequisites of the end-to-end suites against the real Claude Code, Codex CLI and Gemini CLI
-# (tests/tests/e2e_claude, e2e_codex, e2e_gemini): tmux, Node.js and npm, git, each installed with
-# apt-get when missing. The CLIs themselves are installed by the suites from the npm registry into
+# Prerequisites of the end-to-end suites against the real Claude Code, Codex CLI, Gemini CLI,
+# OpenCode and Copilot CLI (tests/tests/e2e_claude, e2e_codex, e2e_gemini, e2e_opencode,
+# e2e_copilot): tmux, Node.js and npm, git, each installed with apt-get when missing. The CLIs themselves are installed by the suites from the npm registry into
 # their cache on first use (tests/src/claude_install.rs, tests/src/npm_install.rs).
 #
 # Usage: bash tests/e2e-prereqs.sh   (idempotent; root or sudo is needed only to install)

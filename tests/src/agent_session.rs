@@ -1,4 +1,4 @@
-//! One run of Codex CLI or Gemini CLI in a sandbox, against a mock API, with the relay
+//! One run of Codex CLI, Gemini CLI, OpenCode or Copilot CLI in a sandbox, against a mock API, with the relay
 //! registered by `hookline install`: the harness their scenarios are written with.
 //!
 //! A scenario is a table of [`Step`]s ([`crate::scenario`]), as in the Claude Code suite: each
@@ -54,6 +54,18 @@ pub const fn native(event: &'static str, canonical: &'static str) -> Expect {
 /// refused after it unless [`Step::input`] says otherwise.
 pub fn step(name: &'static str, action: Action, state: &'static str) -> Step {
     Step::new(name, action).within(Duration::from_secs(20)).state(state).input(Input::Refused(""))
+}
+
+/// The shipped profiles, plus `profiles/<cli>.toml` of the workspace as an overlay when no
+/// shipped profile has that name yet (a profile written before it is embedded: OpenCode's).
+pub fn profiles_for(cli: &str) -> Result<Profiles, hookline::profile::ProfileError> {
+    let mut profiles = Profiles::shipped()?;
+    if profiles.get(cli).is_none() {
+        let file =
+            crate::npm_install::workspace_root().join("profiles").join(format!("{cli}.toml"));
+        profiles.overlay_file(&file)?;
+    }
+    Ok(profiles)
 }
 
 /// One event as a step saw it.
@@ -129,7 +141,7 @@ impl AgentSession {
         path.push(":");
         path.push(std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()));
         let sandbox = Sandbox::for_cli(&tag, vec![("PATH".into(), path)]);
-        let profiles = Profiles::shipped()
+        let profiles = profiles_for(cli)
             .unwrap_or_else(|e| panic!("[{label}] the shipped profiles do not load: {e}"));
         let config = ReaderConfig::new(sandbox.events_dir(), Start::Beginning, profiles.clone());
         let reader =
@@ -414,10 +426,14 @@ impl AgentSession {
                 self.fail(&format!("step {step:?}: the screen shows {failure:?}"));
             }
         }
+        // Copilot's camelCase payloads carry no event name, except `notification`'s
+        // `hook_event_name: "Notification"`: the relay is told the name with `--event`.
+        let event_fields: &[&str] =
+            if self.cli == "copilot" { &[] } else { &["hook_event_name", "type"] };
         let rules = EnvelopeRules {
             cli: self.cli,
             tag: &self.tag,
-            event_fields: &["hook_event_name", "type"],
+            event_fields,
             host_session_always: false,
         };
         harness::check_relay_log(&self.sandbox)

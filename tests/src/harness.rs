@@ -145,7 +145,9 @@ pub struct EnvelopeRules<'a> {
     /// The sandbox's `HOOKLINE_TAG`.
     pub tag: &'a str,
     /// The payload fields that may name the event, first found first: `hook_event_name`, and
-    /// `type` for Codex's legacy `notify` payload.
+    /// `type` for Codex's legacy `notify` payload. Empty for a CLI whose payloads do not name
+    /// their event (Copilot's camelCase hooks: the relay is told with `--event`), which skips
+    /// the check.
     pub event_fields: &'a [&'a str],
     /// Whether `host_session_id` must be the payload's `session_id` even where either is
     /// missing (Claude Code gives its hooks the session in their environment); else only a
@@ -166,7 +168,7 @@ pub fn check_envelopes(events: &[Event], rules: &EnvelopeRules<'_>) -> Result<()
             Some("has the wrong cli")
         } else if envelope.tag.as_deref() != Some(rules.tag) {
             Some("lacks the HOOKLINE_TAG of the sandbox")
-        } else if named != envelope.event.as_deref() {
+        } else if !rules.event_fields.is_empty() && named != envelope.event.as_deref() {
             Some("names another event than its payload")
         } else if (rules.host_session_always || host.is_some()) && host != event.field("session_id")
         {

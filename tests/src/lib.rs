@@ -2,7 +2,7 @@
 //!
 //! Installing and running the CLIs:
 //! * [`npm_install`]: installs pinned versions of an agent CLI from npm into a reusable cache
-//!   (Codex and Gemini CLI are defined there).
+//!   (Codex, Gemini CLI, OpenCode and Copilot CLI are defined there).
 //! * [`claude_install`]: Claude Code's package and its two pinned versions.
 //! * [`tmux`]: an isolated tmux server per test, to drive a TUI like a person.
 //! * [`sandbox`]: a throwaway `HOME` and project with the CLI's first-run state pre-written.
@@ -13,7 +13,8 @@
 //! The model APIs, mocked on 127.0.0.1:
 //! * [`mock_http`]: the small HTTP server under all three mocks.
 //! * [`mock_api`]: a scripted mock of the Anthropic Messages API, for Claude Code.
-//! * [`mock_openai`]: a scripted mock of the OpenAI Responses API, for Codex.
+//! * [`mock_openai`]: a scripted mock of the OpenAI Responses API, for Codex, and of the Chat
+//!   Completions API, for OpenCode.
 //! * [`mock_gemini`]: a scripted mock of the Gemini API, for Gemini CLI.
 //!
 //! What hookline makes of a run:
@@ -27,16 +28,21 @@
 //! * [`session`]: the Claude Code harness, following the run with `hookline watch`.
 //! * [`claude_hooks`]: which hook events a Claude Code version knows, and what `hookline
 //!   install` registered.
-//! * [`agent_session`]: the Codex and Gemini harness, following the run with the library's
-//!   reader.
+//! * [`agent_session`]: the Codex, Gemini and OpenCode harness, following the run with the
+//!   library's reader.
 //! * [`codex`], [`gemini`]: each CLI's sandbox setup (config, mock, first-run answers) and its
 //!   registration by `hookline install`.
+//! * [`copilot`]: Copilot CLI's sandbox setup (its offline BYOK provider, folder trust) and
+//!   its registration by `hookline install`.
+//! * [`opencode`]: OpenCode's sandbox setup (config with the mock provider) and hookline's
+//!   plugin, written by the test until `hookline install opencode` exists.
 
 pub mod agent_session;
 pub mod binaries;
 pub mod claude_hooks;
 pub mod claude_install;
 pub mod codex;
+pub mod copilot;
 pub mod events;
 pub mod follow;
 pub mod gemini;
@@ -47,6 +53,7 @@ pub mod mock_gemini;
 pub mod mock_http;
 pub mod mock_openai;
 pub mod npm_install;
+pub mod opencode;
 pub mod process;
 pub mod sandbox;
 pub mod scenario;

@@ -1,5 +1,6 @@
 //! A scripted mock of the OpenAI Responses API (`POST /v1/responses`, server-sent events) on
-//! 127.0.0.1, so the real Codex CLI runs offline.
+//! 127.0.0.1, so the real Codex CLI runs offline; and of the Chat Completions API
+//! (`POST /v1/chat/completions`, [`ChatReply`]), for OpenCode's OpenAI-compatible provider.
 //!
 //! Codex 0.171 calls only `POST {base_url}/responses`, always with `"stream": true`. Replies are
 //! decided from the request alone ([`Reply::for_request`]):
@@ -14,7 +15,20 @@
 //! | anything else | text `ok` |
 //!
 //! Codex reports the wire tool `exec_command {cmd}` to hooks as `tool_name: "Bash"`,
-//! `tool_input: {command}`. Anything but `POST /v1/responses` answers 404 and is printed.
+//! `tool_input: {command}`.
+//!
+//! OpenCode 1.18 (provider `@ai-sdk/openai-compatible`) calls only `POST
+//! {baseURL}/chat/completions`, with `"stream": true`; replies are decided by
+//! [`ChatReply::for_request`]:
+//!
+//! | request | reply |
+//! |---|---|
+//! | no `tools` (the session-title side request; its prompt quotes the user's) | text `Mock title` |
+//! | the last message is a `tool` result | text `done` |
+//! | the last user text contains `RUNBASH: <cmd>` | a `bash` tool call `{command, description}` |
+//! | anything else | text `ok` |
+//!
+//! Anything but these two paths answers 404 and is printed.
 
 use serde_json::{Value, json};
 
@@ -31,6 +45,7 @@ const COMPACTION: &str = "You are performing a CONTEXT CHECKPOINT COMPACTION";
 pub fn start() -> std::io::Result<MockServer> {
     MockServer::start("mock-openai", |request| match (request.method, request.path) {
         ("POST", "/v1/responses") => answer(request),
+        ("POST", "/v1/chat/completions") => chat_answer(request),
         _ => Answer::not_found(&json!({"error": {"message": "not mocked", "type": "not_found"}})),
     })
 }
@@ -40,6 +55,17 @@ fn answer(request: &Request<'_>) -> Answer {
     let reply = Reply::for_request(body);
     let model = body["model"].as_str().unwrap_or("gpt-mock");
     Answer::sse(reply.sse(model, request.id), reply.describe())
+}
+
+fn chat_answer(request: &Request<'_>) -> Answer {
+    let body = request.body.unwrap_or(&Value::Null);
+    let reply = ChatReply::for_request(body);
+    let model = body["model"].as_str().unwrap_or("mock-model");
+    if body["stream"] == true {
+        Answer::sse(reply.sse(model, request.id), reply.describe())
+    } else {
+        Answer::json(&reply.completion(model, request.id), reply.describe())
+    }
 }
 
 /// What the mock answers to one request.
@@ -183,6 +209,128 @@ impl Reply {
     }
 }
 
+/// What the Chat Completions mock answers to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatReply {
+    /// Assistant text ending the turn.
+    Text(String),
+    /// A call of OpenCode's `bash` tool running this command.
+    Bash(String),
+}
+
+impl ChatReply {
+    /// Decides the reply from the request body (see the module table).
+    pub fn for_request(body: &Value) -> ChatReply {
+        if body["tools"].as_array().is_none_or(Vec::is_empty) {
+            return ChatReply::Text("Mock title".into());
+        }
+        let messages = body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+        if messages.last().is_some_and(|m| m["role"] == "tool") {
+            return ChatReply::Text("done".into());
+        }
+        let last_user_text = messages
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .map(|m| texts(&m["content"]))
+            .unwrap_or_default();
+        for text in &last_user_text {
+            if let Some(cmd) = marked_command(text, RUNBASH) {
+                return ChatReply::Bash(cmd);
+            }
+        }
+        ChatReply::Text("ok".into())
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            ChatReply::Text(text) => format!("text {text:?}"),
+            ChatReply::Bash(cmd) => format!("bash {cmd:?}"),
+        }
+    }
+
+    fn arguments(cmd: &str) -> String {
+        json!({"command": cmd, "description": "Run the requested command"}).to_string()
+    }
+
+    fn chunk(model: &str, id: u64, delta: Value, finish: Option<&str>) -> Value {
+        json!({
+            "id": format!("chatcmpl-mock-{id:08x}"),
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+    }
+
+    /// The reply as the server-sent events of one streamed completion, ending with the usage
+    /// chunk and `[DONE]`.
+    pub fn sse(&self, model: &str, id: u64) -> String {
+        let chunks = match self {
+            ChatReply::Text(text) => vec![
+                ChatReply::chunk(model, id, json!({"role": "assistant", "content": text}), None),
+                ChatReply::chunk(model, id, json!({}), Some("stop")),
+            ],
+            ChatReply::Bash(cmd) => vec![
+                ChatReply::chunk(
+                    model,
+                    id,
+                    json!({"role": "assistant", "content": null, "tool_calls": [{
+                        "index": 0,
+                        "id": format!("call_mock_{id:08x}"),
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": ""},
+                    }]}),
+                    None,
+                ),
+                ChatReply::chunk(
+                    model,
+                    id,
+                    json!({"tool_calls": [{
+                        "index": 0,
+                        "function": {"arguments": ChatReply::arguments(cmd)},
+                    }]}),
+                    None,
+                ),
+                ChatReply::chunk(model, id, json!({}), Some("tool_calls")),
+            ],
+        };
+        let usage = json!({
+            "id": format!("chatcmpl-mock-{id:08x}"),
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+        });
+        let mut text: String =
+            chunks.iter().chain([&usage]).map(|data| format!("data: {data}\n\n")).collect();
+        text.push_str("data: [DONE]\n\n");
+        text
+    }
+
+    /// The reply as one complete (not streamed) completion.
+    pub fn completion(&self, model: &str, id: u64) -> Value {
+        let message = match self {
+            ChatReply::Text(text) => json!({"role": "assistant", "content": text}),
+            ChatReply::Bash(cmd) => json!({"role": "assistant", "content": null, "tool_calls": [{
+                "id": format!("call_mock_{id:08x}"),
+                "type": "function",
+                "function": {"name": "bash", "arguments": ChatReply::arguments(cmd)},
+            }]}),
+        };
+        let finish = if matches!(self, ChatReply::Bash(_)) { "tool_calls" } else { "stop" };
+        json!({
+            "id": format!("chatcmpl-mock-{id:08x}"),
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+        })
+    }
+}
+
 /// The texts of a message's `content` (a string, or `input_text` parts).
 fn texts(content: &Value) -> Vec<String> {
     match content {
@@ -271,6 +419,54 @@ mod tests {
             Reply::Exec { cmd: "ls -l".into(), escalated: false }
         );
         assert_eq!(Reply::for_request(&json!({"input": [user("hi")]})), Reply::Text("ok".into()));
+    }
+
+    #[test]
+    fn a_runbash_chat_prompt_streams_a_bash_tool_call_and_its_result_gets_text() {
+        let server = start().unwrap();
+        let tools = json!([{"type": "function", "function": {"name": "bash"}}]);
+        let body = json!({"model": "mock-model", "stream": true, "tools": tools, "messages": [
+            {"role": "system", "content": "RUNBASH: no"},
+            {"role": "user", "content": [{"type": "text", "text": "please RUNBASH: echo hi > /tmp/o"}]},
+        ]});
+        let (status, response) = send(&server.base_url(), "POST", "/v1/chat/completions", &body);
+        assert_eq!(status, 200);
+        assert!(response.contains("content-type: text/event-stream"), "{response}");
+        let data: Vec<&str> =
+            body_of(&response).lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+        assert_eq!(data.last(), Some(&"[DONE]"));
+        let chunks: Vec<Value> =
+            data[..data.len() - 1].iter().map(|d| serde_json::from_str(d).unwrap()).collect();
+        let call = &chunks[0]["choices"][0]["delta"]["tool_calls"][0];
+        assert_eq!(call["function"]["name"], "bash");
+        let arguments = chunks[1]["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .unwrap();
+        let arguments: Value = serde_json::from_str(arguments).unwrap();
+        assert_eq!(arguments["command"], "echo hi > /tmp/o");
+        assert_eq!(chunks[2]["choices"][0]["finish_reason"], "tool_calls");
+        assert_eq!(chunks[3]["usage"]["total_tokens"], 110);
+        assert_eq!(server.requests()[0].reply, "200 bash \"echo hi > /tmp/o\" (sse)");
+
+        let after_tool = json!({"tools": tools, "messages": [
+            {"role": "user", "content": "RUNBASH: ls"},
+            {"role": "assistant", "content": null, "tool_calls": []},
+            {"role": "tool", "tool_call_id": "c", "content": "(no output)"},
+        ]});
+        assert_eq!(ChatReply::for_request(&after_tool), ChatReply::Text("done".into()));
+        let title = json!({"messages": [{"role": "user", "content": "RUNBASH: ls"}]});
+        assert_eq!(ChatReply::for_request(&title), ChatReply::Text("Mock title".into()));
+        let plain = json!({"tools": tools, "messages": [{"role": "user", "content": "hi"}]});
+        assert_eq!(ChatReply::for_request(&plain), ChatReply::Text("ok".into()));
+        let (status, response) = send(
+            &server.base_url(),
+            "POST",
+            "/v1/chat/completions",
+            &json!({"stream": false, "tools": tools, "messages": [{"role": "user", "content": "hi"}]}),
+        );
+        assert_eq!(status, 200);
+        let completion: Value = serde_json::from_str(body_of(&response)).unwrap();
+        assert_eq!(completion["choices"][0]["message"]["content"], "ok");
     }
 
     #[test]

@@ -85,6 +85,31 @@ pub static GEMINI: NpmCli = NpmCli {
     program: Program::Bin,
 };
 
+/// `opencode-ai`, whose `bin/opencode.exe` its postinstall links to the native (Bun-compiled)
+/// binary of an optional platform package (`opencode-linux-x64`).
+pub static OPENCODE: NpmCli = NpmCli {
+    cli: "opencode",
+    package: "opencode-ai",
+    folder: "opencode",
+    default_version: "1.18.33",
+    env_version: "HOOKLINE_E2E_OPENCODE_VERSION",
+    bin: "opencode",
+    program: Program::Bin,
+};
+
+/// `@github/copilot`, whose Node loader runs a native binary from an optional platform package
+/// (`@github/copilot-linux-x64`); on first run that binary unpacks its JavaScript into
+/// `$COPILOT_CACHE_HOME/pkg/` (else `~/.cache/copilot/pkg/`), about 235 MB.
+pub static COPILOT: NpmCli = NpmCli {
+    cli: "copilot",
+    package: "@github/copilot",
+    folder: "copilot",
+    default_version: "1.0.102",
+    env_version: "HOOKLINE_E2E_COPILOT_VERSION",
+    bin: "copilot",
+    program: Program::Bin,
+};
+
 /// The version `env_var` names when it is set, else `default`. Panics on an invalid override.
 pub fn pinned(env_var: &str, default: &str) -> Version {
     match std::env::var(env_var) {
@@ -265,7 +290,7 @@ impl NpmCli {
     /// Runs `<program> --version` (with a throwaway `HOME`, each CLI's own home in it and
     /// auto-update off, so no user state is read or written) and requires the first word it
     /// prints that is a version number (`2.1.332 (Claude Code)`, `codex-cli 0.171.0`,
-    /// `0.61.0`) to be `expected`.
+    /// `0.61.0`, `GitHub Copilot CLI 1.0.102.`) to be `expected`.
     fn check_version(&'static self, binary: &Path, expected: Version) -> Result<(), InstallError> {
         let wrong = |output: String| InstallError::WrongVersion {
             binary: binary.to_owned(),
@@ -279,10 +304,15 @@ impl NpmCli {
             .env("HOME", home.path())
             .env("CODEX_HOME", home.path().join(".codex"))
             .env("GEMINI_CLI_HOME", home.path())
+            .env("COPILOT_HOME", home.path().join(".copilot"))
+            .env("COPILOT_AUTO_UPDATE", "false")
             .env("DISABLE_AUTOUPDATER", "1");
         let output = output_within(command, VERSION_TIMEOUT).map_err(wrong)?;
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        let reported = text.split_whitespace().find_map(|word| word.parse::<Version>().ok());
+        // Copilot ends its sentence: `GitHub Copilot CLI 1.0.102.`
+        let reported = text
+            .split_whitespace()
+            .find_map(|word| word.trim_end_matches('.').parse::<Version>().ok());
         if output.status.success() && reported == Some(expected) {
             Ok(())
         } else {
@@ -458,7 +488,7 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> InstallError + '_ {
 }
 
 /// Writes a file by temp file, sync and rename, so a reader sees all of it or none.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io_err(dir))?;
     temp.write_all(bytes).map_err(io_err(temp.path()))?;
@@ -512,7 +542,7 @@ mod tests {
 
     #[test]
     fn the_pins_are_valid_versions() {
-        for cli in [&CODEX, &GEMINI, &crate::claude_install::CLAUDE] {
+        for cli in [&CODEX, &GEMINI, &OPENCODE, &COPILOT, &crate::claude_install::CLAUDE] {
             assert_eq!(Version::lit(cli.default_version).to_string(), cli.default_version);
         }
     }
