@@ -128,7 +128,7 @@ pub fn install_hooks(session: &AgentSession) {
 #[cfg(test)]
 mod tests {
     use hookline::canonical::{Kind, SourceRef, WaitReason};
-    use hookline::mapping::map_envelope;
+    use hookline::ingest::mapping::map_envelope;
     use hookline::profile::Profiles;
     use hookline_relay::envelope::Envelope;
 

@@ -242,7 +242,7 @@ impl Drop for SentinelGuard {
 #[cfg(test)]
 mod tests {
     use hookline::canonical::{Kind, SourceRef};
-    use hookline::mapping::map_envelope;
+    use hookline::ingest::mapping::map_envelope;
     use hookline::profile::Profiles;
     use hookline_relay::envelope::Envelope;
 

@@ -131,7 +131,25 @@ impl<'a> HookCall<'a> {
             .iter()
             .any(|k| payload.contains_key(*k))
         {
-            payload.insert("session_id".into(), Value::String(self.session.to_owned()));
+            // Where the profile reads the id from a nested field only (OpenCode's
+            // `properties.sessionID`), put it there; else at the top.
+            let path = profiles
+                .get(self.cli)
+                .and_then(|p| p.fields.session_id.first())
+                .map(|path| path.to_string())
+                .filter(|path| path.contains('.'))
+                .unwrap_or_else(|| "session_id".to_owned());
+            let mut keys: Vec<&str> = path.split('.').collect();
+            let last = keys.pop().unwrap_or("session_id");
+            let mut object = &mut payload;
+            for key in keys {
+                object = object
+                    .entry(key)
+                    .or_insert_with(|| Value::Object(Map::new()))
+                    .as_object_mut()
+                    .unwrap();
+            }
+            object.insert(last.into(), Value::String(self.session.to_owned()));
         }
         let native = self.native.map(str::to_owned).or_else(|| {
             ["hook_event_name", "hookEventName", "type"]

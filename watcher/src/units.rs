@@ -107,7 +107,8 @@ impl Version {
     /// (`"2.1.332 (Claude Code)"`, `"codex-cli 0.171.0"`).
     pub fn find_in(text: &str) -> Option<Version> {
         text.split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')')
-            .map(|t| t.trim_start_matches('v'))
+            // `GitHub Copilot CLI 1.0.102.` ends its sentence with a period.
+            .map(|t| t.trim_start_matches('v').trim_end_matches('.'))
             .filter(|t| t.contains('.'))
             .find_map(|t| t.parse().ok())
     }
@@ -177,6 +178,7 @@ mod tests {
         assert_eq!(v("1.0.0-beta"), v("1.0.0"));
         assert_eq!(Version::find_in("2.1.332 (Claude Code)"), Some(v("2.1.332")));
         assert_eq!(Version::find_in("codex-cli 0.171.0"), Some(v("0.171.0")));
+        assert_eq!(Version::find_in("GitHub Copilot CLI 1.0.102."), Some(v("1.0.102")));
         assert_eq!(Version::find_in("no version here"), None);
         assert!("x.y".parse::<Version>().is_err());
     }

@@ -7,5 +7,6 @@ pub(super) const FILES: &[(&str, &str)] = &[
     ("gemini.toml", include_str!("../../../profiles/gemini.toml")),
     ("copilot.toml", include_str!("../../../profiles/copilot.toml")),
     ("cursor.toml", include_str!("../../../profiles/cursor.toml")),
+    ("opencode.toml", include_str!("../../../profiles/opencode.toml")),
     ("legacy.toml", include_str!("../../../profiles/legacy.toml")),
 ];
