@@ -256,7 +256,7 @@ mod tests {
         let file = crate::npm_install::workspace_root().join("profiles/opencode.toml");
         let profile = Profiles::check_file(&file).unwrap();
         assert_eq!(profile.name, "opencode");
-        assert!(profile.is_input_ready("stop"));
+        assert!(profile.is_input_ready(hookline::canonical::KindName::Stop));
     }
 
     #[test]
