@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 pub const WIDTH: u32 = 200;
 /// Terminal height.
 pub const HEIGHT: u32 = 50;
-const TARGET: &str = "main";
+/// The target of the only pane.
+pub const TARGET: &str = "main";
 /// A directory to record every distinct screen into (see [`Tmux::start`]).
 pub const SCREENS_ENV: &str = "HOOKLINE_E2E_SCREENS";
 
@@ -102,6 +103,11 @@ impl Tmux {
                 String::from_utf8_lossy(&output.stderr).trim()
             ))
         }
+    }
+
+    /// The server's socket file (for `tmux -S`).
+    pub fn socket_path(&self) -> Option<&Path> {
+        self.socket_path.as_deref()
     }
 
     /// Types `text` literally (no key names are interpreted).
