@@ -29,6 +29,8 @@
 //!   install` registered.
 //! * [`agent_session`]: the Codex and Gemini harness, following the run with the library's
 //!   reader.
+//! * [`deliver_check`]: typing into a real TUI with `hookline::deliver`, confirmed by its
+//!   events.
 //! * [`codex`], [`gemini`]: each CLI's sandbox setup (config, mock, first-run answers) and its
 //!   registration by `hookline install`.
 
@@ -37,6 +39,7 @@ pub mod binaries;
 pub mod claude_hooks;
 pub mod claude_install;
 pub mod codex;
+pub mod deliver_check;
 pub mod events;
 pub mod follow;
 pub mod gemini;

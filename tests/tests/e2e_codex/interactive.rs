@@ -9,8 +9,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use hookline::deliver::Outcome;
 use hookline_tests::agent_session::{Action, Expect, Input, Step, native, step};
 use hookline_tests::codex::{self, APPROVAL_DIALOG, BYPASS_TRUST, DaemonGuard, READY};
+use hookline_tests::deliver_check::deliver_text;
 use hookline_tests::npm_install::Installed;
 
 /// How long a dialog is left open: nothing may fire meanwhile.
@@ -145,4 +147,25 @@ pub fn approved_with_notify(installed: &Installed) {
     }
     session.check_clean("after exit");
     session.save_report();
+}
+
+/// A two-line prompt delivered with `hookline::deliver` (one bracketed paste, Enter after the
+/// profile's delay: Codex takes an Enter right after a paste for a newline), confirmed by its
+/// `UserPromptSubmit`, whose prompt is the delivered text.
+pub fn delivered(installed: &Installed) {
+    let mut session = codex::new_session(installed, "deliver");
+    let _daemon = DaemonGuard::new(&session);
+    codex::install_hooks(&session);
+    session.launch_tui(&[BYPASS_TRUST]);
+    session.wait_for_text(READY, Duration::from_secs(30));
+    let text = "say hello\nin two lines";
+    let tmux = session.tmux.as_ref().unwrap();
+    let confirm = Duration::from_secs(20);
+    let report = deliver_text(tmux, session.events.path(), "codex", &session.tag, text, confirm)
+        .unwrap_or_else(|e| session.fail(&format!("deliver: {e}")));
+    match &report.outcome {
+        Outcome::Confirmed { event } if event.prompt.as_deref() == Some(text) => {}
+        _ => session.fail(&format!("the delivery was not confirmed: {report:?}")),
+    }
+    println!("[codex deliver] {report:?}");
 }

@@ -9,7 +9,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+use hookline::deliver::Outcome;
 use hookline_tests::agent_session::{Action, Input, Step, native, step};
+use hookline_tests::deliver_check::deliver_text;
 use hookline_tests::gemini::{self, APPROVAL_DIALOG, READY};
 use hookline_tests::npm_install::Installed;
 
@@ -104,4 +106,23 @@ fn finish(session: &hookline_tests::agent_session::AgentSession, status: Option<
     }
     session.check_one_session_one_epoch();
     session.check_clean("after /quit");
+}
+
+/// A two-line prompt delivered with `hookline::deliver`, confirmed by its `BeforeAgent`, whose
+/// prompt is the delivered text.
+pub fn delivered(installed: &Installed) {
+    let mut session = gemini::new_session(installed, "deliver");
+    gemini::install_hooks(&session);
+    session.launch_tui(&[]);
+    session.wait_for_text(READY, Duration::from_secs(30));
+    let text = "say hello\nin two lines";
+    let tmux = session.tmux.as_ref().unwrap();
+    let confirm = Duration::from_secs(20);
+    let report = deliver_text(tmux, session.events.path(), "gemini", &session.tag, text, confirm)
+        .unwrap_or_else(|e| session.fail(&format!("deliver: {e}")));
+    match &report.outcome {
+        Outcome::Confirmed { event } if event.prompt.as_deref() == Some(text) => {}
+        _ => session.fail(&format!("the delivery was not confirmed: {report:?}")),
+    }
+    println!("[gemini deliver] {report:?}");
 }
