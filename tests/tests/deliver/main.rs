@@ -55,6 +55,13 @@ impl Fixture {
         fixture
     }
 
+    /// The fake agent started with `flags`, at its input prompt.
+    fn at_prompt(flags: &[&str]) -> Fixture {
+        let fixture = Fixture::start(flags);
+        fixture.wait_for_screen(|s| s.contains("? for shortcuts"));
+        fixture
+    }
+
     fn wait_for_screen(&self, what: impl Fn(&str) -> bool) -> String {
         self.tmux
             .wait_for_screen(Duration::from_secs(10), what)
@@ -118,8 +125,7 @@ fn refused_rule(report: &Report) -> Rule {
 
 #[test]
 fn a_delivery_is_submitted_exactly_once_and_confirmed_by_its_turn_start() {
-    let f = Fixture::start(&[]);
-    f.wait_for_screen(|s| s.contains("? for shortcuts"));
+    let f = Fixture::at_prompt(&[]);
     let text = "first line\nsecond line with ❯ and \"quotes\" and $(no shell)";
     let report = f.deliver(&f.delivery(text));
     let Outcome::Confirmed { event } = &report.outcome else { panic!("{report:?}") };
@@ -132,8 +138,7 @@ fn a_delivery_is_submitted_exactly_once_and_confirmed_by_its_turn_start() {
 
 #[test]
 fn an_eaten_enter_is_healed_with_exactly_one_more_enter() {
-    let f = Fixture::start(&["--eat-first-enter"]);
-    f.wait_for_screen(|s| s.contains("? for shortcuts"));
+    let f = Fixture::at_prompt(&["--eat-first-enter"]);
     let report = f.deliver(&f.delivery("please run the tests"));
     assert!(matches!(report.outcome, Outcome::Confirmed { .. }), "{report:?}");
     assert!(report.enter_resent, "{report:?}");
@@ -155,8 +160,7 @@ fn a_dialog_on_screen_refuses_and_the_dialog_is_untouched() {
 
 #[test]
 fn refused_deliveries_send_no_byte() {
-    let f = Fixture::start(&[]);
-    f.wait_for_screen(|s| s.contains("? for shortcuts"));
+    let f = Fixture::at_prompt(&[]);
     // Text that could end the paste early or press keys.
     for text in ["x\x1b[201~\r", "8-bit \u{9b}201~", "bell\x07", ""] {
         assert_eq!(refused_rule(&f.deliver(&f.delivery(text))), Rule::Text, "{text:?}");
@@ -175,8 +179,7 @@ fn refused_deliveries_send_no_byte() {
 
 #[test]
 fn the_host_pid_in_the_pane_lets_the_delivery_through() {
-    let f = Fixture::start(&[]);
-    f.wait_for_screen(|s| s.contains("? for shortcuts"));
+    let f = Fixture::at_prompt(&[]);
     let mut d = f.delivery("hello");
     // The shell script exec'd the agent: the pane's pid is the agent's.
     d.host_pid = Some(f.tmux.pane_pid().unwrap());
@@ -187,8 +190,7 @@ fn the_host_pid_in_the_pane_lets_the_delivery_through() {
 
 #[test]
 fn broken_hooks_leave_the_delivery_unconfirmed_with_one_enter() {
-    let f = Fixture::start(&["--no-prompt-hook"]);
-    f.wait_for_screen(|s| s.contains("? for shortcuts"));
+    let f = Fixture::at_prompt(&["--no-prompt-hook"]);
     let report = f.deliver(&f.delivery("nobody will hear this"));
     let Outcome::Unconfirmed { reason } = &report.outcome else { panic!("{report:?}") };
     assert!(reason.contains("no turn_start"), "{reason}");
@@ -199,8 +201,7 @@ fn broken_hooks_leave_the_delivery_unconfirmed_with_one_enter() {
 
 #[test]
 fn a_stale_screen_does_not_earn_a_second_enter_once_the_turn_started() {
-    let f = Fixture::start(&["--defer-redraw"]);
-    f.wait_for_screen(|s| s.contains("? for shortcuts"));
+    let f = Fixture::at_prompt(&["--defer-redraw"]);
     let report = f.deliver(&f.delivery("look at the logs"));
     assert!(matches!(report.outcome, Outcome::Confirmed { .. }), "{report:?}");
     assert!(!report.enter_resent);
@@ -211,15 +212,13 @@ fn a_stale_screen_does_not_earn_a_second_enter_once_the_turn_started() {
 
 #[test]
 fn a_busy_pane_refuses_and_a_silent_child_is_not_mistaken_for_a_stuck_enter() {
-    let f = Fixture::start(&["--spinner"]);
-    f.wait_for_screen(|s| s.contains("? for shortcuts"));
+    let f = Fixture::at_prompt(&["--spinner"]);
     f.tmux.type_line("start working").unwrap();
     f.wait_for_screen(|s| s.contains("esc to interrupt"));
     assert_eq!(refused_rule(&f.deliver(&f.delivery("more"))), Rule::Busy);
     assert_eq!(f.received_settled(), "start working\r");
 
-    let g = Fixture::start(&["--long-child"]);
-    g.wait_for_screen(|s| s.contains("? for shortcuts"));
+    let g = Fixture::at_prompt(&["--long-child"]);
     let report = g.deliver(&g.delivery("run the long thing"));
     assert!(matches!(report.outcome, Outcome::Confirmed { .. }), "{report:?}");
     assert!(!report.enter_resent);

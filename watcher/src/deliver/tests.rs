@@ -41,6 +41,7 @@ fn each_screen_that_must_refuse_names_its_rule() {
         ("claude-2.1.332/busy.txt", Some(Rule::Busy)),
         ("claude-2.1.332/dialog.txt", Some(Rule::Dialog)),
         ("claude-2.1.197/menu.txt", Some(Rule::ComposerHoldsText)),
+        ("claude-2.1.332/trust.txt", Some(Rule::LoginOrTrust)),
     ] {
         let reading = sense(&std::fs::read_to_string(dir.join(file)).unwrap(), claude);
         assert_eq!(refusal(&reading, claude).map(|(r, _)| r), rule, "{file}");

@@ -23,6 +23,8 @@ enum Seen {
     Busy,
     /// A dialog is open.
     Dialog,
+    /// A login, trust or onboarding screen.
+    Login,
 }
 
 /// Every screen captured from the real TUIs in the e2e suites (`HOOKLINE_E2E_SCREENS`),
@@ -34,6 +36,8 @@ const SCREENS: &[(&str, &str, Seen)] = &[
     ("claude", "claude-2.1.332/busy-hook.txt", Seen::Busy),
     ("claude", "claude-2.1.332/dialog.txt", Seen::Dialog),
     ("claude", "claude-2.1.332/done.txt", Seen::Idle),
+    ("claude", "claude-2.1.332/trust.txt", Seen::Login),
+    ("claude", "claude-2.1.332/onboarding.txt", Seen::Login),
     ("claude", "claude-2.1.197/idle.txt", Seen::Idle),
     ("claude", "claude-2.1.197/typed.txt", Seen::Typed),
     ("claude", "claude-2.1.197/busy.txt", Seen::Busy),
@@ -64,9 +68,11 @@ fn every_captured_screen_reads_as_what_it_showed() {
         assert_eq!(e.spinner, *seen == Seen::Busy, "busy: {why}");
         assert_eq!(e.dialog, *seen == Seen::Dialog, "dialog: {why}");
         assert_eq!(r.typed_not_submitted, *seen == Seen::Typed, "typed: {why}");
-        assert!(!e.login_or_trust && !e.quota_text, "{why}");
+        assert_eq!(e.login_or_trust, *seen == Seen::Login, "login: {why}");
+        assert!(!e.quota_text, "{why}");
         match seen {
             Seen::Dialog => assert_eq!(r.composer, None, "a dialog hides the composer: {why}"),
+            Seen::Login => assert_eq!(r.composer, None, "no input prompt: {why}"),
             Seen::Typed => {}
             Seen::Idle | Seen::Busy => assert_eq!(r.composer.as_deref(), Some(""), "{why}"),
         }
