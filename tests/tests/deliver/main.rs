@@ -224,3 +224,69 @@ fn a_busy_pane_refuses_and_a_silent_child_is_not_mistaken_for_a_stuck_enter() {
     assert!(!report.enter_resent);
     assert_eq!(g.received_settled(), format!("{}\r", pasted("run the long thing")));
 }
+
+#[test]
+fn a_pane_that_has_exited_refuses() {
+    let f = Fixture::at_prompt(&[]);
+    let pid = f.tmux.pane_pid().unwrap();
+    // SAFETY: kill(2) on the fake agent this test started.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    f.tmux.wait_for_exit(Duration::from_secs(10)).unwrap();
+    assert_eq!(refused_rule(&f.deliver(&f.delivery("hello"))), Rule::PaneDead);
+}
+
+/// `hookline pane`, the built binary, on the fake agent's pane.
+fn hookline_pane(f: &Fixture, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(binaries::hookline())
+        .args(["pane", "--tmux", TARGET, "--tmux-socket"])
+        .arg(f.tmux.socket_path().unwrap())
+        .args(args)
+        .env_remove("TMUX")
+        .env("XDG_CONFIG_HOME", f.dir.path())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn hookline_pane_reports_what_the_screen_shows() {
+    let f = Fixture::at_prompt(&[]);
+    let out = hookline_pane(&f, &["--cli", "claude", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["text_says_idle"], true, "{json}");
+    assert_eq!(json["dialog"], false);
+    assert_eq!(json["typed_not_submitted"], false);
+    assert_eq!(json["composer"], "");
+
+    f.tmux.type_text("draft").unwrap();
+    f.wait_for_screen(|s| s.contains("❯ draft"));
+    let out = hookline_pane(&f, &[]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("typed_not_submitted: true\ncomposer: \"draft\"\n"), "{text}");
+
+    let d = Fixture::start(&["--dialog"]);
+    d.wait_for_screen(|s| s.contains("Do you want to proceed?"));
+    let out = hookline_pane(&d, &["--cli", "claude"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("dialog: true\n"), "{text}");
+    assert!(text.contains("composer: not on screen\n"), "{text}");
+    assert!(text.contains("dialog \"Do you want to proceed?\" in \"Do you want to proceed?\""));
+    assert_eq!(d.received_settled(), "", "reading a pane types nothing");
+}
+
+#[test]
+fn hookline_pane_on_a_missing_pane_fails_and_says_how_to_fix_it() {
+    let f = Fixture::at_prompt(&[]);
+    let out = std::process::Command::new(binaries::hookline())
+        .args(["pane", "--tmux", "nosuch:9", "--tmux-socket"])
+        .arg(f.tmux.socket_path().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("hookline: cannot capture tmux pane \"nosuch:9\": "), "{stderr}");
+    assert!(stderr.contains("fix: check the target with `tmux list-panes -a`"), "{stderr}");
+    let out = hookline_pane(&f, &["--cli", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no profile for \"nosuch\""));
+}

@@ -7,8 +7,8 @@
 //!
 //! 1. checks the text ([`check_text`]: at most [`MAX_TEXT`] bytes, no control character other
 //!    than newline and tab, so the text can never end the paste early or press keys);
-//! 2. checks that the pane's process tree contains the session's host pid, when known (a reused
-//!    pane or a restarted tmux server is refused);
+//! 2. checks that the pane's program still runs, and that the pane's process tree contains the
+//!    session's host pid, when known (a reused pane or a restarted tmux server is refused);
 //! 3. looks at the pane several times ([`Pane::sense_settled`]) and refuses when any look shows
 //!    a dialog, a login or trust screen, a busy marker, a quota message, a composer already
 //!    holding text, or no input prompt at all;
@@ -99,6 +99,8 @@ pub fn check_text(text: &str) -> Result<(), TextProblem> {
 pub enum Rule {
     /// The text is empty, too long, or holds a control character.
     Text,
+    /// The pane's program has exited (a pane kept by `remain-on-exit`).
+    PaneDead,
     /// The session's host pid is not in the pane's process tree.
     HostNotInPane,
     /// A permission, choice or question dialog is on screen.
@@ -120,6 +122,7 @@ impl Rule {
     pub fn as_str(self) -> &'static str {
         match self {
             Rule::Text => "text",
+            Rule::PaneDead => "pane-dead",
             Rule::HostNotInPane => "host-not-in-pane",
             Rule::Dialog => "dialog",
             Rule::LoginOrTrust => "login-or-trust",
@@ -375,6 +378,10 @@ pub fn deliver(d: &Delivery, confirmations: &mut dyn Confirmations) -> Result<Re
     let refuse = |rule, reason, pane| report(Outcome::Refused { rule, reason }, false, false, pane);
     if let Err(problem) = check_text(&d.text) {
         return Ok(refuse(Rule::Text, problem.to_string(), None));
+    }
+    if d.pane.is_dead()? {
+        let reason = format!("the program in pane {:?} has exited", d.pane.target);
+        return Ok(refuse(Rule::PaneDead, reason, None));
     }
     if let Some(host) = d.host_pid {
         let pane_pid = d.pane.pid()?;

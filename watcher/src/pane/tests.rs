@@ -165,3 +165,13 @@ fn the_composer_shows_a_delivery_by_its_first_line_or_a_folded_paste() {
     assert!(!composer_shows("", text, &claude));
     assert!(!composer_shows("something else", text, &claude));
 }
+
+#[test]
+fn a_pane_tmux_cannot_reach_is_an_error_that_names_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let pane = Pane::on_socket(dir.path().join("no-server"), "work:1.0");
+    let e = pane.capture().unwrap_err();
+    assert!(matches!(&e, Error::Tmux { target, .. } if target == "work:1.0"), "{e:?}");
+    assert!(e.to_string().starts_with("cannot capture tmux pane \"work:1.0\": "), "{e}");
+    assert!(e.fix().unwrap().contains("--tmux-socket"));
+}
