@@ -290,7 +290,8 @@ pub struct Report {
     /// How it ended.
     #[serde(flatten)]
     pub outcome: Outcome,
-    /// Whether any byte was typed.
+    /// Whether anything may have been typed: `false` only when nothing was (every
+    /// [`Outcome::Refused`]); a paste that failed half-way counts as typed.
     pub delivered: bool,
     /// Whether the self-heal pressed Enter a second time.
     pub enter_resent: bool,
