@@ -113,7 +113,8 @@ pub fn strip_escapes(text: &str) -> String {
 ///   `…` or `...`;
 /// * `prompt`: the composer is the last line, among the bottom [`COMPOSER_WINDOW`] non-blank
 ///   lines, that starts with the pattern exactly; what follows, trimmed of blanks and a box
-///   border, is its text, unless it starts with a `placeholder`. A dialog hides the composer.
+///   border, is its text, unless it starts with a `placeholder`. A dialog or a login screen
+///   hides the composer.
 /// * `text_says_idle`: the composer is visible and empty, no busy marker, spinner, dialog or
 ///   login screen is, and (when `idle` patterns are declared) one of them is.
 pub fn sense(screen: &str, patterns: &PanePatterns) -> PaneReading {
@@ -137,7 +138,8 @@ pub fn sense(screen: &str, patterns: &PanePatterns) -> PaneReading {
     let login = any("login", &patterns.login, &contains);
     let quota = any("quota", &patterns.quota, &contains);
     let idle_marker = any("idle", &patterns.idle, &contains);
-    let composer = if dialog { None } else { composer(&lines, patterns) };
+    // Its choices look like a prompt line (`❯ 1. Yes`, `› 1. Trust and continue`).
+    let composer = if dialog || login { None } else { composer(&lines, patterns) };
     let typed = composer.as_deref().is_some_and(|c| !c.is_empty());
     let text_says_idle = composer.as_deref() == Some("")
         && !busy
@@ -282,8 +284,9 @@ pub fn combine(readings: Vec<PaneReading>) -> PaneReading {
             }
         }
     }
-    if all.evidence.dialog {
+    if all.evidence.dialog || all.evidence.login_or_trust {
         all.composer = None;
+        all.typed_not_submitted = false;
     }
     all
 }

@@ -50,6 +50,7 @@ const SCREENS: &[(&str, &str, Seen)] = &[
     ("codex", "codex-0.171.0/busy.txt", Seen::Busy),
     ("codex", "codex-0.171.0/dialog.txt", Seen::Dialog),
     ("codex", "codex-0.171.0/done.txt", Seen::Idle),
+    ("codex", "codex-0.171.0/trust.txt", Seen::Login),
     ("gemini", "gemini-0.61.0/idle.txt", Seen::Idle),
     ("gemini", "gemini-0.61.0/typed.txt", Seen::Typed),
     ("gemini", "gemini-0.61.0/busy.txt", Seen::Busy),
