@@ -281,8 +281,8 @@ impl InstallSpec {
 /// [`crate::pane::sense`] for how each is used). An empty list senses nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PanePatterns {
-    /// The input line starts with one of these, once leading blanks and box borders are
-    /// trimmed; what follows is the composer's text.
+    /// The composer's line starts with one of these exactly (`"❯ "`, Gemini's `" > "`); what
+    /// follows is the composer's text.
     pub prompt: Vec<String>,
     /// Composer text starting with one of these is a placeholder, not typed text.
     pub placeholder: Vec<String>,
