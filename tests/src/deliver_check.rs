@@ -5,7 +5,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hookline::deliver::{Delivery, EventsConfirmations, Options, Report, SessionRef, deliver};
+use hookline::deliver::{
+    Delivery, EventsConfirmations, Options, Outcome, Report, SessionRef, deliver,
+};
 use hookline::pane::Pane;
 use hookline::profile::Profiles;
 
@@ -34,4 +36,19 @@ pub fn deliver_text(
     let mut confirmations =
         EventsConfirmations::open(events, profiles.clone()).map_err(|e| e.to_string())?;
     deliver(&delivery, &mut confirmations).map_err(|e| e.to_string())
+}
+
+/// [`deliver_text`], which must end confirmed by a `turn_start` whose prompt is `text`.
+pub fn deliver_confirmed(
+    tmux: &Tmux,
+    events: &Path,
+    cli: &str,
+    tag: &str,
+    text: &str,
+) -> Result<Report, String> {
+    let report = deliver_text(tmux, events, cli, tag, text, Duration::from_secs(20))?;
+    match &report.outcome {
+        Outcome::Confirmed { event } if event.prompt.as_deref() == Some(text) => Ok(report),
+        _ => Err(format!("the delivery of {text:?} was not confirmed: {report:?}")),
+    }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use hookline::deliver::{Outcome, Rule};
 use hookline_tests::claude_install::Installed;
-use hookline_tests::deliver_check::deliver_text;
+use hookline_tests::deliver_check::{deliver_confirmed, deliver_text};
 use hookline_tests::session::ClaudeSession;
 
 use crate::interactive::READY;
@@ -26,11 +26,8 @@ pub fn run(installed: &Installed) {
             .unwrap_or_else(|e| session.fail(&format!("deliver {text:?}: {e}")))
     };
     let confirmed = |text: &str| {
-        let report = deliver(text);
-        match &report.outcome {
-            Outcome::Confirmed { event } if event.prompt.as_deref() == Some(text) => {}
-            _ => session.fail(&format!("deliver {text:?} was not confirmed: {report:?}")),
-        }
+        let report = deliver_confirmed(tmux, &events, "claude", &session.tag, text)
+            .unwrap_or_else(|e| session.fail(&e));
         println!("[{}] delivered {text:?}: {report:?}", session.label);
     };
     confirmed("say hello, then stop");

@@ -9,10 +9,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hookline::deliver::Outcome;
 use hookline_tests::agent_session::{Action, Expect, Input, Step, native, step};
 use hookline_tests::codex::{self, APPROVAL_DIALOG, BYPASS_TRUST, DaemonGuard, READY};
-use hookline_tests::deliver_check::deliver_text;
+use hookline_tests::deliver_check::deliver_confirmed;
 use hookline_tests::npm_install::Installed;
 
 /// How long a dialog is left open: nothing may fire meanwhile.
@@ -160,12 +159,7 @@ pub fn delivered(installed: &Installed) {
     session.wait_for_text(READY, Duration::from_secs(30));
     let text = "say hello\nin two lines";
     let tmux = session.tmux.as_ref().unwrap();
-    let confirm = Duration::from_secs(20);
-    let report = deliver_text(tmux, session.events.path(), "codex", &session.tag, text, confirm)
-        .unwrap_or_else(|e| session.fail(&format!("deliver: {e}")));
-    match &report.outcome {
-        Outcome::Confirmed { event } if event.prompt.as_deref() == Some(text) => {}
-        _ => session.fail(&format!("the delivery was not confirmed: {report:?}")),
-    }
+    let report = deliver_confirmed(tmux, session.events.path(), "codex", &session.tag, text)
+        .unwrap_or_else(|e| session.fail(&e));
     println!("[codex deliver] {report:?}");
 }

@@ -9,9 +9,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hookline::deliver::Outcome;
 use hookline_tests::agent_session::{Action, Input, Step, native, step};
-use hookline_tests::deliver_check::deliver_text;
+use hookline_tests::deliver_check::deliver_confirmed;
 use hookline_tests::gemini::{self, APPROVAL_DIALOG, READY};
 use hookline_tests::npm_install::Installed;
 
@@ -117,12 +116,7 @@ pub fn delivered(installed: &Installed) {
     session.wait_for_text(READY, Duration::from_secs(30));
     let text = "say hello\nin two lines";
     let tmux = session.tmux.as_ref().unwrap();
-    let confirm = Duration::from_secs(20);
-    let report = deliver_text(tmux, session.events.path(), "gemini", &session.tag, text, confirm)
-        .unwrap_or_else(|e| session.fail(&format!("deliver: {e}")));
-    match &report.outcome {
-        Outcome::Confirmed { event } if event.prompt.as_deref() == Some(text) => {}
-        _ => session.fail(&format!("the delivery was not confirmed: {report:?}")),
-    }
+    let report = deliver_confirmed(tmux, session.events.path(), "gemini", &session.tag, text)
+        .unwrap_or_else(|e| session.fail(&e));
     println!("[gemini deliver] {report:?}");
 }
