@@ -176,3 +176,14 @@ fn a_pane_tmux_cannot_reach_is_an_error_that_names_the_target() {
     assert!(e.to_string().starts_with("cannot capture tmux pane \"work:1.0\": "), "{e}");
     assert!(e.fix().unwrap().contains("--tmux-socket"));
 }
+
+#[test]
+fn the_api_rate_limit_error_claude_displays_reads_as_quota_text() {
+    // The `delta` Claude Code 2.1.332 displayed for a 429 (its MessageDisplay hook payload,
+    // ../shared/fixtures/claude-code/2.1.332/MessageDisplay-api_error-headless.json).
+    let shown = "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit (mock)";
+    let screen = format!("● {shown}\n────\n❯ \n────\n  ? for shortcuts\n");
+    let r = sense(&screen, &patterns("claude"));
+    assert!(r.evidence.quota_text, "{r:?}");
+    assert!(r.matched.iter().any(|m| m.key == "quota" && m.pattern == "Request rejected (429)"));
+}
