@@ -1,14 +1,46 @@
-//! [`Confirmations`] read from an events directory with the library's reader: for tests and
-//! for callers that follow the directory themselves. The daemon answers from the events it
-//! folds instead.
+//! Confirmations from structured events: [`turn_started`] recognises a confirming event, for
+//! any source that folds canonical events (the daemon); [`EventsConfirmations`] reads an events
+//! directory with the library's reader, for tests and callers that follow the directory
+//! themselves.
 
 use hookline_relay::envelope::Envelope;
 
 use super::{Confirmations, SessionRef, TurnStarted};
-use crate::canonical::Kind;
+use crate::canonical::{Event, Kind};
 use crate::error::Error;
 use crate::profile::Profiles;
 use crate::reader::{Reader, ReaderConfig, Start};
+
+/// The event as a [`TurnStarted`] when it can confirm a delivery to `session` typed at
+/// `since_ns`: a `turn_start` of that session (not of a subagent), at or after `since_ns`. Its
+/// prompt is read from the event file's payload by the profile's `deliver.prompt-field`.
+pub fn turn_started(
+    event: &Event,
+    profiles: &Profiles,
+    session: &SessionRef,
+    since_ns: u64,
+) -> Option<TurnStarted> {
+    let ours = matches!(event.kind, Kind::TurnStart)
+        && !event.is_subagent()
+        && event.ts_ns >= since_ns
+        && session.matches(event.session_id.as_deref(), event.tag.as_deref());
+    ours.then(|| TurnStarted {
+        seq: event.source.seq,
+        ts_ns: event.ts_ns,
+        native: event.native.clone(),
+        prompt: prompt_of(event, profiles),
+        file: event.source.file.clone(),
+    })
+}
+
+/// The prompt an event's payload reports, by its profile's `deliver.prompt-field`; `None` when
+/// the profile names no field or the event file cannot be read back.
+pub fn prompt_of(event: &Event, profiles: &Profiles) -> Option<String> {
+    let field = profiles.get(&event.cli)?.deliver.prompt_field.as_ref()?;
+    let bytes = std::fs::read(event.source.dir.join(&event.source.file)).ok()?;
+    let payload = Envelope::from_slice(&bytes).ok()?.payload?;
+    field.get(&payload)?.as_str().map(str::to_owned)
+}
 
 /// Confirmations from the events that arrive in a directory after [`EventsConfirmations::open`]:
 /// open it before typing.
@@ -27,15 +59,6 @@ impl EventsConfirmations {
         let reader = Reader::open(ReaderConfig::new(events_dir, Start::Now, profiles.clone()))?;
         Ok(EventsConfirmations { reader, profiles })
     }
-
-    /// The prompt the event's payload reports, by its profile's `deliver.prompt-field`.
-    fn prompt(&self, event: &crate::canonical::Event) -> Option<String> {
-        let field = self.profiles.get(&event.cli)?.deliver.prompt_field.as_ref()?;
-        let path = event.source.dir.join(&event.source.file);
-        let bytes = std::fs::read(path).ok()?;
-        let payload = Envelope::from_slice(&bytes).ok()?.payload?;
-        field.get(&payload)?.as_str().map(str::to_owned)
-    }
 }
 
 impl Confirmations for EventsConfirmations {
@@ -47,19 +70,7 @@ impl Confirmations for EventsConfirmations {
         self.reader.poll()?;
         let mut found = Vec::new();
         while let Some(event) = self.reader.next_event() {
-            let ours = matches!(event.kind, Kind::TurnStart)
-                && !event.is_subagent()
-                && event.ts_ns >= since_ns
-                && session.matches(event.session_id.as_deref(), event.tag.as_deref());
-            if ours {
-                found.push(TurnStarted {
-                    seq: event.source.seq,
-                    ts_ns: event.ts_ns,
-                    native: event.native.clone(),
-                    prompt: self.prompt(&event),
-                    file: event.source.file.clone(),
-                });
-            }
+            found.extend(turn_started(&event, &self.profiles, session, since_ns));
         }
         Ok(found)
     }

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-pub use self::events::EventsConfirmations;
+pub use self::events::{EventsConfirmations, prompt_of, turn_started};
 use crate::error::Error;
 use crate::format::relay::now_ns;
 use crate::pane::{Pane, PaneReading, composer_shows};

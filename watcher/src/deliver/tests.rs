@@ -87,3 +87,38 @@ fn the_exit_codes_are_those_of_hookline_deliver() {
     assert_eq!(json["outcome"], "refused");
     assert_eq!(json["rule"], "dialog");
 }
+
+#[test]
+fn only_a_turn_start_of_the_session_after_the_paste_confirms_with_its_prompt() {
+    use crate::format::envelope::Envelope;
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = Profiles::shipped().unwrap();
+    let event = |native: &str, extra: serde_json::Value, ts_ns: u64, file: &str| {
+        let mut payload = serde_json::json!({"hook_event_name": native, "session_id": "s1"});
+        payload.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let text = serde_json::json!({
+            "v": 1, "seq": 7, "ts_ns": ts_ns, "cli": "claude", "event": native, "tag": "t1",
+            "pid": 1, "ppid": 1, "relay_version": "0", "payload": payload,
+        });
+        std::fs::write(dir.path().join(file), text.to_string()).unwrap();
+        let envelope = Envelope::from_slice(text.to_string().as_bytes()).unwrap();
+        let mut e = crate::reader::event_from_envelope(&profiles, &envelope, file);
+        e.source.dir = dir.path().to_owned();
+        e
+    };
+    let prompt = event("UserPromptSubmit", serde_json::json!({"prompt": "hi\nthere"}), 100, "a");
+    let by_id = SessionRef::Id("s1".into());
+    let t = turn_started(&prompt, &profiles, &by_id, 100).unwrap();
+    assert_eq!(
+        (t.seq, t.prompt.as_deref(), t.native.as_deref()),
+        (7, Some("hi\nthere"), Some("UserPromptSubmit"))
+    );
+    assert!(turn_started(&prompt, &profiles, &SessionRef::Tag("t1".into()), 0).is_some());
+    assert_eq!(turn_started(&prompt, &profiles, &by_id, 101), None, "before the paste");
+    assert_eq!(turn_started(&prompt, &profiles, &SessionRef::Id("s2".into()), 0), None);
+    let stop = event("Stop", serde_json::json!({}), 200, "b");
+    assert_eq!(turn_started(&stop, &profiles, &by_id, 0), None, "not a turn_start");
+    let sub =
+        event("UserPromptSubmit", serde_json::json!({"prompt": "x", "agent_id": "a"}), 300, "c");
+    assert_eq!(turn_started(&sub, &profiles, &by_id, 0), None, "a subagent's");
+}
