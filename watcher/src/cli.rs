@@ -43,6 +43,9 @@ pub enum Command {
     /// Answer decisions and state questions as JSON lines on stdin/stdout, from one live
     /// tracker generation (can authorize input).
     Serve(ServeArgs),
+    /// Read a tmux pane's visible screen and say what the CLI's screen patterns find there
+    /// (evidence that can only make a decision more careful, never allow).
+    Pane(PaneArgs),
 }
 
 /// Where the events are.
@@ -240,6 +243,23 @@ pub struct ServeArgs {
     /// Poll the directory instead of using filesystem notifications.
     #[arg(long)]
     pub poll: bool,
+}
+
+/// `hookline pane`.
+#[derive(Debug, Args)]
+pub struct PaneArgs {
+    /// The tmux target: `session:window.pane`, `%ID`, ...
+    #[arg(long, value_name = "TARGET")]
+    pub tmux: String,
+    /// The tmux server's socket [default: tmux's own rules: $TMUX, else its default socket].
+    #[arg(long, value_name = "PATH")]
+    pub tmux_socket: Option<PathBuf>,
+    /// The CLI whose `[pane]` patterns to use [default: every profile's together].
+    #[arg(long, value_name = "NAME")]
+    pub cli: Option<String>,
+    /// Print the reading as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[cfg(test)]

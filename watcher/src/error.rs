@@ -102,6 +102,15 @@ pub enum Error {
         /// The path given.
         path: PathBuf,
     },
+    /// A tmux command failed or did not answer (no such pane, no server).
+    Tmux {
+        /// What was being done ("capture", "paste into", ...).
+        op: &'static str,
+        /// The tmux target.
+        target: String,
+        /// What tmux said.
+        reason: String,
+    },
     /// The settings file kept changing while we tried to write it.
     KeepsChanging {
         /// The file.
@@ -148,6 +157,7 @@ impl Error {
             Error::DanglingSymlink { link, .. } => {
                 format!("create the file the link points to, or remove the link {}", link.display())
             }
+            Error::Tmux { .. } => "check the target with `tmux list-panes -a`; pass --tmux-socket PATH when the pane is on another server than $TMUX's".into(),
             Error::KeepsChanging { .. } => {
                 "close the CLI's running sessions and run the command again".into()
             }
@@ -214,6 +224,9 @@ impl fmt::Display for Error {
             ),
             Error::SymlinkLoop { path } => {
                 write!(f, "{}: too many levels of symlinks", path.display())
+            }
+            Error::Tmux { op, target, reason } => {
+                write!(f, "cannot {op} tmux pane {target:?}: {reason}")
             }
             Error::KeepsChanging { path, attempts } => {
                 write!(f, "{} changed under us {attempts} times; not written", path.display())

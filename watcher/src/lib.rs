@@ -12,7 +12,8 @@
 //! * a watcher that delivers canonical events in order, exactly once per durable cursor;
 //! * per-session state with explicit `unknown`, generation, epoch and sequence;
 //! * the decision layer that says what an orchestrator may safely do;
-//! * `install`, `uninstall` and `doctor` for the CLIs' settings files.
+//! * `install`, `uninstall` and `doctor` for the CLIs' settings files;
+//! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]).
 //!
 //! An orchestrator's signal loop, in short: a [`ingest::watch::Watcher`] hands out canonical
 //! events in order, exactly once per durable cursor; a [`state::Tracker`] folds them into
@@ -56,9 +57,11 @@ pub use error::Error;
 
 pub mod canonical;
 pub mod decide;
+pub mod deliver;
 mod fsutil;
 pub mod ingest;
 pub mod install;
+pub mod pane;
 pub mod paths;
 pub mod profile;
 pub mod serve;

@@ -22,6 +22,7 @@
 //! `HOOKLINE_E2E_KEEP=1` keeps the sandboxes (each holds `launch-N.sh` to rerun the CLI by
 //! hand).
 
+mod deliver;
 mod headless;
 mod interactive;
 mod settings_warning;
@@ -49,6 +50,11 @@ macro_rules! scenarios {
             #[test]
             fn interactive_session_from_launch_to_exit() {
                 interactive::run(&installed($pin));
+            }
+
+            #[test]
+            fn prompts_delivered_and_confirmed_and_a_dialog_refused() {
+                deliver::run(&installed($pin));
             }
 
             #[test]

@@ -5,6 +5,7 @@ mod demo;
 mod doctor;
 mod explain;
 mod install;
+mod pane;
 mod profiles;
 mod prune;
 mod serve;
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Doctor(args) => doctor::run(&args),
         Command::Decide(args) => decide::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Pane(args) => pane::run(&args),
     }
 }
 

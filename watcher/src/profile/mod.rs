@@ -56,6 +56,10 @@ pub struct Profile {
     pub holes: Vec<Hole>,
     /// What `install` registers, when the CLI can be installed into.
     pub install: Option<InstallSpec>,
+    /// What the CLI's screen looks like, for pane sensing (empty: nothing is sensed).
+    pub pane: PanePatterns,
+    /// How text is typed into the CLI.
+    pub deliver: DeliverSpec,
     /// The files this profile was built from, base first.
     pub origins: Vec<String>,
 }
@@ -268,6 +272,82 @@ impl InstallSpec {
     pub fn scope(&self, name: &str) -> Option<&str> {
         self.scopes.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
     }
+}
+
+/// What a CLI's screen looks like: the `[pane]` table. Every list holds plain text, matched
+/// case-sensitively on the visible screen with escape sequences stripped (see
+/// [`crate::pane::sense`] for how each is used). An empty list senses nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PanePatterns {
+    /// The composer's line starts with one of these exactly (`"❯ "`, Gemini's `" > "`); what
+    /// follows is the composer's text.
+    pub prompt: Vec<String>,
+    /// Composer text starting with one of these is a placeholder, not typed text.
+    pub placeholder: Vec<String>,
+    /// Composer text containing one of these stands for a paste the CLI folded
+    /// (`[Pasted text #1`).
+    pub pasted: Vec<String>,
+    /// Text shown only while the input prompt is ready (a footer hint).
+    pub idle: Vec<String>,
+    /// Text shown only while the CLI is processing (`esc to interrupt`).
+    pub busy: Vec<String>,
+    /// Spinner glyphs: a line starting with one, then a space, then a word ending in `…` or
+    /// `...`, is a spinner line.
+    pub spinner: Vec<String>,
+    /// Text shown only while a permission, choice or question dialog is open.
+    pub dialog: Vec<String>,
+    /// Text of login, trust and onboarding screens.
+    pub login: Vec<String>,
+    /// Text of quota, rate-limit and billing messages.
+    pub quota: Vec<String>,
+}
+
+/// How text is typed into a CLI: the `[deliver]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeliverSpec {
+    /// The pause between the end of a paste and the Enter that submits it (Codex takes an
+    /// Enter within ~120 ms of a paste burst as a newline).
+    pub enter_delay: Duration,
+    /// Where the `turn_start` event's payload holds the submitted prompt, when the CLI
+    /// reports it: a delivery is confirmed only by a turn whose prompt matches.
+    pub prompt_field: Option<FieldPath>,
+}
+
+fn pane_patterns(w: &wire::Pane, base: &PanePatterns) -> PanePatterns {
+    let pick = |given: &Option<Vec<String>>, old: &Vec<String>| {
+        given.clone().unwrap_or_else(|| old.clone())
+    };
+    PanePatterns {
+        prompt: pick(&w.prompt, &base.prompt),
+        placeholder: pick(&w.placeholder, &base.placeholder),
+        pasted: pick(&w.pasted, &base.pasted),
+        idle: pick(&w.idle, &base.idle),
+        busy: pick(&w.busy, &base.busy),
+        spinner: pick(&w.spinner, &base.spinner),
+        dialog: pick(&w.dialog, &base.dialog),
+        login: pick(&w.login, &base.login),
+        quota: pick(&w.quota, &base.quota),
+    }
+}
+
+fn deliver_spec(
+    src: &Source<'_>,
+    w: &wire::Deliver,
+    base: &DeliverSpec,
+) -> Result<DeliverSpec, ProfileError> {
+    let enter_delay = match &w.enter_delay {
+        Some(text) => {
+            parse_duration(text).map_err(|e| src.error(Some("deliver.enter-delay"), e))?
+        }
+        None => base.enter_delay,
+    };
+    let prompt_field = match &w.prompt_field {
+        Some(path) => {
+            Some(FieldPath::parse(path).map_err(|e| src.error(Some("deliver.prompt-field"), e))?)
+        }
+        None => base.prompt_field.clone(),
+    };
+    Ok(DeliverSpec { enter_delay, prompt_field })
 }
 
 /// A problem in a profile file.
@@ -730,6 +810,17 @@ impl Profile {
                 .collect::<Result<_, _>>()?,
             holes: holes(src, w.holes.as_deref().unwrap_or(&[]))?,
             install: w.install.as_ref().map(|i| install(src, i, None)).transpose()?,
+            pane: w
+                .pane
+                .as_ref()
+                .map(|p| pane_patterns(p, &PanePatterns::default()))
+                .unwrap_or_default(),
+            deliver: w
+                .deliver
+                .as_ref()
+                .map(|d| deliver_spec(src, d, &DeliverSpec::default()))
+                .transpose()?
+                .unwrap_or_default(),
             origins: vec![src.label.clone()],
             name,
         })
@@ -810,6 +901,12 @@ impl Profile {
         }
         if let Some(w_install) = &w.install {
             self.install = Some(install(src, w_install, self.install.as_ref())?);
+        }
+        if let Some(pane) = &w.pane {
+            self.pane = pane_patterns(pane, &self.pane);
+        }
+        if let Some(deliver) = &w.deliver {
+            self.deliver = deliver_spec(src, deliver, &self.deliver)?;
         }
         self.origins.push(src.label.clone());
         Ok(())

@@ -22,6 +22,31 @@ pub(crate) struct ProfileFile {
     pub map: Option<Vec<Rule>>,
     pub holes: Option<Vec<Hole>>,
     pub install: Option<Install>,
+    pub pane: Option<Pane>,
+    pub deliver: Option<Deliver>,
+}
+
+/// `[pane]`: what the CLI's screen looks like (see `crate::pane`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Pane {
+    pub prompt: Option<Vec<String>>,
+    pub placeholder: Option<Vec<String>>,
+    pub pasted: Option<Vec<String>>,
+    pub idle: Option<Vec<String>>,
+    pub busy: Option<Vec<String>>,
+    pub spinner: Option<Vec<String>>,
+    pub dialog: Option<Vec<String>>,
+    pub login: Option<Vec<String>>,
+    pub quota: Option<Vec<String>>,
+}
+
+/// `[deliver]`: how text is typed into the CLI (see `crate::deliver`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Deliver {
+    pub enter_delay: Option<String>,
+    pub prompt_field: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
