@@ -20,8 +20,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Stream canonical events as NDJSON, one object per line.
     Watch(WatchArgs),
-    /// One row per session: its state rebuilt from the events directory (replayed: shown,
-    /// never authoritative).
+    /// One row per session: live from the events directory's daemon when it answers, else
+    /// rebuilt from the events directory (replayed: shown, never authoritative).
     Status(StatusArgs),
     /// The events and rules that produced a session's current state.
     Explain(ExplainArgs),
@@ -36,13 +36,17 @@ pub enum Command {
     /// Check that hooks are registered, the relay runs and events arrive.
     Doctor(DoctorArgs),
     /// Answer one question about a session: may I deliver input, nudge, declare it crashed,
-    /// carry on despite an env fault, carry on without a human? Rebuilt from history, so it
-    /// never authorizes input (use `serve`). Exit 0 allow, 1 withhold, 3 no structured signal
-    /// (withhold: keep your own behaviour), 2 error.
+    /// carry on despite an env fault, carry on without a human? Asks the events directory's
+    /// daemon when one answers (it can allow input, once); else rebuilt from history, which
+    /// never authorizes input. Exit 0 allow, 1 withhold, 3 no structured signal (withhold: keep
+    /// your own behaviour), 2 error.
     Decide(DecideArgs),
     /// Answer decisions and state questions as JSON lines on stdin/stdout, from one live
     /// tracker generation (can authorize input).
     Serve(ServeArgs),
+    /// Serve the same protocol on a Unix socket in the events directory, for every client at
+    /// once: the one live authority `decide` and `status` use when it answers.
+    Daemon(DaemonArgs),
 }
 
 /// Where the events are.
@@ -240,6 +244,15 @@ pub struct ServeArgs {
     /// Poll the directory instead of using filesystem notifications.
     #[arg(long)]
     pub poll: bool,
+}
+
+/// `hookline daemon`.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }
 
 #[cfg(test)]

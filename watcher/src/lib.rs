@@ -12,7 +12,8 @@
 //! * a watcher that delivers canonical events in order, exactly once per durable cursor;
 //! * per-session state with explicit `unknown`, generation, epoch and sequence;
 //! * the decision layer that says what an orchestrator may safely do;
-//! * `install`, `uninstall` and `doctor` for the CLIs' settings files.
+//! * `install`, `uninstall` and `doctor` for the CLIs' settings files;
+//! * [`daemon`]: one live authority per events directory on a Unix socket, and its client.
 //!
 //! An orchestrator's signal loop, in short: a [`ingest::watch::Watcher`] hands out canonical
 //! events in order, exactly once per durable cursor; a [`state::Tracker`] folds them into
@@ -52,9 +53,10 @@ pub use hookline_relay as format;
 
 mod error;
 
-pub use error::Error;
+pub use error::{ClientError, Error};
 
 pub mod canonical;
+pub mod daemon;
 pub mod decide;
 mod fsutil;
 pub mod ingest;
