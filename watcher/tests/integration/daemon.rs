@@ -102,7 +102,7 @@ fn turn(dir: &Path, session: &str, tag: &str) {
 /// With no daemon answering, `decide task-1 input` replays history, withholds, and says on
 /// stderr in one line that it fell back.
 fn fallback_withholds_input(dir: &Path) {
-    let out = decide(&dir, &["task-1", "input", "--json"]);
+    let out = decide(dir, &["task-1", "input", "--json"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let withheld = json(&out);
     assert_eq!(
