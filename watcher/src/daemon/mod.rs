@@ -41,7 +41,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
@@ -91,7 +91,9 @@ pub struct Listening {
 impl Claim {
     /// Binds the socket, mode 0600, replacing one a dead daemon left (the claim proves no
     /// live daemon serves it). Refuses a path too long for a socket, and anything that is not
-    /// a socket in its place.
+    /// a socket in its place. The process umask is set to 0177 for the instant of the bind
+    /// (so the socket is never reachable with a wider mode): call it before other threads
+    /// create files.
     pub fn listen(self) -> Result<Listening, Error> {
         let socket = socket_path(self.dir());
         if socket.as_os_str().len() > MAX_SOCKET_PATH {
@@ -106,7 +108,7 @@ impl Claim {
             Err(e) => return Err(Error::io("stat", &socket, e)),
         }
         // The socket is created with the umask's mode: make that 0600 from the start rather
-        // than leave a window before the chmod. No other thread creates files yet.
+        // than leave a window before the chmod.
         // SAFETY: umask has no preconditions.
         let umask = unsafe { libc::umask(0o177) };
         let bound = UnixListener::bind(&socket);
@@ -203,7 +205,7 @@ impl Drop for Listening {
 struct Connections {
     open: AtomicUsize,
     streams: Mutex<Vec<(u64, UnixStream)>>,
-    next: AtomicUsize,
+    next: AtomicU64,
 }
 
 impl Connections {
@@ -216,7 +218,7 @@ impl Connections {
         note: &Arc<N>,
     ) -> io::Result<JoinHandle<()>> {
         let reader = BufReader::new(stream.try_clone()?);
-        let id = self.next.fetch_add(1, Ordering::SeqCst) as u64;
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
         self.streams.lock().unwrap_or_else(|p| p.into_inner()).push((id, stream.try_clone()?));
         self.open.fetch_add(1, Ordering::SeqCst);
         let (connections, shared, note) = (Arc::clone(self), Arc::clone(shared), Arc::clone(note));

@@ -195,9 +195,20 @@ fn decide_through_the_daemon_allows_input_at_a_live_idle_once_and_the_fallback_n
     let allowed = json(&out);
     assert_eq!(allowed["rule"], "input-at-explicit-idle", "{allowed}");
     assert_eq!(allowed["slot"]["tag"], "task-1");
-    let out = decide(&dir, &["task-1", "input"]);
+    // A caller's own policy is the fallback's: the daemon's is in force, and it says so.
+    let policy = tmp.path().join("policy.toml");
+    std::fs::write(&policy, "").unwrap();
+    let out = decide(&dir, &["task-1", "input", "--policy", policy.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "the slot went to the first caller: {out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("input-slot-refused"), "{out:?}");
+    assert!(
+        stderr(&out).contains("--policy and --legacy-dir apply only when no daemon"),
+        "{out:?}"
+    );
+    // A bad one is an error all the same.
+    std::fs::write(&policy, "[nudge]\nmax-in-row = 2\n").unwrap();
+    let out = decide(&dir, &["task-1", "input", "--policy", policy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 
     // status says where its states come from.
     let rows = json(&hookline(&dir, "status", &["--json"]).output().unwrap());
