@@ -20,8 +20,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Stream canonical events as NDJSON, one object per line.
     Watch(WatchArgs),
-    /// One row per session: its state rebuilt from the events directory (replayed: shown,
-    /// never authoritative).
+    /// One row per session: live from the events directory's daemon when it answers, else
+    /// rebuilt from the events directory (replayed: shown, never authoritative).
     Status(StatusArgs),
     /// The events and rules that produced a session's current state.
     Explain(ExplainArgs),
@@ -36,9 +36,10 @@ pub enum Command {
     /// Check that hooks are registered, the relay runs and events arrive.
     Doctor(DoctorArgs),
     /// Answer one question about a session: may I deliver input, nudge, declare it crashed,
-    /// carry on despite an env fault, carry on without a human? Rebuilt from history, so it
-    /// never authorizes input (use `serve`). Exit 0 allow, 1 withhold, 3 no structured signal
-    /// (withhold: keep your own behaviour), 2 error.
+    /// carry on despite an env fault, carry on without a human? Asks the events directory's
+    /// daemon when one answers (it can allow input, once); else rebuilt from history, which
+    /// never authorizes input. Exit 0 allow, 1 withhold, 3 no structured signal (withhold: keep
+    /// your own behaviour), 2 error.
     Decide(DecideArgs),
     /// Answer decisions and state questions as JSON lines on stdin/stdout, from one live
     /// tracker generation (can authorize input).
@@ -46,6 +47,9 @@ pub enum Command {
     /// Read a tmux pane's visible screen and say what the CLI's screen patterns find there
     /// (evidence that can only make a decision more careful, never allow).
     Pane(PaneArgs),
+    /// Serve the same protocol on a Unix socket in the events directory, for every client at
+    /// once: the one live authority `decide` and `status` use when it answers.
+    Daemon(DaemonArgs),
 }
 
 /// Where the events are.
@@ -260,6 +264,15 @@ pub struct PaneArgs {
     /// Print the reading as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `hookline daemon`.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }
 
 #[cfg(test)]

@@ -133,6 +133,27 @@ pub enum Error {
         /// How many names it has.
         links: u64,
     },
+    /// Another `hookline daemon` holds the events directory.
+    DaemonRunning {
+        /// The events directory.
+        dir: PathBuf,
+        /// The pid its pid file names, when it can be read.
+        pid: Option<u32>,
+        /// The lock file it holds.
+        lock: PathBuf,
+    },
+    /// The daemon's socket path is longer than a Unix socket address holds.
+    SocketPathTooLong {
+        /// The path.
+        path: PathBuf,
+        /// The most bytes a socket path may have.
+        max: usize,
+    },
+    /// Something other than a socket is where the daemon's socket goes; it was left alone.
+    SocketInTheWay {
+        /// The path.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -169,6 +190,13 @@ impl Error {
                 "keep one copy and make the other names symlinks to it (ln -sf {} OTHER-NAME), then run again",
                 path.display()
             ),
+            Error::DaemonRunning { pid: Some(pid), .. } => {
+                format!("use it (decide and status talk to it), or stop it first (kill {pid})")
+            }
+            Error::SocketPathTooLong { .. } => "use a shorter --events-dir".into(),
+            Error::SocketInTheWay { path } => {
+                format!("move {} out of the way and start the daemon again", path.display())
+            }
             _ => return None,
         })
     }
@@ -239,6 +267,25 @@ impl fmt::Display for Error {
                 "{} has {links} hard links; left untouched (an atomic write would split them, and writing in place is not atomic)",
                 path.display()
             ),
+            Error::DaemonRunning { dir, pid, lock } => {
+                let who = pid.map_or("a process whose pid is not recorded".into(), |pid| {
+                    format!("pid {pid}")
+                });
+                write!(
+                    f,
+                    "another hookline daemon ({who}) holds {} (lock {}); one daemon per events directory",
+                    dir.display(),
+                    lock.display()
+                )
+            }
+            Error::SocketPathTooLong { path, max } => write!(
+                f,
+                "socket path {} is longer than the {max} bytes a Unix socket address holds",
+                path.display()
+            ),
+            Error::SocketInTheWay { path } => {
+                write!(f, "{} is not a socket; left alone", path.display())
+            }
         }
     }
 }
@@ -263,6 +310,78 @@ impl From<hookline_relay::Error> for Error {
 impl From<crate::profile::ProfileError> for Error {
     fn from(e: crate::profile::ProfileError) -> Error {
         Error::Profile(e)
+    }
+}
+
+/// Why a [`daemon::Client`](crate::daemon::Client) got no answer from a daemon. Every one of
+/// them means "no live authority answered": a caller falls back to replayed history, which
+/// never authorizes input.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// No daemon listens on the socket: it does not exist, or nobody accepts on it (a daemon
+    /// that died left it behind).
+    NotRunning {
+        /// The socket.
+        socket: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// Talking to the daemon failed (it went away, or did not reply in time).
+    Io {
+        /// The socket.
+        socket: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The daemon's reply cannot be read, or the connection ended before it.
+    Protocol {
+        /// The socket.
+        socket: PathBuf,
+        /// What was wrong.
+        problem: String,
+    },
+    /// The daemon answered with an error (a bad request, a stopped watcher, too many clients).
+    Refused {
+        /// The socket.
+        socket: PathBuf,
+        /// The daemon's error.
+        error: String,
+    },
+}
+
+impl ClientError {
+    /// Whether no daemon listens at all (as opposed to one that failed to answer).
+    pub fn is_not_running(&self) -> bool {
+        matches!(self, ClientError::NotRunning { .. })
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::NotRunning { socket, .. } => {
+                write!(f, "no hookline daemon answers on {}", socket.display())
+            }
+            ClientError::Io { socket, .. } => {
+                write!(f, "the hookline daemon on {} did not answer", socket.display())
+            }
+            ClientError::Protocol { socket, problem } => {
+                write!(f, "the hookline daemon on {}: {problem}", socket.display())
+            }
+            ClientError::Refused { socket, error } => {
+                write!(f, "the hookline daemon on {} refused: {error}", socket.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClientError::NotRunning { source, .. } | ClientError::Io { source, .. } => Some(source),
+            _ => None,
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 //! * the decision layer that says what an orchestrator may safely do;
 //! * `install`, `uninstall` and `doctor` for the CLIs' settings files;
 //! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]).
+//! * [`daemon`]: one live authority per events directory on a Unix socket, and its client.
 //!
 //! An orchestrator's signal loop, in short: a [`ingest::watch::Watcher`] hands out canonical
 //! events in order, exactly once per durable cursor; a [`state::Tracker`] folds them into
@@ -53,9 +54,10 @@ pub use hookline_relay as format;
 
 mod error;
 
-pub use error::Error;
+pub use error::{ClientError, Error};
 
 pub mod canonical;
+pub mod daemon;
 pub mod decide;
 pub mod deliver;
 mod fsutil;

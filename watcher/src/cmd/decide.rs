@@ -1,7 +1,9 @@
-//! `hookline decide`: one question about one session, answered from the events directory's
-//! history. A one-shot reader: it can never authorize input or a nudge, and says so; its
-//! `crashed`, `env-fault` and `escalate` answers read durable evidence and are those a live
-//! generation would give (docs/decide.md, "What replayed history may decide").
+//! `hookline decide`: one question about one session, answered by the events directory's
+//! daemon when one answers (a live generation: it can allow input, and the allow takes the
+//! slot), else from the events directory's history, saying so on stderr. A one-shot reader
+//! can never authorize input or a nudge, and says so; its `crashed`, `env-fault` and
+//! `escalate` answers read durable evidence and are those a live generation would give
+//! (docs/decide.md, "What replayed history may decide").
 
 use std::process::ExitCode;
 
@@ -10,7 +12,7 @@ use hookline::ingest::follow;
 use hookline::ingest::reader::Start;
 use hookline::state::Tracker;
 
-use super::{Outcome, journal, policy, profiles, reader_config};
+use super::{Outcome, ask_daemon, journal, policy, profiles, reader_config};
 use crate::cli::DecideArgs;
 
 /// Exit code of an allowed verdict.
@@ -26,27 +28,34 @@ pub fn run(args: DecideArgs) -> Outcome {
         None => CallerEvidence::default(),
     };
     let profiles = profiles()?;
+    // Checked whether or not a daemon answers: a bad policy is an error either way.
     let policy = policy(&args.policy, &profiles)?;
-    let config = reader_config(&args.source, Start::Beginning, profiles.clone())?;
-    let journal = journal(&policy, &config.events_dir);
-    let now = hookline::format::clock::now_ns();
-    let mut decider = Decider::new(Tracker::new(profiles, now), policy).one_shot();
-    if let Some(journal) = journal {
-        decider = decider.with_journal(journal);
-    }
-    follow::replay(config, |event| {
-        decider.apply(&event);
-    })?;
     let ask = Ask {
         pane: evidence.pane,
         transcript: evidence.transcript,
         window_dead: evidence.window_dead,
         ..Ask::new(&args.session, args.question)
     };
-    let decision = decider.decide(&ask, hookline::format::clock::now_ns());
-    for error in decider.take_journal_errors() {
-        eprintln!("hookline: warning: journal: {error}");
-    }
+    let decision = match ask_daemon(&args.source, &args.policy, |daemon| daemon.decide(&ask))? {
+        Some(decision) => decision,
+        None => {
+            let config = reader_config(&args.source, Start::Beginning, profiles.clone())?;
+            let journal = journal(&policy, &config.events_dir);
+            let now = hookline::format::clock::now_ns();
+            let mut decider = Decider::new(Tracker::new(profiles, now), policy).one_shot();
+            if let Some(journal) = journal {
+                decider = decider.with_journal(journal);
+            }
+            follow::replay(config, |event| {
+                decider.apply(&event);
+            })?;
+            let decision = decider.decide(&ask, hookline::format::clock::now_ns());
+            for error in decider.take_journal_errors() {
+                eprintln!("hookline: warning: journal: {error}");
+            }
+            decision
+        }
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&decision)?);
     } else {

@@ -1,5 +1,6 @@
 //! One module per subcommand, plus what they share.
 
+mod daemon;
 mod decide;
 mod demo;
 mod doctor;
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hookline::daemon::{Client, ClientError};
 use hookline::ingest::follow::{self, FollowNotice};
 use hookline::ingest::reader::{ReaderConfig, Start};
 use hookline::profile::{OverlayDirs, Profiles};
@@ -41,6 +43,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Decide(args) => decide::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Pane(args) => pane::run(&args),
+        Command::Daemon(args) => daemon::run(args),
     }
 }
 
@@ -119,6 +122,16 @@ fn replay(
 ) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
     let profiles = profiles()?;
     let policy = policy(policy_args, &profiles)?;
+    replay_with(source, profiles, &policy, history)
+}
+
+/// [`replay`], with the profiles and policy already loaded.
+fn replay_with(
+    source: &SourceArgs,
+    profiles: Profiles,
+    policy: &hookline::decide::Policy,
+    history: usize,
+) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
     let now = hookline::format::clock::now_ns();
     let mut tracker = hookline::state::Tracker::new(profiles.clone(), now)
         .with_history(history)
@@ -127,6 +140,34 @@ fn replay(
         tracker.apply(&event);
     })?;
     Ok(tracker)
+}
+
+/// Asks the daemon of the events directory, when one answers: its answers are a live
+/// generation's, authoritative. When none does (or it fails to answer), says so on stderr in
+/// one line and returns `None`: the caller replays history instead, which never authorizes.
+/// `--policy` and `--legacy-dir` are the caller's own, for that replay: the daemon's are in
+/// force, and a warning says so when they were given.
+fn ask_daemon<T>(
+    source: &SourceArgs,
+    policy_args: &PolicyArgs,
+    call: impl FnOnce(&mut Client) -> Result<T, ClientError>,
+) -> Result<Option<T>, Box<dyn std::error::Error>> {
+    let dir = events_dir(&source.dir)?;
+    match Client::connect(&dir).and_then(|mut client| call(&mut client)) {
+        Ok(answer) => {
+            if policy_args.policy.is_some() || !source.legacy_dirs.is_empty() {
+                eprintln!(
+                    "hookline: warning: the daemon answered with its own policy and legacy \
+                     directories; --policy and --legacy-dir apply only when no daemon answers"
+                );
+            }
+            Ok(Some(answer))
+        }
+        Err(e) => {
+            eprintln!("hookline: {e}; answering from replayed history (never authoritative)");
+            Ok(None)
+        }
+    }
 }
 
 /// The decision policy: `--policy`, else the user's file when it exists, else the defaults;

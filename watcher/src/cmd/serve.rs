@@ -17,12 +17,24 @@ use hookline::serve::server::{self, Note};
 use hookline::state::Tracker;
 
 use super::{Outcome, journal, policy, profiles, reader_config, report};
-use crate::cli::ServeArgs;
+use crate::cli::{PolicyArgs, ServeArgs, SourceArgs};
 
 pub fn run(args: ServeArgs) -> Outcome {
+    let mode = if args.poll { Mode::Poll } else { Mode::Notify };
+    let (shared, watcher) = hub(&args.source, &args.policy, mode)?;
+    server::run(&shared, watcher, io::stdin().lock(), io::stdout(), now_ns, tell)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A hub caught up with history, and the watcher that keeps it live: `serve`'s and `daemon`'s.
+pub(super) fn hub(
+    source: &SourceArgs,
+    policy_args: &PolicyArgs,
+    mode: Mode,
+) -> Result<(Arc<Shared>, Watcher), Box<dyn std::error::Error>> {
     let profiles = profiles()?;
-    let policy = policy(&args.policy, &profiles)?;
-    let config = reader_config(&args.source, Start::Beginning, profiles.clone())?;
+    let policy = policy(policy_args, &profiles)?;
+    let config = reader_config(source, Start::Beginning, profiles.clone())?;
     let dir = config.events_dir.clone();
     // The generation starts now: events older than this are history, shown but never
     // authorizing; only events that arrive while serving can authorize input.
@@ -37,17 +49,16 @@ pub fn run(args: ServeArgs) -> Outcome {
         decider.apply(&event);
     })?;
     report(notices);
-    let options = WatchOptions {
-        mode: if args.poll { Mode::Poll } else { Mode::Notify },
-        ..WatchOptions::default()
-    };
-    let watcher = Watcher::new(reader, options)?;
+    let watcher = Watcher::new(reader, WatchOptions { mode, ..WatchOptions::default() })?;
     let info = ServeInfo { events_dir: dir, journal: journal_path };
-    let shared = Arc::new(Shared::new(Hub::new(decider, info)));
-    server::run(&shared, watcher, io::stdin().lock(), io::stdout(), now_ns, |note| match note {
+    Ok((Arc::new(Shared::new(Hub::new(decider, info))), watcher))
+}
+
+/// Prints what the server tells its operator on stderr.
+pub(super) fn tell(note: Note) {
+    match note {
         Note::Follow(notice) => report([notice]),
-        Note::Journal(_) => eprintln!("hookline: warning: {note}"),
+        Note::Journal(_) | Note::Connection(_) => eprintln!("hookline: warning: {note}"),
         Note::WatcherStopped(_) => eprintln!("hookline: error: {note}"),
-    })?;
-    Ok(ExitCode::SUCCESS)
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::canonical::{Event, Kind};
 use crate::state::{Applied, Expect, Refusal, Slot, StateKind, Tracker, View};
@@ -20,7 +20,7 @@ use super::verdict::{
 };
 
 /// One question about one session, with the caller's evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Ask {
     /// A session id or a tag.

@@ -104,7 +104,7 @@ pub struct HoleNote {
 }
 
 /// The evidence behind a decision.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DecisionEvidence {
     /// The session as the tracker sees it (state, since, age, generation, epoch, seq, the event
     /// that set the state, the last event); `None` when no event was ever seen for it.
@@ -142,7 +142,7 @@ pub struct QuotaNotice {
 }
 
 /// The answer to one question about one session.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Decision {
     /// The question.
     pub question: Question,

@@ -198,7 +198,11 @@ fn run_story_on_the_wire(path: &Path) -> (Vec<String>, String) {
             assert_eq!(view.unknown_for_ms, Some(ms), "{here}: unknown_for_ms\n{show}");
         }
         if let Some(rule) = &expect.rule {
-            assert_eq!(view.last_event.rule, rule, "{here}: rule of the last event\n{show}");
+            assert_eq!(
+                view.last_event.rule,
+                rule.as_str(),
+                "{here}: rule of the last event\n{show}"
+            );
         }
         if let Some(n) = expect.pending_tasks {
             assert_eq!(view.pending.tasks, n, "{here}: pending tasks\n{show}");

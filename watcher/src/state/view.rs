@@ -1,5 +1,6 @@
 //! What a session looks like at a given time: the state with staleness applied, and why.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -10,7 +11,7 @@ use crate::units::{format_duration, rfc3339};
 use super::{Pending, Snapshot, StateKind};
 
 /// The event behind a state, and the rule that read it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     /// The canonical kind.
     pub kind: String,
@@ -22,8 +23,9 @@ pub struct Evidence {
     pub file: String,
     /// When the relay ran.
     pub ts_ns: u64,
-    /// The state rule applied.
-    pub rule: &'static str,
+    /// The state rule applied (borrowed from the rules table; owned when read back from the
+    /// wire).
+    pub rule: Cow<'static, str>,
     /// The profile rule that produced the canonical event.
     pub mapped_by: String,
 }
@@ -36,7 +38,7 @@ impl Evidence {
             seq: event.source.seq,
             file: event.source.file.clone(),
             ts_ns: event.ts_ns,
-            rule,
+            rule: Cow::Borrowed(rule),
             mapped_by: event.rule.clone(),
         }
     }
@@ -76,7 +78,7 @@ pub(super) fn from_profile() -> String {
 
 /// A session at a given time, in its wire form (`status --json`, `serve`, a decision's
 /// evidence): a [`Snapshot`] with its state's reason and its input slot written as text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct View {
     /// The CLI's session id.
     pub session_id: Option<String>,
