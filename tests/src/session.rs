@@ -140,12 +140,17 @@ impl ClaudeSession {
         // A scenario that failed poisons the lock; the next one runs all the same.
         let one_at_a_time = harness::one_at_a_time();
         // The generation starts now, before the CLI: every event of the run is live.
-        let profiles =
-            Profiles::shipped().unwrap_or_else(|e| panic!("[{label}] shipped profiles: {e}"));
-        let tracker = Tracker::new(profiles, now_ns());
         let api = mock_api::start().unwrap_or_else(|e| panic!("[{label}] mock API: {e}"));
         let tag = format!("e2e-{}-{scenario}", installed.version);
         let sandbox = Sandbox::new(&api.base_url(), idle_threshold, &tag);
+        // The sandbox lowers Claude's idle timer; its overlay says so to the tracker, whose
+        // idle_prompt rule (idle-prompt-delay) follows that timer.
+        let mut profiles =
+            Profiles::shipped().unwrap_or_else(|e| panic!("[{label}] shipped profiles: {e}"));
+        profiles
+            .overlay_file(&sandbox.claude_profile_overlay())
+            .unwrap_or_else(|e| panic!("[{label}] profile overlay: {e}"));
+        let tracker = Tracker::new(profiles, now_ns());
         let events = EventsDir::new(&sandbox.events_dir());
         let mut session = ClaudeSession {
             label,
