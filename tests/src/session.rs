@@ -188,11 +188,12 @@ impl ClaudeSession {
         self.sandbox.project().join(".claude").join("settings.json")
     }
 
-    /// Runs `hookline install claude --scope project --relay <built relay>` in the project,
+    /// Runs `hookline install claude --scope project --relay <built relay>` in the project (a
+    /// copy of it in the sandbox's `bin/`, outside the build directory, as a user installs it),
     /// with the CLI's folder first on `PATH` so that install detects its version; checks what
     /// it printed and wrote, then runs it again and checks that nothing changed.
     fn install_hooks(&mut self) {
-        let relay = binaries::relay();
+        let relay = binaries::relay_copied_to(&self.sandbox.root().join("bin"));
         let relay = relay.to_str().expect("UTF-8 relay path").to_owned();
         let path = self.settings_path();
         let expected = claude_hooks::hookline_registers(self.version);
