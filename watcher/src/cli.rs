@@ -223,7 +223,7 @@ pub struct PolicyArgs {
 pub struct DecideArgs {
     /// A session id or a tag.
     pub session: String,
-    /// input, nudge, crashed, env-fault or escalate.
+    /// input, nudge, crashed, env-fault, escalate or stall.
     pub question: hookline::decide::Question,
     #[command(flatten)]
     pub source: SourceArgs,

@@ -77,6 +77,7 @@ fn allow_means(question: Question) -> &'static str {
         Question::Crashed => "the session is over: reclaim or retry it",
         Question::EnvFault => "no env fault stands: carry on (retry, charge attempts) as usual",
         Question::Escalate => "nothing calls for a human: carry on",
+        Question::Stall => "a nudge is wanted: ask nudge, then send the nudge text",
     }
 }
 
@@ -90,6 +91,9 @@ fn print_text(d: &Decision) {
     let state = d.state.map_or("no session".to_owned(), |s| s.as_str().to_owned());
     let age = d.evidence.view.as_ref().map(|v| format!(" for {}", v.age)).unwrap_or_default();
     println!("  signal {}, rule {}, state {state}{age}", d.signal.as_str(), d.rule);
+    if let Some(text) = &d.nudge_text {
+        println!("  nudge text: {text}");
+    }
     if let Some(ms) = d.retry_after_ms {
         println!(
             "  ask again in {}",

@@ -198,7 +198,7 @@ pub fn describe(event: &Event) -> String {
             notification_type.clone().map(|t| format!("type={t}"))
         }
         Kind::Unknown { reason } => reason.clone(),
-        Kind::TurnStart | Kind::IdlePrompt => None,
+        Kind::TurnStart | Kind::IdlePrompt | Kind::Todo => None,
     };
     let subagent = if event.is_subagent() { " (subagent)" } else { "" };
     match detail {

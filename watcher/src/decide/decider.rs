@@ -339,6 +339,7 @@ impl Decider {
             reason: ruling.reason.clone(),
             retry_after_ms: ruling.retry_after_ms,
             slot,
+            nudge_text: ruling.nudge_text.clone().filter(|_| ruling.action == Action::Proceed),
             state: snapshot.as_ref().map(|v| v.state.kind()),
             at_ns: now_ns,
             evidence: DecisionEvidence {
@@ -357,6 +358,12 @@ impl Decider {
                 holes,
                 counters,
                 quota_notice: quota,
+                pending_wakes: match (&snapshot, ask.question) {
+                    (Some(v), Question::Nudge | Question::Stall) => {
+                        rules::pending_wakes(&self.policy, v)
+                    }
+                    _ => Vec::new(),
+                },
                 view: snapshot.as_ref().map(View::from),
             },
         };

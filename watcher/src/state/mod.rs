@@ -26,6 +26,7 @@
 
 mod rules;
 mod snapshot;
+mod todo;
 mod view;
 mod windows;
 
@@ -34,12 +35,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::canonical::{Event, SessionKey};
+use crate::canonical::{BackgroundTask, Cron, Event, SessionKey};
 use crate::format::filename::EventFileName;
 use crate::profile::Profiles;
 use crate::vocab::UnknownReason;
 use rules::{Effect, Turn};
 pub use snapshot::{InputSlot, Snapshot, State};
+pub use todo::{RepeatedCall, TodoItem, TodoList};
 pub use view::{Evidence, Refusal, Slot, Stale, Transition, View};
 pub use windows::StaleWindows;
 
@@ -49,12 +51,18 @@ pub use crate::vocab::StateKind;
 pub const HISTORY: usize = 32;
 
 /// What the last `stop` said was still to come.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pending {
     /// Background tasks still running.
     pub tasks: u32,
     /// Wake-ups scheduled.
     pub wakes: u32,
+    /// The background tasks, item by item, when the CLI lists them (running or not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background_tasks: Vec<BackgroundTask>,
+    /// The scheduled wakes, item by item, when the CLI lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crons: Vec<Cron>,
 }
 
 /// One tracker's identity: a new one starts every session `unknown`.
@@ -106,6 +114,8 @@ pub struct Session {
     ts_ns: u64,
     last_event: Evidence,
     turn: Turn,
+    /// The session's own task list.
+    todos: TodoList,
     retired_hosts: Vec<u32>,
     slot_taken: bool,
     /// Something happened since the slot was taken (a compaction, a notification...).
@@ -272,6 +282,9 @@ impl Tracker {
         session.ts_ns = session.ts_ns.max(event.ts_ns);
         if event.cwd.is_some() {
             session.cwd.clone_from(&event.cwd);
+        }
+        if let Some(change) = &event.todo {
+            session.todos.apply(change);
         }
         let producer_changed = match (session.host_pid, event.host_pid) {
             (Some(old), Some(new)) if old != new => {
@@ -468,6 +481,7 @@ impl Session {
             ts_ns: 0,
             last_event: evidence,
             turn: Turn::default(),
+            todos: TodoList::default(),
             retired_hosts: Vec::new(),
             slot_taken: false,
             moved_since_slot: false,

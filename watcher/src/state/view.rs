@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::canonical::Event;
 use crate::units::{format_duration, rfc3339};
 
-use super::{Pending, Snapshot, StateKind};
+use super::{Pending, RepeatedCall, Snapshot, StateKind, TodoItem};
 
 /// The event behind a state, and the rule that read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,6 +119,11 @@ pub struct View {
     pub unknown_for_ms: Option<u64>,
     /// What the last `stop` said was still to come.
     pub pending: Pending,
+    /// The open items of the session's own task list (`pending` or `in_progress`).
+    pub open_todos: Vec<TodoItem>,
+    /// The run of identical consecutive tool calls of the current (or last) turn, when it is
+    /// longer than one call.
+    pub repeated_call: Option<RepeatedCall>,
     /// The event and rule that set the state.
     pub evidence: Evidence,
     /// The last event seen for this session (applied or not).
@@ -152,7 +157,9 @@ impl From<&Snapshot> for View {
             fresh: s.stale.is_none(),
             stale: s.stale.clone(),
             unknown_for_ms: (state == StateKind::Unknown).then_some(s.age_ms()),
-            pending: s.pending,
+            pending: s.pending.clone(),
+            open_todos: s.open_todos.clone(),
+            repeated_call: s.repeated_call.clone().filter(|run| run.count > 1),
             evidence: s.evidence.clone(),
             last_event: s.last_event.clone(),
             host_pid: s.host_pid,

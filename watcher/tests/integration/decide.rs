@@ -150,3 +150,45 @@ fn a_policy_stale_window_shortens_the_profiles_and_is_checked_against_them() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("stale.claud: no profile is named claud"), "{stderr}");
 }
+
+#[test]
+fn a_one_shot_answers_stall_like_a_live_generation_and_journals_a_withheld_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    fire(&dir, &format!("{C}TaskCreated.json"), &[]);
+    fire(&dir, &format!("{C}Stop-after-tasks.json"), &[]);
+
+    let out = decide(&dir, &["task-1", "stall", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let d = json(&out);
+    assert_eq!((&d["verdict"], &d["rule"]), (&"allow".into(), &"stall-open-todo-item".into()));
+    assert!(d["nudge_text"].as_str().unwrap().contains("\"First task\" is still pending"), "{d}");
+    assert!(d.get("slot").is_none(), "stall takes no slot: {d}");
+    assert_eq!(d["evidence"]["view"]["open_todos"][0]["subject"], "First task");
+    let text = String::from_utf8_lossy(&decide(&dir, &["task-1", "stall"]).stdout).into_owned();
+    assert!(text.starts_with("stall task-1: allow (a nudge is wanted"), "{text}");
+    assert!(
+        text.contains("  nudge text: You ended your turn on \"one of two tasks done\""),
+        "{text}"
+    );
+    // The nudge itself is input: a one-shot never authorizes it.
+    assert_eq!(decide(&dir, &["task-1", "nudge"]).status.code(), Some(1));
+
+    // The next turn starts a background command and stops with it running: withheld, named.
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    fire(&dir, &format!("{C}Stop-background_task-running.json"), &[]);
+    let out = decide(&dir, &["task-1", "stall", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let d = json(&out);
+    assert_eq!(d["rule"], "stall-withheld-pending-wake");
+    assert!(d["reason"].as_str().unwrap().contains("task b7tsjx0vs \"wait\""), "{d}");
+    assert_eq!(d["evidence"]["pending_wakes"][0]["id"], "b7tsjx0vs");
+    assert_eq!(d["evidence"]["pending_wakes"][0]["gates"], true);
+    let journal = fs::read_to_string(tmp.path().join("events.decisions.ndjson")).unwrap();
+    let last: Value = serde_json::from_str(journal.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["question"], &last["rule"]),
+        (&"stall".into(), &"stall-withheld-pending-wake".into())
+    );
+}

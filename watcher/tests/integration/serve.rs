@@ -37,9 +37,14 @@ struct Serve {
 
 impl Serve {
     fn start(dir: &Path) -> Serve {
+        Serve::start_with(dir, &[])
+    }
+
+    fn start_with(dir: &Path, args: &[&std::ffi::OsStr]) -> Serve {
         let mut child = Command::new(super::watch::hookline())
             .args(["serve", "--events-dir"])
             .arg(dir)
+            .args(args)
             .env("XDG_CONFIG_HOME", dir.join("no-config"))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -104,5 +109,50 @@ fn a_waiting_next_event_holds_up_no_other_request() {
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..64).collect::<Vec<_>>());
+    assert!(serve.child.wait().unwrap().success());
+}
+
+#[test]
+fn the_turn_end_loop_asks_stall_then_nudge_and_types_once() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let policy = tmp.path().join("policy.toml");
+    std::fs::write(&policy, "[nudge]\nmin-idle = \"0s\"\n").unwrap();
+    let mut serve = Serve::start_with(&dir, &["--policy".as_ref(), policy.as_os_str()]);
+    serve.send(json!({"op": "hello"}));
+    assert_eq!(serve.reply()["ok"], true);
+    const C: &str = "claude-code/2.1.332/";
+    for fixture in ["UserPromptSubmit.json", "TaskCreated.json", "Stop-after-tasks.json"] {
+        super::decide::fire_as(&dir, &format!("{C}{fixture}"), "s1", "task-1", &[]);
+    }
+    // Wait for the stop, as an orchestrator does.
+    loop {
+        serve.send(json!({"op": "next_event", "session": "task-1", "timeout_ms": 10000}));
+        let reply = serve.reply();
+        assert_eq!(reply["timed_out"], false, "{reply}");
+        if reply["event"]["kind"] == "stop" {
+            break;
+        }
+    }
+    serve.send(json!({"op": "decide", "session": "task-1", "question": "stall"}));
+    let stall = serve.reply()["decision"].clone();
+    assert_eq!(
+        (&stall["verdict"], &stall["rule"]),
+        (&json!("allow"), &json!("stall-open-todo-item"))
+    );
+    assert!(stall["nudge_text"].as_str().unwrap().contains("First task"), "{stall}");
+    assert!(stall.get("slot").is_none(), "{stall}");
+    // stall took nothing: the nudge gets the slot, once.
+    serve.send(json!({"op": "decide", "session": "task-1", "question": "nudge"}));
+    let nudge = serve.reply()["decision"].clone();
+    assert_eq!(
+        (&nudge["verdict"], &nudge["rule"]),
+        (&json!("allow"), &json!("nudge-at-explicit-idle"))
+    );
+    assert!(nudge["slot"].is_object(), "{nudge}");
+    serve.send(json!({"op": "decide", "session": "task-1", "question": "nudge"}));
+    assert_eq!(serve.reply()["decision"]["rule"], "input-slot-refused");
+    drop(serve.child.stdin.take());
     assert!(serve.child.wait().unwrap().success());
 }
