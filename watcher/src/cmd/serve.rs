@@ -24,9 +24,10 @@ pub fn run(args: ServeArgs) -> Outcome {
     let policy = policy(&args.policy, &profiles)?;
     let config = reader_config(&args.source, Start::Beginning, profiles.clone())?;
     let dir = config.events_dir.clone();
-    // The generation starts now: events older than this are history, shown but never
-    // authorizing; only events that arrive while serving can authorize input.
-    let tracker = Tracker::new(profiles, now_ns());
+    // The generation starts now: the events present are history, shown but never
+    // authorizing; only events that arrive while serving can authorize input. Arrival, not
+    // the clock, tells them apart, so a clock stepped back or forward changes nothing.
+    let tracker = Tracker::new(profiles, now_ns()).live_by_arrival();
     let journal = journal(&policy, &dir);
     let journal_path = journal.as_ref().map(|j| j.path().to_owned());
     let mut decider = Decider::new(tracker, policy);
@@ -37,6 +38,7 @@ pub fn run(args: ServeArgs) -> Outcome {
         decider.apply(&event);
     })?;
     report(notices);
+    decider.caught_up();
     let options = WatchOptions {
         mode: if args.poll { Mode::Poll } else { Mode::Notify },
         ..WatchOptions::default()

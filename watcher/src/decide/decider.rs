@@ -166,6 +166,12 @@ impl Decider {
         self
     }
 
+    /// Says that history has been replayed: every event applied from now on is live (see
+    /// [`Tracker::live_by_arrival`]).
+    pub fn caught_up(&mut self) {
+        self.tracker.caught_up();
+    }
+
     /// Replaces the host process probe (tests inject one).
     pub fn with_probe(mut self, probe: impl HostProbe + 'static) -> Decider {
         self.probe = Box::new(probe);

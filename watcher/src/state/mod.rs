@@ -115,10 +115,23 @@ pub struct Session {
     epoch_has_events: bool,
 }
 
+/// What makes an applied event live (of this generation) rather than replayed history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Liveness {
+    /// Its relay timestamp is not before the generation started: the default, which a clock
+    /// stepped back (or forward) misleads.
+    Clock,
+    /// Arrival: nothing is live until the tracker has caught up with history.
+    Replaying,
+    /// Arrival: every event applied since the tracker caught up with history.
+    CaughtUp,
+}
+
 /// Folds events into sessions.
 #[derive(Debug)]
 pub struct Tracker {
     generation: Generation,
+    liveness: Liveness,
     history_len: usize,
     profiles: Profiles,
     stale: StaleWindows,
@@ -178,12 +191,34 @@ impl Tracker {
     pub fn new(profiles: Profiles, started_ns: u64) -> Tracker {
         Tracker {
             generation: Generation::new(started_ns),
+            liveness: Liveness::Clock,
             history_len: HISTORY,
             profiles,
             stale: StaleWindows::default(),
             sessions: HashMap::new(),
             by_tag: HashMap::new(),
         }
+    }
+
+    /// Tells live events from history by arrival instead of by the clock: every event applied
+    /// before [`Tracker::caught_up`] is history, whatever its timestamp, and every event
+    /// applied after it is live. A consumer that replays what is present, then follows what
+    /// arrives (`hookline serve`), keeps its liveness whatever the wall clock does: a clock
+    /// stepped back an hour would otherwise make every new event look older than the
+    /// generation, and never authorize input again until it caught up; one stepped forward
+    /// would make history look live.
+    ///
+    /// Without it, an event is live when its relay timestamp is not before the generation's
+    /// start.
+    pub fn live_by_arrival(mut self) -> Tracker {
+        self.liveness = Liveness::Replaying;
+        self
+    }
+
+    /// Says that history has been replayed: every event applied from now on has arrived
+    /// since the generation started, and is live (see [`Tracker::live_by_arrival`]).
+    pub fn caught_up(&mut self) {
+        self.liveness = Liveness::CaughtUp;
     }
 
     /// Keeps the last `n` transitions of each session (for `explain`) instead of [`HISTORY`].
@@ -285,7 +320,11 @@ impl Tracker {
         }
         let (effect, rule) =
             rules::decide(profile, event, session.current.state.kind(), &mut session.turn);
-        let live = event.ts_ns >= generation.started_ns;
+        let live = match self.liveness {
+            Liveness::Clock => event.ts_ns >= generation.started_ns,
+            Liveness::Replaying => false,
+            Liveness::CaughtUp => true,
+        };
         if matches!(effect, Effect::NewEpoch)
             && !producer_changed
             && !session.epoch_has_events
