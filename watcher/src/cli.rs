@@ -225,6 +225,10 @@ pub struct DecideArgs {
     /// The caller's evidence, as JSON: {"pane": {...}, "transcript": {...}, "window_dead": bool}.
     #[arg(long, value_name = "JSON")]
     pub evidence: Option<String>,
+    /// Count a withheld nudge or crashed toward escalate.withheld-in-a-row, as a live
+    /// generation's are (for a caller whose polling is its stall timer).
+    #[arg(long)]
+    pub count: bool,
     /// Print the decision as JSON.
     #[arg(long)]
     pub json: bool,

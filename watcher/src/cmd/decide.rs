@@ -31,6 +31,9 @@ pub fn run(args: DecideArgs) -> Outcome {
     let journal = journal(&policy, &config.events_dir);
     let now = hookline::format::clock::now_ns();
     let mut decider = Decider::new(Tracker::new(profiles, now), policy).one_shot();
+    if args.count {
+        decider = decider.counting();
+    }
     if let Some(journal) = journal {
         decider = decider.with_journal(journal);
     }
