@@ -9,6 +9,7 @@ use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question}
 use hookline::ingest::follow;
 use hookline::ingest::reader::Start;
 use hookline::state::Tracker;
+use hookline::term::escape;
 
 use super::{Outcome, journal, policy, profiles, reader_config};
 use crate::cli::DecideArgs;
@@ -79,8 +80,8 @@ fn print_text(d: &Decision) {
         Action::Proceed => format!("allow ({})", allow_means(d.question)),
         action => format!("withhold ({})", action.as_str()),
     };
-    println!("{} {}: {verdict}", d.question, d.session);
-    println!("  {}", d.reason);
+    println!("{} {}: {verdict}", d.question, escape(&d.session));
+    println!("  {}", escape(&d.reason));
     let state = d.state.map_or("no session".to_owned(), |s| s.as_str().to_owned());
     let age = d.evidence.view.as_ref().map(|v| format!(" for {}", v.age)).unwrap_or_default();
     println!("  signal {}, rule {}, state {state}{age}", d.signal.as_str(), d.rule);
@@ -91,6 +92,6 @@ fn print_text(d: &Decision) {
         );
     }
     for hole in &d.evidence.holes {
-        println!("  hole {}: {}", hole.id, hole.description);
+        println!("  hole {}: {}", escape(&hole.id), escape(&hole.description));
     }
 }

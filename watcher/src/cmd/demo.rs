@@ -11,6 +11,7 @@ use hookline::ingest::reader::{Reader, ReaderConfig, Start};
 use hookline::ingest::watch::{WatchOptions, Watcher};
 use hookline::install::find_relay;
 use hookline::state::{InputSlot, StateKind, Tracker, View};
+use hookline::term::escape;
 
 use super::{Outcome, profiles};
 use crate::cli::DemoArgs;
@@ -107,14 +108,14 @@ pub fn run(args: DemoArgs) -> Outcome {
                     InputSlot::Available => ", input slot available",
                     InputSlot::Refused(_) => "",
                 };
-                format!("{}{}{input}", s.state.kind(), detail.unwrap_or_default())
+                format!("{}{}{input}", s.state.kind(), escape(&detail.unwrap_or_default()))
             });
             println!(
                 "{:>4}  {:>6}  {:<31} {:<18} {:<38} {state}",
                 event.source.seq,
                 started.elapsed().as_millis(),
                 step.says,
-                event.native.as_deref().unwrap_or("-"),
+                escape(event.native.as_deref().unwrap_or("-")),
                 describe(&event)
             );
         }
@@ -201,8 +202,9 @@ pub fn describe(event: &Event) -> String {
         Kind::TurnStart | Kind::IdlePrompt => None,
     };
     let subagent = if event.is_subagent() { " (subagent)" } else { "" };
-    match detail {
+    let line = match detail {
         Some(detail) => format!("{kind} {detail}{subagent}"),
         None => format!("{kind}{subagent}"),
-    }
+    };
+    escape(&line).into_owned()
 }
