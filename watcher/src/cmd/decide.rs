@@ -8,10 +8,10 @@ use std::process::ExitCode;
 use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question};
 use hookline::ingest::follow;
 use hookline::ingest::reader::Start;
-use hookline::state::Tracker;
+use hookline::state::{Match, Tracker};
 use hookline::term::escape;
 
-use super::{Outcome, journal, policy, profiles, reader_config};
+use super::{Outcome, Reading, journal, lookup, policy, profiles, reader_config};
 use crate::cli::DecideArgs;
 
 /// Exit code of an allowed verdict.
@@ -28,7 +28,7 @@ pub fn run(args: DecideArgs) -> Outcome {
     };
     let profiles = profiles()?;
     let policy = policy(&args.policy, &profiles)?;
-    let config = reader_config(&args.source, Start::Beginning, profiles.clone())?;
+    let config = reader_config(&args.source, Reading::Once, Start::Beginning, profiles.clone())?;
     let journal = journal(&policy, &config.events_dir);
     let now = hookline::format::clock::now_ns();
     let mut decider = Decider::new(Tracker::new(profiles, now), policy).one_shot();
@@ -41,11 +41,17 @@ pub fn run(args: DecideArgs) -> Outcome {
     follow::replay(config, |event| {
         decider.apply(&event);
     })?;
+    // A prefix is asked about under the session's own name; a name that matches nothing is
+    // asked as given, and answered "no structured signal".
+    let session = match lookup(decider.tracker(), &args.session)? {
+        Some(found) if found.by == Match::Prefix => found.name().to_owned(),
+        _ => args.session.clone(),
+    };
     let ask = Ask {
         pane: evidence.pane,
         transcript: evidence.transcript,
         window_dead: evidence.window_dead,
-        ..Ask::new(&args.session, args.question)
+        ..Ask::new(session, args.question)
     };
     let decision = decider.decide(&ask, hookline::format::clock::now_ns());
     for error in decider.take_journal_errors() {

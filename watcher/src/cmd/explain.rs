@@ -2,22 +2,22 @@
 
 use std::process::ExitCode;
 
+use hookline::state::View;
 use hookline::term::{escape, widths};
 use hookline::units::rfc3339;
 
-use super::{Outcome, replay};
+use super::{Outcome, lookup, replay};
 use crate::cli::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> Outcome {
     let tracker = replay(&args.source, &args.policy, usize::MAX)?;
     let now = hookline::format::clock::now_ns();
-    let (Some(session), Some(view)) =
-        (tracker.find(&args.session), tracker.view(&args.session, now))
-    else {
+    let Some(found) = lookup(&tracker, &args.session)? else {
         eprintln!("hookline: no session with id or tag {:?}", args.session);
         return Ok(ExitCode::from(1));
     };
-    let history: Vec<_> = session.history().collect();
+    let view = View::from(&tracker.snapshot_of(found.session, now));
+    let history: Vec<_> = found.session.history().collect();
     if args.json {
         let out = serde_json::json!({ "state": view, "history": history });
         println!("{}", serde_json::to_string_pretty(&out)?);

@@ -16,13 +16,14 @@ use hookline::serve::hub::{Hub, ServeInfo, Shared};
 use hookline::serve::server::{self, Note};
 use hookline::state::Tracker;
 
-use super::{Outcome, journal, policy, profiles, reader_config, report};
+use super::{Outcome, Reading, journal, policy, profiles, reader_config, report};
 use crate::cli::ServeArgs;
 
 pub fn run(args: ServeArgs) -> Outcome {
     let profiles = profiles()?;
     let policy = policy(&args.policy, &profiles)?;
-    let config = reader_config(&args.source, Start::Beginning, profiles.clone())?;
+    let config =
+        reader_config(&args.source, Reading::Following, Start::Beginning, profiles.clone())?;
     let dir = config.events_dir.clone();
     // The generation starts now: the events present are history, shown but never
     // authorizing; only events that arrive while serving can authorize input. Arrival, not

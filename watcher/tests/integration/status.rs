@@ -146,6 +146,7 @@ fn status_on_a_terminal_prints_a_table_with_unknown_in_capitals_and_its_reason()
     assert_eq!(lines[at + 1].trim(), "session started", "the reason, under the row: {text}");
 
     let empty = tmp.path().join("none");
+    std::fs::create_dir(&empty).unwrap();
     let (status, text) = on_a_terminal(hookline("status", &empty, &[]));
     assert!(status.success(), "{status}: {text}");
     assert_eq!(text.trim(), "no sessions");
@@ -284,6 +285,54 @@ fn status_and_explain_refuse_a_bad_policy_with_decides_error_and_exit_code() {
 fn text(out: &Output) -> String {
     assert!(out.status.success(), "{out:?}");
     String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn a_session_is_named_by_an_unambiguous_prefix_of_its_id_or_tag_as_the_table_shows_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let long = "75a87ff6-e914-427f-a8ca-ad0fcf16e284";
+    fire_as(&dir, &format!("{C}UserPromptSubmit.json"), long, "task-1", &[]);
+    fire_as(&dir, &format!("{C}UserPromptSubmit.json"), "75a8ffff-0000", "task-10", &[]);
+    fire_as(&dir, &format!("{C}Stop.json"), "c0ffee-1", "build-7", &[]);
+
+    // The id as the table clips it, copied with or without its ellipsis.
+    let (status, table) = on_a_terminal(hookline("status", &dir, &[]));
+    assert!(status.success(), "{table}");
+    let row = table.lines().find(|l| l.starts_with("task-1 ")).unwrap_or_else(|| panic!("{table}"));
+    let shown = row.split_whitespace().nth(2).unwrap();
+    assert_eq!(shown, "75a87ff6-e91…", "{row}");
+    for query in [shown, shown.trim_end_matches('…')] {
+        let out = text(&hookline("explain", &dir, &[query]).output().unwrap());
+        assert_eq!(out.lines().next(), Some(&*format!("session {long} (cli claude, tag task-1)")));
+        let out = hookline("decide", &dir, &[query, "crashed", "--json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let decision: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!((&decision["session"], &decision["state"]), (&long.into(), &"active".into()));
+    }
+    // A tag's prefix, and an exact tag that is also the start of another.
+    let out = text(&hookline("explain", &dir, &["build"]).output().unwrap());
+    assert!(out.starts_with("session c0ffee-1 (cli claude, tag build-7)"), "{out}");
+    let out = text(&hookline("explain", &dir, &["task-1"]).output().unwrap());
+    assert!(out.starts_with(&format!("session {long} ")), "{out}");
+
+    // Ambiguous: an error listing every candidate, for each command that takes a SESSION.
+    for (prefix, args) in [("75a8", &["explain"][..]), ("task-", &["decide", "nudge"])] {
+        let mut command = hookline(args[0], &dir, &[&[prefix][..], &args[1..]].concat());
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("{prefix:?} is the start of 2 sessions")), "{stderr}");
+        for candidate in
+            [format!("{long} (claude, tag task-1)"), "75a8ffff-0000 (claude, tag task-10)".into()]
+        {
+            assert!(stderr.contains(&candidate), "{candidate} missing from {stderr}");
+        }
+        assert!(stderr.contains("give more of the session id or tag"), "{stderr}");
+    }
+    let out = hookline("explain", &dir, &["zz"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "nothing matches: {out:?}");
 }
 
 #[test]

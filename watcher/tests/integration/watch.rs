@@ -284,6 +284,76 @@ fn the_largest_event_the_relay_writes_is_read_back_not_quarantined() {
     assert!(envelope.raw_bytes().unwrap() == input, "every byte round-trips");
 }
 
+/// `hookline ARGS...` with no events directory chosen but `env`'s.
+fn hookline_with(args: &[&str], env: Option<&str>, home: &Path) -> Command {
+    let mut command = Command::new(hookline());
+    command.args(args).current_dir(home).env("HOME", home).env_remove("XDG_CONFIG_HOME");
+    command.env_remove("XDG_STATE_HOME").env_remove("HOOKLINE_EVENTS_DIR");
+    if let Some(dir) = env {
+        command.env("HOOKLINE_EVENTS_DIR", dir);
+    }
+    command
+}
+
+#[test]
+fn a_missing_or_relative_events_dir_is_an_error_naming_it_except_when_following() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nonexistent/events");
+    let missing_arg = missing.to_str().unwrap();
+    let commands: [&[&str]; 5] = [
+        &["watch", "--no-follow"],
+        &["status", "--json"],
+        &["explain", "s1"],
+        &["decide", "s1", "nudge"],
+        &["prune"],
+    ];
+    for command in commands {
+        let cases = [
+            (Some(missing_arg), None, format!("--events-dir {missing_arg}: no such directory")),
+            (Some("rel/events"), None, "--events-dir rel/events: not an absolute path".into()),
+            (
+                None,
+                Some(missing_arg),
+                format!("HOOKLINE_EVENTS_DIR {missing_arg}: no such directory"),
+            ),
+            (None, Some("rel"), "HOOKLINE_EVENTS_DIR rel: not an absolute path".into()),
+        ];
+        for (flag, env, message) in cases {
+            let flag: Vec<&str> = flag.map(|f| vec!["--events-dir", f]).unwrap_or_default();
+            let out = hookline_with(&[command, &flag].concat(), env, tmp.path()).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command:?} {flag:?} {env:?}: {out:?}");
+            assert!(stderr.contains(&message), "{command:?}: {message:?} missing from {stderr}");
+            assert!(out.stdout.is_empty(), "{command:?}: {out:?}");
+        }
+    }
+    assert!(!tmp.path().join("nonexistent").exists(), "nothing was created");
+
+    // Following waits for the directory, says so once, and creates nothing meanwhile, even
+    // with a cursor to keep there.
+    let mut follower = Command::new(hookline())
+        .args(["watch", "--cursor", "c", "--events-dir", missing_arg])
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rx = lines(follower.stdout.take().unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(follower.try_wait().unwrap().is_none(), "still waiting");
+    assert!(!missing.exists(), "a cursor does not create the directory it waits for");
+    run_relay(&missing, &["--cli", "claude"], fixture("claude-code/2.1.332/Stop.json").as_bytes());
+    assert_eq!(seqs(&take(&rx, 1)), [1]);
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(follower.id() as i32, libc::SIGTERM) };
+    let out = follower.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let waiting = format!("hookline: waiting for {missing_arg} to appear (it does not exist yet)");
+    assert_eq!(stderr.matches(&waiting).count(), 1, "{stderr}");
+}
+
 /// A small tmpfs of our own, unmounted when dropped.
 struct Tmpfs(PathBuf);
 
