@@ -208,3 +208,29 @@ pub fn describe(event: &Event) -> String {
     };
     escape(&line).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use hookline::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef};
+
+    #[test]
+    fn a_described_event_reaches_the_terminal_escaped() {
+        let event = Event {
+            v: CANONICAL_VERSION,
+            kind: Kind::ToolStart { tool: Some("Ba\x1b]0;x\x07sh\r\nfake".into()) },
+            cli: "claude".into(),
+            session_id: Some("s1".into()),
+            tag: None,
+            agent_id: None,
+            turn_id: None,
+            cwd: None,
+            transcript_path: None,
+            native: Some("PreToolUse".into()),
+            rule: "claude.toml#map[4]".into(),
+            ts_ns: 1,
+            host_pid: None,
+            source: SourceRef { dir: "/ev".into(), seq: 1, file: "f".into(), legacy: false },
+        };
+        assert_eq!(super::describe(&event), "tool_start tool=Ba\\e]0;x\\ash\\r\\nfake");
+    }
+}
