@@ -119,7 +119,7 @@ pub struct StatusArgs {
 /// `hookline explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// A session id or a tag.
+    /// A session id or tag, or the start of one no other session's begins with.
     pub session: String,
     #[command(flatten)]
     pub source: SourceArgs,
@@ -214,7 +214,7 @@ pub struct PolicyArgs {
 /// `hookline decide`.
 #[derive(Debug, Args)]
 pub struct DecideArgs {
-    /// A session id or a tag.
+    /// A session id or tag, or the start of one no other session's begins with.
     pub session: String,
     /// input, nudge, crashed, env-fault or escalate.
     pub question: hookline::decide::Question,
