@@ -343,6 +343,17 @@ pub struct SessionKey {
     pub tag: Option<String>,
 }
 
+impl SessionKey {
+    /// The session as a person reads it: `<session id> (<cli>, tag <tag>)`.
+    pub fn describe(&self) -> String {
+        let tag = self.tag.as_deref().map(|t| format!(", tag {t}")).unwrap_or_default();
+        match &self.session_id {
+            Some(id) => format!("{id} ({}{tag})", self.cli),
+            None => format!("no session id ({}{tag})", self.cli),
+        }
+    }
+}
+
 /// Where an event came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceRef {

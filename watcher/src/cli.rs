@@ -126,7 +126,7 @@ pub struct StatusArgs {
 /// `hookline explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// A session id or a tag.
+    /// A session id or tag, or the start of one no other session's begins with.
     pub session: String,
     #[command(flatten)]
     pub source: SourceArgs,
@@ -221,7 +221,7 @@ pub struct PolicyArgs {
 /// `hookline decide`.
 #[derive(Debug, Args)]
 pub struct DecideArgs {
-    /// A session id or a tag.
+    /// A session id or tag, or the start of one no other session's begins with.
     pub session: String,
     /// input, nudge, crashed, env-fault, escalate or stall.
     pub question: hookline::decide::Question,
@@ -232,6 +232,10 @@ pub struct DecideArgs {
     /// The caller's evidence, as JSON: {"pane": {...}, "transcript": {...}, "window_dead": bool}.
     #[arg(long, value_name = "JSON")]
     pub evidence: Option<String>,
+    /// Count a withheld nudge or crashed toward escalate.withheld-in-a-row, as a live
+    /// generation's are (for a caller whose polling is its stall timer).
+    #[arg(long)]
+    pub count: bool,
     /// Print the decision as JSON.
     #[arg(long)]
     pub json: bool,

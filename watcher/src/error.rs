@@ -154,6 +154,22 @@ pub enum Error {
         /// The path.
         path: PathBuf,
     },
+    /// An events directory that cannot be read as one.
+    EventsDir {
+        /// The path.
+        path: PathBuf,
+        /// Who named it.
+        from: crate::paths::EventsDirFrom,
+        /// What is wrong with it.
+        problem: crate::paths::EventsDirProblem,
+    },
+    /// A session prefix that more than one session's id or tag begins with.
+    AmbiguousSession {
+        /// The prefix given.
+        query: String,
+        /// The sessions it names, as [`SessionKey::describe`](crate::canonical::SessionKey::describe) writes them.
+        candidates: Vec<String>,
+    },
 }
 
 impl Error {
@@ -186,6 +202,19 @@ impl Error {
                 "move {} out of the way (or point the link at a regular file), or pass --settings PATH",
                 path.display()
             ),
+            Error::EventsDir { from, problem, .. } => {
+                use crate::paths::EventsDirProblem;
+                match problem {
+                    EventsDirProblem::Relative => format!("give {from} an absolute path"),
+                    _ => format!(
+                        "check the path: it must be the directory the relay writes to (as \
+                         `hookline doctor` shows it), or leave {from} unset for the default"
+                    ),
+                }
+            }
+            Error::AmbiguousSession { .. } => {
+                "give more of the session id or tag (or all of it)".into()
+            }
             Error::HardLinked { path, .. } => format!(
                 "keep one copy and make the other names symlinks to it (ln -sf {} OTHER-NAME), then run again",
                 path.display()
@@ -261,6 +290,24 @@ impl fmt::Display for Error {
             }
             Error::NotRegularFile { path, kind } => {
                 write!(f, "{} is {kind}, not a regular file; left untouched", path.display())
+            }
+            Error::EventsDir { path, from, problem } => {
+                use crate::paths::EventsDirProblem;
+                let problem = match problem {
+                    EventsDirProblem::Relative => "not an absolute path",
+                    EventsDirProblem::Missing => "no such directory",
+                    EventsDirProblem::NotADirectory => "not a directory",
+                };
+                write!(f, "{from} {}: {problem}", path.display())
+            }
+            Error::AmbiguousSession { query, candidates } => {
+                let list: Vec<String> = candidates.iter().map(|c| format!("{c:?}")).collect();
+                write!(
+                    f,
+                    "{query:?} is the start of {} sessions' ids or tags: {}",
+                    candidates.len(),
+                    list.join(", ")
+                )
             }
             Error::HardLinked { path, links } => write!(
                 f,

@@ -68,6 +68,7 @@ pub mod paths;
 pub mod profile;
 pub mod serve;
 pub mod state;
+pub mod term;
 #[cfg(test)]
 mod testing;
 pub mod units;

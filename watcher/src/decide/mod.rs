@@ -32,7 +32,8 @@
 //! use std::time::Duration;
 //!
 //! use hookline::decide::{Action, Ask, Decider, Journal, PaneEvidence, Policy, Question};
-//! use hookline::ingest::reader::{Reader, ReaderConfig, Start};
+//! use hookline::ingest::follow;
+//! use hookline::ingest::reader::{ReaderConfig, Start};
 //! use hookline::ingest::watch::{WatchOptions, Watcher};
 //! use hookline::profile::{OverlayDirs, Profiles};
 //! use hookline::state::Tracker;
@@ -42,10 +43,15 @@
 //! let events_dir = hookline::format::location::events_dir()?;
 //! let policy = Policy::default(); // or Policy::load(path)?
 //! let journal = Journal::new(Journal::default_path(&events_dir), policy.journal_max_bytes);
-//! // One generation: events older than now are history, shown but never authorizing.
+//! // One generation: the events present now are history, shown but never authorizing;
+//! // what arrives after is live, whatever the wall clock does.
 //! let tracker = Tracker::new(profiles.clone(), hookline::format::clock::now_ns());
-//! let mut decider = Decider::new(tracker, policy).with_journal(journal);
-//! let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles))?;
+//! let mut decider = Decider::new(tracker.live_by_arrival(), policy).with_journal(journal);
+//! let config = ReaderConfig::new(&events_dir, Start::Beginning, profiles);
+//! let (reader, _notices) = follow::replay(config, |event| {
+//!     decider.apply(&event);
+//! })?;
+//! decider.caught_up();
 //! let mut watcher = Watcher::new(reader, WatchOptions::default())?;
 //! loop {
 //!     while let Some(event) = watcher.next_timeout(Duration::from_millis(200))? {

@@ -8,7 +8,7 @@
 
 use crate::canonical::{FailureKind, KindName, WaitReason};
 use crate::profile::Profile;
-use crate::state::{InputSlot, Snapshot, State, StateKind};
+use crate::state::{InputSlot, Refusal, Snapshot, State, StateKind};
 use crate::units::format_duration;
 
 use super::evidence::HostStatus;
@@ -62,7 +62,7 @@ pub(crate) fn rule(f: &Facts) -> Ruling {
         _ => ruling,
     };
     if f.one_shot && matches!(f.question, Question::Input | Question::Nudge) {
-        return one_shot(ruling);
+        return one_shot(ruling, f.question);
     }
     ruling
 }
@@ -80,15 +80,26 @@ fn quota_pause(notice: &QuotaNotice) -> Ruling {
     )
 }
 
-/// A one-shot rebuilt its state from history: it never authorizes input, and says why.
-fn one_shot(ruling: Ruling) -> Ruling {
-    const WHY: &str = "a one-shot `hookline decide` rebuilds the state from history and can \
-                       never authorize input: ask `hookline serve` or the library's Decider, \
-                       which hold one live generation";
+/// A one-shot rebuilt its state from history: it never authorizes input or a nudge, and says
+/// why, naming the question asked.
+fn one_shot(ruling: Ruling, question: Question) -> Ruling {
+    let why = format!(
+        "a one-shot `hookline decide` rebuilds the state from history and can never authorize \
+         {}: ask `hookline serve` or the library's Decider, which hold one live generation",
+        what_types(question)
+    );
     match ruling.action {
-        Proceed => Ruling::new(Hold, Structured, "one-shot-never-authorizes-input", WHY),
-        Hold => Ruling { reason: format!("{}; {WHY}", ruling.reason), ..ruling },
+        Proceed => Ruling::new(Hold, Structured, "one-shot-never-authorizes-input", why),
+        Hold => Ruling { reason: format!("{}; {why}", ruling.reason), ..ruling },
         _ => ruling,
+    }
+}
+
+/// What a question that types into the session would type, for its reasons.
+pub(crate) fn what_types(question: Question) -> &'static str {
+    match question {
+        Question::Nudge => "a nudge",
+        _ => "input",
     }
 }
 
@@ -218,9 +229,12 @@ fn fault_for_action(f: &Facts, v: &Snapshot, class: FailureKind) -> Ruling {
         return ruling;
     }
     let why = if f.question == Question::Crashed {
-        "but an env fault is not a crash"
+        "but an env fault is not a crash".to_owned()
     } else {
-        "but the session is not explicitly idle: input waits for an input-ready event"
+        format!(
+            "but the session is not explicitly idle: {} waits for an input-ready event",
+            what_types(f.question)
+        )
     };
     Ruling::new(Hold, Structured, "env-fault-is-not-idle", format!("{}; {why}", ruling.reason))
 }
@@ -268,8 +282,13 @@ fn input(f: &Facts) -> Ruling {
 
 /// At `idle`: allowed only when the tracker offers the slot.
 fn idle_slot(f: &Facts, v: &Snapshot, rule: &str) -> Ruling {
-    if let InputSlot::Refused(_) = &v.input {
-        return Ruling::new(Hold, Structured, "input-slot-refused", v.input.to_string());
+    if let InputSlot::Refused(refusal) = &v.input {
+        return Ruling::new(
+            Hold,
+            Structured,
+            "input-slot-refused",
+            slot_refused(f.question, refusal),
+        );
     }
     let max = f.policy.max_idle_age;
     if !max.is_zero() && u128::from(v.age_ms()) > max.as_millis() {
@@ -297,6 +316,11 @@ fn idle_slot(f: &Facts, v: &Snapshot, rule: &str) -> Ruling {
             v.epoch
         ),
     )
+}
+
+/// Why the input slot a question needs was refused, naming the question.
+pub(crate) fn slot_refused(question: Question, refusal: &Refusal) -> String {
+    format!("no slot for {}: {refusal}", what_types(question))
 }
 
 fn nudge(f: &Facts) -> Ruling {

@@ -1028,8 +1028,14 @@ fn the_journal_holds_every_withheld_verdict_and_seeds_the_streak() {
     assert!(records.iter().all(|r| r.rule == "nudge-never-while-waiting-on-human"));
     assert_eq!(records[0].key.as_deref(), Some("claude:s1"));
     // A new decider (a one-shot run, a restarted serve) over the same history counts on.
+    // A one-shot's own withheld verdicts count only when the caller asks (`decide --count`).
     let (fresh, now) = scenario(s);
     let mut fresh = fresh.one_shot().with_journal(journal.clone());
+    let d = fresh.decide(&Ask::new("s1", Question::Crashed), now);
+    assert_eq!(d.evidence.counters.withheld_in_a_row, 3, "read, not counted on");
+    assert!(!journal.read().last().unwrap().counted);
+    let (fresh, now) = scenario(s);
+    let mut fresh = fresh.one_shot().counting().with_journal(journal.clone());
     let d = fresh.decide(&Ask::new("s1", Question::Crashed), now);
     assert_eq!(d.evidence.counters.withheld_in_a_row, 4);
     let policy = Policy { escalate_withheld_in_a_row: 4, ..Policy::default() };
@@ -1310,4 +1316,25 @@ fn every_decision_reads_on_the_wire_as_committed() {
         }
     }
     crate::testing::assert_recorded("tests/decide/decisions.ndjson", &wire);
+}
+
+#[test]
+fn a_reason_speaks_of_the_question_asked() {
+    // A nudge withheld must not read as if input had been asked, live or one-shot.
+    let policy = Policy::default();
+    for s in SCENARIOS {
+        let events = scenario_events(s);
+        for one_shot in [false, true] {
+            let (decider, now) = replay(s, &events, &policy);
+            let mut decider = if one_shot { decider.one_shot() } else { decider };
+            let d = decider.decide(&Ask::new("s1", Question::Nudge), now);
+            let here = format!("{} (one-shot {one_shot}): {}", s.name, d.reason);
+            for other in ["authorize input", "input waits", "slot for input"] {
+                assert!(!d.reason.contains(other), "{here}");
+            }
+            if d.rule == "one-shot-never-authorizes-input" || d.rule == "input-slot-refused" {
+                assert!(d.reason.contains("a nudge"), "{here}");
+            }
+        }
+    }
 }

@@ -192,3 +192,40 @@ fn a_one_shot_answers_stall_like_a_live_generation_and_journals_a_withheld_one()
         (&"stall".into(), &"stall-withheld-pending-wake".into())
     );
 }
+
+#[test]
+fn polling_a_one_shot_nudge_never_escalates_a_session_unless_asked_to_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    fire(&dir, &format!("{C}Stop.json"), &[]);
+
+    // A shell polling its stall timer: more than escalate.withheld-in-a-row (10) one-shot
+    // nudges, each withheld by design, each saying so about a nudge.
+    for _ in 0..12 {
+        let out = decide(&dir, &["task-1", "nudge", "--json"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let reason = json(&out)["reason"].as_str().unwrap().to_owned();
+        assert!(reason.contains("can never authorize a nudge"), "{reason}");
+        assert!(reason.contains("no slot for a nudge"), "{reason}");
+        assert!(!reason.contains("authorize input"), "the question was nudge: {reason}");
+    }
+    let out = decide(&dir, &["task-1", "escalate", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "a healthy idle session: {out:?}");
+    assert_eq!(json(&out)["rule"], "nothing-to-escalate");
+    assert_eq!(json(&out)["evidence"]["counters"]["withheld_in_a_row"], 0);
+    // The verdicts are journaled all the same, marked as not counted.
+    let journal = fs::read_to_string(tmp.path().join("events.decisions.ndjson")).unwrap();
+    let records: Vec<Value> = journal.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 12);
+    assert!(records.iter().all(|r| r["counted"] == false), "{journal}");
+
+    // A caller that asks its withheld verdicts to count gets the escalation it asked for.
+    for n in 1..=10 {
+        let out = decide(&dir, &["task-1", "nudge", "--count", "--json"]);
+        assert_eq!(json(&out)["evidence"]["counters"]["withheld_in_a_row"], n);
+    }
+    let out = decide(&dir, &["task-1", "escalate", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(json(&out)["rule"], "withheld-in-a-row");
+}

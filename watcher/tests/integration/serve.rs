@@ -153,6 +153,67 @@ fn the_turn_end_loop_asks_stall_then_nudge_and_types_once() {
     assert!(nudge["slot"].is_object(), "{nudge}");
     serve.send(json!({"op": "decide", "session": "task-1", "question": "nudge"}));
     assert_eq!(serve.reply()["decision"]["rule"], "input-slot-refused");
+}
+
+/// Writes an event into `dir` as the relay does (the real store: counter, seq, atomic
+/// publish), but stamped `ts_ns`: what a relay writes after the clock was stepped.
+fn write_stamped(dir: &Path, ts_ns: u64, fixture: &str) {
+    use hookline::format::envelope::EnvelopeOut;
+    use hookline::format::store::{EventsDir, WriteOptions};
+    let mut payload: serde_json::Value =
+        serde_json::from_str(&super::watch::fixture(&format!("claude-code/2.1.332/{fixture}")))
+            .unwrap();
+    payload["session_id"] = "s1".into();
+    let payload = serde_json::value::RawValue::from_string(payload.to_string()).unwrap();
+    let native = fixture.trim_end_matches(".json");
+    let events = EventsDir::create(dir).unwrap();
+    let options = WriteOptions::default();
+    events
+        .write_event(std::process::id(), ts_ns, &options, |seq, unordered| {
+            let envelope = EnvelopeOut {
+                event: Some(native),
+                bytes: payload.get().len() as u64,
+                payload: Some(&payload),
+                ..EnvelopeOut::this_process(seq, unordered, ts_ns, "claude")
+            };
+            serde_json::to_vec(&envelope).unwrap()
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_stepped_clock_neither_makes_history_live_nor_live_events_history() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    const HOUR: u64 = 3_600_000_000_000;
+    // History written while the clock was an hour ahead: stamped after the generation will
+    // start, it is history all the same, and never authorizes.
+    let now = hookline::format::clock::now_ns();
+    write_stamped(&dir, now + HOUR, "UserPromptSubmit.json");
+    write_stamped(&dir, now + HOUR + 1, "Stop.json");
+    let mut serve = Serve::start(&dir);
+    serve.send(json!({"id": 0, "op": "hello"}));
+    let started = serve.reply()["started_ns"].as_u64().unwrap();
+    serve.send(json!({"id": 1, "op": "decide", "session": "s1", "question": "input"}));
+    let replayed = serve.reply();
+    assert_eq!(replayed["decision"]["verdict"], "withhold", "{replayed}");
+    assert_eq!(replayed["decision"]["evidence"]["view"]["replayed"], true, "{replayed}");
+
+    // The clock was stepped back an hour: new events arrive stamped before the generation.
+    write_stamped(&dir, started - HOUR, "UserPromptSubmit.json");
+    write_stamped(&dir, started - HOUR + 1_000_000, "Stop.json");
+    for kind in ["turn_start", "stop"] {
+        serve.send(json!({"op": "next_event", "session": "s1", "timeout_ms": 10000}));
+        assert_eq!(serve.reply()["event"]["kind"], kind);
+    }
+    serve.send(json!({"id": 2, "op": "decide", "session": "s1", "question": "input"}));
+    let live = serve.reply();
+    let decision = &live["decision"];
+    assert_eq!(decision["verdict"], "allow", "{live}");
+    assert_eq!(decision["rule"], "input-at-explicit-idle", "{live}");
+    assert_eq!(decision["evidence"]["view"]["authoritative"], true, "{live}");
+    assert_eq!(decision["slot"]["seq"], 4, "{live}");
     drop(serve.child.stdin.take());
     assert!(serve.child.wait().unwrap().success());
 }
