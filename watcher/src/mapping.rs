@@ -7,10 +7,13 @@
 //! relay could not read (truncated, invalid) is mapped by its event name alone, with an empty
 //! payload, so that a huge `PostToolUse` still ends its tool.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef, kind_fields};
-use crate::format::envelope::{Envelope, salvage_field};
+use crate::format::envelope::{RawEnvelope, salvage_field};
+use crate::format::rawjson;
 use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles};
 
 /// Longest text kept in a canonical field (`last_message`, `message`, ...), in bytes.
@@ -36,9 +39,19 @@ const FINISHED: &[&str] = &[
 ];
 
 /// Maps one envelope to its canonical event.
-pub fn map_envelope(profiles: &Profiles, envelope: &Envelope, source: SourceRef) -> Event {
-    let empty = Value::Object(Map::new());
-    let payload = envelope.payload.as_ref().filter(|p| p.is_object()).unwrap_or(&empty);
+///
+/// Only the payload members some profile looks at are decoded ([`Profile::payload_keys`]),
+/// leniently ([`rawjson`]): a payload the relay accepted is never refused, however large or odd
+/// the members mapping does not need.
+pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceRef) -> Event {
+    let payload = Value::Object(match envelope.payload.as_deref() {
+        Some(raw) if raw.get().starts_with('{') => {
+            let wanted: HashSet<&str> = profiles.iter().flat_map(Profile::payload_keys).collect();
+            rawjson::decode_members(raw.get(), |key| wanted.contains(key))
+        }
+        _ => Map::new(),
+    });
+    let payload = &payload;
     let profile = profiles.resolve(&envelope.cli, payload);
     let native = envelope.event.as_deref();
     let (kind, rule) = match (profile, native) {

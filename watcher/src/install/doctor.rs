@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use hookline_relay::diag::{self, Level as DiagLevel};
-use hookline_relay::envelope::Envelope;
+use hookline_relay::envelope::RawEnvelope;
 use hookline_relay::filename::{FileKind, classify};
 use hookline_relay::location;
 use hookline_relay::store::EventsDir;
@@ -540,7 +540,7 @@ fn last_events(dir: &Path) -> BTreeMap<String, (u64, Option<String>)> {
         let Ok(bytes) = std::fs::read(dir.join(name.to_string())) else {
             continue;
         };
-        let Ok(envelope) = Envelope::from_slice(&bytes) else {
+        let Ok(envelope) = RawEnvelope::parse(&bytes) else {
             continue;
         };
         let entry = last.entry(envelope.cli.clone()).or_insert((0, None));

@@ -98,6 +98,11 @@ impl FieldPath {
         Ok(FieldPath(parts))
     }
 
+    /// The payload's top-level key this path starts with.
+    pub fn top_key(&self) -> &str {
+        &self.0[0]
+    }
+
     /// The value at this path in a payload.
     pub fn get<'a>(&self, payload: &'a Value) -> Option<&'a Value> {
         self.0
@@ -820,6 +825,22 @@ impl Profile {
     /// The first rule that maps this native event and payload.
     pub fn rule_for(&self, native: &str, payload: &Value) -> Option<&Rule> {
         self.rules.iter().find(|r| r.matches(native, payload))
+    }
+
+    /// Every top-level payload key this profile looks at (identification, identity fields,
+    /// rule conditions and extracts): the only members a reader decodes.
+    pub fn payload_keys(&self) -> impl Iterator<Item = &str> {
+        let f = &self.fields;
+        let aliases = [&f.session_id, &f.transcript_path, &f.cwd, &f.agent_id, &f.turn_id, &f.tool];
+        let rules = self.rules.iter().flat_map(|rule| {
+            let conditions = rule.when.iter().chain(&rule.unless).map(|c| c.path.top_key());
+            conditions.chain(rule.from.iter().map(|(_, extract)| extract.path.top_key()))
+        });
+        self.detect
+            .iter()
+            .map(String::as_str)
+            .chain(aliases.into_iter().flatten().map(FieldPath::top_key))
+            .chain(rules)
     }
 
     /// Whether a canonical kind means "at the input prompt" for this CLI.
