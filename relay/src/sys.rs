@@ -71,6 +71,14 @@ impl DirFd {
         check(unsafe { libc::linkat(fd, from.as_ptr(), fd, to.as_ptr(), 0) }).map(drop)
     }
 
+    /// Renames `from` to `to` within the directory (replacing `to`).
+    pub(crate) fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        let (from, to) = (cstr(from)?, cstr(to)?);
+        let fd = self.0.as_raw_fd();
+        // SAFETY: both names are NUL-terminated and the fd is open.
+        check(unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) }).map(drop)
+    }
+
     /// Removes a name from the directory.
     pub(crate) fn unlink(&self, name: &str) -> io::Result<()> {
         let name = cstr(name)?;

@@ -5,6 +5,7 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
 use hookline_relay::diag::Level;
+use hookline_relay::filename::counter_witness;
 
 use crate::util::{
     NOBODY, Sandbox, entries, fixture, is_root, is_safe_ordered_name, is_safe_unordered_name,
@@ -156,6 +157,8 @@ fn nothing_from_a_payload_or_the_environment_reaches_a_path() {
         "state/hookline".to_owned(),
         "state/hookline/events".to_owned(),
         "state/hookline/events/.seq".to_owned(),
+        // The counter's witness, named after its value.
+        format!("state/hookline/events/{}", counter_witness(events.len() as u64)),
     ];
     expected.extend(events.iter().map(|e| format!("state/hookline/events/{}", e.file)));
     expected.sort();

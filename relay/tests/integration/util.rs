@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use hookline_relay::diag;
 use hookline_relay::envelope::Envelope;
-use hookline_relay::filename::{EventFileName, FileKind, classify};
+use hookline_relay::filename::{COUNTER_WITNESS_PREFIX, EventFileName, FileKind, classify};
 
 /// The relay binary under test (the debug build of this package).
 pub const RELAY: &str = env!("CARGO_BIN_EXE_hookline-relay");
@@ -160,7 +160,10 @@ pub fn events_in(dir: &Path) -> Vec<Event> {
         match classify(&file) {
             FileKind::Temp => continue,
             FileKind::Hidden => {
-                assert_eq!(file, ".seq", "the only dot file the relay writes is the counter");
+                assert!(
+                    file == ".seq" || file.starts_with(COUNTER_WITNESS_PREFIX),
+                    "the only dot files the relay writes are the counter and its witness: {file}"
+                );
                 continue;
             }
             FileKind::Foreign => panic!("unexpected file {file:?} in {}", dir.display()),
