@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
 use std::os::fd::BorrowedFd;
 
 use hookline_relay::clock::now_ns;
@@ -19,7 +20,7 @@ use hookline_relay::rawjson::Members;
 use hookline_relay::store::{Content, EventsDir, WriteOptions};
 use serde_json::value::RawValue;
 
-use crate::args::{Args, clip};
+use crate::args::{Args, USAGE, clip};
 use crate::diagnostics::{Report, error_chain, record};
 use crate::input::{self, Input, Limits};
 use crate::payload::Parsed;
@@ -36,6 +37,11 @@ pub(crate) fn main() {
         return;
     }
     let args = Args::parse(std::env::args_os().skip(1));
+    if args.help && std::io::stdin().is_terminal() {
+        // A person at a terminal asked: the only output the relay ever gives, and no event.
+        let _ = std::io::stderr().write_all(USAGE.as_bytes());
+        return;
+    }
     let cli = args.cli.clone();
     // SAFETY: fd 0 is only borrowed here, for the duration of the run, and never closed.
     let stdin = unsafe { BorrowedFd::borrow_raw(0) };
