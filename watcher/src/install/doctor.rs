@@ -515,7 +515,28 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
             }
         }
     }
+    findings.extend(fallback_findings(ctx));
     Section { title, findings }
+}
+
+/// What the relay left in its fallback log in the last 24h: each a run that could write
+/// neither its event's diagnostics nor, usually, the event.
+fn fallback_findings(ctx: &Context<'_>) -> Option<Finding> {
+    let log = location::fallback_log_path_from(|k| (ctx.env)(k));
+    let since = ctx.now_ns.saturating_sub(DIAG_WINDOW.as_nanos() as u64);
+    let recent: Vec<diag::Record> =
+        diag::read(&log).into_iter().filter(|r| r.ts_ns >= since).collect();
+    let newest = recent.last()?;
+    let age = format_age(Duration::from_nanos(ctx.now_ns.saturating_sub(newest.ts_ns)));
+    Some(Finding::problem(
+        format!(
+            "the relay could not write its diagnostics {} time(s) in the last 24h (newest {age} \
+             ago: {}): events may have been lost",
+            recent.len(),
+            newest.message
+        ),
+        format!("see {} and fix what it says", log.display()),
+    ))
 }
 
 fn euid() -> u32 {

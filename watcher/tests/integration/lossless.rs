@@ -2,14 +2,16 @@
 //! set back, damaged or at its end. The real relay binary writes, `hookline watch` reads.
 
 use std::fs;
+use std::io::Write;
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use hookline::format::diag;
 use hookline::format::envelope::RawEnvelope;
 use hookline::format::filename::{COUNTER_FILE, FileKind, classify};
 use hookline::format::location::diagnostics_path;
 
-use crate::watch::{no_follow, run_relay};
+use crate::watch::{hookline, no_follow, relay, run_relay};
 
 /// A small deterministic generator (xorshift), so that a failure reproduces from its seed.
 struct Rng(u64);
@@ -234,4 +236,43 @@ fn a_counter_at_its_end_or_damaged_continues_after_the_files() {
         "{notes:?}"
     );
     assert!(notes.iter().any(|n| n.contains("counter rebuilt")), "{notes:?}");
+}
+
+#[test]
+fn doctor_reports_what_a_relay_could_write_nowhere_but_its_fallback_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let runtime = tmp.path().join("run");
+    fs::create_dir(&home).unwrap();
+    fs::create_dir(&runtime).unwrap();
+    let env = [("HOME", &home), ("XDG_RUNTIME_DIR", &runtime)];
+    // A relative events dir and no state dir yet: the relay can write neither the event nor
+    // the diagnostics file beside the default events dir.
+    let mut relay = Command::new(relay())
+        .env_clear()
+        .envs(env)
+        .env("HOOKLINE_EVENTS_DIR", "events")
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    relay.stdin.take().unwrap().write_all(&stop(0)).unwrap();
+    let out = relay.wait_with_output().unwrap();
+    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+
+    let out = Command::new(hookline())
+        .args(["doctor", "claude"])
+        .env_clear()
+        .envs(env)
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("the relay could not write its diagnostics 1 time(s)"), "{stdout}");
+    assert!(stdout.contains("HOOKLINE_EVENTS_DIR=events is relative"), "{stdout}");
+    let log = runtime.join("hookline/relay-failures.log");
+    assert!(stdout.contains(&format!("see {}", log.display())), "{stdout}");
 }
