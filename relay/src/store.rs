@@ -11,6 +11,12 @@
 //!   counter as `C`, every event with `seq <= C` is either visible or will never exist (its
 //!   writer died after taking the number: a gap). See [`EventsDir::committed_seq`].
 //!
+//! The counter has a witness (`.seq.at-…`, renamed under the lock as the counter moves on):
+//! a counter set back or at its end no longer matches it, and the writer continues after the
+//! newest event file instead of reusing a seq ([`Written::counter_repaired`]). An event of
+//! 64 KiB or more is written before the lock is taken and only its head rewritten under it
+//! ([`EventsDir::write_event_sized`]), so the lock is held for microseconds whatever the size.
+//!
 //! If the lock cannot be had within the bound (a writer stopped while holding it), the event is
 //! still written, without the lock, under an *unordered* name carrying the counter value seen
 //! and the writer's clock; readers track those by name and order them by time. So is an event
