@@ -7,8 +7,6 @@
 //! relay could not read (truncated, invalid) is mapped by its event name alone, with an empty
 //! payload, so that a huge `PostToolUse` still ends its tool.
 
-use std::collections::HashSet;
-
 use serde_json::{Map, Value};
 
 use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef, kind_fields};
@@ -46,8 +44,7 @@ const FINISHED: &[&str] = &[
 pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceRef) -> Event {
     let payload = Value::Object(match envelope.payload.as_deref() {
         Some(raw) if raw.get().starts_with('{') => {
-            let wanted: HashSet<&str> = profiles.iter().flat_map(Profile::payload_keys).collect();
-            rawjson::decode_members(raw.get(), |key| wanted.contains(key))
+            rawjson::decode_members(raw.get(), |key| profiles.wants_key(key))
         }
         _ => Map::new(),
     });

@@ -14,7 +14,7 @@ mod embedded;
 mod table;
 mod wire;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -881,6 +881,8 @@ impl OverlayDirs {
 #[derive(Debug, Clone)]
 pub struct Profiles {
     profiles: BTreeMap<String, Profile>,
+    /// Every top-level payload key some profile looks at ([`Profile::payload_keys`]).
+    keys: HashSet<String>,
     /// Warnings from overlays (unknown keys).
     pub warnings: Vec<String>,
 }
@@ -896,7 +898,19 @@ impl Profiles {
             let profile = Profile::from_wire(&src, &wire)?;
             profiles.insert(profile.name.clone(), profile);
         }
-        Ok(Profiles { profiles, warnings: Vec::new() })
+        let mut set = Profiles { profiles, keys: HashSet::new(), warnings: Vec::new() };
+        set.refresh_keys();
+        Ok(set)
+    }
+
+    fn refresh_keys(&mut self) {
+        let keys = self.profiles.values().flat_map(Profile::payload_keys);
+        self.keys = keys.map(str::to_owned).collect();
+    }
+
+    /// Whether some profile looks at this top-level payload key: the members a reader decodes.
+    pub fn wants_key(&self, key: &str) -> bool {
+        self.keys.contains(key)
     }
 
     /// Shipped profiles with the overlays found in `dirs` applied, user first, then project.
@@ -933,13 +947,14 @@ impl Profiles {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let name = wire.name.clone().unwrap_or_else(|| stem.to_owned());
         match self.profiles.get_mut(&name) {
-            Some(profile) => profile.apply(&src, &wire),
+            Some(profile) => profile.apply(&src, &wire)?,
             None => {
                 let profile = Profile::from_wire(&src, &wire)?;
                 self.profiles.insert(profile.name.clone(), profile);
-                Ok(())
             }
         }
+        self.refresh_keys();
+        Ok(())
     }
 
     /// Checks one file as a complete profile (strict: unknown keys are errors).
