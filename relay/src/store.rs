@@ -3,8 +3,9 @@
 //! ## The write protocol
 //! A writer takes an exclusive lock on the counter file `.seq` (bounded wait), reads the last
 //! `seq`, stores `seq + 1`, writes the event to a uniquely named temp file (`O_EXCL`,
-//! `O_NOFOLLOW`, mode 0600), hard-links it under its final name (which fails rather than
-//! replace an existing file), removes the temp name and only then releases the lock. So:
+//! `O_NOFOLLOW`, mode 0600), moves it to its final name (`renameat2` with `RENAME_NOREPLACE`,
+//! or a hard link and an unlink where the filesystem lacks it: either fails rather than
+//! replace an existing file) and only then releases the lock. So:
 //!
 //! * an event is never visible under its final name before it is complete;
 //! * final names appear in `seq` order: when a reader holds the lock (shared) and reads the
@@ -118,13 +119,15 @@ pub struct CounterRepair {
 /// [`EventsDir::write_event`]).
 const EARLY_WRITE_BYTES: usize = 64 << 10;
 
-/// A temp file of this writer, removed when dropped (once linked, its final name remains).
+/// A temp file of this writer, removed when dropped unless it was moved to its final name.
 struct Temp<'d> {
     dir: &'d DirFd,
     name: String,
     file: File,
     /// Length of the head written, when the whole content is in the file.
     head_len: Option<usize>,
+    /// Moved to its final name: there is no temp name left to remove.
+    published: bool,
 }
 
 impl Temp<'_> {
@@ -146,7 +149,9 @@ impl Temp<'_> {
 
 impl Drop for Temp<'_> {
     fn drop(&mut self) {
-        let _ = self.dir.unlink(&self.name);
+        if !self.published {
+            let _ = self.dir.unlink(&self.name);
+        }
     }
 }
 
@@ -366,7 +371,8 @@ impl EventsDir {
             if options.fsync {
                 file.file.sync_all()?;
             }
-            self.dir.link(&file.name, &name.to_string())?;
+            self.dir.rename_noreplace(&file.name, &name.to_string())?;
+            file.published = true;
             if options.fsync {
                 self.dir.as_file()?.sync_all()?;
             }
@@ -383,7 +389,15 @@ impl EventsDir {
         loop {
             let name = temp_name(pid, nonce.wrapping_add(attempt));
             match self.dir.create_new(&name, 0o600) {
-                Ok(file) => return Ok(Temp { dir: &self.dir, name, file, head_len: None }),
+                Ok(file) => {
+                    return Ok(Temp {
+                        dir: &self.dir,
+                        name,
+                        file,
+                        head_len: None,
+                        published: false,
+                    });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
                 Err(e) => return Err(e),
             }
