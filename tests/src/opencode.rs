@@ -293,7 +293,7 @@ mod tests {
             let text = fs::read_to_string(Path::new(FIXTURES).join(file)).unwrap();
             let payload: Value = serde_json::from_str(&text).unwrap();
             let native = payload["type"].as_str().unwrap();
-            let envelope = Envelope::built("opencode", Some(native.to_owned()), payload.clone());
+            let envelope = Envelope::built("opencode", Some(native.to_owned()), &payload.clone());
             let source =
                 SourceRef { dir: FIXTURES.into(), seq: 1, file: file.into(), legacy: false };
             let event = map_envelope(&profiles, &envelope, source);

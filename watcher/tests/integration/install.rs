@@ -74,6 +74,7 @@ impl World {
             .env("HOME", &self.home)
             .env("XDG_STATE_HOME", self.root.join("state"))
             .env("XDG_CONFIG_HOME", self.root.join("config"))
+            .env("XDG_RUNTIME_DIR", self.root.join("run"))
             .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()));
         for (k, v) in &self.extra_env {
             cmd.env(k, v);

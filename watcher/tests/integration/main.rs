@@ -5,6 +5,7 @@ mod decide;
 mod demo;
 mod docs;
 mod install;
+mod lossless;
 mod profiles;
 mod prune;
 mod serve;
