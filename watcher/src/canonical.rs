@@ -19,6 +19,7 @@ pub const CANONICAL_VERSION: u32 = 1;
 
 /// What happened, with the fields that matter for that kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Kind {
     /// A session started, resumed, was cleared, compacted or forked.
@@ -225,6 +226,7 @@ pub struct SessionKey {
 
 /// Where an event came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SourceRef {
     /// The directory the file was read from.
     pub dir: PathBuf,
@@ -239,6 +241,7 @@ pub struct SourceRef {
 
 /// A canonical event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Event {
     /// The canonical vocabulary's version.
     pub v: u32,

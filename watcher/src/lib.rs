@@ -61,6 +61,8 @@ pub mod ingest;
 pub mod install;
 pub mod paths;
 pub mod profile;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod serve;
 pub mod state;
 #[cfg(test)]

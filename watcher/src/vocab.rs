@@ -91,6 +91,7 @@ pub enum KindName {
 
 /// Why a session waits for its human.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WaitReason {
     /// A permission dialog is open.
@@ -106,6 +107,7 @@ pub enum WaitReason {
 
 /// The class of error that ended a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// Rate limit or usage quota.
@@ -125,6 +127,7 @@ pub enum FailureKind {
 
 /// Before or after compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CompactPhase {
     /// Compaction is about to run.
@@ -136,6 +139,7 @@ pub enum CompactPhase {
 
 /// The session states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StateKind {
     /// Nothing structured says what the session is doing. Loud: never treated as idle.
@@ -264,6 +268,7 @@ pub enum Dialect {
 /// caller-evidence table (`decide/evidence.rs`), both of which the compiler asks for; a
 /// test asks for its row in the documentation tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Question {
     /// May I deliver input (type into the session) now? Allowing takes the idle's input
@@ -304,6 +309,7 @@ impl std::str::FromStr for Question {
 
 /// The answer, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Go ahead.
@@ -316,6 +322,7 @@ pub enum Verdict {
 /// order is the one evidence is combined in: caller evidence may move a decision up this
 /// list, never down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// Go ahead (the only action with verdict `allow`).
@@ -335,6 +342,7 @@ pub enum Action {
 /// Which source decided. Sources are ranked (see [`crate::decide::precedence`]): only a
 /// structured event, or for `crashed` a deterministic liveness signal, can allow anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Signal {
     /// An explicit hook event, through the session's state.

@@ -43,6 +43,7 @@ pub const MAX_LINE: usize = 1 << 20;
 
 /// A request, without its `id`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     /// Who is serving.
@@ -61,11 +62,13 @@ pub enum Request {
 
 /// No fields beyond `op` and `id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NoFields {}
 
 /// `state`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SessionRequest {
     /// A session id or tag.
@@ -74,6 +77,7 @@ pub struct SessionRequest {
 
 /// `take_input_slot`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SlotRequest {
     /// A session id or tag.
@@ -85,6 +89,7 @@ pub struct SlotRequest {
 
 /// `next_event`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NextRequest {
     /// A session id or tag (it need not have any event yet).
@@ -115,6 +120,7 @@ impl Request {
 
 /// A request's operation, echoed in its reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// `hello`.
@@ -160,6 +166,7 @@ pub fn parse(line: &str) -> Result<(Value, Request), Reply> {
 /// One reply line: the request's `id`, its `op` (when it was read), `ok`, then the answer's
 /// fields or the `error`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Reply {
     id: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,6 +177,7 @@ pub struct Reply {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum Body {
     Answer(Answer),
@@ -206,6 +214,7 @@ impl Reply {
 
 /// The fields of an answer, after `id`, `op` and `ok`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Answer {
     /// `hello`.
@@ -233,6 +242,7 @@ pub enum Answer {
 
 /// `hello`'s answer: who is serving.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Hello {
     /// [`PROTOCOL_VERSION`].
     pub protocol: u32,
@@ -254,6 +264,7 @@ pub struct Hello {
 
 /// `take_input_slot`'s answer: the slot, or the refusal and its reason.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SlotAnswer {
     /// Whether the slot was granted.
     pub granted: bool,
@@ -284,6 +295,7 @@ impl From<Result<Slot, Refusal>> for SlotAnswer {
 
 /// `next_event`'s answer.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NextAnswer {
     /// The session's oldest event not handed out yet, `None` when the wait timed out.
     pub event: Option<Box<Event>>,

@@ -50,6 +50,7 @@ pub const HISTORY: usize = 32;
 
 /// What the last `stop` said was still to come.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Pending {
     /// Background tasks still running.
     pub tasks: u32,
@@ -128,6 +129,7 @@ pub struct Tracker {
 
 /// What a caller believes about a session when it asks for its input slot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Expect {
     /// The generation the caller saw.
     pub generation: Option<u64>,

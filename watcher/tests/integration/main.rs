@@ -6,6 +6,7 @@ mod docs;
 mod install;
 mod profiles;
 mod prune;
+mod schemas;
 mod serve;
 mod status;
 mod watch;
