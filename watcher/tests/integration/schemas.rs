@@ -105,17 +105,7 @@ fn event_files(dir: &Path) -> Vec<(String, Value)> {
 
 /// `hookline SUBCOMMAND --events-dir DIR ARGS...` with no user profile or policy in the way.
 fn run(subcommand: &str, dir: &Path, args: &[&str]) -> Output {
-    let home = dir.parent().unwrap();
-    Command::new(hookline())
-        .arg(subcommand)
-        .arg("--events-dir")
-        .arg(dir)
-        .args(args)
-        .current_dir(home)
-        .env("HOME", home)
-        .env_remove("XDG_CONFIG_HOME")
-        .output()
-        .unwrap()
+    super::status::hookline(subcommand, dir, args).output().unwrap()
 }
 
 /// What a command printed as JSON (`decide` exits with its verdict, so the status is not

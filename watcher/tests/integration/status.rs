@@ -14,7 +14,7 @@ use super::decide::fire_as;
 const C: &str = "claude-code/2.1.332/";
 
 /// `hookline SUBCOMMAND --events-dir DIR ARGS...`, with no user profile or policy in the way.
-fn hookline(subcommand: &str, dir: &Path, args: &[&str]) -> Command {
+pub fn hookline(subcommand: &str, dir: &Path, args: &[&str]) -> Command {
     let home = dir.parent().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_hookline"));
     command
