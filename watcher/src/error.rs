@@ -124,6 +124,12 @@ pub enum Error {
         /// How many names it has.
         links: u64,
     },
+    /// A file is where hookline's plugin goes, but it is not hookline's plugin; it was left
+    /// untouched.
+    NotOurPlugin {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -157,6 +163,10 @@ impl Error {
             ),
             Error::HardLinked { path, .. } => format!(
                 "keep one copy and make the other names symlinks to it (ln -sf {} OTHER-NAME), then run again",
+                path.display()
+            ),
+            Error::NotOurPlugin { path } => format!(
+                "move {} away if it is not needed, or install into another file with --settings PATH",
                 path.display()
             ),
             _ => return None,
@@ -221,6 +231,11 @@ impl fmt::Display for Error {
             Error::NotRegularFile { path, kind } => {
                 write!(f, "{} is {kind}, not a regular file; left untouched", path.display())
             }
+            Error::NotOurPlugin { path } => write!(
+                f,
+                "{} is not hookline's plugin (its first line differs); left untouched",
+                path.display()
+            ),
             Error::HardLinked { path, links } => write!(
                 f,
                 "{} has {links} hard links; left untouched (an atomic write would split them, and writing in place is not atomic)",

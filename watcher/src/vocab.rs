@@ -258,6 +258,10 @@ pub enum Dialect {
     Copilot,
     /// Cursor's `hooks.json` (flat handlers).
     Cursor,
+    /// OpenCode's plugin folder: OpenCode has no command hooks, so hookline's plugin
+    /// (`profiles/opencode-plugin.js`) is one file of its own there, written whole
+    /// ([`crate::install::plugin`]); no events are registered.
+    OpencodePlugin,
 }
 
 /// The decision questions. Each asks whether the orchestrator may go ahead, unattended,
@@ -393,6 +397,7 @@ words!(EndWord {
 });
 words!(Dialect {
     Claude = "claude", Codex = "codex", Gemini = "gemini", Copilot = "copilot", Cursor = "cursor",
+    OpencodePlugin = "opencode_plugin",
 });
 words!(Question {
     Input = "input", Nudge = "nudge", Crashed = "crashed", EnvFault = "env-fault",
