@@ -368,3 +368,26 @@ fn the_canonical_table_has_a_row_per_kind_and_a_column_per_cli() {
     assert!(row("notification").contains("`PreCompress` if trigger = auto"));
     assert!(row("tool_end").contains("`AfterTool` if tool_response.error present (ok = false)"));
 }
+
+#[test]
+fn a_plugin_dialect_takes_no_events_and_a_hooks_dialect_needs_some() {
+    let profile = |install: &str| {
+        format!(
+            "version = 1\nname = \"agent\"\nbinary = \"agent\"\n\n[versions]\nmin = \"0.1.0\"\n\n\
+             [fields]\nsession-id = [\"session_id\"]\n\n[[map]]\nnative = \"Stop\"\nkind = \"stop\"\n\n\
+             [install]\n{install}\n[install.scopes]\nuser = \"~/.agent/hookline.js\"\n"
+        )
+    };
+    let load = |text: String| {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "agent.toml", &text);
+        Profiles::load(&OverlayDirs { user: Some(tmp.path().to_owned()), project: None })
+    };
+    let plugin = load(profile("dialect = \"opencode_plugin\"\n")).unwrap();
+    assert!(plugin.get("agent").unwrap().install.as_ref().unwrap().events.is_empty());
+    let events = "[[install.events]]\nnative = \"Stop\"\n";
+    let err = load(profile(&format!("dialect = \"opencode_plugin\"\n{events}"))).unwrap_err();
+    assert!(err.message.contains("registers no events"), "{err}");
+    let err = load(profile("dialect = \"cursor\"\n")).unwrap_err();
+    assert!(err.message.contains("at least one event"), "{err}");
+}
