@@ -4,7 +4,7 @@
 //! The file is hookline's entirely: install writes the plugin with the relay's path in place
 //! of [`RELAY_PLACEHOLDER`], and rewrites it when the relay or the plugin changed; uninstall
 //! removes it. A file at that path that is not hookline's plugin (its first line differs) is
-//! refused untouched, both ways. Writes go through [`file::update`](super::file::update): a
+//! refused untouched, both ways. Writes go through [`file::update`]: a
 //! symlink is followed and stays a link, only a regular file is written, atomically. No backup
 //! is kept: the only content ever replaced is hookline's own plugin.
 
