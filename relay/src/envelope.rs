@@ -50,6 +50,7 @@ const _: () = assert!(
 
 /// How the `raw` field encodes the input bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RawEncoding {
     /// The bytes were valid UTF-8 and are stored as a JSON string.
@@ -147,6 +148,15 @@ pub type EnvelopeOut<'a> = Envelope<Borrowed<'a>>;
 /// The envelope of one event file. Fields marked optional are left out when empty; readers
 /// take a missing optional field as empty.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        rename = "Envelope",
+        bound = "R::Str: schemars::JsonSchema, \
+    R::List: schemars::JsonSchema + Default + Serialize, R::Payload: schemars::JsonSchema"
+    )
+)]
 #[serde(bound(
     serialize = "R::Str: Serialize, R::List: Serialize, R::Payload: Serialize",
     deserialize = "R::Str: Deserialize<'de>, R::List: Deserialize<'de> + Default, \

@@ -230,6 +230,21 @@ fn check_cli(
                 continue;
             }
         };
+        if let Some(source) = cli.dialect.plugin_source() {
+            let found =
+                check_plugin(name, &label, source, &bytes, recorded, relay.as_ref().ok(), &fix);
+            registered_somewhere |= found.installed;
+            stripped |= found.replaced;
+            findings.extend(found.findings);
+            if let Some(command) = found.command
+                && !checked_commands.contains(&command)
+            {
+                findings.push(check_command(&command, &fix));
+                findings.extend(check_build_dir(&command, name));
+                checked_commands.push(command);
+            }
+            continue;
+        }
         let parsed =
             document::utf8(&bytes).and_then(|t| Ok((t, merge::registered(t, cli.dialect)?)));
         let (text, registered) = match parsed {
@@ -308,6 +323,68 @@ fn check_cli(
         None => Finding::info("no event received yet"),
     });
     Section { title: format!("{} ({name})", cli.profile.display_name), findings }
+}
+
+/// What [`check_plugin`] found in a plugin file.
+struct PluginCheck {
+    findings: Vec<Finding>,
+    /// The file is hookline's plugin.
+    installed: bool,
+    /// hookline installed its plugin here, and another file took its place.
+    replaced: bool,
+    /// The relay command the plugin runs, to be checked like a hook's.
+    command: Option<String>,
+}
+
+/// Whether the file at a plugin scope is hookline's plugin, and the one install would write
+/// now (the same plugin, the same relay).
+fn check_plugin(
+    cli: &str,
+    label: &str,
+    source: &str,
+    bytes: &[u8],
+    recorded: bool,
+    relay: Option<&String>,
+    fix: &str,
+) -> PluginCheck {
+    use crate::install::plugin;
+    let mut check =
+        PluginCheck { findings: Vec::new(), installed: false, replaced: false, command: None };
+    if !plugin::is_ours(source, bytes) {
+        check.findings.push(if recorded {
+            check.replaced = true;
+            Finding::problem(
+                format!("{label}: hookline installed its plugin here, but the file is now another"),
+                format!("move the file away, then {fix}"),
+            )
+        } else {
+            Finding::info(format!("{label}: not hookline's plugin (left alone)"))
+        });
+        return check;
+    }
+    check.installed = true;
+    let text = String::from_utf8_lossy(bytes);
+    let registered = plugin::relay_of(source, &text);
+    check.findings.push(Finding::ok(format!("{label}: hookline's plugin is installed")));
+    match &registered {
+        Some(path) => check.command = Some(command::relay_command(path, cli, None)),
+        None => check.findings.push(Finding::problem(
+            format!("{label}: the plugin names no relay it can run"),
+            fix.to_owned(),
+        )),
+    }
+    if let Some(relay) = relay
+        && plugin::render(source, relay).as_bytes() != bytes
+    {
+        let why = match registered.as_deref() {
+            Some(was) if was != relay.as_str() => {
+                format!("it runs {was}, install would write {relay}")
+            }
+            _ => "it differs from the plugin this hookline ships".to_owned(),
+        };
+        check.findings.push(Finding::problem(format!("{label}: stale: {why}"), fix.to_owned()));
+    }
+    check
 }
 
 /// Whether Codex will run hookline's hooks in `hooks_file`: each must be trusted, with its

@@ -753,8 +753,17 @@ fn install(
             .collect::<Result<Vec<_>, _>>()?,
         None => base.map(|b| b.events.clone()).unwrap_or_default(),
     };
-    if events.is_empty() {
-        return Err(src.error(Some("install.events"), "at least one event is needed"));
+    match (dialect.plugin_source(), events.is_empty()) {
+        (None, true) => {
+            return Err(src.error(Some("install.events"), "at least one event is needed"));
+        }
+        (Some(_), false) => {
+            return Err(src.error(
+                Some("install.events"),
+                format!("the {dialect} dialect registers no events: its plugin sends them"),
+            ));
+        }
+        _ => {}
     }
     Ok(InstallSpec {
         dialect,

@@ -8,6 +8,7 @@ mod install;
 mod lossless;
 mod profiles;
 mod prune;
+mod schemas;
 mod serve;
 mod status;
 mod watch;
