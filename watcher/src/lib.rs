@@ -13,7 +13,8 @@
 //! * per-session state with explicit `unknown`, generation, epoch and sequence;
 //! * the decision layer that says what an orchestrator may safely do;
 //! * `install`, `uninstall` and `doctor` for the CLIs' settings files;
-//! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]).
+//! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]);
+//! * notifications on state transitions ([`notify`]) and tmux pane marks ([`pane::marks`]).
 //!
 //! An orchestrator's signal loop, in short: a [`ingest::watch::Watcher`] hands out canonical
 //! events in order, exactly once per durable cursor; a [`state::Tracker`] folds them into
@@ -53,7 +54,7 @@ pub use hookline_relay as format;
 
 mod error;
 
-pub use error::Error;
+pub use error::{Error, NotifyConfigError};
 
 pub mod canonical;
 pub mod decide;
@@ -61,6 +62,7 @@ pub mod deliver;
 mod fsutil;
 pub mod ingest;
 pub mod install;
+pub mod notify;
 pub mod pane;
 pub mod paths;
 pub mod profile;
@@ -68,5 +70,6 @@ pub mod serve;
 pub mod state;
 #[cfg(test)]
 mod testing;
+pub mod text;
 pub mod units;
 pub mod vocab;

@@ -51,6 +51,18 @@ pub struct Position {
 }
 
 impl Position {
+    /// Whether the event read from `source` is behind this position (was delivered): how a
+    /// consumer rebuilding its state from history tells what it had already handled.
+    pub fn covers(&self, source: &crate::canonical::SourceRef) -> bool {
+        if source.legacy {
+            return self.legacy.get(&source.dir).is_some_and(|files| files.contains(&source.file));
+        }
+        match crate::format::filename::EventFileName::parse(&source.file) {
+            Some(name) if name.unordered_ts_ns.is_some() => self.unordered.contains(&source.file),
+            _ => source.seq <= self.seq || self.ahead.contains(&source.seq),
+        }
+    }
+
     /// Forgets what belongs to an events directory that is gone (its `seq`s and unordered
     /// files), keeping what was read from legacy directories.
     pub fn forget_events_dir(&mut self) {
