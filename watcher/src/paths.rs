@@ -22,3 +22,8 @@ pub fn user_policy() -> Option<PathBuf> {
 pub fn user_profiles() -> Option<PathBuf> {
     config_dir().map(|c| c.join("profiles"))
 }
+
+/// The user's notifications file: `notify.toml` in [`config_dir`] (whether or not it exists).
+pub fn user_notify() -> Option<PathBuf> {
+    config_dir().map(|c| c.join(crate::notify::FILE_NAME))
+}

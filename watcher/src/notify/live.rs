@@ -90,6 +90,7 @@ pub fn run(
     options: WatchOptions,
     stop: &(dyn Fn() -> bool + Sync),
     mut note: impl FnMut(FollowNotice),
+    ready: impl FnOnce(),
 ) -> Result<(), Error> {
     let events_dir = config.events_dir.clone();
     let known = events_dir.join(CURSORS_DIR).join(format!("{CURSOR}.json")).is_file();
@@ -121,6 +122,7 @@ pub fn run(
         });
         let result = (|| {
             let mut watcher = Watcher::new(reader, options)?;
+            ready();
             let mut feed =
                 Feed { watched: Arc::clone(&watched), mode: Mode::Fire, note: &mut note };
             follow::follow(&mut watcher, &mut feed, None, stop).map(drop)

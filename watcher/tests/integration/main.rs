@@ -8,4 +8,5 @@ mod profiles;
 mod prune;
 mod serve;
 mod status;
+mod supervise;
 mod watch;
