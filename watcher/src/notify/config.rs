@@ -533,6 +533,27 @@ mod tests {
     }
 
     #[test]
+    fn the_notify_docs_list_every_key_and_their_recipes_parse() {
+        let mut table = String::from("| key | meaning |\n|---|---|\n");
+        for key in KEYS {
+            table.push_str(&format!("| `{}` | {} |\n", key.path, key.doc));
+        }
+        crate::testing::assert_generated_section("docs/notify.md", "notify-keys", &table);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/notify.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let recipes: Vec<&str> =
+            doc.split("```toml\n").skip(1).map(|b| b.split("```").next().unwrap()).collect();
+        assert!(recipes.len() >= 4, "{} recipes", recipes.len());
+        for recipe in recipes {
+            let config = NotifyConfig::parse(recipe, "docs/notify.md").unwrap();
+            assert_eq!(config.rules.len(), 1, "{recipe}");
+        }
+        for trigger in Trigger::WORDS {
+            assert!(doc.contains(&format!("| `{trigger}` |")), "docs/notify.md lacks {trigger}");
+        }
+    }
+
+    #[test]
     fn globs_stop_at_slashes_unless_doubled() {
         let g = |p: &str| Glob(p.into());
         assert!(g("/work/*").matches("/work/a"));

@@ -208,6 +208,14 @@ fn the_command_gets_exactly_the_documented_variables() {
     .iter()
     .map(|(k, _)| *k)
     .collect();
+    // What the test itself runs with (HOOKLINE_BLESS, ...) is inherited, as any variable is.
+    let inherited: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+    let extra: Vec<&str> = inherited
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.starts_with("HOOKLINE_") && !documented.contains(k))
+        .collect();
+    documented.extend(extra);
     documented.sort();
     assert_eq!(names, documented);
     assert!(env.contains("HOOKLINE_STATE=waiting_on_human\n"), "{env}");
