@@ -33,6 +33,7 @@ pub fn run(args: &TopArgs) -> Outcome {
 #[derive(Debug, Clone)]
 struct Row {
     /// The session id, else the tag: what explain is asked for.
+    #[cfg_attr(not(feature = "tui"), allow(dead_code))]
     id: String,
     state: StateKind,
     /// The state and its detail.

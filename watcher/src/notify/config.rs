@@ -124,17 +124,17 @@ impl Trigger {
     /// Whether entering `state` is this trigger's transition (never for [`Trigger::Unknown`],
     /// which waits, nor [`Trigger::DeliveryUnconfirmed`], which no state is).
     pub fn entered_by(self, state: &State) -> bool {
-        match (self, state) {
-            (Trigger::WaitingOnHuman, State::WaitingOnHuman(_)) => true,
-            (Trigger::Permission, State::WaitingOnHuman(WaitReason::Permission)) => true,
-            (Trigger::Question, State::WaitingOnHuman(WaitReason::Question)) => true,
-            (Trigger::Elicitation, State::WaitingOnHuman(WaitReason::Elicitation)) => true,
-            (Trigger::Interrupted, State::WaitingOnHuman(WaitReason::Other)) => true,
-            (Trigger::Idle, State::Idle) => true,
-            (Trigger::EnvFault, State::EnvFault(_)) => true,
-            (Trigger::Ended, State::Ended(_)) => true,
-            _ => false,
-        }
+        matches!(
+            (self, state),
+            (Trigger::WaitingOnHuman, State::WaitingOnHuman(_))
+                | (Trigger::Permission, State::WaitingOnHuman(WaitReason::Permission))
+                | (Trigger::Question, State::WaitingOnHuman(WaitReason::Question))
+                | (Trigger::Elicitation, State::WaitingOnHuman(WaitReason::Elicitation))
+                | (Trigger::Interrupted, State::WaitingOnHuman(WaitReason::Other))
+                | (Trigger::Idle, State::Idle)
+                | (Trigger::EnvFault, State::EnvFault(_))
+                | (Trigger::Ended, State::Ended(_))
+        )
     }
 }
 

@@ -92,10 +92,12 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    #[cfg_attr(not(feature = "tui"), allow(dead_code))]
     fn screen(&self) -> String {
         self.run(&["capture-pane", "-p", "-t", "main"])
     }
 
+    #[cfg_attr(not(feature = "tui"), allow(dead_code))]
     /// Waits until the screen shows `text`; returns the screen.
     fn wait_screen(&self, text: &str) -> String {
         wait_for(&format!("{text:?} on screen"), || {
@@ -104,6 +106,7 @@ impl Tmux {
         })
     }
 
+    #[cfg_attr(not(feature = "tui"), allow(dead_code))]
     fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "main"];
         args.extend(keys);
@@ -121,6 +124,8 @@ fn hookline() -> Command {
     Command::new(env!("CARGO_BIN_EXE_hookline"))
 }
 
+/// Needs the dashboard (the default feature `tui`).
+#[cfg(feature = "tui")]
 #[test]
 fn top_shows_who_needs_a_person_first_and_explains_the_selected_session() {
     let tmp = tempfile::tempdir().unwrap();
