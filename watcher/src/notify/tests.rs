@@ -235,9 +235,9 @@ fn a_hanging_command_is_killed_with_its_process_group_and_journaled() {
     );
     let mut rig = Rig::new(&rule, &tmp.path().join("j"));
     rig.hook("s1", "UserPromptSubmit.json", 0);
-    let started = std::time::Instant::now();
     assert_eq!(rig.hook("s1", "Stop.json", 10)[0].outcome, Outcome::Started);
-    assert!(started.elapsed() < Duration::from_secs(1), "observing waited for the command");
+    // The command runs until it is killed: observing returned before it settled.
+    assert!(rig.reports.try_recv().is_err(), "observing waited for the command");
     let report = rig.report();
     assert_eq!(report.record.outcome, Outcome::TimedOut);
     let child: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
