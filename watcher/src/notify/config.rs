@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::decide::policy::edit_distance;
 use crate::error::NotifyConfigError;
 use crate::state::State;
 use crate::units::parse_duration;
@@ -245,9 +246,12 @@ impl NotifyConfig {
                 .filter(|k| k.path.contains('.') == key.contains('.'))
                 .map(|k| k.path.rsplit('.').next().unwrap_or(k.path))
                 .collect();
-            let hint = match keys.iter().find(|k| k.replace('-', "_") == name.replace('-', "_")) {
-                Some(k) => format!(" (keys are kebab-case: {k})"),
-                None => format!(" (keys here: {})", keys.join(", ")),
+            let kebab = keys.iter().find(|k| k.replace('-', "_") == name.replace('-', "_"));
+            let near = keys.iter().find(|k| edit_distance(k, &name) <= 2);
+            let hint = match (kebab, near) {
+                (Some(k), _) => format!(" (keys are kebab-case: {k})"),
+                (None, Some(k)) => format!(" (did you mean {k}?)"),
+                (None, None) => format!(" (keys here: {})", keys.join(", ")),
             };
             return Err(error(Some(key), format!("unknown key{hint}")));
         }
@@ -492,11 +496,12 @@ mod tests {
             "notifications n.toml: notify[0].unknown_after: unknown key (keys are kebab-case: unknown-after)"
         );
         let e = parse("debounse = \"1s\"\n").unwrap_err();
-        assert!(
-            e.starts_with(
-                "notifications n.toml: debounse: unknown key (keys here: version, timeout, debounce"
-            ),
-            "{e}"
+        assert_eq!(e, "notifications n.toml: debounse: unknown key (did you mean debounce?)");
+        let e = parse("[[notify]]\non = [\"idle\"]\nrun = [\"true\"]\nwhen = 1\n").unwrap_err();
+        let keys = "name, on, cli, tag, cwd, run, shell, timeout, debounce, unknown-after";
+        assert_eq!(
+            e,
+            format!("notifications n.toml: notify[0].when: unknown key (keys here: {keys})")
         );
     }
 

@@ -384,7 +384,7 @@ fn notify_refuses_a_config_with_an_unknown_key_naming_it() {
     assert_eq!(
         stderr,
         format!(
-            "hookline: notifications {}: notify[0].shel: unknown key (keys here: name, on, cli, tag, cwd, run, shell, timeout, debounce, unknown-after)\n",
+            "hookline: notifications {}: notify[0].shel: unknown key (did you mean shell?)\n",
             config.display()
         )
     );
