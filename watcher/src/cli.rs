@@ -280,6 +280,8 @@ pub struct NotifyArgs {
     /// ~/.config/hookline/notify.toml].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// Check the file, print its rules, and exit.
     #[arg(long)]
     pub check: bool,

@@ -1,4 +1,4 @@
-//! `hookline notify [--config FILE] [--events-dir DIR] [--check] [--poll]`: the `[[notify]]`
+//! `hookline notify [--config FILE] [--events-dir DIR] [--policy FILE] [--check] [--poll]`: the `[[notify]]`
 //! rules, fired on transitions until SIGINT or SIGTERM.
 
 use std::process::ExitCode;
@@ -8,7 +8,7 @@ use hookline::ingest::watch::{Mode, WatchOptions};
 use hookline::notify::{Notifier, NotifyConfig, NotifyJournal, Report, Run, Runner, live};
 use hookline::text::printable;
 
-use super::{Outcome, catch_signals, events_dir, profiles, report, stopping};
+use super::{Outcome, catch_signals, events_dir, policy, profiles, report, stopping};
 use crate::cli::NotifyArgs;
 
 /// The journal's size cap: at it, the file is rotated to `….1`.
@@ -44,6 +44,11 @@ pub fn run(args: &NotifyArgs) -> Outcome {
     let mut notifier = Notifier::new(config, runner);
     notifier.remember(&journal.read());
     let profiles = profiles()?;
+    // The policy's `[stale]` windows, so that `unknown` means what `status` and `top` show.
+    let policy = policy(&args.policy, &profiles)?;
+    let tracker =
+        hookline::state::Tracker::new(profiles.clone(), hookline::format::clock::now_ns())
+            .with_stale_windows_over(&policy.stale);
     let shown = dir.clone();
     let reader = hookline::ingest::reader::ReaderConfig::new(dir, Start::Beginning, profiles);
     let options = WatchOptions {
@@ -53,7 +58,7 @@ pub fn run(args: &NotifyArgs) -> Outcome {
     catch_signals();
     let rules = notifier.config().rules.len();
     let ready = || eprintln!("hookline: notify: {rules} rules, following {}", shown.display());
-    live::run(reader, notifier, options, &stopping, |notice| report([notice]), ready)?;
+    live::run(reader, tracker, notifier, options, &stopping, |notice| report([notice]), ready)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -82,10 +82,12 @@ impl<N: FnMut(FollowNotice)> Sink for Feed<N> {
     }
 }
 
-/// Rebuilds the states from history (nothing fires), then follows the events directory of
-/// `config` through [`CURSOR`], firing, until `stop` says so. `config.start` is ignored.
+/// Rebuilds the states of `tracker` (a new one: its staleness windows are the caller's) from
+/// history, firing nothing, then follows the events directory of `config` through [`CURSOR`],
+/// firing, until `stop` says so. `config.start` is ignored.
 pub fn run(
     config: ReaderConfig,
+    tracker: Tracker,
     notifier: Notifier,
     options: WatchOptions,
     stop: &(dyn Fn() -> bool + Sync),
@@ -94,10 +96,8 @@ pub fn run(
 ) -> Result<(), Error> {
     let events_dir = config.events_dir.clone();
     let known = events_dir.join(CURSORS_DIR).join(format!("{CURSOR}.json")).is_file();
-    let profiles = config.profiles.clone();
     let mut reader =
         Reader::open(ReaderConfig { start: Start::Cursor(CURSOR.into()), ..config.clone() })?;
-    let tracker = Tracker::new(profiles, now_ns());
     let watched = Arc::new(Mutex::new(Watched { tracker, notifier }));
     if known {
         let position = reader.position().clone();
