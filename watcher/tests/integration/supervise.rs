@@ -389,3 +389,39 @@ fn notify_refuses_a_config_with_an_unknown_key_naming_it() {
         )
     );
 }
+
+#[test]
+fn notify_announces_a_session_unknown_for_too_long_once_without_an_event() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    let out = tmp.path().join("fired");
+    let config = tmp.path().join("notify.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[notify]]\nname = \"lost\"\non = [\"unknown\"]\nunknown-after = \"1s\"\nrun = [\"sh\", \"-c\", \"echo \\\"$HOOKLINE_REASON $HOOKLINE_DETAIL $HOOKLINE_AGE_MS\\\" >> {}\"]\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    let check = hookline().args(["notify", "--check", "--config"]).arg(&config).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&check.stdout),
+        format!(
+            "lost: on unknown run [\"sh\", \"-c\", \"echo \\\"$HOOKLINE_REASON $HOOKLINE_DETAIL $HOOKLINE_AGE_MS\\\" >> {}\"]\n{}: 1 rules\n",
+            out.display(),
+            config.display()
+        )
+    );
+    let (mut child, mut stderr) = notify(&config, &events, tmp.path());
+    fire(&events, "SessionStart-startup.json", "s1", "task-1", None);
+    let line = wait_for("the unknown spell to be announced", || fired(&out).first().cloned());
+    let (what, age) = line.rsplit_once(' ').unwrap();
+    assert_eq!(what, "unknown session started");
+    assert!(age.parse::<u64>().unwrap() >= 1000, "{line}");
+    assert!(stderr.next().unwrap().unwrap().ends_with("claude:s1 unknown (session started): ran"));
+    // Still unknown a while later: the same spell is not announced again.
+    std::thread::sleep(Duration::from_millis(600));
+    stop(&mut child);
+    assert_eq!(fired(&out).len(), 1, "{:?}", fired(&out));
+}
