@@ -11,4 +11,5 @@ mod prune;
 mod schemas;
 mod serve;
 mod status;
+mod supervise;
 mod watch;
