@@ -85,6 +85,7 @@ pub fn map_envelope(profiles: &Profiles, envelope: &Envelope, source: SourceRef)
         ts_ns: envelope.ts_ns,
         host_pid: envelope.host_pid,
         source,
+        echo_of: None,
     }
 }
 

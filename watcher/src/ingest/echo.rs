@@ -1,0 +1,464 @@
+//! Echoes: the same native event of the same session, reported again by another producer.
+//!
+//! While a project migrates from the older Python relay both relays fire for every hook, so a
+//! `Stop` arrives once from the events directory and once from the legacy directory. Cursor
+//! runs Claude's hooks beside its own, and two hookline installs at different scopes each run
+//! the relay: one native event, several copies. The first copy handed out is the event; every
+//! later copy is an *echo* of it, handed out too, with [`Event::echo_of`] naming the first
+//! copy's origin. A tracker never lets an echo change a state or open an input slot.
+//!
+//! A later copy `E` is an echo of an earlier one `X` when all of these hold (the rule
+//! `docs/events.md` states, section "The legacy directory, and echoes"):
+//!
+//! * **same session**: the same session id; for events without one, the same tag;
+//! * **same CLI family**: the same profile, or one of them read from a legacy directory (the
+//!   older relay does not say which CLI fired it);
+//! * **same event**: the same canonical kind (and compaction phase), the same subagent (none,
+//!   or the same `agent_id`); and
+//!   * both written by hookline's relay: the same native event name and an identical payload
+//!     (equal as JSON values, whatever the order of the keys), or
+//!   * one of them from a legacy directory, which keeps no payload: the two were read from
+//!     different directories, and `X` has not already been echoed from `E`'s directory (each
+//!     copy of one producer pairs with one copy of each other producer; the nearest in time
+//!     wins);
+//! * **close in time**: their `ts_ns` (when each producer ran) are at most [`WINDOW`] apart;
+//! * **same turn**: no event of the session lies strictly between the two in time that
+//!   starts or ends what they belong to: a `turn_start` for the events of a turn (so two
+//!   `stop`s of two turns are never one), a `stop` or `stop_failure` for a `turn_start`, a
+//!   `session_end` for a `session_start` and the reverse.
+//!
+//! Echoes are recognised among the events one reader hands out: a consumer that restarts
+//! from its cursor between two copies does not see the second one marked (`serve`, `status`
+//! and `decide` rebuild their tracker from the whole directory, so they do).
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{DefaultHasher, Hasher};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::canonical::{CompactPhase, Event, Kind, KindName, SourceRef};
+
+/// The longest time between two copies of one event: the producers of one hook run at
+/// nearly the same time (the older relay starts a Python interpreter), so a few seconds cover
+/// a loaded machine, while the events of one turn that could look alike are told apart by the
+/// turn boundaries, not by time.
+pub const WINDOW: Duration = Duration::from_secs(5);
+
+/// Copies remembered per session: a burst of tool events cannot make the memory grow.
+const PER_SESSION: usize = 256;
+/// Events between two sweeps of the sessions not heard of for a while.
+const SWEEP_EVERY: u64 = 1024;
+
+/// The digest of a payload, equal for payloads equal as JSON values (the order of an
+/// object's keys does not count). Not a cryptographic hash: it only tells apart the copies of
+/// one session within seconds of each other.
+pub fn payload_digest(payload: &Value) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    hash_value(payload, &mut hasher);
+    hasher.finish()
+}
+
+fn hash_value(value: &Value, hasher: &mut DefaultHasher) {
+    match value {
+        Value::Null => hasher.write_u8(0),
+        Value::Bool(b) => {
+            hasher.write_u8(1);
+            hasher.write_u8(u8::from(*b));
+        }
+        Value::Number(n) => {
+            hasher.write_u8(2);
+            hasher.write(n.to_string().as_bytes());
+            hasher.write_u8(0xff);
+        }
+        Value::String(s) => {
+            hasher.write_u8(3);
+            hasher.write(s.as_bytes());
+            hasher.write_u8(0xff);
+        }
+        Value::Array(items) => {
+            hasher.write_u8(4);
+            hasher.write_usize(items.len());
+            for item in items {
+                hash_value(item, hasher);
+            }
+        }
+        Value::Object(map) => {
+            hasher.write_u8(5);
+            hasher.write_usize(map.len());
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (key, value) in entries {
+                hasher.write(key.as_bytes());
+                hasher.write_u8(0xff);
+                hash_value(value, hasher);
+            }
+        }
+    }
+}
+
+/// One copy handed out, as remembered.
+#[derive(Debug, Clone)]
+struct Copy {
+    origin: SourceRef,
+    /// The first copy, when this one is an echo: an echo is never the original of another.
+    original: Option<SourceRef>,
+    cli: String,
+    kind: KindName,
+    phase: Option<CompactPhase>,
+    native: Option<String>,
+    agent_id: Option<String>,
+    digest: Option<u64>,
+    ts_ns: u64,
+    /// The directories whose copy was paired with this one without a payload to compare.
+    paired: Vec<PathBuf>,
+}
+
+impl Copy {
+    fn of(event: &Event, digest: Option<u64>) -> Copy {
+        Copy {
+            origin: event.source.clone(),
+            original: event.echo_of.clone(),
+            cli: event.cli.clone(),
+            kind: event.kind.kind_name(),
+            phase: phase(&event.kind),
+            native: event.native.clone(),
+            agent_id: event.agent_id.clone(),
+            digest,
+            ts_ns: event.ts_ns,
+            paired: Vec::new(),
+        }
+    }
+}
+
+fn phase(kind: &Kind) -> Option<CompactPhase> {
+    match kind {
+        Kind::Compact { phase, .. } => Some(*phase),
+        _ => None,
+    }
+}
+
+/// The kinds that, between two copies in time, make them two events.
+fn boundaries(kind: KindName) -> &'static [KindName] {
+    match kind {
+        KindName::TurnStart => &[KindName::Stop, KindName::StopFailure],
+        KindName::SessionStart => &[KindName::SessionEnd],
+        KindName::SessionEnd => &[KindName::SessionStart],
+        _ => &[KindName::TurnStart],
+    }
+}
+
+/// How `E` matched `X`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Match {
+    /// Identical payloads: the best evidence.
+    Payload,
+    /// Paired across directories, without a payload to compare.
+    Paired,
+}
+
+/// Recognises echoes among the events of one stream, in the order they are handed out.
+#[derive(Debug, Default)]
+pub struct Echoes {
+    sessions: HashMap<String, VecDeque<Copy>>,
+    newest_ns: u64,
+    seen: u64,
+}
+
+impl Echoes {
+    /// An empty memory.
+    pub fn new() -> Echoes {
+        Echoes::default()
+    }
+
+    /// Marks `event` ([`Event::echo_of`]) when it repeats a copy handed out before, and
+    /// remembers it. `digest` is its payload's [`payload_digest`], when hookline's relay
+    /// wrote it with a payload (never for a legacy file, whose payload the older relay
+    /// dropped).
+    pub fn mark(&mut self, event: &mut Event, digest: Option<u64>) {
+        let Some(key) = session_key(event) else { return };
+        self.seen += 1;
+        self.newest_ns = self.newest_ns.max(event.ts_ns);
+        if self.seen.is_multiple_of(SWEEP_EVERY) {
+            self.sweep();
+        }
+        let copies = self.sessions.entry(key).or_default();
+        let digest = digest.filter(|_| !event.source.legacy);
+        if event.echo_of.is_none()
+            && let Some((index, how)) = best_match(copies, event, digest)
+        {
+            let original = &mut copies[index];
+            event.echo_of = Some(original.original.clone().unwrap_or(original.origin.clone()));
+            if how == Match::Paired {
+                original.paired.push(event.source.dir.clone());
+            }
+        }
+        if copies.len() >= PER_SESSION {
+            copies.pop_front();
+        }
+        copies.push_back(Copy::of(event, digest));
+    }
+
+    /// Forgets the sessions last heard of more than twice the window before the newest event.
+    fn sweep(&mut self) {
+        let cutoff = self.newest_ns.saturating_sub(2 * WINDOW.as_nanos() as u64);
+        self.sessions.retain(|_, copies| copies.back().is_some_and(|c| c.ts_ns >= cutoff));
+    }
+}
+
+/// The session an event is remembered under: its session id, else its tag.
+fn session_key(event: &Event) -> Option<String> {
+    match (&event.session_id, &event.tag) {
+        (Some(id), _) => Some(format!("id:{id}")),
+        (None, Some(tag)) => Some(format!("tag:{tag}")),
+        (None, None) => None,
+    }
+}
+
+/// The copy `event` repeats, if any: identical payloads first, then the nearest in time.
+fn best_match(
+    copies: &VecDeque<Copy>,
+    event: &Event,
+    digest: Option<u64>,
+) -> Option<(usize, Match)> {
+    let window = WINDOW.as_nanos() as u64;
+    let kind = event.kind.kind_name();
+    let legacy = event.source.legacy;
+    let candidates = copies.iter().enumerate().filter_map(|(index, x)| {
+        let close = x.ts_ns.abs_diff(event.ts_ns) <= window;
+        if !close || x.agent_id != event.agent_id {
+            return None;
+        }
+        let same_kind = x.kind == kind && x.phase == phase(&event.kind);
+        let how = if !legacy && !x.origin.legacy {
+            let identical = digest.is_some() && x.digest == digest;
+            let same = same_kind && x.native == event.native && x.cli == event.cli;
+            (identical && same).then_some(Match::Payload)?
+        } else {
+            // The older relay names the hook it was registered for, the native name up to
+            // case (`Stop` for Cursor's `stop`), whatever the payload said: Cursor's aborted
+            // `stop` is a `waiting_for_input` here and a `Stop` there.
+            let same_hook = match (&x.native, &event.native) {
+                (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
+                _ => false,
+            };
+            let other_dir = x.origin.dir != event.source.dir;
+            let free = !x.paired.contains(&event.source.dir);
+            let pairs = (same_kind || same_hook) && x.original.is_none() && other_dir && free;
+            pairs.then_some(Match::Paired)?
+        };
+        let (lo, hi) = (x.ts_ns.min(event.ts_ns), x.ts_ns.max(event.ts_ns));
+        let broken = copies
+            .iter()
+            .any(|b| boundaries(kind).contains(&b.kind) && lo < b.ts_ns && b.ts_ns < hi);
+        (!broken).then_some((index, how, x.ts_ns.abs_diff(event.ts_ns)))
+    });
+    candidates
+        .min_by_key(|(_, how, distance)| (*how, *distance))
+        .map(|(index, how, _)| (index, how))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::canonical::CANONICAL_VERSION;
+
+    const S: u64 = 1_000_000_000;
+    const MS: u64 = 1_000_000;
+
+    fn event(kind: Kind, native: &str, at: u64, dir: &str, file: &str) -> Event {
+        let legacy = dir.starts_with("/legacy");
+        Event {
+            v: CANONICAL_VERSION,
+            kind,
+            cli: if legacy { "legacy".into() } else { "claude".into() },
+            session_id: Some("s1".into()),
+            tag: Some("task-1".into()),
+            agent_id: None,
+            turn_id: None,
+            cwd: None,
+            transcript_path: None,
+            native: Some(native.into()),
+            rule: String::new(),
+            ts_ns: at,
+            host_pid: None,
+            source: SourceRef { dir: dir.into(), seq: 0, file: file.into(), legacy },
+            echo_of: None,
+        }
+    }
+
+    fn stop() -> Kind {
+        Kind::Stop { last_message: None, pending_tasks: 0, scheduled_wakes: 0 }
+    }
+
+    /// Hands out `events` in order; returns, for each, the file it echoes.
+    fn run(events: Vec<(Event, Option<u64>)>) -> Vec<Option<String>> {
+        let mut echoes = Echoes::new();
+        events
+            .into_iter()
+            .map(|(mut event, digest)| {
+                echoes.mark(&mut event, digest);
+                event.echo_of.map(|o| o.file)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_digest_does_not_depend_on_the_order_of_keys_but_on_every_value() {
+        let a = json!({"session_id": "s", "n": [1, {"x": true, "y": null}]});
+        let b = json!({"n": [1, {"y": null, "x": true}], "session_id": "s"});
+        assert_eq!(payload_digest(&a), payload_digest(&b));
+        for other in [
+            json!({"session_id": "s", "n": [1, {"x": false, "y": null}]}),
+            json!({"session_id": "s", "n": [{"x": true, "y": null}, 1]}),
+            json!({"session_id": "s2", "n": [1, {"x": true, "y": null}]}),
+            json!({"session_id": "s", "n": [1, {"x": true}]}),
+        ] {
+            assert_ne!(payload_digest(&a), payload_digest(&other), "{other}");
+        }
+    }
+
+    #[test]
+    fn a_legacy_copy_of_a_stop_echoes_it_in_either_order() {
+        let relay = event(stop(), "Stop", 10 * S, "/events", "p-stop");
+        let legacy = event(stop(), "Stop", 10 * S + 80 * MS, "/legacy", "l-stop");
+        let marks = run(vec![(relay.clone(), Some(1)), (legacy.clone(), None)]);
+        assert_eq!(marks, [None, Some("p-stop".into())]);
+        let marks = run(vec![(legacy, None), (relay, Some(1))]);
+        assert_eq!(marks, [None, Some("l-stop".into())]);
+    }
+
+    #[test]
+    fn a_turn_start_between_two_stops_makes_them_two_events() {
+        let marks = run(vec![
+            (event(stop(), "Stop", 10 * S, "/events", "p-stop-1"), Some(1)),
+            (
+                event(Kind::TurnStart, "UserPromptSubmit", 10 * S + 500 * MS, "/events", "p-turn"),
+                Some(2),
+            ),
+            (event(stop(), "Stop", 12 * S, "/events", "p-stop-2"), Some(1)),
+            (event(stop(), "Stop", 10 * S + 50 * MS, "/legacy", "l-stop-1"), None),
+            (event(stop(), "Stop", 12 * S + 50 * MS, "/legacy", "l-stop-2"), None),
+        ]);
+        // Even with identical payloads the second stop is an event; each legacy copy echoes
+        // the stop of its own turn, though the first arrives after the second turn's stop.
+        assert_eq!(marks, [None, None, None, Some("p-stop-1".into()), Some("p-stop-2".into())]);
+    }
+
+    #[test]
+    fn each_copy_pairs_once_with_each_other_directory() {
+        // A Stop hook that blocks makes the agent go on without a prompt: two stops of one
+        // turn, told apart by their payloads, each with its legacy copy.
+        let marks = run(vec![
+            (event(stop(), "Stop", 10 * S, "/events", "p-stop-1"), Some(1)),
+            (event(stop(), "Stop", 10 * S + 50 * MS, "/legacy", "l-stop-1"), None),
+            (event(stop(), "Stop", 13 * S, "/events", "p-stop-2"), Some(2)),
+            (event(stop(), "Stop", 13 * S + 50 * MS, "/legacy", "l-stop-2"), None),
+            (event(stop(), "Stop", 10 * S + 60 * MS, "/legacy-b", "b-stop-1"), None),
+            (event(stop(), "Stop", 14 * S, "/legacy", "l-stop-3"), None),
+        ]);
+        assert_eq!(
+            marks,
+            [
+                None,
+                Some("p-stop-1".into()),
+                None,
+                Some("p-stop-2".into()),
+                Some("p-stop-1".into()),
+                None,
+            ]
+        );
+    }
+
+    #[test]
+    fn identical_payloads_of_a_second_registration_are_echoes_and_different_ones_are_not() {
+        let mut cursor = event(stop(), "stop", 10 * S, "/events", "cursor");
+        cursor.cli = "cursor".into();
+        let mut claude = cursor.clone();
+        claude.source.file = "claude-settings".into();
+        claude.ts_ns += 30 * MS;
+        let mut other = claude.clone();
+        other.source.file = "other".into();
+        other.ts_ns = 13 * S;
+        let mut legacy = event(stop(), "Stop", 10 * S + 90 * MS, "/legacy", "legacy");
+        legacy.cli = "legacy".into();
+        let marks =
+            run(vec![(cursor, Some(7)), (claude, Some(7)), (other, Some(8)), (legacy, None)]);
+        assert_eq!(marks, [None, Some("cursor".into()), None, Some("cursor".into())]);
+    }
+
+    #[test]
+    fn copies_further_apart_than_the_window_or_of_other_sessions_or_kinds_are_events() {
+        let first = event(stop(), "Stop", 10 * S, "/events", "p-stop");
+        let late = event(stop(), "Stop", 10 * S + WINDOW.as_nanos() as u64 + 1, "/legacy", "late");
+        let mut other_session = event(stop(), "Stop", 10 * S, "/legacy", "other-session");
+        other_session.session_id = Some("s2".into());
+        let start =
+            event(Kind::SessionStart { source: None }, "SessionStart", 10 * S, "/legacy", "start");
+        let mut subagent = event(stop(), "Stop", 10 * S, "/legacy", "subagent");
+        subagent.agent_id = Some("a1".into());
+        let marks = run(vec![
+            (first, Some(1)),
+            (late, None),
+            (other_session, None),
+            (start, None),
+            (subagent, None),
+        ]);
+        assert_eq!(marks, [None, None, None, None, None]);
+    }
+
+    #[test]
+    fn copies_in_one_legacy_directory_or_without_a_payload_are_events() {
+        let marks = run(vec![
+            (event(stop(), "Stop", 10 * S, "/legacy", "l-1"), None),
+            (event(stop(), "Stop", 10 * S + MS, "/legacy", "l-2"), None),
+            (event(stop(), "Stop", 20 * S, "/events", "p-1"), None),
+            (event(stop(), "Stop", 20 * S + MS, "/events", "p-2"), None),
+        ]);
+        assert_eq!(marks, [None, None, None, None]);
+    }
+
+    #[test]
+    fn a_compaction_phase_and_a_session_end_tell_copies_apart() {
+        let pre = Kind::Compact { phase: CompactPhase::Pre, trigger: None };
+        let post = Kind::Compact { phase: CompactPhase::Post, trigger: None };
+        let marks = run(vec![
+            (event(post, "PostCompact", 10 * S, "/events", "post"), Some(1)),
+            (event(pre, "PreCompact", 10 * S + MS, "/legacy", "pre"), None),
+            (
+                event(
+                    Kind::SessionStart { source: None },
+                    "SessionStart",
+                    20 * S,
+                    "/events",
+                    "start-1",
+                ),
+                Some(2),
+            ),
+            (
+                event(
+                    Kind::SessionEnd { reason: None },
+                    "SessionEnd",
+                    20 * S + MS,
+                    "/events",
+                    "end",
+                ),
+                Some(3),
+            ),
+            (
+                event(
+                    Kind::SessionStart { source: None },
+                    "SessionStart",
+                    20 * S + 2 * MS,
+                    "/legacy",
+                    "start-2",
+                ),
+                None,
+            ),
+        ]);
+        assert_eq!(marks, [None, None, None, None, None]);
+    }
+}
