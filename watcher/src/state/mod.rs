@@ -612,4 +612,6 @@ impl Session {
 }
 
 #[cfg(test)]
+mod echo_tests;
+#[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 mod decide;
 mod demo;
 mod docs;
+mod echo;
 mod install;
 mod profiles;
 mod prune;
