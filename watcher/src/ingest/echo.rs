@@ -5,7 +5,8 @@
 //! runs Claude's hooks beside its own, and two hookline installs at different scopes each run
 //! the relay: one native event, several copies. The first copy handed out is the event; every
 //! later copy is an *echo* of it, handed out too, with [`Event::echo_of`] naming the first
-//! copy's origin. A tracker never lets an echo change a state or open an input slot.
+//! copy's origin. A tracker never lets an echo open an input slot or change a state, but to a
+//! more careful one (see [`crate::state`]).
 //!
 //! A later copy `E` is an echo of an earlier one `X` when all of these hold (the rule
 //! `docs/events.md` states, section "The legacy directory, and echoes"):
@@ -13,14 +14,14 @@
 //! * **same session**: the same session id; for events without one, the same tag;
 //! * **same CLI family**: the same profile, or one of them read from a legacy directory (the
 //!   older relay does not say which CLI fired it);
-//! * **same event**: the same canonical kind (and compaction phase), the same subagent (none,
-//!   or the same `agent_id`); and
-//!   * both written by hookline's relay: the same native event name and an identical payload
-//!     (equal as JSON values, whatever the order of the keys), or
-//!   * one of them from a legacy directory, which keeps no payload: the two were read from
-//!     different directories, and `X` has not already been echoed from `E`'s directory (each
-//!     copy of one producer pairs with one copy of each other producer; the nearest in time
-//!     wins);
+//! * **same event**: the same subagent (none, or the same `agent_id`), and
+//!   * both written by hookline's relay: the same kind, the same native event name and an
+//!     identical payload (equal as JSON values, whatever the order of the keys), or
+//!   * one of them from a legacy directory, which keeps no payload: the same kind (and
+//!     compaction phase) or the same hook (native names equal up to case), read from another
+//!     directory, and `X` is no echo itself and has not already been paired with a copy from
+//!     `E`'s directory (each hook call of one producer pairs with one of each other producer;
+//!     the nearest in time wins);
 //! * **close in time**: their `ts_ns` (when each producer ran) are at most [`WINDOW`] apart;
 //! * **same turn**: no event of the session lies strictly between the two in time that
 //!   starts or ends what they belong to: a `turn_start` for the events of a turn (so two
