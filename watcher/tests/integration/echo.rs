@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use super::watch::{fixture, hookline, lines, no_follow, relay};
+use super::watch::{fixture, hookline, lines, no_follow, run_relay_with};
 
 /// A `hookline serve` child reading an events directory and a legacy directory.
 struct Serve {
@@ -71,19 +71,7 @@ impl Drop for Serve {
 
 /// Runs the real relay as a hook of `tag`'s session runs it, silent as always.
 fn hook(events: &Path, args: &[&str], tag: &str, payload: &Value) {
-    let mut child = Command::new(relay())
-        .args(args)
-        .env_clear()
-        .env("HOOKLINE_EVENTS_DIR", events)
-        .env("HOOKLINE_TAG", tag)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    run_relay_with(events, args, &[("HOOKLINE_TAG", tag)], payload.to_string().as_bytes());
 }
 
 /// Writes a flat file as the older Python relay does: `<ts_ns>-<task_id>-<event>.json`
