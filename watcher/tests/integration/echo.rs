@@ -156,13 +156,13 @@ fn one_slot_per_stop(first: First) {
                 (original, serve.next(session))
             }
         };
+        // The second `decide input`: the echo opened no second slot.
+        assert_no_second_slot(&serve.input(session));
+        assert_no_second_slot(&serve.input(task));
         assert_eq!((&original["kind"], &echo["kind"]), (&json!("stop"), &json!("stop")));
         assert!(original.get("echo_of").is_none(), "turn {turn}: {original}");
         assert_eq!(echo["echo_of"], original["origin"], "turn {turn}: {echo}");
         assert_eq!(echo["origin"]["legacy"].as_bool().is_some(), first == First::Relay);
-        // The second `decide input`: the echo opened no second slot.
-        assert_no_second_slot(&serve.input(session));
-        assert_no_second_slot(&serve.input(task));
         let state = serve.ask(json!({"op": "state", "session": session}))["view"].clone();
         assert_eq!((&state["state"], &state["cli"]), (&json!("idle"), &json!("claude")));
         let sessions = serve.ask(json!({"op": "sessions"}))["sessions"].clone();
