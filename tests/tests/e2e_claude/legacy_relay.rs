@@ -150,13 +150,13 @@ fn one_slot_per_stop(session: &ClaudeSession, serve: &mut Serve, turn: &str) {
         session.fail(&format!("{turn}: the stop gives no slot: {allowed}"));
     }
     let echo = serve.next_stop(session);
-    if echo["origin"]["legacy"] != true || echo["echo_of"] != first["origin"] {
-        session.fail(&format!("{turn}: the older relay's stop is no echo of {first}: {echo}"));
-    }
     let again = serve.decide_input(session);
     let refused = again["reason"].as_str().is_some_and(|r| r.contains("already taken"));
     if again["verdict"] != "withhold" || !again["slot"].is_null() || !refused {
-        session.fail(&format!("{turn}: the echo gave a second slot: {again}"));
+        session.fail(&format!("{turn}: the older relay's stop gave a second slot: {again}"));
+    }
+    if echo["origin"]["legacy"] != true || echo["echo_of"] != first["origin"] {
+        session.fail(&format!("{turn}: the older relay's stop is no echo of {first}: {echo}"));
     }
 }
 
