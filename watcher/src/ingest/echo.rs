@@ -54,49 +54,45 @@ const SWEEP_EVERY: u64 = 1024;
 
 /// The digest of a payload, equal for payloads equal as JSON values (the order of an
 /// object's keys does not count). Not a cryptographic hash: it only tells apart the copies of
-/// one session within seconds of each other.
+/// one session within seconds of each other. Each member of an object is hashed on its own and
+/// the members' hashes are summed, so no key is sorted and nothing is allocated.
 pub fn payload_digest(payload: &Value) -> u64 {
     let mut hasher = DefaultHasher::new();
-    hash_value(payload, &mut hasher);
-    hasher.finish()
-}
-
-fn hash_value(value: &Value, hasher: &mut DefaultHasher) {
-    match value {
+    match payload {
         Value::Null => hasher.write_u8(0),
-        Value::Bool(b) => {
-            hasher.write_u8(1);
-            hasher.write_u8(u8::from(*b));
-        }
+        Value::Bool(b) => hasher.write_u8(1 + u8::from(*b)),
         Value::Number(n) => {
-            hasher.write_u8(2);
-            hasher.write(n.to_string().as_bytes());
-            hasher.write_u8(0xff);
+            hasher.write_u8(3);
+            match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => hasher.write_u64(u),
+                (None, Some(i)) => hasher.write_i64(i),
+                (None, None) => hasher.write_u64(n.as_f64().unwrap_or(f64::NAN).to_bits()),
+            }
         }
         Value::String(s) => {
-            hasher.write_u8(3);
+            hasher.write_u8(4);
             hasher.write(s.as_bytes());
-            hasher.write_u8(0xff);
         }
         Value::Array(items) => {
-            hasher.write_u8(4);
+            hasher.write_u8(5);
             hasher.write_usize(items.len());
             for item in items {
-                hash_value(item, hasher);
+                hasher.write_u64(payload_digest(item));
             }
         }
         Value::Object(map) => {
-            hasher.write_u8(5);
+            hasher.write_u8(6);
             hasher.write_usize(map.len());
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (key, value) in entries {
-                hasher.write(key.as_bytes());
-                hasher.write_u8(0xff);
-                hash_value(value, hasher);
-            }
+            let members = map.iter().fold(0u64, |sum, (key, value)| {
+                let mut member = DefaultHasher::new();
+                member.write(key.as_bytes());
+                member.write_u64(payload_digest(value));
+                sum.wrapping_add(member.finish())
+            });
+            hasher.write_u64(members);
         }
     }
+    hasher.finish()
 }
 
 /// One copy handed out, as remembered.
