@@ -47,8 +47,9 @@ use crate::canonical::{CompactPhase, Event, Kind, KindName, SourceRef};
 /// turn boundaries, not by time.
 pub const WINDOW: Duration = Duration::from_secs(5);
 
-/// Copies remembered per session: a burst of tool events cannot make the memory grow.
-const PER_SESSION: usize = 256;
+/// Copies remembered per session: a burst of tool events cannot make the memory grow, and
+/// the copies an echo repeats are among the last few of its session.
+const PER_SESSION: usize = 32;
 /// Events between two sweeps of the sessions not heard of for a while.
 const SWEEP_EVERY: u64 = 1024;
 
@@ -95,38 +96,26 @@ pub fn payload_digest(payload: &Value) -> u64 {
     hasher.finish()
 }
 
-/// One copy handed out, as remembered.
+/// One copy handed out, as remembered: small, since a reader keeps the last few of every
+/// session it has heard of within the window. Names are indices into [`Echoes::names`],
+/// directories into [`Echoes::dirs`].
 #[derive(Debug, Clone)]
 struct Copy {
-    origin: SourceRef,
+    dir: usize,
+    seq: u64,
+    file: Box<str>,
+    legacy: bool,
     /// The first copy, when this one is an echo: an echo is never the original of another.
-    original: Option<SourceRef>,
-    cli: String,
+    original: Option<Box<SourceRef>>,
+    cli: usize,
+    native: Option<usize>,
+    agent_id: Option<Box<str>>,
     kind: KindName,
     phase: Option<CompactPhase>,
-    native: Option<String>,
-    agent_id: Option<String>,
     digest: Option<u64>,
     ts_ns: u64,
     /// The directories whose copy was paired with this one without a payload to compare.
-    paired: Vec<PathBuf>,
-}
-
-impl Copy {
-    fn of(event: &Event, digest: Option<u64>) -> Copy {
-        Copy {
-            origin: event.source.clone(),
-            original: event.echo_of.clone(),
-            cli: event.cli.clone(),
-            kind: event.kind.kind_name(),
-            phase: phase(&event.kind),
-            native: event.native.clone(),
-            agent_id: event.agent_id.clone(),
-            digest,
-            ts_ns: event.ts_ns,
-            paired: Vec::new(),
-        }
-    }
+    paired: Vec<usize>,
 }
 
 fn phase(kind: &Kind) -> Option<CompactPhase> {
@@ -155,10 +144,25 @@ enum Match {
     Paired,
 }
 
+/// An event as [`best_match`] compares it.
+struct Incoming<'a> {
+    event: &'a Event,
+    dir: usize,
+    cli: usize,
+    native: Option<usize>,
+    digest: Option<u64>,
+}
+
 /// Recognises echoes among the events of one stream, in the order they are handed out.
 #[derive(Debug, Default)]
 pub struct Echoes {
-    sessions: HashMap<String, VecDeque<Copy>>,
+    /// The copies of each session, by session id; of sessions without one, by tag.
+    by_id: HashMap<String, VecDeque<Copy>>,
+    by_tag: HashMap<String, VecDeque<Copy>>,
+    /// Directories, profile and native names seen, each stored once.
+    dirs: Vec<PathBuf>,
+    names: Vec<Box<str>>,
+    name_index: HashMap<Box<str>, usize>,
     newest_ns: u64,
     seen: u64,
 }
@@ -174,74 +178,140 @@ impl Echoes {
     /// wrote it with a payload (never for a legacy file, whose payload the older relay
     /// dropped).
     pub fn mark(&mut self, event: &mut Event, digest: Option<u64>) {
-        let Some(key) = session_key(event) else { return };
+        if event.session_id.is_none() && event.tag.is_none() {
+            return;
+        }
         self.seen += 1;
         self.newest_ns = self.newest_ns.max(event.ts_ns);
         if self.seen.is_multiple_of(SWEEP_EVERY) {
             self.sweep();
         }
-        let copies = self.sessions.entry(key).or_default();
-        let digest = digest.filter(|_| !event.source.legacy);
+        let incoming = Incoming {
+            event,
+            dir: self.dir(&event.source.dir),
+            cli: self.name(&event.cli),
+            native: event.native.as_deref().map(|n| self.name(n)),
+            digest: digest.filter(|_| !event.source.legacy),
+        };
+        let copies = match (&event.session_id, &event.tag) {
+            (Some(id), _) => memory(&mut self.by_id, id),
+            (None, Some(tag)) => memory(&mut self.by_tag, tag),
+            (None, None) => return,
+        };
+        let mut echo_of = None;
         if event.echo_of.is_none()
-            && let Some((index, how)) = best_match(copies, event, digest)
+            && let Some((index, how)) = best_match(copies, &incoming, &self.names)
         {
             let original = &mut copies[index];
-            event.echo_of = Some(original.original.clone().unwrap_or(original.origin.clone()));
+            echo_of = Some(match &original.original {
+                Some(first) => (**first).clone(),
+                None => SourceRef {
+                    dir: self.dirs[original.dir].clone(),
+                    seq: original.seq,
+                    file: original.file.to_string(),
+                    legacy: original.legacy,
+                },
+            });
             if how == Match::Paired {
-                original.paired.push(event.source.dir.clone());
+                original.paired.push(incoming.dir);
             }
         }
         if copies.len() >= PER_SESSION {
             copies.pop_front();
         }
-        copies.push_back(Copy::of(event, digest));
+        copies.push_back(Copy {
+            dir: incoming.dir,
+            seq: event.source.seq,
+            file: event.source.file.as_str().into(),
+            legacy: event.source.legacy,
+            original: echo_of.clone().or_else(|| event.echo_of.clone()).map(Box::new),
+            cli: incoming.cli,
+            native: incoming.native,
+            agent_id: event.agent_id.as_deref().map(Into::into),
+            kind: event.kind.kind_name(),
+            phase: phase(&event.kind),
+            digest: incoming.digest,
+            ts_ns: event.ts_ns,
+            paired: Vec::new(),
+        });
+        if echo_of.is_some() {
+            event.echo_of = echo_of;
+        }
     }
 
-    /// Forgets the sessions last heard of more than twice the window before the newest event.
+    fn dir(&mut self, dir: &std::path::Path) -> usize {
+        match self.dirs.iter().position(|d| d == dir) {
+            Some(index) => index,
+            None => {
+                self.dirs.push(dir.to_owned());
+                self.dirs.len() - 1
+            }
+        }
+    }
+
+    fn name(&mut self, name: &str) -> usize {
+        if let Some(index) = self.name_index.get(name) {
+            return *index;
+        }
+        self.names.push(name.into());
+        self.name_index.insert(name.into(), self.names.len() - 1);
+        self.names.len() - 1
+    }
+
+    /// Forgets the copies more than twice the window older than the newest event, and the
+    /// sessions left with none.
     fn sweep(&mut self) {
         let cutoff = self.newest_ns.saturating_sub(2 * WINDOW.as_nanos() as u64);
-        self.sessions.retain(|_, copies| copies.back().is_some_and(|c| c.ts_ns >= cutoff));
+        for sessions in [&mut self.by_id, &mut self.by_tag] {
+            sessions.retain(|_, copies| {
+                copies.retain(|c| c.ts_ns >= cutoff);
+                !copies.is_empty()
+            });
+        }
     }
 }
 
-/// The session an event is remembered under: its session id, else its tag.
-fn session_key(event: &Event) -> Option<String> {
-    match (&event.session_id, &event.tag) {
-        (Some(id), _) => Some(format!("id:{id}")),
-        (None, Some(tag)) => Some(format!("tag:{tag}")),
-        (None, None) => None,
+/// The copies remembered under `key`, found without allocating when there are some.
+fn memory<'a>(
+    sessions: &'a mut HashMap<String, VecDeque<Copy>>,
+    key: &str,
+) -> &'a mut VecDeque<Copy> {
+    if !sessions.contains_key(key) {
+        sessions.insert(key.to_owned(), VecDeque::new());
     }
+    sessions.get_mut(key).expect("just inserted")
 }
 
-/// The copy `event` repeats, if any: identical payloads first, then the nearest in time.
+/// The copy `incoming` repeats, if any: identical payloads first, then the nearest in time.
 fn best_match(
     copies: &VecDeque<Copy>,
-    event: &Event,
-    digest: Option<u64>,
+    incoming: &Incoming<'_>,
+    names: &[Box<str>],
 ) -> Option<(usize, Match)> {
+    let event = incoming.event;
     let window = WINDOW.as_nanos() as u64;
     let kind = event.kind.kind_name();
     let legacy = event.source.legacy;
     let candidates = copies.iter().enumerate().filter_map(|(index, x)| {
         let close = x.ts_ns.abs_diff(event.ts_ns) <= window;
-        if !close || x.agent_id != event.agent_id {
+        if !close || x.agent_id.as_deref() != event.agent_id.as_deref() {
             return None;
         }
         let same_kind = x.kind == kind && x.phase == phase(&event.kind);
-        let how = if !legacy && !x.origin.legacy {
-            let identical = digest.is_some() && x.digest == digest;
-            let same = same_kind && x.native == event.native && x.cli == event.cli;
+        let how = if !legacy && !x.legacy {
+            let identical = incoming.digest.is_some() && x.digest == incoming.digest;
+            let same = same_kind && x.native == incoming.native && x.cli == incoming.cli;
             (identical && same).then_some(Match::Payload)?
         } else {
             // The older relay names the hook it was registered for, the native name up to
             // case (`Stop` for Cursor's `stop`), whatever the payload said: Cursor's aborted
             // `stop` is a `waiting_for_input` here and a `Stop` there.
-            let same_hook = match (&x.native, &event.native) {
-                (Some(a), Some(b)) => a.eq_ignore_ascii_case(b),
+            let same_hook = match (x.native, incoming.native) {
+                (Some(a), Some(b)) => names[a].eq_ignore_ascii_case(&names[b]),
                 _ => false,
             };
-            let other_dir = x.origin.dir != event.source.dir;
-            let free = !x.paired.contains(&event.source.dir);
+            let other_dir = x.dir != incoming.dir;
+            let free = !x.paired.contains(&incoming.dir);
             let pairs = (same_kind || same_hook) && x.original.is_none() && other_dir && free;
             pairs.then_some(Match::Paired)?
         };
