@@ -14,7 +14,7 @@ use hookline_tests::claude_install::Installed;
 use hookline_tests::session::{Action, ClaudeSession, Input, Step, native};
 use serde_json::{Value, json};
 
-use super::interactive::{READY, session_started};
+use super::interactive::{READY, exit, session_started};
 
 /// How long the older relay takes to write a `Stop` (a slow interpreter start): long enough
 /// to ask for the input slot between the two copies, as the orchestrator of issue 22 did.
@@ -188,14 +188,7 @@ pub fn run(installed: &Installed) {
     if sessions.as_array().map(Vec::len) != Some(1) {
         session.fail(&format!("both relays should report one session: {sessions}"));
     }
-    session.run(&[Step::new("/exit", Action::Type("/exit".into()))
-        .when_shown(READY)
-        .expect([native("SessionEnd")
-            .q("prompt_input_exit")
-            .canonical("session_end(prompt_input_exit)")
-            .state("ended(prompt_input_exit)")])
-        .state("ended(prompt_input_exit)")
-        .input(Input::Refused("state is ended"))]);
+    session.run(&[exit()]);
     // Its SessionEnd may still be on its way: the two stops are what counts.
     let files: Vec<String> = std::fs::read_dir(&legacy)
         .map(|dir| dir.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
