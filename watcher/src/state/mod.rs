@@ -311,8 +311,7 @@ impl Tracker {
             return Applied { session: Some(key), rule, changed: false, ignored };
         }
         if let Some(original) = &event.echo_of {
-            let live = event.ts_ns >= generation.started_ns;
-            let (rule, changed) = session.echo(event, original, profile, live, history_len);
+            let (rule, changed) = session.echo(event, original, profile, history_len);
             let ignored = (!changed).then_some(Ignored::Echo);
             return Applied { session: Some(key), rule, changed, ignored };
         }
@@ -537,7 +536,6 @@ impl Session {
         event: &Event,
         original: &SourceRef,
         profile: Option<&Profile>,
-        live: bool,
         keep: usize,
     ) -> (&'static str, bool) {
         let evidence = &self.current.evidence;
@@ -553,6 +551,8 @@ impl Session {
                 self.turn = turn;
                 self.slot_taken = false;
                 self.moved_since_slot = false;
+                // The echo repeats the first copy: it is as live as that one was.
+                let live = self.current.live;
                 self.current = Current {
                     state,
                     since_ns: event.ts_ns,
