@@ -331,34 +331,30 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::canonical::CANONICAL_VERSION;
 
     const S: u64 = 1_000_000_000;
     const MS: u64 = 1_000_000;
 
+    /// An event of session `s1`, read from `dir` (a legacy one when it starts with
+    /// `/legacy`), built from its wire form so that it has every field's default.
     fn event(kind: Kind, native: &str, at: u64, dir: &str, file: &str) -> Event {
         let legacy = dir.starts_with("/legacy");
-        Event {
-            v: CANONICAL_VERSION,
-            kind,
-            cli: if legacy { "legacy".into() } else { "claude".into() },
-            session_id: Some("s1".into()),
-            tag: Some("task-1".into()),
-            agent_id: None,
-            turn_id: None,
-            cwd: None,
-            transcript_path: None,
-            native: Some(native.into()),
-            rule: String::new(),
-            ts_ns: at,
-            host_pid: None,
-            source: SourceRef { dir: dir.into(), seq: 0, file: file.into(), legacy },
-            echo_of: None,
-        }
+        let mut wire = serde_json::to_value(kind).unwrap();
+        wire.as_object_mut().unwrap().extend(
+            json!({
+                "v": 1, "cli": if legacy { "legacy" } else { "claude" }, "session_id": "s1",
+                "tag": "task-1", "native": native, "rule": "", "ts_ns": at,
+                "origin": {"dir": dir, "seq": 0, "file": file, "legacy": legacy},
+            })
+            .as_object()
+            .unwrap()
+            .clone(),
+        );
+        serde_json::from_value(wire).unwrap()
     }
 
     fn stop() -> Kind {
-        Kind::Stop { last_message: None, pending_tasks: 0, scheduled_wakes: 0 }
+        serde_json::from_value(json!({"kind": "stop"})).unwrap()
     }
 
     /// Hands out `events` in order; returns, for each, the file it echoes.
