@@ -233,6 +233,8 @@ struct Turn {
     /// A second registration of the same hook (another scope, or Cursor running Claude's).
     second: &'static [&'static str],
     prompt: Value,
+    /// The kind the prompt maps to.
+    prompt_kind: &'static str,
     ready: Value,
     /// Whether the older relay reports this event (it knows only `Stop` among these).
     older_relay: bool,
@@ -260,6 +262,7 @@ fn turns() -> Vec<Turn> {
             args: [&["--cli", "claude"], &["--cli", "claude"]],
             second: &["--cli", "claude"],
             prompt: file("claude-code/2.1.332/UserPromptSubmit.json", "s-claude"),
+            prompt_kind: "turn_start",
             ready: file("claude-code/2.1.332/Stop.json", "s-claude"),
             older_relay: true,
         },
@@ -268,7 +271,10 @@ fn turns() -> Vec<Turn> {
             name: "s-claude-idle",
             args: [&["--cli", "claude"], &["--cli", "claude"]],
             second: &["--cli", "claude"],
-            prompt: file("claude-code/2.1.332/UserPromptSubmit.json", "s-claude-idle"),
+            // Claude's idle timer, re-armed by a compaction, fires idle_prompt with no turn
+            // in between: the compaction's restart is what comes before it here.
+            prompt: file("claude-code/2.1.332/SessionStart-compact.json", "s-claude-idle"),
+            prompt_kind: "session_start",
             ready: file("claude-code/2.1.332/Notification-idle_prompt.json", "s-claude-idle"),
             older_relay: false,
         },
@@ -278,6 +284,7 @@ fn turns() -> Vec<Turn> {
             args: [&["--cli", "codex"], &["--cli", "codex"]],
             second: &["--cli", "codex"],
             prompt: file("codex/0.171.0/UserPromptSubmit.json", "s-codex"),
+            prompt_kind: "turn_start",
             ready: file("codex/0.171.0/Stop.json", "s-codex"),
             older_relay: true,
         },
@@ -287,6 +294,7 @@ fn turns() -> Vec<Turn> {
             args: [&["--cli", "gemini"], &["--cli", "gemini"]],
             second: &["--cli", "gemini"],
             prompt: file("gemini/0.61.0/BeforeAgent.json", "s-gemini"),
+            prompt_kind: "turn_start",
             ready: file("gemini/0.61.0/AfterAgent.json", "s-gemini"),
             older_relay: true,
         },
@@ -299,6 +307,7 @@ fn turns() -> Vec<Turn> {
             ],
             second: &["--cli", "copilot", "--event", "agentStop"],
             prompt: json!({"sessionId": "s-copilot", "timestamp": 1, "cwd": "/w", "prompt": "fix it"}),
+            prompt_kind: "turn_start",
             ready: json!({"sessionId": "s-copilot", "timestamp": 2, "cwd": "/w", "transcriptPath": "/t", "stopReason": "end_turn"}),
             older_relay: true,
         },
@@ -310,6 +319,7 @@ fn turns() -> Vec<Turn> {
             // for Claude gets Cursor's payload.
             second: &["--cli", "claude"],
             prompt: cursor("beforeSubmitPrompt", json!({"prompt": "fix it"})),
+            prompt_kind: "turn_start",
             ready: cursor("stop", json!({"status": "completed", "loop_count": 0})),
             older_relay: true,
         },
@@ -324,6 +334,7 @@ fn turns() -> Vec<Turn> {
             ],
             second: &["--cli", "opencode", "--event", "session.idle"],
             prompt: json!({"type": "chat.message", "input": {"sessionID": "s-opencode"}, "output": {}}),
+            prompt_kind: "turn_start",
             ready: json!({"type": "session.idle", "properties": {"sessionID": "s-opencode"}}),
             older_relay: false,
         },
@@ -343,7 +354,7 @@ fn echoes_of_every_input_ready_event_of_every_cli_open_no_second_slot() {
         }
         let session = turn.name;
         hook(&events, turn.args[0], "task", &turn.prompt);
-        assert_eq!(serve.next(session)["kind"], "turn_start", "{session}");
+        assert_eq!(serve.next(session)["kind"], turn.prompt_kind, "{session}");
         hook(&events, turn.args[1], "task", &turn.ready);
         let original = serve.next(session);
         assert!(original.get("echo_of").is_none(), "{original}");
