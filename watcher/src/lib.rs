@@ -56,6 +56,8 @@ pub use error::Error;
 
 pub mod canonical;
 pub mod decide;
+#[cfg(feature = "nats")]
+pub mod fleet;
 mod fsutil;
 pub mod ingest;
 pub mod install;

@@ -4,6 +4,7 @@ mod decide;
 mod demo;
 mod doctor;
 mod explain;
+mod forward;
 mod install;
 mod profiles;
 mod prune;
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Doctor(args) => doctor::run(&args),
         Command::Decide(args) => decide::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Forward(args) => forward::run(args),
     }
 }
 

@@ -27,6 +27,9 @@ pub fn run(args: ServeArgs) -> Outcome {
     // The generation starts now: events older than this are history, shown but never
     // authorizing; only events that arrive while serving can authorize input.
     let tracker = Tracker::new(profiles, now_ns());
+    if let Some(url) = args.nats.nats.clone() {
+        return from_nats(url, args, tracker, policy, dir);
+    }
     let journal = journal(&policy, &dir);
     let journal_path = journal.as_ref().map(|j| j.path().to_owned());
     let mut decider = Decider::new(tracker, policy);
@@ -44,10 +47,53 @@ pub fn run(args: ServeArgs) -> Outcome {
     let watcher = Watcher::new(reader, options)?;
     let info = ServeInfo { events_dir: dir, journal: journal_path };
     let shared = Arc::new(Shared::new(Hub::new(decider, info)));
-    server::run(&shared, watcher, io::stdin().lock(), io::stdout(), now_ns, |note| match note {
+    server::run(&shared, watcher, io::stdin().lock(), io::stdout(), now_ns, print_note)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_note(note: Note) {
+    match note {
         Note::Follow(notice) => report([notice]),
         Note::Journal(_) => eprintln!("hookline: warning: {note}"),
         Note::WatcherStopped(_) => eprintln!("hookline: error: {note}"),
-    })?;
+    }
+}
+
+/// `serve --nats`: the same hub, fed by a durable consumer. The messages already in the
+/// stream are history (their time clamped below the generation's start); only those that
+/// arrive while serving can authorize input.
+#[cfg(feature = "nats")]
+fn from_nats(
+    url: String,
+    args: ServeArgs,
+    tracker: Tracker,
+    policy: hookline::decide::Policy,
+    dir: std::path::PathBuf,
+) -> Outcome {
+    let started_ns = tracker.generation().started_ns;
+    let journal = journal(&policy, &dir);
+    let journal_path = journal.as_ref().map(|j| j.path().to_owned());
+    let mut decider = Decider::new(tracker, policy);
+    if let Some(journal) = journal {
+        decider = decider.with_journal(journal);
+    }
+    let info = ServeInfo { events_dir: dir, journal: journal_path };
+    let shared = Arc::new(Shared::new(Hub::new(decider, info)));
+    let central = args.nats;
+    let feed = move |sink: &mut server::Feed, stop: &dyn Fn() -> bool| {
+        super::forward::central(&url, &central, Some(started_ns), true, stop, sink)
+    };
+    server::run_fed(&shared, feed, io::stdin().lock(), io::stdout(), now_ns, print_note)?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "nats"))]
+fn from_nats(
+    _: String,
+    _: ServeArgs,
+    _: Tracker,
+    _: hookline::decide::Policy,
+    _: std::path::PathBuf,
+) -> Outcome {
+    Err(super::forward::without_nats().into())
 }

@@ -57,14 +57,36 @@ pub fn run<W: Write + Send + 'static>(
     now: fn() -> u64,
     note: impl Fn(Note) + Send + Sync + 'static,
 ) -> io::Result<()> {
-    let note = Arc::new(note);
+    let feed = move |sink: &mut Feed, stopping: &dyn Fn() -> bool| {
+        follow::follow(&mut watcher, sink, None, stopping).map(drop)
+    };
+    run_fed(shared, feed, input, output, now, note)
+}
+
+/// [`run`] with another source of events: `feed` runs on a thread of its own and hands its
+/// events to the [`Feed`] until the stop flag it is given is raised (the end of `input`).
+/// A feed that fails stops every answer that depends on fresh events, as a watcher that
+/// fails does.
+pub fn run_fed<W, F>(
+    shared: &Arc<Shared>,
+    feed: F,
+    input: impl BufRead,
+    output: W,
+    now: fn() -> u64,
+    note: impl Fn(Note) + Send + Sync + 'static,
+) -> io::Result<()>
+where
+    W: Write + Send + 'static,
+    F: FnOnce(&mut Feed, &dyn Fn() -> bool) -> Result<(), crate::Error> + Send + 'static,
+{
+    let note: Arc<dyn Fn(Note) + Send + Sync> = Arc::new(note);
     let stop = Arc::new(AtomicBool::new(false));
     let feeder = {
         let mut sink = Feed { shared: Arc::clone(shared), note: Arc::clone(&note) };
         let stop = Arc::clone(&stop);
         thread::spawn(move || {
             let stopping = || stop.load(Ordering::Relaxed);
-            if let Err(e) = follow::follow(&mut watcher, &mut sink, None, &stopping) {
+            if let Err(e) = feed(&mut sink, &stopping) {
                 let why = e.to_string();
                 (sink.note)(Note::WatcherStopped(e));
                 sink.shared.fail(why);
@@ -77,13 +99,27 @@ pub fn run<W: Write + Send + 'static>(
     result
 }
 
-/// Live events into the hub, which wakes the `next_event` waiters.
-struct Feed<N> {
+/// Live events into the hub, which wakes the `next_event` waiters: the [`Sink`] a feed of
+/// [`run_fed`] delivers to.
+pub struct Feed {
     shared: Arc<Shared>,
-    note: Arc<N>,
+    note: Arc<dyn Fn(Note) + Send + Sync>,
 }
 
-impl<N: Fn(Note)> Sink for Feed<N> {
+impl fmt::Debug for Feed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Feed").finish_non_exhaustive()
+    }
+}
+
+impl Feed {
+    /// Tells the operator something (what `hookline serve` prints on stderr).
+    pub fn note(&self, note: Note) {
+        (self.note)(note);
+    }
+}
+
+impl Sink for Feed {
     fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
         self.shared.apply(&event);
         Ok(Delivery::Delivered)
