@@ -269,7 +269,8 @@ pub(crate) async fn connect(
             }
         }
     });
-    options.connect(url.as_str()).await.map_err(|e| nats_error("connect to", &url, e))
+    let servers: Vec<&str> = url.split(',').map(str::trim).filter(|u| !u.is_empty()).collect();
+    options.connect(servers).await.map_err(|e| nats_error("connect to", &url, e))
 }
 
 #[cfg(test)]

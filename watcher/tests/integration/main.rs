@@ -3,6 +3,8 @@
 mod decide;
 mod demo;
 mod docs;
+#[cfg(feature = "nats")]
+mod fleet;
 mod install;
 mod profiles;
 mod prune;
