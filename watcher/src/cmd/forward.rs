@@ -2,10 +2,8 @@
 //! cursor of its own (`forward-<stream>`) saved only after the server acknowledged each one.
 //! Also the pieces `watch --nats` and `serve --nats` share.
 
-use std::process::ExitCode;
-
 use super::Outcome;
-use crate::cli::{ForwardArgs, NatsAuth};
+use crate::cli::ForwardArgs;
 
 #[cfg(not(feature = "nats"))]
 pub fn run(_: ForwardArgs) -> Outcome {
@@ -20,6 +18,7 @@ pub fn without_nats() -> String {
 
 #[cfg(feature = "nats")]
 pub fn run(args: ForwardArgs) -> Outcome {
+    use std::process::ExitCode;
     use std::time::Duration;
 
     use hookline::fleet::forward::{ForwardOptions, Forwarder, Retention};
@@ -79,7 +78,7 @@ pub fn run(args: ForwardArgs) -> Outcome {
 
 /// The connection the flags describe.
 #[cfg(feature = "nats")]
-pub fn connection(url: &str, auth: &NatsAuth) -> hookline::fleet::Connection {
+pub fn connection(url: &str, auth: &crate::cli::NatsAuth) -> hookline::fleet::Connection {
     hookline::fleet::Connection {
         url: url.to_owned(),
         creds: auth.creds.clone(),

@@ -289,14 +289,11 @@ async fn claim(client: &async_nats::Client, stream: &str, consumer: &str) -> Res
     let subject = format!("_HOOKLINE.reader.{}.{}", super::token(stream), super::token(consumer));
     let me = format!("pid {} on {}", std::process::id(), super::hostname());
     let ask = client.request(subject.clone(), me.clone().into_bytes().into());
-    match tokio::time::timeout(Duration::from_secs(2), ask).await {
-        Ok(Ok(reply)) => {
-            let holder = String::from_utf8_lossy(&reply.payload).into_owned();
-            return Err(Error::ConsumerInUse { name: consumer.to_owned(), holder });
-        }
-        // No responders (nobody reads it), or a reader too busy to answer within its
-        // timeout: the first is the common case, the second is taken as free.
-        Ok(Err(_)) | Err(_) => {}
+    // No responders (nobody reads it) is the common case; a reader too busy to answer
+    // within the timeout is taken as gone.
+    if let Ok(Ok(reply)) = tokio::time::timeout(Duration::from_secs(2), ask).await {
+        let holder = String::from_utf8_lossy(&reply.payload).into_owned();
+        return Err(Error::ConsumerInUse { name: consumer.to_owned(), holder });
     }
     let mut requests = client
         .subscribe(subject.clone())
