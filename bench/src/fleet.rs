@@ -87,16 +87,15 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
     );
     let start = Instant::now();
     let mut reader =
-        Reader::open(ReaderConfig::new(&dir, Start::Cursor("forward-BENCH".into()), profiles))?;
-    let mut forwarder = forwarder(&server, &dir, "BENCH")?;
-    follow::drain(&mut reader, &mut forwarder, &|| false)?;
-    if forwarder.published() != events as u64 {
-        return Err(format!("published {} of {events}", forwarder.published()).into());
-    }
+        Reader::open(ReaderConfig::new(&dir, Start::Cursor("local".into()), profiles.clone()))?;
+    let mut sink = follow::Apply::new(drop);
+    follow::drain(&mut reader, &mut sink, &|| false)?;
     println!(
-        "| one forwarder into JetStream (acked) | {:.0} |",
+        "| local reader, durable cursor saved per event | {:.0} |",
         events as f64 / start.elapsed().as_secs_f64()
     );
+    let rate = through_nats(&dir, &profiles, &server, events)?;
+    println!("| one forwarder → JetStream → central consumer into a tracker | {rate:.0} |");
     drop(server);
     std::fs::remove_dir_all(&tmp)?;
     Ok(())
@@ -269,6 +268,45 @@ impl Sink for Stamp {
     fn notice(&mut self, _: FollowNotice) {}
 }
 
+/// Forwards the queued events of `dir` and reads them centrally; events/s end to end.
+fn through_nats(dir: &Path, profiles: &Profiles, server: &NatsServer, n: usize) -> Result<f64> {
+    let options = CentralOptions {
+        connection: connection(server),
+        stream: "BENCH".into(),
+        consumer: "bench".into(),
+        filter: None,
+        history_before_ns: None,
+        follow: true,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut forwarder = forwarder(server, dir, "BENCH")?;
+    let mut central = Central::open(options, quiet(), &|| false)?.ok_or("stopped")?;
+    let start = Instant::now();
+    let reading = {
+        let (stop, profiles) = (Arc::clone(&stop), profiles.clone());
+        thread::spawn(move || {
+            let tracker = Tracker::new(profiles, now_ns());
+            let mut sink = Stamp { tracker, applied: vec![None; n + 1], left: n };
+            let ended = central.follow(&mut sink, &|| false).map_err(|e| e.to_string());
+            stop.store(true, Ordering::Relaxed);
+            ended.map(drop)
+        })
+    };
+    let reader = Reader::open(ReaderConfig::new(
+        dir,
+        Start::Cursor("forward-BENCH".into()),
+        profiles.clone(),
+    ))?;
+    let mut watcher = Watcher::new(reader, WatchOptions::default())?;
+    forwarder.follow(&mut watcher, None, &|| stop.load(Ordering::Relaxed))?;
+    reading.join().map_err(|_| "the central reader panicked")??;
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    if forwarder.published() != n as u64 {
+        return Err(format!("published {} of {n}", forwarder.published()).into());
+    }
+    Ok(rate)
+}
+
 fn latency_nats(
     dir: &Path,
     profiles: &Profiles,
@@ -287,7 +325,8 @@ fn latency_nats(
     let forwarding = {
         let stop = Arc::clone(&stop);
         thread::spawn(move || {
-            follow::follow(&mut watcher, &mut forwarder, None, &|| stop.load(Ordering::Relaxed))
+            forwarder
+                .follow(&mut watcher, None, &|| stop.load(Ordering::Relaxed))
                 .map(drop)
                 .map_err(|e| e.to_string())
         })

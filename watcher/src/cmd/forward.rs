@@ -22,7 +22,7 @@ pub fn run(args: ForwardArgs) -> Outcome {
     use std::time::Duration;
 
     use hookline::fleet::forward::{ForwardOptions, Forwarder, Retention};
-    use hookline::ingest::follow::{self, Prune};
+    use hookline::ingest::follow::Prune;
     use hookline::ingest::reader::{Reader, ReaderConfig, Start};
     use hookline::ingest::retention::RetentionPolicy;
     use hookline::ingest::watch::{Mode, WatchOptions, Watcher};
@@ -70,7 +70,7 @@ pub fn run(args: ForwardArgs) -> Outcome {
     let mut watcher = Watcher::new(reader, watch)?;
     let prune =
         Prune { events_dir, policy: RetentionPolicy::default(), every: Duration::from_secs(600) };
-    let ended = follow::follow(&mut watcher, &mut forwarder, Some(&prune), &stopping);
+    let ended = forwarder.follow(&mut watcher, Some(&prune), &stopping);
     forwarder.finish();
     ended?;
     Ok(ExitCode::SUCCESS)

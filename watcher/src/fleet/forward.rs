@@ -1,6 +1,7 @@
 //! The forwarding end: a [`Sink`] that publishes each canonical event to JetStream and says
-//! "delivered" only once the server acknowledged it, so the follow loop saves the cursor after
-//! the ack and never before.
+//! "delivered" only once the server acknowledged it, so the cursor is saved after the ack and
+//! never before ([`Forwarder::follow`] saves it in small batches; any follow loop can drive
+//! the sink one event at a time).
 //!
 //! While the server is down, [`Forwarder::deliver`](Sink::deliver) keeps retrying the same
 //! event (same message id, so a copy that did reach the server is dropped) with backoff: the
@@ -9,7 +10,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::{self, stream};
@@ -21,8 +22,15 @@ use super::{
 use crate::Error;
 use crate::canonical::Event;
 use crate::format::store::EventsDir;
-use crate::ingest::follow::{Delivery, FollowNotice, Sink, SinkError};
+use crate::ingest::follow::{Delivery, Ended, FollowNotice, Prune, Sink, SinkError, TICK};
 use crate::ingest::reader::Notice;
+use crate::ingest::retention;
+use crate::ingest::watch::Watcher;
+
+/// [`Forwarder::follow`] saves its cursor after at most this many acknowledged events...
+pub const COMMIT_EVERY: u64 = 64;
+/// ...or this long after the first of them, and whenever the directory has nothing new.
+pub const COMMIT_AFTER: Duration = Duration::from_millis(100);
 
 /// How often the forwarder says how far behind it is (when it is behind at all).
 pub const LAG_EVERY: Duration = Duration::from_secs(5);
@@ -148,6 +156,63 @@ impl Forwarder {
             published: 0,
         };
         Ok(Some(forwarder))
+    }
+
+    /// Follows `watcher` into the stream until `stop` says so, like
+    /// [`follow`](crate::ingest::follow::follow) but saving the cursor after every
+    /// [`COMMIT_EVERY`] acknowledged events, [`COMMIT_AFTER`], or when the directory has
+    /// nothing new, rather than after each one: a durable save costs two `fsync`s, and a
+    /// republish after a crash is harmless (the server drops it by its message id). The cursor
+    /// never gets ahead of the server's acks; it may lag behind them by up to
+    /// [`COMMIT_EVERY`] events, which a crash hands out again.
+    pub fn follow(
+        &mut self,
+        watcher: &mut Watcher,
+        prune: Option<&Prune>,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Ended, Error> {
+        let mut last_prune = None::<Instant>;
+        let (mut uncommitted, mut first_uncommitted) = (0u64, Instant::now());
+        while !stop() {
+            if let Some(prune) = prune
+                && last_prune.is_none_or(|t| t.elapsed() >= prune.every)
+            {
+                last_prune = Some(Instant::now());
+                let report = retention::prune(&prune.events_dir, &prune.policy, SystemTime::now())?;
+                if report.unconsumed > 0 {
+                    self.notice(FollowNotice::Unconsumed(report.unconsumed));
+                }
+            }
+            let wait = if uncommitted > 0 { Duration::from_millis(5) } else { TICK };
+            let event = watcher.next_timeout(wait)?;
+            for notice in watcher.take_notices() {
+                self.notice(FollowNotice::Reader(notice));
+            }
+            let Some(event) = event else {
+                if uncommitted > 0 {
+                    watcher.commit()?;
+                    uncommitted = 0;
+                }
+                continue;
+            };
+            match self.deliver(event).map_err(Error::Sink)? {
+                // Not acknowledged: its position must not be saved. The acknowledged ones
+                // before it are handed out again next time, and dropped by the server.
+                Delivery::Closed => return Ok(Ended::Closed),
+                Delivery::Delivered | Delivery::Last => {
+                    if uncommitted == 0 {
+                        first_uncommitted = Instant::now();
+                    }
+                    uncommitted += 1;
+                    if uncommitted >= COMMIT_EVERY || first_uncommitted.elapsed() >= COMMIT_AFTER {
+                        watcher.commit()?;
+                        uncommitted = 0;
+                    }
+                }
+            }
+        }
+        watcher.commit()?;
+        Ok(Ended::Stopped)
     }
 
     /// Events the server acknowledged so far (duplicates included).
