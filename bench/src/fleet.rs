@@ -32,26 +32,18 @@ use hookline::ingest::watch::{WatchOptions, Watcher};
 use hookline::profile::Profiles;
 use hookline::state::Tracker;
 use hookline_relay::clock::now_ns;
-use hookline_relay::store::{EventsDir, WriteOptions, write_payload};
-use serde_json::value::RawValue;
+use hookline_relay::store::EventsDir;
 
 use crate::Result;
 use crate::stats::{ms, percentile};
+use crate::watcher::{counts, publish, write_events};
 
 const USAGE: &str =
     "usage: cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]";
 
 /// `fleet [--events N] [--latency-events N]`.
 pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
-    let mut args = args;
-    let (mut events, mut latency_events) = (10_000, 1000);
-    while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next().map(|n| n.parse::<usize>())) {
-            ("--events", Some(Ok(n))) if n > 0 => events = n,
-            ("--latency-events", Some(Ok(n))) if n > 0 => latency_events = n,
-            _ => return Err(USAGE.into()),
-        }
-    }
+    let (events, latency_events) = counts(args, (10_000, 1000), USAGE)?;
     let profiles = Profiles::shipped()?;
     let tmp = std::env::temp_dir().join(format!("hookline-bench-fleet-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
@@ -181,27 +173,6 @@ fn forwarder(server: &NatsServer, dir: &Path, stream: &str) -> Result<Forwarder>
         max_age: Duration::ZERO,
     };
     Ok(Forwarder::connect(options, quiet(), Box::new(|| false))?.ok_or("stopped")?)
-}
-
-/// Publishes one event the relay's way; returns its seq once it is visible.
-fn publish(events: &EventsDir, index: usize) -> Result<u64> {
-    let native = ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"][index % 4];
-    let session = index % 100;
-    let payload = format!(
-        r#"{{"session_id":"session-{session:04}","cwd":"/home/dev/work/proj","hook_event_name":"{native}","tool_name":"Bash","tool_input":{{"command":"cargo test"}},"tool_use_id":"toolu_{index:08}"}}"#
-    );
-    let payload = RawValue::from_string(payload)?;
-    let written =
-        write_payload(events, "claude", native, None, &payload, &WriteOptions::default())?;
-    Ok(written.name.seq)
-}
-
-fn write_events(dir: &Path, from: usize, n: usize) -> Result<()> {
-    let events = EventsDir::create(dir)?;
-    for index in from..from + n {
-        publish(&events, index)?;
-    }
-    Ok(())
 }
 
 type Stamps = Arc<Mutex<Vec<Option<Instant>>>>;

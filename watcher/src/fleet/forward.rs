@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::{self, stream};
@@ -24,7 +24,6 @@ use crate::canonical::Event;
 use crate::format::store::EventsDir;
 use crate::ingest::follow::{Delivery, Ended, FollowNotice, Prune, Sink, SinkError, TICK};
 use crate::ingest::reader::Notice;
-use crate::ingest::retention;
 use crate::ingest::watch::Watcher;
 
 /// [`Forwarder::follow`] saves its cursor after at most this many acknowledged events...
@@ -174,14 +173,8 @@ impl Forwarder {
         let mut last_prune = None::<Instant>;
         let (mut uncommitted, mut first_uncommitted) = (0u64, Instant::now());
         while !stop() {
-            if let Some(prune) = prune
-                && last_prune.is_none_or(|t| t.elapsed() >= prune.every)
-            {
-                last_prune = Some(Instant::now());
-                let report = retention::prune(&prune.events_dir, &prune.policy, SystemTime::now())?;
-                if report.unconsumed > 0 {
-                    self.notice(FollowNotice::Unconsumed(report.unconsumed));
-                }
+            if let Some(notice) = prune.map(|p| p.if_due(&mut last_prune)).transpose()?.flatten() {
+                self.notice(notice);
             }
             let wait = if uncommitted > 0 { Duration::from_millis(5) } else { TICK };
             let event = watcher.next_timeout(wait)?;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::watch::{fixture, hookline, lines, no_follow, run_relay, seqs, take};
+use super::watch::{fixture, hookline, lines, ndjson, no_follow, run_relay, seqs, take};
 
 /// The `nats-server` binary, or `None` (after a loud message) when it is missing outside CI.
 fn nats_server() -> Option<PathBuf> {
@@ -183,12 +183,7 @@ fn central(url: &str, consumer: &str) -> Vec<Value> {
         .args(["watch", "--no-follow", "--nats", url, "--consumer", consumer])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    ndjson(out)
 }
 
 fn watch_nats(url: &str, consumer: &str) -> (Child, mpsc::Receiver<Value>) {
