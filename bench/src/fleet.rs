@@ -122,7 +122,8 @@ impl NatsServer {
             .arg("--version")
             .output()
             .map_err(|e| format!("nats-server is needed (apt-get install nats-server): {e}"))?;
-        let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+        let version = String::from_utf8_lossy(&version.stdout);
+        let version = version.trim().trim_start_matches("nats-server: ").to_owned();
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let child = Command::new(&binary)
             .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
