@@ -112,11 +112,6 @@ impl Central {
             }
         };
         rt.block_on(claim(&client, &stream_name, &name))?;
-        let history_until = rt
-            .block_on(stream.info())
-            .map_err(|e| nats_error("read the state of stream", &stream_name, e))?
-            .state
-            .last_sequence;
         let config = consumer::pull::Config {
             durable_name: Some(name.clone()),
             filter_subject: options.filter.clone().unwrap_or_default(),
@@ -125,13 +120,38 @@ impl Central {
             ack_wait: ACK_WAIT,
             ..Default::default()
         };
-        let mut consumer: consumer::PullConsumer = rt
-            .block_on(stream.get_or_create_consumer(&name, config))
-            .map_err(|e| nats_error("create consumer", &name, e))?;
-        let pending = rt
-            .block_on(consumer.info())
-            .map(|i| i.num_pending + i.num_ack_pending as u64)
-            .map_err(|e| nats_error("read consumer", &name, e))?;
+        // A cluster electing a leader times requests out for a while: retried like a server
+        // that cannot be reached.
+        let mut attempt = 0;
+        let (history_until, consumer, pending) = loop {
+            let opened = rt.block_on(async {
+                let history_until = stream
+                    .info()
+                    .await
+                    .map_err(|e| nats_error("read the state of stream", &stream_name, e))?
+                    .state
+                    .last_sequence;
+                let mut consumer: consumer::PullConsumer = stream
+                    .get_or_create_consumer(&name, config.clone())
+                    .await
+                    .map_err(|e| nats_error("create consumer", &name, e))?;
+                let info =
+                    consumer.info().await.map_err(|e| nats_error("read consumer", &name, e))?;
+                let pending = info.num_pending + info.num_ack_pending as u64;
+                Ok::<_, Error>((history_until, consumer, pending))
+            });
+            match opened {
+                Ok(opened) => break opened,
+                Err(e) => {
+                    let retry_in = backoff(attempt);
+                    notice(FleetNotice::Waiting { what: e.to_string(), retry_in });
+                    if sleep_unless(stop, retry_in) {
+                        return Ok(None);
+                    }
+                    attempt += 1;
+                }
+            }
+        };
         let mut central = Central {
             rt,
             consumer,
@@ -212,8 +232,13 @@ impl Central {
                     continue;
                 }
                 Ok(Some(Err(e))) => {
+                    // Missed heartbeats while the server is away, mostly: the stream goes on
+                    // by itself once it is back.
                     let consumer = &self.options.consumer;
                     (self.notice)(FleetNotice::Other(format!("consumer {consumer}: {e}")));
+                    if sleep_unless(stop, backoff(0)) {
+                        return Ok(Ended::Stopped);
+                    }
                     continue;
                 }
                 Ok(Some(Ok(message))) => message,

@@ -349,6 +349,18 @@ fn a_forwarder_killed_mid_publish_resumes_and_the_server_drops_the_republish() {
     assert_eq!(seqs(&events), (1..=300).collect::<Vec<_>>(), "each event in the stream once");
 }
 
+/// The server that leads the stream's replicas, asked through the official client.
+fn stream_leader(urls: &str) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let servers: Vec<&str> = urls.split(',').collect();
+        let client = async_nats::connect(servers).await.unwrap();
+        let mut stream = async_nats::jetstream::new(client).get_stream("HOOKLINE").await.unwrap();
+        let info = stream.info().await.unwrap();
+        info.cluster.as_ref().and_then(|c| c.leader.clone()).expect("a leader")
+    })
+}
+
 #[test]
 fn a_replicated_stream_goes_on_when_one_node_of_three_dies() {
     let Some(binary) = nats_server() else { return };
@@ -379,12 +391,18 @@ fn a_replicated_stream_goes_on_when_one_node_of_three_dies() {
         fire(&dir, TOOL, &format!("s{}", i % 2));
     }
     wait_forwarded(&dir, 20, 60);
-    nodes[0].kill();
+    // The worst node to lose: the stream's leader.
+    let leader = stream_leader(&urls);
+    let index: usize = leader.strip_prefix("node-").and_then(|i| i.parse().ok()).unwrap();
+    nodes[index].kill();
     for i in 20..40 {
         fire(&dir, TOOL, &format!("s{}", i % 2));
     }
     wait_forwarded(&dir, 40, 60);
-    let survivors = nodes[1..].iter().map(Server::url).collect::<Vec<_>>().join(",");
+    let survivors: Vec<String> =
+        nodes.iter().enumerate().filter(|(i, _)| *i != index).map(|(_, n)| n.url()).collect();
+    let survivors = survivors.join(",");
+    assert_ne!(stream_leader(&survivors), leader, "another node leads the stream");
     let events = central(&survivors, "central");
     assert_eq!(seqs(&events), (1..=40).collect::<Vec<_>>());
 }
