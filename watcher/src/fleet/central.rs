@@ -33,6 +33,8 @@ use crate::ingest::follow::{Delivery, Ended, Sink, TICK};
 
 /// How many message ids the reader remembers to drop republishes the server let through.
 pub const RECENT_IDS: usize = 100_000;
+/// How often the reader says how many messages it skipped (when it skipped any).
+pub const SKIPS_EVERY: Duration = Duration::from_secs(5);
 /// How long the server waits for an ack before it redelivers.
 pub const ACK_WAIT: Duration = Duration::from_secs(30);
 
@@ -191,13 +193,14 @@ impl Central {
         stop: &dyn Fn() -> bool,
     ) -> Result<Ended, Error> {
         let mut attempt = 0;
+        let mut last_skip_report = std::time::Instant::now();
         loop {
-            if self.skipped > 0 {
+            let ending = stop() || self.caught_up && !self.options.follow;
+            if self.skipped > 0 && (ending || last_skip_report.elapsed() >= SKIPS_EVERY) {
+                last_skip_report = std::time::Instant::now();
                 let why = "already taken, raw or unreadable".to_owned();
-                (self.notice)(FleetNotice::Skipped {
-                    count: std::mem::take(&mut self.skipped),
-                    why,
-                });
+                let count = std::mem::take(&mut self.skipped);
+                (self.notice)(FleetNotice::Skipped { count, why });
             }
             if stop() {
                 return Ok(Ended::Stopped);

@@ -31,7 +31,8 @@ pub const COMMIT_EVERY: u64 = 64;
 /// ...or this long after the first of them, and whenever the directory has nothing new.
 pub const COMMIT_AFTER: Duration = Duration::from_millis(100);
 
-/// How often the forwarder says how far behind it is (when it is behind at all).
+/// How often the forwarder says how far behind it is, when it is behind at all (and at each
+/// retry while the server does not acknowledge).
 pub const LAG_EVERY: Duration = Duration::from_secs(5);
 /// How long one publish waits for the server's ack before it is retried.
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -221,7 +222,14 @@ impl Forwarder {
     }
 
     /// Publishes one message until the server acknowledges it; `false` when stopped first.
-    fn publish(&mut self, subject: String, id: String, raw: bool, payload: Vec<u8>) -> bool {
+    fn publish(
+        &mut self,
+        event: &Event,
+        subject: String,
+        id: String,
+        raw: bool,
+        payload: Vec<u8>,
+    ) -> bool {
         let mut headers = HeaderMap::new();
         headers.insert("Nats-Msg-Id", id.as_str());
         headers.insert(HOST_HEADER, self.options.host.as_str());
@@ -248,6 +256,7 @@ impl Forwarder {
                     let retry_in = backoff(attempt);
                     let what = format!("publish {id} to {}: {e}", self.options.stream);
                     (self.notice)(FleetNotice::Waiting { what, retry_in });
+                    self.report_lag(event, false);
                     if sleep_unless(&*self.stop, retry_in) {
                         return false;
                     }
@@ -257,14 +266,13 @@ impl Forwarder {
         }
     }
 
-    fn report_lag(&mut self, event: &Event) {
-        if self.last_lag.elapsed() < LAG_EVERY {
-            return;
-        }
+    /// Says how many events of the directory are not yet in the stream, counting `event`
+    /// unless it was `acked`.
+    fn report_lag(&mut self, event: &Event, acked: bool) {
         self.last_lag = Instant::now();
         self.finish();
         let max = EventsDir::open(&self.options.events_dir).and_then(|d| d.max_seq());
-        let behind = max.map_or(0, |max| max.saturating_sub(event.source.seq));
+        let behind = max.map_or(0, |max| max.saturating_sub(event.source.seq) + u64::from(!acked));
         if behind > 0 {
             let age_ms = crate::format::clock::now_ns().saturating_sub(event.ts_ns) / 1_000_000;
             (self.notice)(FleetNotice::Lag { events: behind, age_ms });
@@ -281,18 +289,20 @@ impl Sink for Forwarder {
             // A file pruned meanwhile has no raw envelope left to send; its event still goes.
             if let Ok(bytes) = std::fs::read(&file) {
                 let subject = raw_subject(&prefix, &host, &event);
-                if !self.publish(subject, format!("raw.{id}"), true, bytes) {
+                if !self.publish(&event, subject, format!("raw.{id}"), true, bytes) {
                     return Ok(Delivery::Closed);
                 }
             }
         }
         let subject = subject(&prefix, &host, &event);
         let payload = serde_json::to_vec(&event)?;
-        if !self.publish(subject, id, false, payload) {
+        if !self.publish(&event, subject, id, false, payload) {
             return Ok(Delivery::Closed);
         }
         self.published += 1;
-        self.report_lag(&event);
+        if self.last_lag.elapsed() >= LAG_EVERY {
+            self.report_lag(&event, true);
+        }
         Ok(Delivery::Delivered)
     }
 

@@ -294,7 +294,7 @@ fn a_server_killed_and_restarted_mid_stream_loses_nothing_and_repeats_nothing() 
     let tmp = tempfile::tempdir().unwrap();
     let mut server = Server::start(&binary, &tmp.path().join("store"), free_port(), &[]);
     let dir = tmp.path().join("events");
-    let _forward = Forward::start(&server.url(), &dir, "h", &[]);
+    let forward = Forward::start(&server.url(), &dir, "h", &[]);
     let (mut watch, rx) = watch_nats(&server.url(), "central");
     for i in 0..30 {
         fire(&dir, TOOL, &format!("s{}", i % 3));
@@ -305,7 +305,9 @@ fn a_server_killed_and_restarted_mid_stream_loses_nothing_and_repeats_nothing() 
     for i in 30..60 {
         fire(&dir, TOOL, &format!("s{}", i % 3));
     }
-    std::thread::sleep(Duration::from_millis(500));
+    // The forwarder waits, and says how far behind it is.
+    let behind = wait_line(&forward.stderr, "events behind");
+    assert!(behind.starts_with("hookline: ") && !behind.contains(" 0 events"), "{behind}");
     server.restart();
     for i in 60..90 {
         fire(&dir, TOOL, &format!("s{}", i % 3));
@@ -450,4 +452,37 @@ fn a_second_reader_of_one_consumer_is_refused() {
     assert!(stderr.contains("consumer central is being read by pid"), "{stderr}");
     first.kill().unwrap();
     first.wait().unwrap();
+}
+
+#[test]
+fn raw_envelopes_go_on_their_own_prefix_and_the_central_reader_skips_them() {
+    let Some(binary) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&binary, &tmp.path().join("store"), free_port(), &[]);
+    let dir = tmp.path().join("events");
+    let _forward = Forward::start(&server.url(), &dir, "h", &["--raw"]);
+    fire(&dir, PROMPT, "s");
+    fire(&dir, STOP, "s");
+    wait_forwarded(&dir, 2, 20);
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .max()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let raw = runtime.block_on(async {
+        let client = async_nats::connect(server.url()).await.unwrap();
+        let stream = async_nats::jetstream::new(client).get_stream("HOOKLINE").await.unwrap();
+        stream.get_last_raw_message_by_subject("hookline_raw.h.claude.s").await.unwrap()
+    });
+    assert_eq!(raw.payload.as_ref(), std::fs::read(&file).unwrap(), "the envelope, byte for byte");
+    let out = Command::new(hookline())
+        .args(["watch", "--no-follow", "--nats", &server.url(), "--consumer", "all"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let events = ndjson(out);
+    assert_eq!(seqs(&events), [1, 2], "each canonical event once");
+    assert!(stderr.contains("skipped 2 messages"), "the raw ones: {stderr}");
 }
