@@ -30,6 +30,8 @@
 //!   install` registered.
 //! * [`agent_session`]: the Codex, Gemini and OpenCode harness, following the run with the
 //!   library's reader.
+//! * [`deliver_check`]: typing into a real TUI with `hookline::deliver`, confirmed by its
+//!   events.
 //! * [`codex`], [`gemini`]: each CLI's sandbox setup (config, mock, first-run answers) and its
 //!   registration by `hookline install`.
 //! * [`copilot`]: Copilot CLI's sandbox setup (its offline BYOK provider, folder trust) and
@@ -43,6 +45,7 @@ pub mod claude_hooks;
 pub mod claude_install;
 pub mod codex;
 pub mod copilot;
+pub mod deliver_check;
 pub mod events;
 pub mod follow;
 pub mod gemini;

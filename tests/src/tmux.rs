@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 pub const WIDTH: u32 = 200;
 /// Terminal height.
 pub const HEIGHT: u32 = 50;
-const TARGET: &str = "main";
+/// The target of the only pane.
+pub const TARGET: &str = "main";
+/// A directory to record every distinct screen into (see [`Tmux::start`]).
+pub const SCREENS_ENV: &str = "HOOKLINE_E2E_SCREENS";
 
 /// A private tmux server running one program in one pane.
 pub struct Tmux {
@@ -27,7 +30,8 @@ pub struct Tmux {
 
 impl Tmux {
     /// Starts a server whose only pane runs `program` (a path, run without a shell). The config
-    /// file is written into `dir`.
+    /// file is written into `dir`. With [`SCREENS_ENV`] set to a directory, every distinct
+    /// screen is recorded there.
     pub fn start(dir: &Path, program: &Path) -> Result<Tmux, String> {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let socket =
@@ -43,7 +47,38 @@ impl Tmux {
         let output = tmux.run(&["display-message", "-p", "#{socket_path}"])?;
         let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
         tmux.socket_path = (!path.is_empty()).then(|| PathBuf::from(path));
+        if let Some(dir) = std::env::var_os(SCREENS_ENV) {
+            tmux.record_screens(PathBuf::from(dir));
+        }
         Ok(tmux)
+    }
+
+    /// Writes every distinct visible screen, polled every 40 ms, to `dir` as
+    /// `<socket>-<n>.txt` until the server goes away: how the pane-sensing fixtures in
+    /// `watcher/tests/fixtures/pane/` were captured from the real TUIs.
+    fn record_screens(&self, dir: PathBuf) {
+        let socket = self.socket.clone();
+        let _ = std::fs::create_dir_all(&dir);
+        thread::spawn(move || {
+            let mut last = String::new();
+            for n in 0.. {
+                let output = Command::new("tmux")
+                    .args(["-L", &socket, "capture-pane", "-p", "-J", "-t", TARGET])
+                    .env_remove("TMUX")
+                    .stdin(Stdio::null())
+                    .output();
+                let Ok(output) = output else { return };
+                if !output.status.success() {
+                    return;
+                }
+                let screen = String::from_utf8_lossy(&output.stdout).into_owned();
+                if screen != last {
+                    let _ = std::fs::write(dir.join(format!("{socket}-{n:05}.txt")), &screen);
+                    last = screen;
+                }
+                thread::sleep(Duration::from_millis(40));
+            }
+        });
     }
 
     fn run(&self, args: &[&str]) -> Result<Output, String> {
@@ -68,6 +103,11 @@ impl Tmux {
                 String::from_utf8_lossy(&output.stderr).trim()
             ))
         }
+    }
+
+    /// The server's socket file (for `tmux -S`).
+    pub fn socket_path(&self) -> Option<&Path> {
+        self.socket_path.as_deref()
     }
 
     /// Types `text` literally (no key names are interpreted).

@@ -20,8 +20,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Stream canonical events as NDJSON, one object per line.
     Watch(WatchArgs),
-    /// One row per session: its state rebuilt from the events directory (replayed: shown,
-    /// never authoritative).
+    /// One row per session: live from the events directory's daemon when it answers, else
+    /// rebuilt from the events directory (replayed: shown, never authoritative).
     Status(StatusArgs),
     /// The events and rules that produced a session's current state.
     Explain(ExplainArgs),
@@ -36,9 +36,10 @@ pub enum Command {
     /// Check that hooks are registered, the relay runs and events arrive.
     Doctor(DoctorArgs),
     /// Answer one question about a session: may I deliver input, nudge, declare it crashed,
-    /// carry on despite an env fault, carry on without a human? Rebuilt from history, so it
-    /// never authorizes input (use `serve`). Exit 0 allow, 1 withhold, 3 no structured signal
-    /// (withhold: keep your own behaviour), 2 error.
+    /// carry on despite an env fault, carry on without a human? Asks the events directory's
+    /// daemon when one answers (it can allow input, once); else rebuilt from history, which
+    /// never authorizes input. Exit 0 allow, 1 withhold, 3 no structured signal (withhold: keep
+    /// your own behaviour), 2 error.
     Decide(DecideArgs),
     /// Answer decisions and state questions as JSON lines on stdin/stdout, from one live
     /// tracker generation (can authorize input).
@@ -46,6 +47,12 @@ pub enum Command {
     /// Publish this machine's canonical events to a NATS JetStream stream, for a central
     /// `watch --nats` or `serve --nats` (see docs/fleet.md).
     Forward(ForwardArgs),
+    /// Read a tmux pane's visible screen and say what the CLI's screen patterns find there
+    /// (evidence that can only make a decision more careful, never allow).
+    Pane(PaneArgs),
+    /// Serve the same protocol on a Unix socket in the events directory, for every client at
+    /// once: the one live authority `decide` and `status` use when it answers.
+    Daemon(DaemonArgs),
 }
 
 /// Where the events are.
@@ -124,7 +131,7 @@ pub struct StatusArgs {
 /// `hookline explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// A session id or a tag.
+    /// A session id or tag, or the start of one no other session's begins with.
     pub session: String,
     #[command(flatten)]
     pub source: SourceArgs,
@@ -219,9 +226,9 @@ pub struct PolicyArgs {
 /// `hookline decide`.
 #[derive(Debug, Args)]
 pub struct DecideArgs {
-    /// A session id or a tag.
+    /// A session id or tag, or the start of one no other session's begins with.
     pub session: String,
-    /// input, nudge, crashed, env-fault or escalate.
+    /// input, nudge, crashed, env-fault, escalate or stall.
     pub question: hookline::decide::Question,
     #[command(flatten)]
     pub source: SourceArgs,
@@ -230,6 +237,10 @@ pub struct DecideArgs {
     /// The caller's evidence, as JSON: {"pane": {...}, "transcript": {...}, "window_dead": bool}.
     #[arg(long, value_name = "JSON")]
     pub evidence: Option<String>,
+    /// Count a withheld nudge or crashed toward escalate.withheld-in-a-row, as a live
+    /// generation's are (for a caller whose polling is its stall timer).
+    #[arg(long)]
+    pub count: bool,
     /// Print the decision as JSON.
     #[arg(long)]
     pub json: bool,
@@ -250,7 +261,7 @@ pub struct ServeArgs {
 }
 
 /// How to reach the NATS server.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct NatsAuth {
     /// The JetStream stream.
     #[arg(long, default_value = "HOOKLINE", value_name = "NAME")]
@@ -267,7 +278,7 @@ pub struct NatsAuth {
 }
 
 /// Reading a JetStream consumer instead of the events directory (`watch`, `serve`).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct CentralArgs {
     /// Read the events of many machines from this NATS server (nats://host:port) instead of
     /// the events directory.
@@ -325,6 +336,32 @@ pub struct ForwardArgs {
     /// Poll the directory instead of using filesystem notifications.
     #[arg(long)]
     pub poll: bool,
+}
+
+/// `hookline pane`.
+#[derive(Debug, Args)]
+pub struct PaneArgs {
+    /// The tmux target: `session:window.pane`, `%ID`, ...
+    #[arg(long, value_name = "TARGET")]
+    pub tmux: String,
+    /// The tmux server's socket [default: tmux's own rules: $TMUX, else its default socket].
+    #[arg(long, value_name = "PATH")]
+    pub tmux_socket: Option<PathBuf>,
+    /// The CLI whose `[pane]` patterns to use [default: every profile's together].
+    #[arg(long, value_name = "NAME")]
+    pub cli: Option<String>,
+    /// Print the reading as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hookline daemon`.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }
 
 #[cfg(test)]

@@ -102,6 +102,15 @@ pub enum Error {
         /// The path given.
         path: PathBuf,
     },
+    /// A tmux command failed or did not answer (no such pane, no server).
+    Tmux {
+        /// What was being done ("capture", "paste into", ...).
+        op: &'static str,
+        /// The tmux target.
+        target: String,
+        /// What tmux said.
+        reason: String,
+    },
     /// The settings file kept changing while we tried to write it.
     KeepsChanging {
         /// The file.
@@ -140,6 +149,43 @@ pub enum Error {
         /// Who reads it (host and pid), as it answered.
         holder: String,
     },
+    /// Another `hookline daemon` holds the events directory.
+    DaemonRunning {
+        /// The events directory.
+        dir: PathBuf,
+        /// The pid its pid file names, when it can be read.
+        pid: Option<u32>,
+        /// The lock file it holds.
+        lock: PathBuf,
+    },
+    /// The daemon's socket path is longer than a Unix socket address holds.
+    SocketPathTooLong {
+        /// The path.
+        path: PathBuf,
+        /// The most bytes a socket path may have.
+        max: usize,
+    },
+    /// Something other than a socket is where the daemon's socket goes; it was left alone.
+    SocketInTheWay {
+        /// The path.
+        path: PathBuf,
+    },
+    /// An events directory that cannot be read as one.
+    EventsDir {
+        /// The path.
+        path: PathBuf,
+        /// Who named it.
+        from: crate::paths::EventsDirFrom,
+        /// What is wrong with it.
+        problem: crate::paths::EventsDirProblem,
+    },
+    /// A session prefix that more than one session's id or tag begins with.
+    AmbiguousSession {
+        /// The prefix given.
+        query: String,
+        /// The sessions it names, as [`SessionKey::describe`](crate::canonical::SessionKey::describe) writes them.
+        candidates: Vec<String>,
+    },
 }
 
 impl Error {
@@ -164,6 +210,7 @@ impl Error {
             Error::DanglingSymlink { link, .. } => {
                 format!("create the file the link points to, or remove the link {}", link.display())
             }
+            Error::Tmux { .. } => "check the target with `tmux list-panes -a`; pass --tmux-socket PATH when the pane is on another server than $TMUX's".into(),
             Error::KeepsChanging { .. } => {
                 "close the CLI's running sessions and run the command again".into()
             }
@@ -174,10 +221,30 @@ impl Error {
                 "move {} out of the way (or point the link at a regular file), or pass --settings PATH",
                 path.display()
             ),
+            Error::EventsDir { from, problem, .. } => {
+                use crate::paths::EventsDirProblem;
+                match problem {
+                    EventsDirProblem::Relative => format!("give {from} an absolute path"),
+                    _ => format!(
+                        "check the path: it must be the directory the relay writes to (as \
+                         `hookline doctor` shows it), or leave {from} unset for the default"
+                    ),
+                }
+            }
+            Error::AmbiguousSession { .. } => {
+                "give more of the session id or tag (or all of it)".into()
+            }
             Error::HardLinked { path, .. } => format!(
                 "keep one copy and make the other names symlinks to it (ln -sf {} OTHER-NAME), then run again",
                 path.display()
             ),
+            Error::DaemonRunning { pid: Some(pid), .. } => {
+                format!("use it (decide and status talk to it), or stop it first (kill {pid})")
+            }
+            Error::SocketPathTooLong { .. } => "use a shorter --events-dir".into(),
+            Error::SocketInTheWay { path } => {
+                format!("move {} out of the way and start the daemon again", path.display())
+            }
             _ => return None,
         })
     }
@@ -238,17 +305,57 @@ impl fmt::Display for Error {
             Error::SymlinkLoop { path } => {
                 write!(f, "{}: too many levels of symlinks", path.display())
             }
+            Error::Tmux { op, target, reason } => {
+                write!(f, "cannot {op} tmux pane {target:?}: {reason}")
+            }
             Error::KeepsChanging { path, attempts } => {
                 write!(f, "{} changed under us {attempts} times; not written", path.display())
             }
             Error::NotRegularFile { path, kind } => {
                 write!(f, "{} is {kind}, not a regular file; left untouched", path.display())
             }
+            Error::EventsDir { path, from, problem } => {
+                use crate::paths::EventsDirProblem;
+                let problem = match problem {
+                    EventsDirProblem::Relative => "not an absolute path",
+                    EventsDirProblem::Missing => "no such directory",
+                    EventsDirProblem::NotADirectory => "not a directory",
+                };
+                write!(f, "{from} {}: {problem}", path.display())
+            }
+            Error::AmbiguousSession { query, candidates } => {
+                let list: Vec<String> = candidates.iter().map(|c| format!("{c:?}")).collect();
+                write!(
+                    f,
+                    "{query:?} is the start of {} sessions' ids or tags: {}",
+                    candidates.len(),
+                    list.join(", ")
+                )
+            }
             Error::HardLinked { path, links } => write!(
                 f,
                 "{} has {links} hard links; left untouched (an atomic write would split them, and writing in place is not atomic)",
                 path.display()
             ),
+            Error::DaemonRunning { dir, pid, lock } => {
+                let who = pid.map_or("a process whose pid is not recorded".into(), |pid| {
+                    format!("pid {pid}")
+                });
+                write!(
+                    f,
+                    "another hookline daemon ({who}) holds {} (lock {}); one daemon per events directory",
+                    dir.display(),
+                    lock.display()
+                )
+            }
+            Error::SocketPathTooLong { path, max } => write!(
+                f,
+                "socket path {} is longer than the {max} bytes a Unix socket address holds",
+                path.display()
+            ),
+            Error::SocketInTheWay { path } => {
+                write!(f, "{} is not a socket; left alone", path.display())
+            }
         }
     }
 }
@@ -273,6 +380,78 @@ impl From<hookline_relay::Error> for Error {
 impl From<crate::profile::ProfileError> for Error {
     fn from(e: crate::profile::ProfileError) -> Error {
         Error::Profile(e)
+    }
+}
+
+/// Why a [`daemon::Client`](crate::daemon::Client) got no answer from a daemon. Every one of
+/// them means "no live authority answered": a caller falls back to replayed history, which
+/// never authorizes input.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// No daemon listens on the socket: it does not exist, or nobody accepts on it (a daemon
+    /// that died left it behind).
+    NotRunning {
+        /// The socket.
+        socket: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// Talking to the daemon failed (it went away, or did not reply in time).
+    Io {
+        /// The socket.
+        socket: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The daemon's reply cannot be read, or the connection ended before it.
+    Protocol {
+        /// The socket.
+        socket: PathBuf,
+        /// What was wrong.
+        problem: String,
+    },
+    /// The daemon answered with an error (a bad request, a stopped watcher, too many clients).
+    Refused {
+        /// The socket.
+        socket: PathBuf,
+        /// The daemon's error.
+        error: String,
+    },
+}
+
+impl ClientError {
+    /// Whether no daemon listens at all (as opposed to one that failed to answer).
+    pub fn is_not_running(&self) -> bool {
+        matches!(self, ClientError::NotRunning { .. })
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::NotRunning { socket, .. } => {
+                write!(f, "no hookline daemon answers on {}", socket.display())
+            }
+            ClientError::Io { socket, .. } => {
+                write!(f, "the hookline daemon on {} did not answer", socket.display())
+            }
+            ClientError::Protocol { socket, problem } => {
+                write!(f, "the hookline daemon on {}: {problem}", socket.display())
+            }
+            ClientError::Refused { socket, error } => {
+                write!(f, "the hookline daemon on {} refused: {error}", socket.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClientError::NotRunning { source, .. } | ClientError::Io { source, .. } => Some(source),
+            _ => None,
+        }
     }
 }
 

@@ -12,7 +12,9 @@
 //! * a watcher that delivers canonical events in order, exactly once per durable cursor;
 //! * per-session state with explicit `unknown`, generation, epoch and sequence;
 //! * the decision layer that says what an orchestrator may safely do;
-//! * `install`, `uninstall` and `doctor` for the CLIs' settings files.
+//! * `install`, `uninstall` and `doctor` for the CLIs' settings files;
+//! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]).
+//! * [`daemon`]: one live authority per events directory on a Unix socket, and its client.
 //!
 //! An orchestrator's signal loop, in short: a [`ingest::watch::Watcher`] hands out canonical
 //! events in order, exactly once per durable cursor; a [`state::Tracker`] folds them into
@@ -52,19 +54,23 @@ pub use hookline_relay as format;
 
 mod error;
 
-pub use error::Error;
+pub use error::{ClientError, Error};
 
 pub mod canonical;
+pub mod daemon;
 pub mod decide;
+pub mod deliver;
 #[cfg(feature = "nats")]
 pub mod fleet;
 mod fsutil;
 pub mod ingest;
 pub mod install;
+pub mod pane;
 pub mod paths;
 pub mod profile;
 pub mod serve;
 pub mod state;
+pub mod term;
 #[cfg(test)]
 mod testing;
 pub mod units;

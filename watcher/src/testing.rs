@@ -177,3 +177,17 @@ impl<'a> HookCall<'a> {
         Some(map_envelope(profiles, &envelope, source))
     }
 }
+
+/// A bare event of `kind` for session `s1`, at [`T0`], for unit tests.
+#[cfg(test)]
+pub(crate) fn event(kind: crate::canonical::Kind) -> Event {
+    let source =
+        SourceRef { dir: PathBuf::from("/events"), seq: 1, file: "f".into(), legacy: false };
+    Event {
+        kind,
+        cli: "claude".into(),
+        session_id: Some("s1".into()),
+        rule: "test".into(),
+        ..crate::ingest::reader::unreadable(source, String::new(), T0)
+    }
+}

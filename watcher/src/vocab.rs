@@ -83,6 +83,8 @@ pub enum KindName {
     SubagentStart,
     /// A subagent finished.
     SubagentStop,
+    /// The session's own task list changed (a task hook such as Claude's `TaskCreated`).
+    Todo,
     /// Any other notification.
     Notification,
     /// A native event no rule maps, or an unreadable event file.
@@ -280,10 +282,17 @@ pub enum Question {
     EnvFault,
     /// May I carry on without a human? Withheld with `escalate` when a human should look.
     Escalate,
+    /// Does this session, at the end of its turn, want a stall nudge? Allowed for a definite
+    /// stall (a livelock) or an open item of its own task list, with the text to send;
+    /// withheld while a wake is pending or the session is not at an explicit idle. It
+    /// authorizes no keystroke and never takes the input slot: ask `nudge` (or take the slot)
+    /// before typing.
+    Stall,
 }
 
 impl Question {
-    /// Every question's word, for people: `input, nudge, crashed, env-fault or escalate`.
+    /// Every question's word, for people: `input, nudge, crashed, env-fault, escalate or
+    /// stall`.
     pub fn listed() -> String {
         let (last, rest) = Question::WORDS.split_last().expect("there are questions");
         format!("{} or {last}", rest.join(", "))
@@ -299,6 +308,28 @@ impl std::str::FromStr for Question {
             .into_iter()
             .find(|q| q.as_str() == s || q.as_str().replace('-', "_") == s)
             .ok_or_else(|| format!("{s:?} is not a question: ask {}", Question::listed()))
+    }
+}
+
+/// The status of an item of a session's own task list (Claude's `TaskUpdate` / `TodoWrite`
+/// words). A status the CLI writes otherwise is kept as missing: such an item is not open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+    /// Removed from the list.
+    Deleted,
+}
+
+impl TodoStatus {
+    /// Whether an item with this status is still to do.
+    pub fn is_open(self) -> bool {
+        matches!(self, TodoStatus::Pending | TodoStatus::InProgress)
     }
 }
 
@@ -357,7 +388,8 @@ words!(KindName {
     ToolStart = "tool_start", ToolEnd = "tool_end", PermissionRequest = "permission_request",
     WaitingForInput = "waiting_for_input", IdlePrompt = "idle_prompt", Stop = "stop",
     StopFailure = "stop_failure", Compact = "compact", SubagentStart = "subagent_start",
-    SubagentStop = "subagent_stop", Notification = "notification", Unknown = "unknown",
+    SubagentStop = "subagent_stop", Todo = "todo", Notification = "notification",
+    Unknown = "unknown",
 });
 words!(WaitReason {
     Permission = "permission", Question = "question", Elicitation = "elicitation", Other = "other",
@@ -388,7 +420,10 @@ words!(Dialect {
 });
 words!(Question {
     Input = "input", Nudge = "nudge", Crashed = "crashed", EnvFault = "env-fault",
-    Escalate = "escalate",
+    Escalate = "escalate", Stall = "stall",
+});
+words!(TodoStatus {
+    Pending = "pending", InProgress = "in_progress", Completed = "completed", Deleted = "deleted",
 });
 words!(Verdict { Allow = "allow", Withhold = "withhold" });
 words!(Action {
@@ -423,7 +458,7 @@ mod tests {
         }
         round_trip! {
             KindName, WaitReason, FailureKind, CompactPhase, StateKind, StartWord, EndWord,
-            Dialect, Question, Verdict, Action, Signal
+            Dialect, Question, TodoStatus, Verdict, Action, Signal
         }
         for state in StateKind::ALL {
             assert_eq!(StateKind::from_word(state.as_str()), Some(state));
@@ -443,12 +478,12 @@ mod tests {
 
     #[test]
     fn questions_are_listed_for_people_from_the_enum() {
-        assert_eq!(Question::listed(), "input, nudge, crashed, env-fault or escalate");
+        assert_eq!(Question::listed(), "input, nudge, crashed, env-fault, escalate or stall");
         assert_eq!("env_fault".parse::<Question>().unwrap(), Question::EnvFault);
         let e = "idle".parse::<Question>().unwrap_err();
         assert_eq!(
             e,
-            "\"idle\" is not a question: ask input, nudge, crashed, env-fault or escalate"
+            "\"idle\" is not a question: ask input, nudge, crashed, env-fault, escalate or stall"
         );
     }
 }

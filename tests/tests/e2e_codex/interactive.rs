@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use hookline_tests::agent_session::{Action, Expect, Input, Step, native, step};
 use hookline_tests::codex::{self, APPROVAL_DIALOG, BYPASS_TRUST, DaemonGuard, READY};
+use hookline_tests::deliver_check::deliver_confirmed;
 use hookline_tests::npm_install::Installed;
 
 /// How long a dialog is left open: nothing may fire meanwhile.
@@ -145,4 +146,20 @@ pub fn approved_with_notify(installed: &Installed) {
     }
     session.check_clean("after exit");
     session.save_report();
+}
+
+/// A two-line prompt delivered with `hookline::deliver` (one bracketed paste, Enter after the
+/// profile's delay: Codex takes an Enter right after a paste for a newline), confirmed by its
+/// `UserPromptSubmit`, whose prompt is the delivered text.
+pub fn delivered(installed: &Installed) {
+    let mut session = codex::new_session(installed, "deliver");
+    let _daemon = DaemonGuard::new(&session);
+    codex::install_hooks(&session);
+    session.launch_tui(&[BYPASS_TRUST]);
+    session.wait_for_text(READY, Duration::from_secs(30));
+    let text = "say hello\nin two lines";
+    let tmux = session.tmux.as_ref().unwrap();
+    let report = deliver_confirmed(tmux, session.events.path(), "codex", &session.tag, text)
+        .unwrap_or_else(|e| session.fail(&e));
+    println!("[codex deliver] {report:?}");
 }

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use hookline_tests::agent_session::{Action, Input, Step, native, step};
+use hookline_tests::deliver_check::deliver_confirmed;
 use hookline_tests::gemini::{self, APPROVAL_DIALOG, READY};
 use hookline_tests::npm_install::Installed;
 
@@ -104,4 +105,18 @@ fn finish(session: &hookline_tests::agent_session::AgentSession, status: Option<
     }
     session.check_one_session_one_epoch();
     session.check_clean("after /quit");
+}
+
+/// A two-line prompt delivered with `hookline::deliver`, confirmed by its `BeforeAgent`, whose
+/// prompt is the delivered text.
+pub fn delivered(installed: &Installed) {
+    let mut session = gemini::new_session(installed, "deliver");
+    gemini::install_hooks(&session);
+    session.launch_tui(&[]);
+    session.wait_for_text(READY, Duration::from_secs(30));
+    let text = "say hello\nin two lines";
+    let tmux = session.tmux.as_ref().unwrap();
+    let report = deliver_confirmed(tmux, session.events.path(), "gemini", &session.tag, text)
+        .unwrap_or_else(|e| session.fail(&e));
+    println!("[gemini deliver] {report:?}");
 }

@@ -33,6 +33,11 @@ fn an_unreachable_registry_fails_the_install_with_a_message_that_says_so() {
 }
 
 #[test]
+fn interactive_prompt_delivered_and_confirmed() {
+    interactive::delivered(&installed());
+}
+
+#[test]
 fn interactive_approved() {
     interactive::approved(&installed());
 }

@@ -32,7 +32,7 @@ pub fn run(args: ForwardArgs) -> Outcome {
     use crate::cli::RetentionArg;
 
     let max_age = parse_duration(&args.max_age).map_err(|e| format!("--max-age: {e}"))?;
-    let events_dir = events_dir(&args.dir)?;
+    let events_dir = events_dir(&args.dir, super::Reading::Following)?;
     let host = args.host.clone().unwrap_or_else(hookline::fleet::hostname);
     if hookline::fleet::token(&host) != host {
         return Err(format!(
@@ -97,7 +97,8 @@ pub fn report(notice: hookline::fleet::FleetNotice) {
     }
 }
 
-/// Reads a central consumer into `sink` (`watch --nats`, `serve --nats`).
+/// Reads a central consumer into `sink` (`watch --nats`, `serve --nats`, `daemon --nats`);
+/// `on_caught_up` runs once the messages that were in the stream at start have been read.
 #[cfg(feature = "nats")]
 pub fn central(
     url: &str,
@@ -106,7 +107,9 @@ pub fn central(
     follow: bool,
     stop: &dyn Fn() -> bool,
     sink: &mut impl hookline::ingest::follow::Sink,
+    on_caught_up: impl Fn() + Send + Sync + 'static,
 ) -> Result<(), hookline::Error> {
+    use hookline::fleet::FleetNotice;
     use hookline::fleet::central::{Central, CentralOptions};
     let options = CentralOptions {
         connection: connection(url, &args.auth),
@@ -116,7 +119,13 @@ pub fn central(
         history_before_ns,
         follow,
     };
-    let Some(mut central) = Central::open(options, std::sync::Arc::new(report), stop)? else {
+    let notice = move |notice: FleetNotice| {
+        if let FleetNotice::CaughtUp { .. } = notice {
+            on_caught_up();
+        }
+        report(notice);
+    };
+    let Some(mut central) = Central::open(options, std::sync::Arc::new(notice), stop)? else {
         return Ok(());
     };
     central.follow(sink, stop).map(drop)

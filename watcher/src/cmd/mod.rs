@@ -1,11 +1,13 @@
 //! One module per subcommand, plus what they share.
 
+mod daemon;
 mod decide;
 mod demo;
 mod doctor;
 mod explain;
 mod forward;
 mod install;
+mod pane;
 mod profiles;
 mod prune;
 mod serve;
@@ -17,6 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hookline::daemon::{Client, ClientError};
 use hookline::ingest::follow::{self, FollowNotice};
 use hookline::ingest::reader::{ReaderConfig, Start};
 use hookline::profile::{OverlayDirs, Profiles};
@@ -41,14 +44,57 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Decide(args) => decide::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Forward(args) => forward::run(args),
+        Command::Pane(args) => pane::run(&args),
+        Command::Daemon(args) => daemon::run(args),
     }
 }
 
-/// The events directory: `--events-dir`, else the relay's own resolution.
-fn events_dir(args: &DirArgs) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    match &args.events_dir {
-        Some(dir) => Ok(dir.clone()),
-        None => Ok(hookline::format::location::events_dir()?),
+/// How a command reads the events directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// What is there now, once: a directory named that is not there is an error, since it
+    /// would look exactly like one with no events.
+    Once,
+    /// Following what arrives: a directory not there yet is waited for, and said so once.
+    Following,
+    /// Claiming it (`daemon`): a directory not there yet is created by the command itself.
+    Claiming,
+}
+
+/// The events directory: `--events-dir`, else `$HOOKLINE_EVENTS_DIR`, else the relay's
+/// default; checked as `reading` asks (see [`hookline::paths::check_events_dir`]).
+fn events_dir(args: &DirArgs, reading: Reading) -> Result<PathBuf, Box<dyn std::error::Error>> {
+    use hookline::paths::{self, EventsDirProblem};
+    let (dir, from) = paths::events_dir(args.events_dir.as_deref()).map_err(with_fix)?;
+    match paths::check_events_dir(&dir, from) {
+        Err(hookline::Error::EventsDir { problem: EventsDirProblem::Missing, .. }) | Ok(())
+            if reading == Reading::Following && !dir.exists() =>
+        {
+            eprintln!("hookline: waiting for {} to appear (it does not exist yet)", dir.display());
+        }
+        Err(hookline::Error::EventsDir { problem: EventsDirProblem::Missing, .. })
+            if reading == Reading::Claiming => {}
+        Ok(()) => {}
+        Err(e) => return Err(with_fix(e)),
+    }
+    Ok(dir)
+}
+
+/// The session a SESSION argument names: by its id or tag, else by an unambiguous prefix of
+/// either (see [`hookline::state::Tracker::lookup`]); an ambiguous prefix is an error listing
+/// the candidates.
+fn lookup<'t>(
+    tracker: &'t hookline::state::Tracker,
+    query: &str,
+) -> Result<Option<hookline::state::Found<'t>>, Box<dyn std::error::Error>> {
+    tracker.lookup(query).map_err(with_fix)
+}
+
+/// A library error with its fix, when it has one, on the same line.
+fn with_fix(error: hookline::Error) -> Box<dyn std::error::Error> {
+    match error.fix() {
+        Some(fix) => format!("{error}; {fix}").into(),
+        None => error.into(),
     }
 }
 
@@ -102,10 +148,11 @@ fn is_broken_pipe(error: &std::io::Error) -> bool {
 /// A reader of the events directory (and the legacy directories) the arguments name.
 fn reader_config(
     source: &SourceArgs,
+    reading: Reading,
     start: Start,
     profiles: Profiles,
 ) -> Result<ReaderConfig, Box<dyn std::error::Error>> {
-    let mut config = ReaderConfig::new(events_dir(&source.dir)?, start, profiles);
+    let mut config = ReaderConfig::new(events_dir(&source.dir, reading)?, start, profiles);
     config.legacy_dirs = source.legacy_dirs.clone();
     Ok(config)
 }
@@ -119,14 +166,52 @@ fn replay(
 ) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
     let profiles = profiles()?;
     let policy = policy(policy_args, &profiles)?;
+    replay_with(source, profiles, &policy, history)
+}
+
+/// [`replay`], with the profiles and policy already loaded.
+fn replay_with(
+    source: &SourceArgs,
+    profiles: Profiles,
+    policy: &hookline::decide::Policy,
+    history: usize,
+) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
     let now = hookline::format::clock::now_ns();
     let mut tracker = hookline::state::Tracker::new(profiles.clone(), now)
         .with_history(history)
         .with_stale_windows_over(&policy.stale);
-    follow::replay(reader_config(source, Start::Beginning, profiles)?, |event| {
+    follow::replay(reader_config(source, Reading::Once, Start::Beginning, profiles)?, |event| {
         tracker.apply(&event);
     })?;
     Ok(tracker)
+}
+
+/// Asks the daemon of the events directory, when one answers: its answers are a live
+/// generation's, authoritative. When none does (or it fails to answer), says so on stderr in
+/// one line and returns `None`: the caller replays history instead, which never authorizes.
+/// `--policy` and `--legacy-dir` are the caller's own, for that replay: the daemon's are in
+/// force, and a warning says so when they were given.
+fn ask_daemon<T>(
+    source: &SourceArgs,
+    policy_args: &PolicyArgs,
+    call: impl FnOnce(&mut Client) -> Result<T, ClientError>,
+) -> Result<Option<T>, Box<dyn std::error::Error>> {
+    let dir = events_dir(&source.dir, Reading::Once)?;
+    match Client::connect(&dir).and_then(|mut client| call(&mut client)) {
+        Ok(answer) => {
+            if policy_args.policy.is_some() || !source.legacy_dirs.is_empty() {
+                eprintln!(
+                    "hookline: warning: the daemon answered with its own policy and legacy \
+                     directories; --policy and --legacy-dir apply only when no daemon answers"
+                );
+            }
+            Ok(Some(answer))
+        }
+        Err(e) => {
+            eprintln!("hookline: {e}; answering from replayed history (never authoritative)");
+            Ok(None)
+        }
+    }
 }
 
 /// The decision policy: `--policy`, else the user's file when it exists, else the defaults;

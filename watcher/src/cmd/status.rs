@@ -1,54 +1,75 @@
-//! `hookline status`: every session's state, rebuilt from the events directory.
+//! `hookline status`: every session's state, from the events directory's daemon when one
+//! answers (live), else rebuilt from the events directory (replayed, never authoritative).
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use hookline::state::{Snapshot, State, View};
+use hookline::state::{StateKind, View};
+use hookline::term::escape;
 
-use super::{Outcome, replay};
+use super::{Outcome, ask_daemon, policy, profiles, replay_with};
 use crate::cli::StatusArgs;
 
 pub fn run(args: StatusArgs) -> Outcome {
-    let tracker = replay(&args.source, &args.policy, hookline::state::HISTORY)?;
-    let snapshots = tracker.snapshots(hookline::format::clock::now_ns());
+    let profiles = profiles()?;
+    // Checked whether or not a daemon answers, as `decide` checks it.
+    let policy = policy(&args.policy, &profiles)?;
+    let live = ask_daemon(&args.source, &args.policy, |daemon| {
+        let generation = daemon.info().generation;
+        daemon.sessions().map(|views| (generation, views))
+    })?;
+    let (views, source) = match live {
+        Some((generation, views)) => (views, format!("live: daemon generation {generation}")),
+        None => {
+            let tracker = replay_with(&args.source, profiles, &policy, hookline::state::HISTORY)?;
+            let snapshots = tracker.snapshots(hookline::format::clock::now_ns());
+            let views = snapshots.iter().map(View::from).collect();
+            (views, "replayed from history: never authoritative".to_owned())
+        }
+    };
     if args.json || !std::io::stdout().is_terminal() {
-        let views: Vec<View> = snapshots.iter().map(View::from).collect();
         println!("{}", serde_json::to_string_pretty(&views)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print_table(&snapshots);
+    print_table(&views, &source);
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_table(views: &[Snapshot]) {
+fn print_table(views: &[View], source: &str) {
     if views.is_empty() {
         println!("no sessions");
         return;
     }
+    // Every string from an event is escaped before it is clipped or padded, so that what
+    // the terminal shows is what the widths count.
+    let states: Vec<String> = views
+        .iter()
+        .map(|v| match (v.state, &v.detail) {
+            (StateKind::Unknown, _) => "UNKNOWN".to_owned(),
+            (StateKind::WaitingOnHuman | StateKind::EnvFault, Some(detail)) => {
+                format!("{} ({})", v.state, escape(detail))
+            }
+            (state, _) => state.to_string(),
+        })
+        .collect();
+    let width = states.iter().map(|s| s.chars().count()).max().unwrap_or(0).max(24);
     println!(
-        "{:<16} {:<7} {:<13} {:<28} {:<24} {:>8}  last event (replayed from history: never authoritative)",
+        "{:<16} {:<7} {:<13} {:<28} {:<width$} {:>8}  last event ({source})",
         "tag", "cli", "session", "cwd", "state", "age"
     );
-    for v in views {
-        let state = match &v.state {
-            State::Unknown(_) => "UNKNOWN".to_owned(),
-            State::WaitingOnHuman(reason) => format!("{} ({reason})", v.state.kind()),
-            State::EnvFault(class) => format!("{} ({class})", v.state.kind()),
-            state => state.kind().to_string(),
-        };
+    for (v, state) in views.iter().zip(states) {
         println!(
-            "{:<16} {:<7} {:<13} {:<28} {:<24} {:>8}  {} → {}",
-            clip(v.tag.as_deref().unwrap_or("-"), 16),
-            clip(&v.cli, 7),
-            clip(v.session_id.as_deref().unwrap_or("-"), 13),
-            clip_left(v.cwd.as_deref().unwrap_or("-"), 28),
-            state,
-            v.age(),
-            v.last_event.native.as_deref().unwrap_or("-"),
-            v.last_event.kind,
+            "{:<16} {:<7} {:<13} {:<28} {state:<width$} {:>8}  {} → {}",
+            clip(&escape(v.tag.as_deref().unwrap_or("-")), 16),
+            clip(&escape(&v.cli), 7),
+            clip(&escape(v.session_id.as_deref().unwrap_or("-")), 13),
+            clip_left(&escape(v.cwd.as_deref().unwrap_or("-")), 28),
+            v.age,
+            escape(v.last_event.native.as_deref().unwrap_or("-")),
+            escape(&v.last_event.kind.to_string()),
         );
-        if let State::Unknown(_) = v.state {
-            println!("{:>18}{}", "", v.detail().unwrap_or_default());
+        if v.state == StateKind::Unknown {
+            println!("{:>18}{}", "", escape(v.detail.as_deref().unwrap_or_default()));
         }
     }
 }

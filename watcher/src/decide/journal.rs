@@ -50,11 +50,18 @@ pub struct Record {
     pub epoch: Option<u64>,
     /// The tracker's generation.
     pub generation: Option<u64>,
+    /// Whether the verdict counts toward `escalate.withheld-in-a-row`: one of a live generation
+    /// (`hookline serve`, the library's [`Decider`](super::Decider)), or of a one-shot the
+    /// caller asked to count (`hookline decide --count`). A one-shot `nudge` is withheld by
+    /// design, so counting it would escalate a healthy session polled from a shell. Lines of
+    /// earlier versions, which lack it, do not count.
+    #[serde(default)]
+    pub counted: bool,
 }
 
 impl Record {
-    /// The journal line for a decision.
-    pub fn of(decision: &Decision, key: Option<&str>) -> Record {
+    /// The journal line for a decision; `counted` as [`Record::counted`].
+    pub fn of(decision: &Decision, key: Option<&str>, counted: bool) -> Record {
         let view = decision.evidence.view.as_ref();
         Record {
             ts_ns: decision.at_ns,
@@ -71,6 +78,7 @@ impl Record {
             since_ns: view.map(|v| v.since_ns),
             epoch: view.map(|v| v.epoch),
             generation: view.map(|v| v.generation),
+            counted,
         }
     }
 }
@@ -141,6 +149,7 @@ mod tests {
             since_ns: Some(1),
             epoch: Some(1),
             generation: Some(7),
+            counted: true,
         }
     }
 

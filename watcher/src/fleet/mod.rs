@@ -293,6 +293,8 @@ mod tests {
             rule: "r".into(),
             ts_ns: 1,
             host_pid: None,
+            todo: None,
+            input_digest: None,
             source: SourceRef { dir: "/e".into(), seq, file: file.into(), legacy: false },
         }
     }

@@ -421,7 +421,7 @@ impl Reader {
 }
 
 /// An event for a file whose content could not be used.
-fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
+pub(crate) fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
     Event {
         v: CANONICAL_VERSION,
         kind: Kind::Unknown { reason: Some(reason) },
@@ -436,6 +436,8 @@ fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
         rule: "none".into(),
         ts_ns,
         host_pid: None,
+        todo: None,
+        input_digest: None,
         source,
     }
 }

@@ -303,7 +303,7 @@ fn check_cli(
         Some((ts, event)) => Finding::info(format!(
             "last event {} ago{}",
             format_age(Duration::from_nanos(ctx.now_ns.saturating_sub(*ts))),
-            event.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+            event.as_deref().map(|e| format!(" ({})", crate::term::escape(e))).unwrap_or_default()
         )),
         None => Finding::info("no event received yet"),
     });

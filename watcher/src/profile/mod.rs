@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::canonical::FieldType;
 use crate::units::{Version, parse_duration};
-use crate::vocab::{Dialect, KindName, StateKind, words};
+use crate::vocab::{Dialect, KindName, StateKind, TodoStatus, words};
 
 /// The profile schema version this build reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -50,12 +50,20 @@ pub struct Profile {
     pub fields: FieldAliases,
     /// Canonical kinds that mean "the CLI is at its input prompt".
     pub input_ready: Vec<KindName>,
+    /// `idle-prompt-delay`: how long after a turn ends the CLI fires `idle_prompt`. One that
+    /// arrives sooner than this after the session's last `turn_start` belongs to the previous
+    /// turn and does not make the new one `idle`. `None`: every `idle_prompt` counts.
+    pub idle_prompt_delay: Option<Duration>,
     /// Mapping rules, first match wins.
     pub rules: Vec<Rule>,
     /// States the CLI can leave without firing any event.
     pub holes: Vec<Hole>,
     /// What `install` registers, when the CLI can be installed into.
     pub install: Option<InstallSpec>,
+    /// What the CLI's screen looks like, for pane sensing (empty: nothing is sensed).
+    pub pane: PanePatterns,
+    /// How text is typed into the CLI.
+    pub deliver: DeliverSpec,
     /// The files this profile was built from, base first.
     pub origins: Vec<String>,
 }
@@ -75,6 +83,8 @@ pub struct FieldAliases {
     pub turn_id: Vec<FieldPath>,
     /// Tool name (used by tool kinds unless a rule says otherwise).
     pub tool: Vec<FieldPath>,
+    /// A tool call's input: `tool_start` events carry its digest (repeated identical calls).
+    pub tool_input: Vec<FieldPath>,
 }
 
 /// A dotted path into a payload (`details.type`); a number steps into an array
@@ -127,6 +137,8 @@ pub struct Rule {
     pub set: serde_json::Map<String, Value>,
     /// Canonical fields taken from the payload.
     pub from: Vec<(String, Extract)>,
+    /// How the event changes the session's own task list, when it does.
+    pub todo: Option<TodoRule>,
     /// Why the rule is as it is.
     pub note: Option<String>,
 }
@@ -165,6 +177,22 @@ impl Condition {
     }
 }
 
+/// How a rule's event changes the session's own task list (a rule's `todo`).
+#[derive(Debug, Clone)]
+pub struct TodoRule {
+    /// The payload field holding a whole list that replaces the previous one; the paths
+    /// below are then relative to each item.
+    pub list: Option<FieldPath>,
+    /// The item's id.
+    pub id: Option<FieldPath>,
+    /// The item's subject.
+    pub subject: Option<FieldPath>,
+    /// The item's status, read from the payload.
+    pub status: Option<FieldPath>,
+    /// A fixed status, when the event itself means one.
+    pub set_status: Option<TodoStatus>,
+}
+
 /// How a canonical field is taken from a payload.
 #[derive(Debug, Clone)]
 pub struct Extract {
@@ -191,10 +219,14 @@ pub enum Convert {
     CountActive,
     /// A word mapped through `values`.
     Word,
+    /// A list of objects, item by item: scalar values kept (text capped), anything else
+    /// dropped, a non-object item kept as an empty one.
+    Items,
 }
 
 words!(Convert {
     Text = "text", Bool = "bool", Count = "count", CountActive = "count-active", Word = "word",
+    Items = "items",
 });
 
 /// A state the CLI can leave without any event.
@@ -268,6 +300,82 @@ impl InstallSpec {
     pub fn scope(&self, name: &str) -> Option<&str> {
         self.scopes.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
     }
+}
+
+/// What a CLI's screen looks like: the `[pane]` table. Every list holds plain text, matched
+/// case-sensitively on the visible screen with escape sequences stripped (see
+/// [`crate::pane::sense`] for how each is used). An empty list senses nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PanePatterns {
+    /// The composer's line starts with one of these exactly (`"❯ "`, Gemini's `" > "`); what
+    /// follows is the composer's text.
+    pub prompt: Vec<String>,
+    /// Composer text starting with one of these is a placeholder, not typed text.
+    pub placeholder: Vec<String>,
+    /// Composer text containing one of these stands for a paste the CLI folded
+    /// (`[Pasted text #1`).
+    pub pasted: Vec<String>,
+    /// Text shown only while the input prompt is ready (a footer hint).
+    pub idle: Vec<String>,
+    /// Text shown only while the CLI is processing (`esc to interrupt`).
+    pub busy: Vec<String>,
+    /// Spinner glyphs: a line starting with one, then a space, then a word ending in `…` or
+    /// `...`, is a spinner line.
+    pub spinner: Vec<String>,
+    /// Text shown only while a permission, choice or question dialog is open.
+    pub dialog: Vec<String>,
+    /// Text of login, trust and onboarding screens.
+    pub login: Vec<String>,
+    /// Text of quota, rate-limit and billing messages.
+    pub quota: Vec<String>,
+}
+
+/// How text is typed into a CLI: the `[deliver]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeliverSpec {
+    /// The pause between the end of a paste and the Enter that submits it (Codex takes an
+    /// Enter within ~120 ms of a paste burst as a newline).
+    pub enter_delay: Duration,
+    /// Where the `turn_start` event's payload holds the submitted prompt, when the CLI
+    /// reports it: a delivery is confirmed only by a turn whose prompt matches.
+    pub prompt_field: Option<FieldPath>,
+}
+
+fn pane_patterns(w: &wire::Pane, base: &PanePatterns) -> PanePatterns {
+    let pick = |given: &Option<Vec<String>>, old: &Vec<String>| {
+        given.clone().unwrap_or_else(|| old.clone())
+    };
+    PanePatterns {
+        prompt: pick(&w.prompt, &base.prompt),
+        placeholder: pick(&w.placeholder, &base.placeholder),
+        pasted: pick(&w.pasted, &base.pasted),
+        idle: pick(&w.idle, &base.idle),
+        busy: pick(&w.busy, &base.busy),
+        spinner: pick(&w.spinner, &base.spinner),
+        dialog: pick(&w.dialog, &base.dialog),
+        login: pick(&w.login, &base.login),
+        quota: pick(&w.quota, &base.quota),
+    }
+}
+
+fn deliver_spec(
+    src: &Source<'_>,
+    w: &wire::Deliver,
+    base: &DeliverSpec,
+) -> Result<DeliverSpec, ProfileError> {
+    let enter_delay = match &w.enter_delay {
+        Some(text) => {
+            parse_duration(text).map_err(|e| src.error(Some("deliver.enter-delay"), e))?
+        }
+        None => base.enter_delay,
+    };
+    let prompt_field = match &w.prompt_field {
+        Some(path) => {
+            Some(FieldPath::parse(path).map_err(|e| src.error(Some("deliver.prompt-field"), e))?)
+        }
+        None => base.prompt_field.clone(),
+    };
+    Ok(DeliverSpec { enter_delay, prompt_field })
 }
 
 /// A problem in a profile file.
@@ -470,6 +578,7 @@ impl Rule {
                 FieldType::Bool => value.is_boolean(),
                 FieldType::Count => value.is_u64(),
                 FieldType::OneOf(words) => value.as_str().is_some_and(|w| words.contains(&w)),
+                FieldType::Items => false,
             };
             if !fits {
                 return Err(src.error(Some(&k), format!("{value} does not fit {name} ({ty:?})")));
@@ -495,6 +604,7 @@ impl Rule {
                 (None, FieldType::Bool) => Convert::Bool,
                 (None, FieldType::Count) => Convert::Count,
                 (None, FieldType::OneOf(_)) => Convert::Word,
+                (None, FieldType::Items) => Convert::Items,
             };
             if let FieldType::OneOf(words) = ty {
                 for word in values.values().chain(default.iter()) {
@@ -508,7 +618,9 @@ impl Rule {
             let path = FieldPath::parse(path).map_err(|e| src.error(Some(&k), e))?;
             from.push((name.clone(), Extract { path, convert, values, default }));
         }
+        let todo = rule.todo.as_ref().map(|t| todo_rule(src, &key("todo"), t)).transpose()?;
         Ok(Rule {
+            todo,
             label: format!("{}#map[{index}]", src.label.trim_start_matches("embedded:")),
             native: rule.native.clone(),
             when: conditions(&rule.when, "when")?,
@@ -666,6 +778,44 @@ fn input_ready(src: &Source<'_>, list: &[String]) -> Result<Vec<KindName>, Profi
         .collect()
 }
 
+fn todo_rule(src: &Source<'_>, key: &str, t: &wire::TodoSpec) -> Result<TodoRule, ProfileError> {
+    let path = |name: &str, text: &Option<String>| {
+        text.as_deref()
+            .map(|p| FieldPath::parse(p).map_err(|e| src.error(Some(&format!("{key}.{name}")), e)))
+            .transpose()
+    };
+    let set_status = t
+        .set_status
+        .as_deref()
+        .map(|word| {
+            TodoStatus::from_word(word).ok_or_else(|| {
+                let known = TodoStatus::WORDS.join(", ");
+                src.error(
+                    Some(&format!("{key}.set-status")),
+                    format!("{word:?} is not a status ({known})"),
+                )
+            })
+        })
+        .transpose()?;
+    let rule = TodoRule {
+        list: path("list", &t.list)?,
+        id: path("id", &t.id)?,
+        subject: path("subject", &t.subject)?,
+        status: path("status", &t.status)?,
+        set_status,
+    };
+    if rule.list.is_none() && rule.id.is_none() {
+        return Err(src.error(Some(key), "needs an id (or a list)"));
+    }
+    Ok(rule)
+}
+
+fn delay(src: &Source<'_>, text: &Option<String>) -> Result<Option<Duration>, ProfileError> {
+    text.as_deref()
+        .map(|t| parse_duration(t).map_err(|e| src.error(Some("idle-prompt-delay"), e)))
+        .transpose()
+}
+
 impl Profile {
     /// Builds a complete profile from one file.
     fn from_wire(src: &Source<'_>, w: &wire::ProfileFile) -> Result<Profile, ProfileError> {
@@ -696,6 +846,7 @@ impl Profile {
             agent_id: alias(&fields.agent_id, "fields.agent-id")?,
             turn_id: alias(&fields.turn_id, "fields.turn-id")?,
             tool: alias(&fields.tool, "fields.tool")?,
+            tool_input: alias(&fields.tool_input, "fields.tool-input")?,
         };
         if aliases.session_id.is_empty() {
             return Err(
@@ -723,6 +874,7 @@ impl Profile {
             detect: w.detect.as_ref().map(|d| d.any_present.clone()).unwrap_or_default(),
             fields: aliases,
             input_ready: input_ready(src, w.input_ready.as_deref().unwrap_or(&[]))?,
+            idle_prompt_delay: delay(src, &w.idle_prompt_delay)?,
             rules: rules
                 .iter()
                 .enumerate()
@@ -730,6 +882,17 @@ impl Profile {
                 .collect::<Result<_, _>>()?,
             holes: holes(src, w.holes.as_deref().unwrap_or(&[]))?,
             install: w.install.as_ref().map(|i| install(src, i, None)).transpose()?,
+            pane: w
+                .pane
+                .as_ref()
+                .map(|p| pane_patterns(p, &PanePatterns::default()))
+                .unwrap_or_default(),
+            deliver: w
+                .deliver
+                .as_ref()
+                .map(|d| deliver_spec(src, d, &DeliverSpec::default()))
+                .transpose()?
+                .unwrap_or_default(),
             origins: vec![src.label.clone()],
             name,
         })
@@ -781,6 +944,7 @@ impl Profile {
                 (&fields.agent_id, &mut self.fields.agent_id, "fields.agent-id"),
                 (&fields.turn_id, &mut self.fields.turn_id, "fields.turn-id"),
                 (&fields.tool, &mut self.fields.tool, "fields.tool"),
+                (&fields.tool_input, &mut self.fields.tool_input, "fields.tool-input"),
             ];
             for (given, slot, key) in slots {
                 if let Some(list) = given {
@@ -790,6 +954,9 @@ impl Profile {
         }
         if let Some(list) = &w.input_ready {
             self.input_ready = input_ready(src, list)?;
+        }
+        if w.idle_prompt_delay.is_some() {
+            self.idle_prompt_delay = delay(src, &w.idle_prompt_delay)?;
         }
         if let Some(rules) = &w.map {
             let mut new: Vec<Rule> = rules
@@ -810,6 +977,12 @@ impl Profile {
         }
         if let Some(w_install) = &w.install {
             self.install = Some(install(src, w_install, self.install.as_ref())?);
+        }
+        if let Some(pane) = &w.pane {
+            self.pane = pane_patterns(pane, &self.pane);
+        }
+        if let Some(deliver) = &w.deliver {
+            self.deliver = deliver_spec(src, deliver, &self.deliver)?;
         }
         self.origins.push(src.label.clone());
         Ok(())

@@ -368,3 +368,25 @@ fn the_canonical_table_has_a_row_per_kind_and_a_column_per_cli() {
     assert!(row("notification").contains("`PreCompress` if trigger = auto"));
     assert!(row("tool_end").contains("`AfterTool` if tool_response.error present (ok = false)"));
 }
+
+#[test]
+fn an_overlay_replaces_pane_and_deliver_keys_one_by_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let user = tmp.path().join("user");
+    std::fs::create_dir(&user).unwrap();
+    let text = "[pane]\nbusy = [\"Working hard\"]\n\n[deliver]\nenter-delay = \"1s\"\n";
+    write(&user, "claude.toml", text);
+    let shipped = Profiles::shipped().unwrap();
+    let before = shipped.get("claude").unwrap();
+    let profiles =
+        Profiles::load(&OverlayDirs { user: Some(user.clone()), project: None }).unwrap();
+    let claude = profiles.get("claude").unwrap();
+    assert_eq!(claude.pane.busy, ["Working hard"]);
+    assert_eq!(claude.pane.prompt, before.pane.prompt, "keys not given stay");
+    assert!(!claude.pane.dialog.is_empty());
+    assert_eq!(claude.deliver.enter_delay, Duration::from_secs(1));
+    assert_eq!(claude.deliver.prompt_field, before.deliver.prompt_field);
+    write(&user, "claude.toml", "[deliver]\nenter-delay = \"soon\"\n");
+    let e = Profiles::load(&OverlayDirs { user: Some(user), project: None }).unwrap_err();
+    assert!(e.to_string().contains(":2: deliver.enter-delay: \"soon\" is not a duration"), "{e}");
+}

@@ -29,7 +29,13 @@ pub struct ServeInfo {
 struct Queue {
     events: VecDeque<Event>,
     dropped: u64,
+    /// The last [`RECENT_PER_SESSION`] live events, whether handed out or not: what
+    /// [`Shared::wait_for`] looks at.
+    recent: VecDeque<Event>,
 }
+
+/// Live events kept per session for [`Shared::wait_for`], besides the `next_event` queue.
+pub const RECENT_PER_SESSION: usize = 32;
 
 /// The decider and the events waiting for `next_event`, behind one lock.
 #[derive(Debug)]
@@ -75,9 +81,20 @@ impl Shared {
                 queue.dropped += 1;
             }
             queue.events.push_back(event.clone());
+            if queue.recent.len() >= RECENT_PER_SESSION {
+                queue.recent.pop_front();
+            }
+            queue.recent.push_back(event.clone());
         }
         drop(hub);
         self.arrived.notify_all();
+    }
+
+    /// Says that the history has been applied: every event applied from now on is live (see
+    /// [`Tracker::live_by_arrival`](crate::state::Tracker::live_by_arrival)); for a feed that
+    /// learns it only as it goes, such as a JetStream consumer.
+    pub fn caught_up(&self) {
+        self.lock().decider.caught_up();
     }
 
     /// Records that events stopped arriving: from now on every request that depends on fresh
@@ -85,6 +102,40 @@ impl Shared {
     pub fn fail(&self, why: String) {
         self.lock().failure = Some(why);
         self.arrived.notify_all();
+    }
+
+    /// Waits until a live event of `session` (an id or a tag; it need not have any event yet)
+    /// satisfies `matches`, or until `deadline`: for an operation that acts, then waits for the
+    /// structured event that proves it took effect (a delivery's `turn_start` after the paste,
+    /// whose prompt matches). It looks at the session's last [`RECENT_PER_SESSION`] live
+    /// events, so one that arrived before the call is found too, and leaves the `next_event`
+    /// queues alone. The newest match wins. `Err` when events stopped arriving: no event can
+    /// prove anything any more.
+    pub fn wait_for(
+        &self,
+        session: &str,
+        deadline: Instant,
+        matches: impl Fn(&Event) -> bool,
+    ) -> Result<Option<Event>, String> {
+        let mut hub = self.lock();
+        loop {
+            if let Some(why) = &hub.failure {
+                return Err(format!("events stopped arriving ({why})"));
+            }
+            let key = hub.decider.tracker().session_key(session);
+            let found = key
+                .and_then(|k| hub.queues.get(&k))
+                .and_then(|queue| queue.recent.iter().rev().find(|e| matches(e)).cloned());
+            let left = deadline.saturating_duration_since(Instant::now());
+            if found.is_some() || left.is_zero() {
+                return Ok(found);
+            }
+            hub = self
+                .arrived
+                .wait_timeout(hub, left)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
     }
 
     /// Journal write failures since the last call.
@@ -315,6 +366,35 @@ mod tests {
         feeder.join().unwrap();
         assert_eq!(third["event"]["kind"], "permission_request", "{third}");
         assert_eq!(third["timed_out"], false);
+    }
+
+    #[test]
+    fn wait_for_finds_a_live_event_after_an_instant_whether_it_came_before_or_during_the_wait() {
+        let s = Arc::new(shared(T0));
+        let after = |at_s: u64| move |e: &Event| e.ts_ns > T0 + at_s * 1_000_000_000;
+        let soon = || Instant::now() + Duration::from_millis(20);
+        assert_eq!(s.wait_for("task-1", soon(), after(0)), Ok(None), "no session yet");
+        s.apply(&event(1, 1, "UserPromptSubmit.json"));
+        // Already there, and still there for next_event afterwards.
+        let found = s.wait_for("task-1", soon(), after(0)).unwrap().expect("the prompt");
+        assert_eq!(found.source.seq, 1);
+        assert_eq!(s.wait_for("s1", soon(), after(1)), Ok(None), "nothing after 1 s yet");
+        let next = ask(&s, r#"{"op": "next_event", "session": "s1"}"#, 2);
+        assert_eq!(next["event"]["kind"], "turn_start", "{next}");
+        // Arriving from another thread while it waits.
+        let feeder = {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                s.apply(&event(2, 3, "Stop.json"));
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let found = s.wait_for("s1", deadline, after(1)).unwrap().expect("the stop");
+        feeder.join().unwrap();
+        assert_eq!(found.source.seq, 2);
+        s.fail("gone".into());
+        assert!(s.wait_for("s1", soon(), after(0)).unwrap_err().contains("gone"));
     }
 
     #[test]

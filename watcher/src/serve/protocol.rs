@@ -1,6 +1,7 @@
 //! The `hookline serve` protocol: one JSON object per line on stdin, one JSON object per line
 //! on stdout, each answering one request: in order, except that `hookline serve` answers a
 //! `next_event` that may wait from a thread of its own, after the requests sent meanwhile.
+//! `hookline daemon` speaks the same on each connection of its socket ([`crate::daemon`]).
 //!
 //! Every request is an object with an `op` and an optional `id` (any JSON value, echoed in the
 //! reply). Every reply carries `id`, `op` and `ok`; a request that cannot be read or answered

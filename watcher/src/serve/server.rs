@@ -6,6 +6,9 @@
 //! own, so that it delays no other request, and its reply comes after those of the requests
 //! sent meanwhile. At the end of the input the waits still running are answered before [`run`]
 //! returns.
+//!
+//! The two halves are public for `hookline daemon`, which runs one [`Feeder`] and an
+//! [`answer`] loop per connection over the same hub.
 
 use std::fmt;
 use std::io::{self, BufRead, Read, Write};
@@ -33,6 +36,8 @@ pub enum Note {
     Journal(String),
     /// Events stopped arriving: every answer that depends on them is refused from now on.
     WatcherStopped(crate::Error),
+    /// A connection to `hookline daemon` could not be served.
+    Connection(io::Error),
 }
 
 impl fmt::Display for Note {
@@ -41,6 +46,7 @@ impl fmt::Display for Note {
             Note::Follow(notice) => write!(f, "{notice}"),
             Note::Journal(error) => write!(f, "journal: {error}"),
             Note::WatcherStopped(error) => write!(f, "the watcher stopped: {error}"),
+            Note::Connection(error) => write!(f, "a connection could not be served: {error}"),
         }
     }
 }
@@ -51,22 +57,23 @@ impl fmt::Display for Note {
 /// broken pipe) ends it without error, and without waiting for the waits still running.
 pub fn run<W: Write + Send + 'static>(
     shared: &Arc<Shared>,
-    mut watcher: Watcher,
+    watcher: Watcher,
     input: impl BufRead,
     output: W,
     now: fn() -> u64,
     note: impl Fn(Note) + Send + Sync + 'static,
 ) -> io::Result<()> {
-    let feed = move |sink: &mut Feed, stopping: &dyn Fn() -> bool| {
-        follow::follow(&mut watcher, sink, None, stopping).map(drop)
-    };
-    run_fed(shared, feed, input, output, now, note)
+    let note = Arc::new(note);
+    let feeder = Feeder::start(shared, watcher, Arc::clone(&note));
+    let result = answer(shared, input, output, now, &*note);
+    feeder.stop();
+    result
 }
 
-/// [`run`] with another source of events: `feed` runs on a thread of its own and hands its
-/// events to the [`Feed`] until the stop flag it is given is raised (the end of `input`).
-/// A feed that fails stops every answer that depends on fresh events, as a watcher that
-/// fails does.
+/// [`run`] with another source of events than a watcher: `feed` runs on a thread of its own
+/// and hands its events to the [`Feed`] until the stop flag it is given is raised (the end of
+/// `input`). A feed that fails stops every answer that depends on fresh events, as a watcher
+/// that fails does (`hookline serve --nats` feeds the hub from a JetStream consumer).
 pub fn run_fed<W, F>(
     shared: &Arc<Shared>,
     feed: F,
@@ -79,28 +86,69 @@ where
     W: Write + Send + 'static,
     F: FnOnce(&mut Feed, &dyn Fn() -> bool) -> Result<(), crate::Error> + Send + 'static,
 {
-    let note: Arc<dyn Fn(Note) + Send + Sync> = Arc::new(note);
-    let stop = Arc::new(AtomicBool::new(false));
-    let feeder = {
-        let mut sink = Feed { shared: Arc::clone(shared), note: Arc::clone(&note) };
-        let stop = Arc::clone(&stop);
-        thread::spawn(move || {
-            let stopping = || stop.load(Ordering::Relaxed);
-            if let Err(e) = feed(&mut sink, &stopping) {
-                let why = e.to_string();
-                (sink.note)(Note::WatcherStopped(e));
-                sink.shared.fail(why);
-            }
-        })
-    };
+    let note = Arc::new(note);
+    let feeder = Feeder::start_fed(shared, feed, Arc::clone(&note));
     let result = answer(shared, input, output, now, &*note);
-    stop.store(true, Ordering::Relaxed);
-    let _ = feeder.join();
+    feeder.stop();
     result
 }
 
+/// The thread that follows the events directory (or another feed) into the hub: one per hub,
+/// however many request loops ([`answer`]) share it.
+#[derive(Debug)]
+pub struct Feeder {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+impl Feeder {
+    /// Starts following `watcher` into `shared`. When the watcher fails, `note` hears why and
+    /// the hub refuses every answer that would be stale ([`Shared::fail`]).
+    pub fn start<N: Fn(Note) + Send + Sync + 'static>(
+        shared: &Arc<Shared>,
+        mut watcher: Watcher,
+        note: Arc<N>,
+    ) -> Feeder {
+        let feed = move |sink: &mut Feed, stopping: &dyn Fn() -> bool| {
+            follow::follow(&mut watcher, sink, None, stopping).map(drop)
+        };
+        Feeder::start_fed(shared, feed, note)
+    }
+
+    /// Starts `feed` on a thread of its own, handing its events to the hub, until
+    /// [`Feeder::stop`]. When it fails, `note` hears why and the hub refuses every answer
+    /// that would be stale.
+    pub fn start_fed<N, F>(shared: &Arc<Shared>, feed: F, note: Arc<N>) -> Feeder
+    where
+        N: Fn(Note) + Send + Sync + 'static,
+        F: FnOnce(&mut Feed, &dyn Fn() -> bool) -> Result<(), crate::Error> + Send + 'static,
+    {
+        let note: Arc<dyn Fn(Note) + Send + Sync> = note;
+        let mut sink = Feed { shared: Arc::clone(shared), note };
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                let stopping = || stop.load(Ordering::Relaxed);
+                if let Err(e) = feed(&mut sink, &stopping) {
+                    let why = e.to_string();
+                    (sink.note)(Note::WatcherStopped(e));
+                    sink.shared.fail(why);
+                }
+            })
+        };
+        Feeder { stop, thread }
+    }
+
+    /// Stops following and waits for the thread to end.
+    pub fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.thread.join();
+    }
+}
+
 /// Live events into the hub, which wakes the `next_event` waiters: the [`Sink`] a feed of
-/// [`run_fed`] delivers to.
+/// [`Feeder::start_fed`] delivers to.
 pub struct Feed {
     shared: Arc<Shared>,
     note: Arc<dyn Fn(Note) + Send + Sync>,
@@ -130,8 +178,13 @@ impl Sink for Feed {
     }
 }
 
-/// Answers the requests of `input` until its end.
-fn answer<W: Write + Send + 'static>(
+/// Answers the requests of `input` until its end, each with one reply line on `output`,
+/// flushed, from the hub [`Feeder`] keeps current. Any number of these loops may share one
+/// hub at once (`hookline daemon` runs one per connection); the input slots they hand out are
+/// the hub's, so each idle's slot goes to one of them only. At the end of `input` the waits
+/// still running are answered before it returns; a reader of `output` gone away (a broken
+/// pipe) ends it at once.
+pub fn answer<W: Write + Send + 'static>(
     shared: &Arc<Shared>,
     mut input: impl BufRead,
     output: W,

@@ -1,5 +1,6 @@
 //! What a session looks like at a given time: the state with staleness applied, and why.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -7,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::canonical::Event;
 use crate::units::{format_duration, rfc3339};
 
-use super::{Pending, Snapshot, StateKind};
+use super::{Pending, RepeatedCall, Snapshot, StateKind, TodoItem};
 
 /// The event behind a state, and the rule that read it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     /// The canonical kind.
     pub kind: String,
@@ -22,8 +23,9 @@ pub struct Evidence {
     pub file: String,
     /// When the relay ran.
     pub ts_ns: u64,
-    /// The state rule applied.
-    pub rule: &'static str,
+    /// The state rule applied (borrowed from the rules table; owned when read back from the
+    /// wire).
+    pub rule: Cow<'static, str>,
     /// The profile rule that produced the canonical event.
     pub mapped_by: String,
 }
@@ -36,7 +38,7 @@ impl Evidence {
             seq: event.source.seq,
             file: event.source.file.clone(),
             ts_ns: event.ts_ns,
-            rule,
+            rule: Cow::Borrowed(rule),
             mapped_by: event.rule.clone(),
         }
     }
@@ -76,7 +78,7 @@ pub(super) fn from_profile() -> String {
 
 /// A session at a given time, in its wire form (`status --json`, `serve`, a decision's
 /// evidence): a [`Snapshot`] with its state's reason and its input slot written as text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct View {
     /// The CLI's session id.
     pub session_id: Option<String>,
@@ -117,6 +119,11 @@ pub struct View {
     pub unknown_for_ms: Option<u64>,
     /// What the last `stop` said was still to come.
     pub pending: Pending,
+    /// The open items of the session's own task list (`pending` or `in_progress`).
+    pub open_todos: Vec<TodoItem>,
+    /// The run of identical consecutive tool calls of the current (or last) turn, when it is
+    /// longer than one call.
+    pub repeated_call: Option<RepeatedCall>,
     /// The event and rule that set the state.
     pub evidence: Evidence,
     /// The last event seen for this session (applied or not).
@@ -150,7 +157,9 @@ impl From<&Snapshot> for View {
             fresh: s.stale.is_none(),
             stale: s.stale.clone(),
             unknown_for_ms: (state == StateKind::Unknown).then_some(s.age_ms()),
-            pending: s.pending,
+            pending: s.pending.clone(),
+            open_todos: s.open_todos.clone(),
+            repeated_call: s.repeated_call.clone().filter(|run| run.count > 1),
             evidence: s.evidence.clone(),
             last_event: s.last_event.clone(),
             host_pid: s.host_pid,

@@ -200,7 +200,7 @@ fn claude_install_follows_the_detected_version_and_is_idempotent() {
     let w = World::new();
     w.fake_cli("claude", "2.1.332 (Claude Code)");
     let out = w.install("claude", &[]);
-    assert!(out.starts_with("Claude Code 2.1.332 (from `claude --version`): 15 events\n"), "{out}");
+    assert!(out.starts_with("Claude Code 2.1.332 (from `claude --version`): 17 events\n"), "{out}");
     assert!(out.contains("hooks.StopFailure: added\n"), "{out}");
     assert!(out.contains(&format!("wrote {}\n", w.claude_settings().display())), "{out}");
     let v = json(&w.claude_settings());
@@ -210,7 +210,7 @@ fn claude_install_follows_the_detected_version_and_is_idempotent() {
     assert!(v["hooks"].get("WorktreeCreate").is_none());
 
     let again = w.install("claude", &[]);
-    assert_eq!(again.matches(": already installed\n").count(), 15, "{again}");
+    assert_eq!(again.matches(": already installed\n").count(), 17, "{again}");
     assert!(again.contains("hooks.Stop: already installed\n"));
     assert!(again.ends_with("nothing to change\n"), "{again}");
 

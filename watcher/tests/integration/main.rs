@@ -1,5 +1,6 @@
 //! hookline integration tests.
 
+mod daemon;
 mod decide;
 mod demo;
 mod docs;

@@ -1,0 +1,260 @@
+//! A small agent TUI for the delivery tests: a raw-mode terminal program drawn like Claude
+//! Code (so the `claude` profile's `[pane]` patterns read it), which fires its hooks through
+//! the real built relay with Claude-shaped payloads and logs every byte it receives.
+//!
+//! ```text
+//! fake_agent --log FILE --relay PATH --events-dir DIR --session ID [behaviour flags]
+//! ```
+//!
+//! Behaviour flags:
+//! * `--eat-first-enter`: the first Enter after a paste end is dropped (Claude Code 2.1.105+).
+//! * `--dialog`: starts with a permission dialog open (and fires `Notification`
+//!   `permission_prompt`); Enter or `1` approves, Esc denies.
+//! * `--long-child`: a submitted prompt runs a silent child (`sleep 3`): no redraw meanwhile.
+//! * `--spinner`: a submitted prompt shows a spinner for 2 s.
+//! * `--defer-redraw`: after a submission the screen is redrawn only at the next keystroke.
+//! * `--no-prompt-hook`: never fires `UserPromptSubmit` (hooks broken).
+//!
+//! A submission fires `UserPromptSubmit` (with the prompt), works, then fires `Stop`.
+
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct Flags {
+    log: PathBuf,
+    relay: PathBuf,
+    events_dir: PathBuf,
+    session: String,
+    eat_first_enter: bool,
+    dialog: bool,
+    long_child: bool,
+    spinner: bool,
+    defer_redraw: bool,
+    no_prompt_hook: bool,
+}
+
+fn flags() -> Flags {
+    let mut f = Flags::default();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || PathBuf::from(args.next().expect("a value"));
+        match arg.as_str() {
+            "--log" => f.log = value(),
+            "--relay" => f.relay = value(),
+            "--events-dir" => f.events_dir = value(),
+            "--session" => f.session = value().to_string_lossy().into_owned(),
+            "--eat-first-enter" => f.eat_first_enter = true,
+            "--dialog" => f.dialog = true,
+            "--long-child" => f.long_child = true,
+            "--spinner" => f.spinner = true,
+            "--defer-redraw" => f.defer_redraw = true,
+            "--no-prompt-hook" => f.no_prompt_hook = true,
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    f
+}
+
+struct Agent {
+    flags: Flags,
+    history: Vec<String>,
+    /// What the composer holds, as received (UTF-8, line feeds for pasted line breaks).
+    composer: Vec<u8>,
+    dialog: bool,
+    status: Option<String>,
+    /// The first Enter after a paste end is still to be eaten.
+    eat_next_enter: bool,
+    /// An Enter was eaten already (only the first is).
+    ate: bool,
+    /// A redraw is owed at the next keystroke.
+    owed_redraw: bool,
+}
+
+impl Agent {
+    fn hook(&self, event: &str, extra: serde_json::Value) {
+        let mut payload = serde_json::json!({
+            "hook_event_name": event,
+            "session_id": self.flags.session,
+            "cwd": "/",
+            "transcript_path": "/nonexistent",
+        });
+        if let (Some(p), Some(extra)) = (payload.as_object_mut(), extra.as_object()) {
+            p.extend(extra.clone());
+        }
+        let mut child = Command::new(&self.flags.relay)
+            .args(["--cli", "claude"])
+            .env("HOOKLINE_EVENTS_DIR", &self.flags.events_dir)
+            .env("CLAUDE_PID", std::process::id().to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the relay runs");
+        let _ = child.stdin.take().unwrap().write_all(payload.to_string().as_bytes());
+        let _ = child.wait();
+    }
+
+    fn draw(&self) {
+        let mut out = String::from("\x1b[2J\x1b[H");
+        out.push_str(&format!("fake agent · session {}\r\n", self.flags.session));
+        for line in &self.history {
+            out.push_str(&format!("{line}\r\n"));
+        }
+        if let Some(status) = &self.status {
+            out.push_str(&format!("{status}\r\n"));
+        }
+        let rule = "─".repeat(40);
+        if self.dialog {
+            out.push_str(&format!("{rule}\r\n Bash command\r\n   rm -rf build\r\n"));
+            out.push_str(" Do you want to proceed?\r\n ❯ 1. Yes\r\n   2. No\r\n");
+            out.push_str(" Esc to cancel · Tab to amend\r\n");
+        } else {
+            let composer = String::from_utf8_lossy(&self.composer).replace('\n', "\r\n  ");
+            out.push_str(&format!("{rule}\r\n❯ {composer}\r\n{rule}\r\n"));
+            let footer = if self.status.is_some() { "esc to interrupt" } else { "? for shortcuts" };
+            out.push_str(&format!("  {footer}\r\n"));
+        }
+        let mut stdout = std::io::stdout();
+        let _ = stdout.write_all(out.as_bytes());
+        let _ = stdout.flush();
+    }
+
+    fn submit(&mut self) {
+        let prompt = String::from_utf8_lossy(&std::mem::take(&mut self.composer)).into_owned();
+        if !self.flags.no_prompt_hook {
+            self.hook("UserPromptSubmit", serde_json::json!({ "prompt": prompt }));
+        }
+        self.history.push(format!("❯ {}", prompt.replace('\n', " ")));
+        if self.flags.defer_redraw {
+            // The screen keeps the text in the composer until the next keystroke.
+            self.owed_redraw = true;
+        } else if self.flags.long_child {
+            let _ = Command::new("sleep").arg("3").status();
+        } else if self.flags.spinner {
+            let glyphs = ["✶", "✻", "✽", "✢"];
+            let started = Instant::now();
+            let mut i = 0;
+            while started.elapsed() < Duration::from_secs(2) {
+                self.status = Some(format!("{} Working… (esc to interrupt)", glyphs[i % 4]));
+                self.draw();
+                i += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            self.status = None;
+        }
+        self.history.push("● done".into());
+        self.hook("Stop", serde_json::json!({ "stop_hook_active": false }));
+        if !self.owed_redraw {
+            self.draw();
+        }
+    }
+
+    fn key(&mut self, byte: u8) {
+        match byte {
+            b'\r' | b'\n' if self.eat_next_enter => self.eat_next_enter = false,
+            b'\r' | b'\n' if self.dialog => {
+                self.dialog = false;
+                self.history.push("approved".into());
+            }
+            b'\r' | b'\n' if !self.composer.trim_ascii().is_empty() => return self.submit(),
+            b'\r' | b'\n' => {}
+            0x1b if self.dialog => {
+                self.dialog = false;
+                self.history.push("denied".into());
+            }
+            b'1' if self.dialog => {
+                self.dialog = false;
+                self.history.push("approved".into());
+            }
+            0x7f => {
+                self.composer.pop();
+            }
+            b if b >= 0x20 && !self.dialog => self.composer.push(b),
+            _ => {}
+        }
+        self.draw();
+    }
+}
+
+fn raw_mode() {
+    // SAFETY: tcgetattr/tcsetattr on stdin with a zeroed, then filled, termios.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(0, &mut t) == 0 {
+            libc::cfmakeraw(&mut t);
+            libc::tcsetattr(0, libc::TCSANOW, &t);
+        }
+    }
+}
+
+fn main() {
+    let flags = flags();
+    let mut log = OpenOptions::new().create(true).append(true).open(&flags.log).expect("the log");
+    raw_mode();
+    // Ask for bracketed paste, as the real TUIs do.
+    print!("\x1b[?2004h");
+    let mut agent = Agent {
+        dialog: flags.dialog,
+        eat_next_enter: false,
+        ate: false,
+        flags,
+        history: Vec::new(),
+        composer: Vec::new(),
+        status: None,
+        owed_redraw: false,
+    };
+    agent.hook("SessionStart", serde_json::json!({ "source": "startup" }));
+    if agent.dialog {
+        agent.hook(
+            "Notification",
+            serde_json::json!({ "notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash" }),
+        );
+    }
+    agent.draw();
+    let mut stdin = std::io::stdin().lock();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut in_paste = false;
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = match stdin.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let _ = log.write_all(&buf[..n]);
+        let _ = log.flush();
+        if std::mem::take(&mut agent.owed_redraw) {
+            agent.draw();
+        }
+        pending.extend_from_slice(&buf[..n]);
+        loop {
+            if pending.starts_with(b"\x1b[200~") {
+                in_paste = true;
+                pending.drain(..6);
+            } else if pending.starts_with(b"\x1b[201~") {
+                in_paste = false;
+                agent.eat_next_enter = agent.flags.eat_first_enter && !agent.ate;
+                agent.ate |= agent.eat_next_enter;
+                pending.drain(..6);
+                agent.draw();
+            } else if pending.len() < 6
+                && (b"\x1b[200~".starts_with(&pending) || b"\x1b[201~".starts_with(&pending))
+            {
+                break; // a marker split across reads (or nothing left)
+            } else {
+                let b = pending.remove(0);
+                if in_paste {
+                    agent.composer.push(if b == b'\r' { b'\n' } else { b });
+                } else {
+                    agent.key(b);
+                }
+            }
+        }
+        if in_paste {
+            agent.draw();
+        }
+    }
+}

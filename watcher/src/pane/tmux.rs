@@ -1,0 +1,162 @@
+//! The tmux command line, bounded: every call has a deadline and a cap on what it reads, so a
+//! wedged server or a huge pane cannot hang or flood the caller.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+
+/// Longest wait for one tmux command.
+const DEADLINE: Duration = Duration::from_secs(5);
+/// Most bytes read from one tmux command's output (a 500x200 screen of 4-byte characters is
+/// 400 KB).
+pub const MAX_OUTPUT: usize = 1 << 20;
+
+/// Which tmux server: tmux's own rules (`$TMUX`, else the default socket) or a socket path
+/// (`tmux -S PATH`, the `--tmux-socket` option).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Server {
+    /// The server's socket; `None`: `$TMUX`, else tmux's default.
+    pub socket: Option<PathBuf>,
+}
+
+/// One pane: a server and a target (`session:window.pane`, `%12`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pane {
+    /// The server.
+    pub server: Server,
+    /// The target, as tmux's `-t` takes it.
+    pub target: String,
+}
+
+impl Pane {
+    /// A pane on the server tmux's own rules find.
+    pub fn new(target: impl Into<String>) -> Pane {
+        Pane { server: Server::default(), target: target.into() }
+    }
+
+    /// A pane on the server listening on `socket`.
+    pub fn on_socket(socket: impl Into<PathBuf>, target: impl Into<String>) -> Pane {
+        Pane { server: Server { socket: Some(socket.into()) }, target: target.into() }
+    }
+
+    /// Runs `tmux [-S socket] ARGS...` with `input` on its stdin; its stdout, at most
+    /// [`MAX_OUTPUT`] bytes. A failure or a timeout is an [`Error::Tmux`] naming the target.
+    pub(crate) fn run(
+        &self,
+        op: &'static str,
+        args: &[&str],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, Error> {
+        let fail = |reason: String| Error::Tmux { op, target: self.target.clone(), reason };
+        let mut command = Command::new("tmux");
+        if let Some(socket) = &self.server.socket {
+            command.arg("-S").arg(socket);
+        }
+        command
+            .args(args)
+            .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().map_err(|e| fail(format!("cannot run tmux: {e}")))?;
+        if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+            // load-buffer reads all of stdin before it answers: the write cannot block on it.
+            stdin.write_all(bytes).map_err(|e| fail(format!("cannot write to tmux: {e}")))?;
+        }
+        let mut stdout = child.stdout.take().expect("piped");
+        let mut stderr = child.stderr.take().expect("piped");
+        let out = thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = (&mut stdout).take(MAX_OUTPUT as u64).read_to_end(&mut buf);
+            buf
+        });
+        let err = thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = (&mut stderr).take(64 * 1024).read_to_end(&mut buf);
+            buf
+        });
+        let deadline = Instant::now() + DEADLINE;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(2)),
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(fail(format!("tmux did not answer within {DEADLINE:?}")));
+                }
+                Err(e) => return Err(fail(format!("cannot wait for tmux: {e}"))),
+            }
+        };
+        let stdout = out.join().unwrap_or_default();
+        let stderr = err.join().unwrap_or_default();
+        if !status.success() {
+            let text = String::from_utf8_lossy(&stderr).trim().to_owned();
+            return Err(fail(if text.is_empty() {
+                format!("tmux exited with {status}")
+            } else {
+                text
+            }));
+        }
+        Ok(stdout)
+    }
+
+    /// The visible screen, wrapped lines joined (`capture-pane -p -J`), as tmux renders it
+    /// without attributes.
+    pub fn capture(&self) -> Result<String, Error> {
+        let bytes = self.run("capture", &["capture-pane", "-p", "-J", "-t", &self.target], None)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The pid of the program the pane runs (`#{pane_pid}`).
+    pub fn pid(&self) -> Result<u32, Error> {
+        let text = self.display("#{pane_pid}")?;
+        text.parse().map_err(|_| Error::Tmux {
+            op: "read the pid of",
+            target: self.target.clone(),
+            reason: format!("tmux gave {text:?}, not a pid"),
+        })
+    }
+
+    /// Whether the pane's program has exited (`#{pane_dead}`, with `remain-on-exit`).
+    pub fn is_dead(&self) -> Result<bool, Error> {
+        Ok(self.display("#{pane_dead}")? == "1")
+    }
+
+    fn display(&self, format: &str) -> Result<String, Error> {
+        let bytes =
+            self.run("query", &["display-message", "-p", "-t", &self.target, format], None)?;
+        Ok(String::from_utf8_lossy(&bytes).trim().to_owned())
+    }
+
+    /// Types `text` as one bracketed paste: loaded into a buffer named `buffer` from stdin (no
+    /// key names are interpreted), pasted with `-p` (bracketed, when the program asked for
+    /// it) and deleted (`-d`), in one tmux command so that nothing can come in between. Line
+    /// feeds go as carriage returns, as a terminal pastes them; inside a bracketed paste the
+    /// program reads them as newlines, not as Enter.
+    pub(crate) fn paste(&self, buffer: &str, text: &str) -> Result<(), Error> {
+        let args = [
+            "load-buffer",
+            "-b",
+            buffer,
+            "-",
+            ";",
+            "paste-buffer",
+            "-p",
+            "-d",
+            "-b",
+            buffer,
+            "-t",
+            &self.target,
+        ];
+        self.run("paste into", &args, Some(text.as_bytes())).map(drop)
+    }
+
+    /// Presses Enter.
+    pub(crate) fn enter(&self) -> Result<(), Error> {
+        self.run("send Enter to", &["send-keys", "-t", &self.target, "Enter"], None).map(drop)
+    }
+}
