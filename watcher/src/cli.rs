@@ -362,6 +362,8 @@ pub struct DaemonArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub nats: CentralArgs,
 }
 
 #[cfg(test)]

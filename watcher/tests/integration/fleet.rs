@@ -486,3 +486,54 @@ fn raw_envelopes_go_on_their_own_prefix_and_the_central_reader_skips_them() {
     assert_eq!(seqs(&events), [1, 2], "each canonical event once");
     assert!(stderr.contains("skipped 2 messages"), "the raw ones: {stderr}");
 }
+
+#[test]
+fn a_daemon_fed_by_a_consumer_answers_decide_for_a_remote_host() {
+    let Some(binary) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&binary, &tmp.path().join("store"), free_port(), &[]);
+    let (host, central) = (tmp.path().join("host-a"), tmp.path().join("central"));
+    let _forward = Forward::start(&server.url(), &host, "host-a", &[]);
+    fire(&host, PROMPT, "hist");
+    fire(&host, STOP, "hist");
+    wait_forwarded(&host, 2, 20);
+    let mut daemon = Command::new(hookline())
+        .args(["daemon", "--nats", &server.url(), "--consumer", "daemon", "--events-dir"])
+        .arg(&central)
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = stderr_lines(daemon.stderr.take().unwrap());
+    wait_line(&stderr, "following live");
+    fire(&host, PROMPT, "sa");
+    fire(&host, STOP, "sa");
+    let decide = |session: &str| {
+        Command::new(hookline())
+            .args(["decide", session, "input", "--json", "--events-dir"])
+            .arg(&central)
+            .env("HOME", tmp.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let allowed = loop {
+        let out = decide("sa");
+        if out.status.code() == Some(0) || Instant::now() > deadline {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let stdout = String::from_utf8_lossy(&allowed.stdout);
+    assert_eq!(
+        allowed.status.code(),
+        Some(0),
+        "a live idle on host A, through the daemon: {stdout}"
+    );
+    assert_eq!(decide("hist").status.code(), Some(1), "history never authorizes input");
+    // SAFETY: signalling our own child by its pid.
+    unsafe { libc::kill(daemon.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(daemon.wait().unwrap().success());
+}
