@@ -276,27 +276,13 @@ pub(crate) async fn connect(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canonical::{CANONICAL_VERSION, Kind, SourceRef};
+    use crate::canonical::{Kind, SourceRef};
 
     fn event(session: Option<&str>, file: &str, seq: u64) -> Event {
-        Event {
-            v: CANONICAL_VERSION,
-            kind: Kind::TurnStart,
-            cli: "claude".into(),
-            session_id: session.map(Into::into),
-            tag: None,
-            agent_id: None,
-            turn_id: None,
-            cwd: None,
-            transcript_path: None,
-            native: None,
-            rule: "r".into(),
-            ts_ns: 1,
-            host_pid: None,
-            todo: None,
-            input_digest: None,
-            source: SourceRef { dir: "/e".into(), seq, file: file.into(), legacy: false },
-        }
+        let mut event = crate::testing::event(Kind::TurnStart);
+        event.session_id = session.map(Into::into);
+        event.source = SourceRef { dir: "/e".into(), seq, file: file.into(), legacy: false };
+        event
     }
 
     #[test]
