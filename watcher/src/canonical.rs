@@ -19,6 +19,7 @@ pub const CANONICAL_VERSION: u32 = 1;
 
 /// What happened, with the fields that matter for that kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Kind {
     /// A session started, resumed, was cleared, compacted or forked.
@@ -148,6 +149,7 @@ fn yes() -> bool {
 /// A background task a `stop` listed, as the CLI wrote it (every field optional: an item the
 /// CLI writes in another shape keeps what could be read, and says so by what is missing).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct BackgroundTask {
     /// The task's id.
@@ -174,6 +176,7 @@ pub struct BackgroundTask {
 /// A scheduled wake a `stop` listed (Claude's `session_crons[]`; a `ScheduleWakeup` is a
 /// one-shot cron), as the CLI wrote it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct Cron {
     /// The cron's id.
@@ -212,6 +215,7 @@ fn lenient_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, 
 
 /// How an event changes the session's own task list (todo list).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum TodoChange {
     /// One item, by id, created or changed (`TaskCreated`, `TaskCreate`, `TaskUpdate`,
@@ -235,6 +239,7 @@ pub enum TodoChange {
 
 /// One item of a whole list ([`TodoChange::List`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct TodoEntry {
     /// Its id, when the CLI gives one (else its position).
@@ -356,6 +361,7 @@ impl SessionKey {
 
 /// Where an event came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SourceRef {
     /// The directory the file was read from.
     pub dir: PathBuf,
@@ -370,6 +376,7 @@ pub struct SourceRef {
 
 /// A canonical event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Event {
     /// The canonical vocabulary's version.
     pub v: u32,

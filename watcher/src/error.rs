@@ -186,6 +186,12 @@ pub enum Error {
         /// The sessions it names, as [`SessionKey::describe`](crate::canonical::SessionKey::describe) writes them.
         candidates: Vec<String>,
     },
+    /// A file is where hookline's plugin goes, but it is not hookline's plugin; it was left
+    /// untouched.
+    NotOurPlugin {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -245,6 +251,10 @@ impl Error {
             Error::SocketInTheWay { path } => {
                 format!("move {} out of the way and start the daemon again", path.display())
             }
+            Error::NotOurPlugin { path } => format!(
+                "move {} away if it is not needed, or install into another file with --settings PATH",
+                path.display()
+            ),
             _ => return None,
         })
     }
@@ -332,6 +342,11 @@ impl fmt::Display for Error {
                     list.join(", ")
                 )
             }
+            Error::NotOurPlugin { path } => write!(
+                f,
+                "{} is not hookline's plugin (its first line differs); left untouched",
+                path.display()
+            ),
             Error::HardLinked { path, links } => write!(
                 f,
                 "{} has {links} hard links; left untouched (an atomic write would split them, and writing in place is not atomic)",

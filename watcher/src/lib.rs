@@ -68,6 +68,8 @@ pub mod install;
 pub mod pane;
 pub mod paths;
 pub mod profile;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod serve;
 pub mod state;
 pub mod term;

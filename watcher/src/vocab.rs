@@ -93,6 +93,7 @@ pub enum KindName {
 
 /// Why a session waits for its human.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WaitReason {
     /// A permission dialog is open.
@@ -108,6 +109,7 @@ pub enum WaitReason {
 
 /// The class of error that ended a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// Rate limit or usage quota.
@@ -127,6 +129,7 @@ pub enum FailureKind {
 
 /// Before or after compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CompactPhase {
     /// Compaction is about to run.
@@ -138,6 +141,7 @@ pub enum CompactPhase {
 
 /// The session states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StateKind {
     /// Nothing structured says what the session is doing. Loud: never treated as idle.
@@ -256,6 +260,10 @@ pub enum Dialect {
     Copilot,
     /// Cursor's `hooks.json` (flat handlers).
     Cursor,
+    /// OpenCode's plugin folder: OpenCode has no command hooks, so hookline's plugin
+    /// (`profiles/opencode-plugin.js`) is one file of its own there, written whole
+    /// ([`crate::install::plugin`]); no events are registered.
+    OpencodePlugin,
 }
 
 /// The decision questions. Each asks whether the orchestrator may go ahead, unattended,
@@ -266,6 +274,7 @@ pub enum Dialect {
 /// caller-evidence table (`decide/evidence.rs`), both of which the compiler asks for; a
 /// test asks for its row in the documentation tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Question {
     /// May I deliver input (type into the session) now? Allowing takes the idle's input
@@ -314,6 +323,7 @@ impl std::str::FromStr for Question {
 /// The status of an item of a session's own task list (Claude's `TaskUpdate` / `TodoWrite`
 /// words). A status the CLI writes otherwise is kept as missing: such an item is not open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
     /// Not started.
@@ -335,6 +345,7 @@ impl TodoStatus {
 
 /// The answer, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Go ahead.
@@ -347,6 +358,7 @@ pub enum Verdict {
 /// order is the one evidence is combined in: caller evidence may move a decision up this
 /// list, never down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// Go ahead (the only action with verdict `allow`).
@@ -366,6 +378,7 @@ pub enum Action {
 /// Which source decided. Sources are ranked (see [`crate::decide::precedence`]): only a
 /// structured event, or for `crashed` a deterministic liveness signal, can allow anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Signal {
     /// An explicit hook event, through the session's state.
@@ -417,6 +430,7 @@ words!(EndWord {
 });
 words!(Dialect {
     Claude = "claude", Codex = "codex", Gemini = "gemini", Copilot = "copilot", Cursor = "cursor",
+    OpencodePlugin = "opencode_plugin",
 });
 words!(Question {
     Input = "input", Nudge = "nudge", Crashed = "crashed", EnvFault = "env-fault",

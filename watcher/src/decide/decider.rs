@@ -21,6 +21,7 @@ use super::verdict::{
 
 /// One question about one session, with the caller's evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Ask {
     /// A session id or a tag.

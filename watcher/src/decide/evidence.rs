@@ -11,6 +11,7 @@ use super::verdict::{Action, Question, Signal};
 /// What the caller's pane heuristics see (tmux `capture-pane`, a PTY's screen). Every field
 /// defaults to `false`; unknown fields are refused, so a misspelt flag is not silently lost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct PaneEvidence {
     /// The text looks like the CLI's idle input prompt. Recorded, never acted on: pane text
@@ -29,6 +30,7 @@ pub struct PaneEvidence {
 /// What the caller reads in the CLI's transcript. Every field defaults to `false`; unknown
 /// fields are refused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct TranscriptEvidence {
     /// The last entry is a tool call without its result, or assistant output still streaming.

@@ -485,6 +485,46 @@ impl Serialize for Policy {
     }
 }
 
+/// The schema of the policy as [`Policy`]'s `Serialize` writes it: one member per key of
+/// [`KEYS`], typed as its default is, and one `stale.…` member per window set.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Policy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Policy".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut properties = serde_json::Map::new();
+        for ((path, value), key) in Policy::default().values().into_iter().zip(KEYS) {
+            let kind = match value {
+                None => serde_json::json!({"type": ["string", "null"]}),
+                Some(toml::Value::Integer(_)) => {
+                    serde_json::json!({"type": "integer", "minimum": 0})
+                }
+                Some(toml::Value::Boolean(_)) => serde_json::json!({"type": "boolean"}),
+                Some(toml::Value::Array(_)) => {
+                    serde_json::json!({"type": "array", "items": {"type": "string"}})
+                }
+                Some(_) => serde_json::json!({"type": "string"}),
+            };
+            let mut kind = kind;
+            kind["description"] = key.doc.into();
+            properties.insert(path.to_owned(), kind);
+        }
+        let required: Vec<&str> = KEYS.iter().map(|k| k.path).collect();
+        schemars::json_schema!({
+            "description": "The policy in force: every key of the policy file (docs/policy.md) \
+                            with its value, durations as text; then a `stale.<state>` or \
+                            `stale.<cli>.<state>` member for each staleness window set.",
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "patternProperties": {"^stale\\.": {"type": "string"}},
+            "additionalProperties": false,
+        })
+    }
+}
+
 /// Parses `[stale]`: `<state> = "15m"` and `<cli>.<state> = "15m"` (CLI names are checked
 /// later, against the profiles).
 fn stale_windows(table: &toml::Table) -> Result<StaleWindows, (String, String)> {

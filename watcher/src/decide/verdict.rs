@@ -25,6 +25,7 @@ impl Signal {
 
 /// One step of the reasoning: an action, the rule that chose it, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Ruling {
     /// What to do.
     pub action: Action,
@@ -72,6 +73,7 @@ impl Ruling {
 
 /// A piece of caller evidence and what it did to the decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Finding {
     /// `transcript` or `pane`.
     pub source: Signal,
@@ -85,6 +87,7 @@ pub struct Finding {
 
 /// The host process check behind a `crashed` decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HostCheck {
     /// The pid the host CLI reported.
     pub pid: u32,
@@ -96,6 +99,7 @@ pub struct HostCheck {
 
 /// Counters the decision used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Counters {
     /// Withheld `nudge`/`crashed` verdicts in a row for this session's current state.
     pub withheld_in_a_row: u32,
@@ -105,6 +109,7 @@ pub struct Counters {
 
 /// Where a pending wake comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WakeSource {
     /// An item of the stop's background tasks.
@@ -118,6 +123,7 @@ pub enum WakeSource {
 /// A background task or scheduled wake the last stop reported, and whether it gates a stall
 /// nudge (the session will wake itself for it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingWake {
     /// A task, a cron, or what a count says.
     pub source: WakeSource,
@@ -133,6 +139,7 @@ pub struct PendingWake {
 
 /// A profile hole that bears on the decision: a state the CLI can be in without telling.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HoleNote {
     /// The hole's id in the profile.
     pub id: String,
@@ -142,6 +149,7 @@ pub struct HoleNote {
 
 /// The evidence behind a decision.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DecisionEvidence {
     /// The session as the tracker sees it (state, since, age, generation, epoch, seq, the event
     /// that set the state, the last event); `None` when no event was ever seen for it.
@@ -171,6 +179,7 @@ pub struct DecisionEvidence {
 
 /// A notification that reported a quota.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QuotaNotice {
     /// When it was sent, in nanoseconds since the Unix epoch.
     pub ts_ns: u64,
@@ -184,6 +193,7 @@ pub struct QuotaNotice {
 
 /// The answer to one question about one session.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Decision {
     /// The question.
     pub question: Question,

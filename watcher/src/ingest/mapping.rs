@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use crate::canonical::{
     CANONICAL_VERSION, Event, Kind, KindName, SourceRef, TodoChange, TodoEntry,
 };
-use crate::format::envelope::{Envelope, salvage_field};
+use crate::format::envelope::{RawEnvelope, salvage_field};
+use crate::format::rawjson;
 use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles, TodoRule};
 
 /// Longest text kept in a canonical field (`last_message`, `message`, ...), in bytes.
@@ -44,9 +45,18 @@ pub const FINISHED: &[&str] = &[
 ];
 
 /// Maps one envelope to its canonical event.
-pub fn map_envelope(profiles: &Profiles, envelope: &Envelope, source: SourceRef) -> Event {
-    let empty = Value::Object(Map::new());
-    let payload = envelope.payload.as_ref().filter(|p| p.is_object()).unwrap_or(&empty);
+///
+/// Only the payload members some profile looks at are decoded ([`Profile::payload_keys`]),
+/// leniently ([`rawjson`]): a payload the relay accepted is never refused, however large or odd
+/// the members mapping does not need.
+pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceRef) -> Event {
+    let payload = Value::Object(match envelope.payload.as_deref() {
+        Some(raw) if raw.get().starts_with('{') => {
+            rawjson::decode_members(raw.get(), |key| profiles.wants_key(key))
+        }
+        _ => Map::new(),
+    });
+    let payload = &payload;
     let profile = profiles.resolve(&envelope.cli, payload);
     let native = envelope.event.as_deref();
     let mut todo = None;

@@ -14,7 +14,7 @@ mod embedded;
 mod table;
 mod wire;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -100,6 +100,11 @@ impl FieldPath {
             return Err(format!("{text:?} is not a field path like \"a.b\""));
         }
         Ok(FieldPath(parts))
+    }
+
+    /// The payload's top-level key this path starts with.
+    pub fn top_key(&self) -> &str {
+        &self.0[0]
     }
 
     /// The value at this path in a payload.
@@ -748,8 +753,17 @@ fn install(
             .collect::<Result<Vec<_>, _>>()?,
         None => base.map(|b| b.events.clone()).unwrap_or_default(),
     };
-    if events.is_empty() {
-        return Err(src.error(Some("install.events"), "at least one event is needed"));
+    match (dialect.plugin_source(), events.is_empty()) {
+        (None, true) => {
+            return Err(src.error(Some("install.events"), "at least one event is needed"));
+        }
+        (Some(_), false) => {
+            return Err(src.error(
+                Some("install.events"),
+                format!("the {dialect} dialect registers no events: its plugin sends them"),
+            ));
+        }
+        _ => {}
     }
     Ok(InstallSpec {
         dialect,
@@ -993,6 +1007,41 @@ impl Profile {
         self.rules.iter().find(|r| r.matches(native, payload))
     }
 
+    /// Every top-level payload key this profile looks at (identification, identity fields,
+    /// rule conditions and extracts): the only members a reader decodes.
+    pub fn payload_keys(&self) -> impl Iterator<Item = &str> {
+        let f = &self.fields;
+        let aliases = [
+            &f.session_id,
+            &f.transcript_path,
+            &f.cwd,
+            &f.agent_id,
+            &f.turn_id,
+            &f.tool,
+            &f.tool_input,
+        ];
+        let rules = self.rules.iter().flat_map(|rule| {
+            let conditions = rule.when.iter().chain(&rule.unless).map(|c| c.path.top_key());
+            // A todo rule reads its item paths inside `list` when it has one, else at the top.
+            let todo = rule.todo.iter().flat_map(|t| match &t.list {
+                Some(list) => vec![list.top_key()],
+                None => [&t.id, &t.subject, &t.status]
+                    .into_iter()
+                    .flatten()
+                    .map(FieldPath::top_key)
+                    .collect(),
+            });
+            conditions
+                .chain(rule.from.iter().map(|(_, extract)| extract.path.top_key()))
+                .chain(todo)
+        });
+        self.detect
+            .iter()
+            .map(String::as_str)
+            .chain(aliases.into_iter().flatten().map(FieldPath::top_key))
+            .chain(rules)
+    }
+
     /// Whether a canonical kind means "at the input prompt" for this CLI.
     pub fn is_input_ready(&self, kind: KindName) -> bool {
         self.input_ready.contains(&kind)
@@ -1032,6 +1081,8 @@ impl OverlayDirs {
 #[derive(Debug, Clone)]
 pub struct Profiles {
     profiles: BTreeMap<String, Profile>,
+    /// Every top-level payload key some profile looks at ([`Profile::payload_keys`]).
+    keys: HashSet<String>,
     /// Warnings from overlays (unknown keys).
     pub warnings: Vec<String>,
 }
@@ -1047,7 +1098,19 @@ impl Profiles {
             let profile = Profile::from_wire(&src, &wire)?;
             profiles.insert(profile.name.clone(), profile);
         }
-        Ok(Profiles { profiles, warnings: Vec::new() })
+        let mut set = Profiles { profiles, keys: HashSet::new(), warnings: Vec::new() };
+        set.refresh_keys();
+        Ok(set)
+    }
+
+    fn refresh_keys(&mut self) {
+        let keys = self.profiles.values().flat_map(Profile::payload_keys);
+        self.keys = keys.map(str::to_owned).collect();
+    }
+
+    /// Whether some profile looks at this top-level payload key: the members a reader decodes.
+    pub fn wants_key(&self, key: &str) -> bool {
+        self.keys.contains(key)
     }
 
     /// Shipped profiles with the overlays found in `dirs` applied, user first, then project.
@@ -1084,13 +1147,14 @@ impl Profiles {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let name = wire.name.clone().unwrap_or_else(|| stem.to_owned());
         match self.profiles.get_mut(&name) {
-            Some(profile) => profile.apply(&src, &wire),
+            Some(profile) => profile.apply(&src, &wire)?,
             None => {
                 let profile = Profile::from_wire(&src, &wire)?;
                 self.profiles.insert(profile.name.clone(), profile);
-                Ok(())
             }
         }
+        self.refresh_keys();
+        Ok(())
     }
 
     /// Checks one file as a complete profile (strict: unknown keys are errors).

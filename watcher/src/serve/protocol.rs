@@ -44,6 +44,7 @@ pub const MAX_LINE: usize = 1 << 20;
 
 /// A request, without its `id`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     /// Who is serving.
@@ -62,11 +63,13 @@ pub enum Request {
 
 /// No fields beyond `op` and `id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NoFields {}
 
 /// `state`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SessionRequest {
     /// A session id or tag.
@@ -75,6 +78,7 @@ pub struct SessionRequest {
 
 /// `take_input_slot`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SlotRequest {
     /// A session id or tag.
@@ -86,6 +90,7 @@ pub struct SlotRequest {
 
 /// `next_event`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NextRequest {
     /// A session id or tag (it need not have any event yet).
@@ -116,6 +121,7 @@ impl Request {
 
 /// A request's operation, echoed in its reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// `hello`.
@@ -161,6 +167,7 @@ pub fn parse(line: &str) -> Result<(Value, Request), Reply> {
 /// One reply line: the request's `id`, its `op` (when it was read), `ok`, then the answer's
 /// fields or the `error`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Reply {
     id: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -171,6 +178,7 @@ pub struct Reply {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum Body {
     Answer(Answer),
@@ -207,6 +215,7 @@ impl Reply {
 
 /// The fields of an answer, after `id`, `op` and `ok`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Answer {
     /// `hello`.
@@ -234,6 +243,7 @@ pub enum Answer {
 
 /// `hello`'s answer: who is serving.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Hello {
     /// [`PROTOCOL_VERSION`].
     pub protocol: u32,
@@ -255,6 +265,7 @@ pub struct Hello {
 
 /// `take_input_slot`'s answer: the slot, or the refusal and its reason.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SlotAnswer {
     /// Whether the slot was granted.
     pub granted: bool,
@@ -285,6 +296,7 @@ impl From<Result<Slot, Refusal>> for SlotAnswer {
 
 /// `next_event`'s answer.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NextAnswer {
     /// The session's oldest event not handed out yet, `None` when the wait timed out.
     pub event: Option<Box<Event>>,

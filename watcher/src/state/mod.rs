@@ -53,6 +53,7 @@ pub const HISTORY: usize = 32;
 
 /// What the last `stop` said was still to come.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Pending {
     /// Background tasks still running.
     pub tasks: u32,
@@ -180,6 +181,7 @@ pub enum Match {
 
 /// What a caller believes about a session when it asks for its input slot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Expect {
     /// The generation the caller saw.
     pub generation: Option<u64>,

@@ -16,6 +16,7 @@ const MAX_ITEMS: usize = 200;
 
 /// One item of a session's own task list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TodoItem {
     /// Its id (for a whole list without ids, its position from 1).
     pub id: String,
@@ -89,6 +90,7 @@ impl TodoList {
 
 /// The same tool called with the same input, consecutively, in the current turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RepeatedCall {
     /// The tool.
     pub tool: Option<String>,

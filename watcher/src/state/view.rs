@@ -12,6 +12,7 @@ use super::{Pending, RepeatedCall, Snapshot, StateKind, TodoItem};
 
 /// The event behind a state, and the rule that read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Evidence {
     /// The canonical kind.
     pub kind: String,
@@ -57,6 +58,7 @@ pub struct Transition {
 
 /// A state that went stale: the CLI can leave it without any event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Stale {
     /// The state the events last said.
     pub was: StateKind,
@@ -79,6 +81,7 @@ pub(super) fn from_profile() -> String {
 /// A session at a given time, in its wire form (`status --json`, `serve`, a decision's
 /// evidence): a [`Snapshot`] with its state's reason and its input slot written as text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct View {
     /// The CLI's session id.
     pub session_id: Option<String>,
@@ -186,6 +189,7 @@ impl Stale {
 
 /// The input slot of one `idle`: the caller may deliver input once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Slot {
     /// The session.
     pub session_id: Option<String>,
@@ -201,6 +205,7 @@ pub struct Slot {
 
 /// Why an input slot was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "refusal", rename_all = "snake_case")]
 pub enum Refusal {
     /// No session has that id or tag.

@@ -7,8 +7,10 @@ mod docs;
 #[cfg(feature = "nats")]
 mod fleet;
 mod install;
+mod lossless;
 mod profiles;
 mod prune;
+mod schemas;
 mod serve;
 mod status;
 mod watch;

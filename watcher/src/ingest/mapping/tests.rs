@@ -13,8 +13,8 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-fn envelope(cli: &str, event: Option<&str>, payload: Value) -> Envelope {
-    Envelope {
+fn envelope(cli: &str, event: Option<&str>, payload: Value) -> RawEnvelope {
+    RawEnvelope {
         seq: 1,
         ts_ns: 5,
         tag: Some("task-7".into()),
@@ -22,7 +22,7 @@ fn envelope(cli: &str, event: Option<&str>, payload: Value) -> Envelope {
         ppid: 1,
         host_pid: Some(42),
         relay_version: "0.1.0".into(),
-        ..Envelope::built(cli, event.map(str::to_owned), payload)
+        ..RawEnvelope::built(cli, event.map(str::to_owned), &payload)
     }
 }
 
