@@ -3,14 +3,16 @@
 //!
 //! * Each message is acknowledged only after the sink took its event; a message the sink did
 //!   not take is redelivered (to this consumer's next reader).
-//! * Each event is handed out once per reader: a redelivery of a message already taken (its
-//!   stream sequence is not above the last one taken) and a republish that got past the
-//!   server's duplicate window (its message id, made of host, directory id and seq, was seen
-//!   among the last [`RECENT_IDS`]) are acknowledged and skipped.
+//! * Each event is handed out once per reader: a redelivery of a message already taken and a
+//!   republish that got past the server's duplicate window both carry a message id (host,
+//!   directory id and seq) seen among the last [`RECENT_IDS`]: they are acknowledged and
+//!   skipped.
 //! * The messages already in the stream when the reader starts are *history*: with
 //!   [`CentralOptions::history_before_ns`] set to a tracker generation's start, their time is
 //!   clamped below it, so that no host's clock running ahead can make history authorize input.
-//!   Only messages published after the reader started can.
+//!   Only messages published after the reader started can; a history message redelivered
+//!   after the reader caught up (a dead reader's, once its ack wait is over) is skipped rather
+//!   than handed to such a tracker as if it had just arrived.
 //! * Two readers never split one consumer's messages: a reader answers on
 //!   `_HOOKLINE.reader.<stream>.<consumer>` while it runs, and a second one is refused
 //!   ([`Error::ConsumerInUse`]).
@@ -66,7 +68,6 @@ pub struct Central {
     history_until: u64,
     history_read: u64,
     caught_up: bool,
-    last_taken: u64,
     recent: RecentIds,
     skipped: u64,
 }
@@ -163,7 +164,6 @@ impl Central {
             history_until,
             history_read: 0,
             caught_up: false,
-            last_taken: 0,
             recent: RecentIds::default(),
             skipped: 0,
         };
@@ -198,7 +198,7 @@ impl Central {
             let ending = stop() || self.caught_up && !self.options.follow;
             if self.skipped > 0 && (ending || last_skip_report.elapsed() >= SKIPS_EVERY) {
                 last_skip_report = std::time::Instant::now();
-                let why = "already taken, raw or unreadable".to_owned();
+                let why = "already taken, raw, history arriving late, or unreadable".to_owned();
                 let count = std::mem::take(&mut self.skipped);
                 (self.notice)(FleetNotice::Skipped { count, why });
             }
@@ -266,11 +266,15 @@ impl Central {
         let header = |name: &str| {
             message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned())
         };
-        let id = header("Nats-Msg-Id");
+        // A redelivery and a republish both carry the message id of the event's origin.
+        let id = header("Nats-Msg-Id").unwrap_or_else(|| format!("stream.{stream_seq}"));
         let raw = header(RAW_HEADER).is_some();
-        let duplicate = stream_seq != 0 && stream_seq <= self.last_taken
-            || id.as_ref().is_some_and(|id| self.recent.contains(id));
-        let event = (!raw && !duplicate)
+        let duplicate = self.recent.contains(&id);
+        // History redelivered after the reader caught up (a dead reader's unacknowledged
+        // messages, after their ack wait) would reach a tracker as if it had just arrived:
+        // a tracker fed for decisions does not get it.
+        let late_history = history && self.caught_up && self.options.history_before_ns.is_some();
+        let event = (!raw && !duplicate && !late_history)
             .then(|| serde_json::from_slice::<Event>(&message.payload).ok())
             .flatten();
         let delivery = match event {
@@ -295,12 +299,7 @@ impl Central {
             let consumer = &self.options.consumer;
             (self.notice)(FleetNotice::Other(format!("consumer {consumer}: ack: {e}")));
         }
-        if stream_seq != 0 {
-            self.last_taken = self.last_taken.max(stream_seq);
-        }
-        if let Some(id) = id {
-            self.recent.insert(id);
-        }
+        self.recent.insert(id);
         if history {
             self.history_read += 1;
         }
