@@ -53,6 +53,15 @@ pub enum Command {
     /// Serve the same protocol on a Unix socket in the events directory, for every client at
     /// once: the one live authority `decide` and `status` use when it answers.
     Daemon(DaemonArgs),
+    /// Run the `[[notify]]` rules: a command on each transition a person should hear about
+    /// (a permission dialog, a question, idle, an env fault, ...).
+    Notify(NotifyArgs),
+    /// A live dashboard of every session, those that need a person first (a static table
+    /// when stdout is not a terminal).
+    Top(TopArgs),
+    /// Mark tmux panes with their session's state (`@hookline_state`, `@hookline_detail`) and
+    /// print a summary for `status-right`.
+    Tmux(TmuxArgs),
 }
 
 /// Where the events are.
@@ -364,6 +373,49 @@ pub struct DaemonArgs {
     pub policy: PolicyArgs,
     #[command(flatten)]
     pub nats: CentralArgs,
+}
+
+/// `hookline notify`.
+#[derive(Debug, Args)]
+pub struct NotifyArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// The notifications file [default: $XDG_CONFIG_HOME/hookline/notify.toml or
+    /// ~/.config/hookline/notify.toml].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Check the file, print its rules, and exit.
+    #[arg(long)]
+    pub check: bool,
+    /// Poll the directory instead of using filesystem notifications.
+    #[arg(long)]
+    pub poll: bool,
+}
+
+/// `hookline top`.
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// `hookline tmux`.
+#[derive(Debug, Args)]
+pub struct TmuxArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Keep the marks up to date as events arrive, printing the summary when it changes.
+    #[arg(long)]
+    pub follow: bool,
+    /// The tmux server's socket [default: tmux's own rules: $TMUX, else its default socket].
+    #[arg(long, value_name = "PATH")]
+    pub tmux_socket: Option<PathBuf>,
 }
 
 #[cfg(test)]

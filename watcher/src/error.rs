@@ -545,3 +545,26 @@ impl fmt::Display for DocError {
         }
     }
 }
+
+/// A notifications file (`[[notify]]` rules) that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NotifyConfigError {
+    /// The file (or `<text>`).
+    pub file: String,
+    /// The key at fault (`notify[0].run`), when one is.
+    pub key: Option<String>,
+    /// What is wrong, and how to fix it when that is not obvious.
+    pub message: String,
+}
+
+impl fmt::Display for NotifyConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.key {
+            Some(key) => write!(f, "notifications {}: {key}: {}", self.file, self.message),
+            None => write!(f, "notifications {}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for NotifyConfigError {}

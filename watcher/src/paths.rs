@@ -103,6 +103,11 @@ pub fn check_events_dir(dir: &Path, from: EventsDirFrom) -> Result<(), Error> {
     Err(Error::EventsDir { path: dir.to_owned(), from, problem })
 }
 
+/// The user's notifications file: `notify.toml` in [`config_dir`] (whether or not it exists).
+pub fn user_notify() -> Option<PathBuf> {
+    config_dir().map(|c| c.join(crate::notify::FILE_NAME))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

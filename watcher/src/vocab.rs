@@ -1,6 +1,6 @@
 //! The closed vocabularies every layer shares: canonical kinds, wait reasons, failure kinds,
 //! compaction phases, session states and the reasons behind them, settings dialects, decision
-//! questions, verdicts, actions and signals.
+//! questions, verdicts, actions and signals, and the transitions a notification fires on.
 //!
 //! Each is an enum defined once here, its wire words listed variant by variant at the end of
 //! the file (serde reads and writes the same words, which a test holds): profiles parse into
@@ -266,6 +266,45 @@ pub enum Dialect {
     OpencodePlugin,
 }
 
+/// What a `[[notify]]` rule fires `on`: a transition into a state (by its detail, for a wait),
+/// a session `unknown` for longer than the rule's `unknown-after`, or a delivery typed but not
+/// confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Trigger {
+    /// Into `waiting_on_human`, whatever the reason.
+    #[serde(rename = "waiting_on_human")]
+    WaitingOnHuman,
+    /// Into `waiting_on_human` for a permission dialog.
+    #[serde(rename = "waiting_on_human.permission")]
+    Permission,
+    /// Into `waiting_on_human` for the agent's question.
+    #[serde(rename = "waiting_on_human.question")]
+    Question,
+    /// Into `waiting_on_human` for an MCP elicitation.
+    #[serde(rename = "waiting_on_human.elicitation")]
+    Elicitation,
+    /// Into `waiting_on_human` for any other reason (detail `other`): a turn the human
+    /// interrupted, or a wait the CLI did not classify.
+    #[serde(rename = "waiting_on_human.interrupted")]
+    Interrupted,
+    /// Into `idle` (explicitly at the input prompt).
+    #[serde(rename = "idle")]
+    Idle,
+    /// Into `env_fault` (a quota, rate limit, billing, auth or provider error).
+    #[serde(rename = "env_fault")]
+    EnvFault,
+    /// Into `ended`.
+    #[serde(rename = "ended")]
+    Ended,
+    /// `unknown` for longer than the rule's `unknown-after`.
+    #[serde(rename = "unknown")]
+    Unknown,
+    /// A delivery typed into a pane and not confirmed by a structured event. Fed by the
+    /// daemon, which runs the deliveries; `hookline notify` alone never sees one.
+    #[serde(rename = "delivery_unconfirmed")]
+    DeliveryUnconfirmed,
+}
+
 /// The decision questions. Each asks whether the orchestrator may go ahead, unattended,
 /// with something that would be wrong if hookline were wrong; `allow` is the permissive
 /// answer and `withhold` the careful one, for every question.
@@ -444,6 +483,12 @@ words!(Action {
     Proceed = "proceed", FallBack = "fall_back", Hold = "hold", Pause = "pause",
     Escalate = "escalate",
 });
+words!(Trigger {
+    WaitingOnHuman = "waiting_on_human", Permission = "waiting_on_human.permission",
+    Question = "waiting_on_human.question", Elicitation = "waiting_on_human.elicitation",
+    Interrupted = "waiting_on_human.interrupted", Idle = "idle", EnvFault = "env_fault",
+    Ended = "ended", Unknown = "unknown", DeliveryUnconfirmed = "delivery_unconfirmed",
+});
 words!(Signal {
     StructuredEvent = "structured_event", HostProcess = "host_process", Window = "window",
     Transcript = "transcript", Pane = "pane", None = "none",
@@ -472,7 +517,7 @@ mod tests {
         }
         round_trip! {
             KindName, WaitReason, FailureKind, CompactPhase, StateKind, StartWord, EndWord,
-            Dialect, Question, TodoStatus, Verdict, Action, Signal
+            Dialect, Question, TodoStatus, Verdict, Action, Signal, Trigger
         }
         for state in StateKind::ALL {
             assert_eq!(StateKind::from_word(state.as_str()), Some(state));

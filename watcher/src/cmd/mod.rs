@@ -7,11 +7,14 @@ mod doctor;
 mod explain;
 mod forward;
 mod install;
+mod notify;
 mod pane;
 mod profiles;
 mod prune;
 mod serve;
 mod status;
+mod tmux;
+mod top;
 mod uninstall;
 mod watch;
 
@@ -46,6 +49,9 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Forward(args) => forward::run(args),
         Command::Pane(args) => pane::run(&args),
         Command::Daemon(args) => daemon::run(args),
+        Command::Notify(args) => notify::run(&args),
+        Command::Top(args) => top::run(&args),
+        Command::Tmux(args) => tmux::run(&args),
     }
 }
 
@@ -239,4 +245,100 @@ fn journal(
         let path = policy.journal_path.clone().unwrap_or_else(|| Journal::default_path(events_dir));
         Journal::new(path, policy.journal_max_bytes)
     })
+}
+
+/// What a live tracker's follow thread says.
+enum Update {
+    /// An event was applied.
+    Event,
+    /// A notice of the follow loop.
+    Notice(FollowNotice),
+    /// The follow loop stopped on an error.
+    Failed(String),
+}
+
+/// A tracker rebuilt from history, then kept current by the follow loop on a thread of its
+/// own, which says on `updates` after each event it applied.
+struct Live {
+    tracker: std::sync::Arc<std::sync::Mutex<hookline::state::Tracker>>,
+    stop: std::sync::Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Live {
+    /// Starts following; each update goes to `updates`, wrapped by `wrap`.
+    fn start<T: Send + 'static>(
+        source: &SourceArgs,
+        policy_args: &PolicyArgs,
+        updates: std::sync::mpsc::Sender<T>,
+        wrap: fn(Update) -> T,
+    ) -> Result<Live, Box<dyn std::error::Error>> {
+        use std::sync::{Arc, Mutex, mpsc};
+
+        use hookline::canonical::Event;
+        use hookline::ingest::follow::{Delivery, Sink, SinkError};
+        use hookline::ingest::watch::{WatchOptions, Watcher};
+
+        struct Feed<T> {
+            tracker: Arc<Mutex<hookline::state::Tracker>>,
+            updates: mpsc::Sender<T>,
+            wrap: fn(Update) -> T,
+        }
+        impl<T> Sink for Feed<T> {
+            fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
+                self.tracker.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
+                Ok(match self.updates.send((self.wrap)(Update::Event)) {
+                    Ok(()) => Delivery::Delivered,
+                    Err(_) => Delivery::Closed,
+                })
+            }
+            fn notice(&mut self, notice: FollowNotice) {
+                let _ = self.updates.send((self.wrap)(Update::Notice(notice)));
+            }
+        }
+
+        let profiles = profiles()?;
+        let policy = policy(policy_args, &profiles)?;
+        let mut tracker =
+            hookline::state::Tracker::new(profiles.clone(), hookline::format::clock::now_ns())
+                .with_stale_windows_over(&policy.stale);
+        let (reader, notices) = follow::replay(
+            reader_config(source, Reading::Following, Start::Beginning, profiles)?,
+            |event| {
+                tracker.apply(&event);
+            },
+        )?;
+        let mut watcher = Watcher::new(reader, WatchOptions::default())?;
+        let tracker = Arc::new(Mutex::new(tracker));
+        for notice in notices {
+            let _ = updates.send(wrap(Update::Notice(notice)));
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let mut feed = Feed { tracker: Arc::clone(&tracker), updates, wrap };
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let stopping = || stop.load(Ordering::Relaxed);
+                if let Err(e) = follow::follow(&mut watcher, &mut feed, None, &stopping) {
+                    let _ = feed.updates.send(wrap(Update::Failed(e.to_string())));
+                }
+            })
+        };
+        Ok(Live { tracker, stop, thread: Some(thread) })
+    }
+
+    /// Every session's snapshot now, most recently active first.
+    fn snapshots(&self) -> Vec<hookline::state::Snapshot> {
+        let tracker = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
+        tracker.snapshots(hookline::format::clock::now_ns())
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }

@@ -597,7 +597,7 @@ fn near(key: &str, typed: &str) -> bool {
             && edit_distance(&name(key), &name(typed)) <= 2)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -4,6 +4,7 @@ mod daemon;
 mod decide;
 mod demo;
 mod docs;
+mod echo;
 #[cfg(feature = "nats")]
 mod fleet;
 mod install;
@@ -13,4 +14,5 @@ mod prune;
 mod schemas;
 mod serve;
 mod status;
+mod supervise;
 mod watch;
