@@ -4,9 +4,13 @@
 //! * `cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]`:
 //!   rename-to-delivery latency, backlog throughput and memory of the watcher;
 //! * `cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]`: the cost of
-//!   one durable cursor save, against an atomic one that does not sync.
+//!   one durable cursor save, against an atomic one that does not sync;
+//! * `cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]`: relay →
+//!   central tracker latency and forwarder throughput through one `nats-server`, beside the
+//!   local directory.
 
 mod cursor;
+mod fleet;
 mod relay;
 mod stats;
 mod watcher;
@@ -17,7 +21,8 @@ type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]\n       \
                      cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]\n       \
-                     cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]";
+                     cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
+                     cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]";
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
@@ -27,6 +32,7 @@ fn main() {
         Some("relay") => relay::run(rest),
         Some("watcher") => watcher::run(rest),
         Some("cursor") => cursor::run(rest),
+        Some("fleet") => fleet::run(rest),
         Some("__rss") => relay::rss_launcher(std::env::args_os().skip(2).collect()),
         _ => Err(USAGE.into()),
     };

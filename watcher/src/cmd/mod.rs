@@ -5,6 +5,7 @@ mod decide;
 mod demo;
 mod doctor;
 mod explain;
+mod forward;
 mod install;
 mod notify;
 mod pane;
@@ -45,6 +46,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Doctor(args) => doctor::run(&args),
         Command::Decide(args) => decide::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Forward(args) => forward::run(args),
         Command::Pane(args) => pane::run(&args),
         Command::Daemon(args) => daemon::run(args),
         Command::Notify(args) => notify::run(&args),
