@@ -53,6 +53,12 @@ fi
 # `codex exec` runs only inside a git repository: the Codex suite runs `git init` in its project.
 command -v git >/dev/null 2>&1 || apt_install git
 say "git: $(git --version)"
+
+# The fleet tests (watcher/tests/integration/fleet.rs) start nats-server themselves, on loopback.
+nats=$(command -v nats-server || echo /usr/sbin/nats-server)
+[ -x "$nats" ] || apt_install nats-server
+nats=$(command -v nats-server || echo /usr/sbin/nats-server)
+say "nats-server: $("$nats" --version)"
 # Claude Code 2.1.x ships a native binary and does not run on Node; versions newer than 2.1.197
 # declare engines >= 22, which npm only warns about.
 
