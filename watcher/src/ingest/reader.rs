@@ -20,9 +20,9 @@
 //! its reason, to every cursor at its position (it stays where it is; a copy goes to
 //! `.quarantine/` for inspection); the events behind it are not held up.
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::Error;
 use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef};
@@ -32,7 +32,7 @@ use crate::format::store::EventsDir;
 use crate::ingest::cursor::{Cursor, Position};
 use crate::ingest::echo::{Echoes, payload_digest};
 use crate::ingest::mapping::map_envelope;
-use crate::ingest::source::{self, DirId, LegacyName};
+use crate::ingest::source::{self, DirId, LegacyName, Stamp};
 use crate::profile::Profiles;
 
 /// Where a reader starts.
@@ -61,6 +61,9 @@ pub struct ReaderConfig {
     pub batch: usize,
     /// Longest wait for the counter's shared lock.
     pub lock_bound: Duration,
+    /// How long after a directory last changed a poll trusts its [`Stamp`] to skip listing
+    /// it again ([`source::STAMP_SETTLED`]; tests shorten it).
+    pub stamp_settled: Duration,
 }
 
 impl ReaderConfig {
@@ -73,6 +76,7 @@ impl ReaderConfig {
             profiles,
             batch: 1024,
             lock_bound: Duration::from_millis(200),
+            stamp_settled: source::STAMP_SETTLED,
         }
     }
 }
@@ -131,6 +135,15 @@ pub struct Reader {
     notices: Vec<Notice>,
     /// The last listing saw ordered files above the committed seq (writers in progress).
     uncommitted: bool,
+    /// The events directory's settled stamp and committed seq at the last listing, when that
+    /// listing left nothing to wait for: while both stay the same nothing can have appeared,
+    /// and a poll does not list again (see [`Stamp`]).
+    quiet: Option<(Stamp, u64)>,
+    /// The same for each legacy directory: its settled stamp at its last listing.
+    legacy_quiet: HashMap<PathBuf, Stamp>,
+    /// Tests count the listings of the events directory.
+    #[cfg(test)]
+    listings: usize,
 }
 
 impl Reader {
@@ -152,6 +165,10 @@ impl Reader {
             listed_names: HashSet::new(),
             notices: Vec::new(),
             uncommitted: false,
+            quiet: None,
+            legacy_quiet: HashMap::new(),
+            #[cfg(test)]
+            listings: 0,
             config,
         };
         reader.listed_seq = reader.position.seq;
@@ -246,6 +263,7 @@ impl Reader {
         let dir = &self.config.events_dir;
         self.position.forget_events_dir();
         self.listed_seq = 0;
+        self.quiet = None;
         self.backlog.clear();
         self.listed_names.retain(|(d, _)| d != dir);
     }
@@ -255,6 +273,22 @@ impl Reader {
         let committed = events_dir.committed_seq(self.config.lock_bound)?;
         if committed.is_none() {
             self.notices.push(Notice::CounterBusy(dir.to_owned()));
+        }
+        // Taken after the counter and before the listing: whatever changes after either is
+        // seen by the next poll.
+        let now = SystemTime::now();
+        let stamp = source::stamp(dir);
+        let counter = committed;
+        match (self.quiet.take(), stamp, counter) {
+            (Some(quiet), Some(stamp), Some(counter)) if quiet == (stamp, counter) => {
+                self.quiet = Some(quiet);
+                return Ok(());
+            }
+            _ => {}
+        }
+        #[cfg(test)]
+        {
+            self.listings += 1;
         }
         let listing = source::list(dir)?;
         let last_gone = !listing.events.iter().any(|n| n.is_ordered() && n.seq >= self.listed_seq);
@@ -287,25 +321,30 @@ impl Reader {
             listing.events.iter().filter(|n| !n.is_ordered()).map(ToString::to_string).collect();
         // Unordered files pruned since: forget them so the cursor stays small.
         self.position.unordered.retain(|f| present.contains(f));
-        for name in listing.events {
-            match name.unordered_ts_ns {
-                None => {
-                    if name.seq > self.listed_seq && committed.is_some_and(|c| name.seq <= c) {
-                        self.listed_seq = name.seq;
-                        if !self.position.ahead.contains(&name.seq) {
-                            self.backlog.push_back(name);
-                        }
-                    }
+        // The listing becomes the backlog in place: one buffer of names however long the
+        // history, not a listing and a copy of most of it.
+        let mut events = listing.events;
+        events.retain(|name| match name.unordered_ts_ns {
+            None => {
+                let new = name.seq > self.listed_seq && committed.is_some_and(|c| name.seq <= c);
+                if new {
+                    self.listed_seq = name.seq;
                 }
-                Some(_) => {
-                    let file = name.to_string();
-                    if !self.position.unordered.contains(&file)
-                        && self.listed_names.insert((dir.to_owned(), file))
-                    {
-                        self.backlog.push_back(name);
-                    }
-                }
+                new && !self.position.ahead.contains(&name.seq)
             }
+            Some(_) => {
+                let file = name.to_string();
+                !self.position.unordered.contains(&file)
+                    && self.listed_names.insert((dir.to_owned(), file))
+            }
+        });
+        if self.backlog.is_empty() {
+            self.backlog = VecDeque::from(events);
+        } else {
+            self.backlog.extend(events);
+        }
+        if !self.uncommitted {
+            self.quiet = stamp.filter(|s| s.settled(now, self.config.stamp_settled)).zip(counter);
         }
         Ok(())
     }
@@ -359,7 +398,17 @@ impl Reader {
     fn poll_legacy(&mut self) -> Result<Vec<Item>, Error> {
         let mut events = Vec::new();
         for dir in self.config.legacy_dirs.clone() {
-            for name in source::list_legacy(&dir)? {
+            let now = SystemTime::now();
+            let stamp = source::stamp(&dir);
+            if stamp.is_some() && self.legacy_quiet.get(&dir) == stamp.as_ref() {
+                continue;
+            }
+            self.legacy_quiet.remove(&dir);
+            let names = source::list_legacy(&dir)?;
+            if let Some(stamp) = stamp.filter(|s| s.settled(now, self.config.stamp_settled)) {
+                self.legacy_quiet.insert(dir.clone(), stamp);
+            }
+            for name in names {
                 let delivered =
                     self.position.legacy.get(&dir).is_some_and(|s| s.contains(&name.file));
                 if delivered || !self.listed_names.insert((dir.clone(), name.file.clone())) {

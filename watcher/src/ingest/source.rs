@@ -6,7 +6,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -76,6 +76,49 @@ pub fn dir_id(dir: &Path) -> Result<Option<DirId>, Error> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io("stat", dir, e)),
     }
+}
+
+/// What a directory's metadata says of its entries: its identity, modification and change
+/// times and size. Creating, removing or renaming an entry changes it, unless the change falls
+/// within the same tick of the filesystem's clock as the change before it: a stamp is trusted
+/// only once it is [`Stamp::settled`].
+///
+/// A follower compares it before listing a directory again: while a settled stamp stays the
+/// same, nothing appeared or went, and the listing (whose cost grows with the history kept) is
+/// skipped, so that waiting costs the same over a million files as over ten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    ino: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+    size: u64,
+}
+
+/// How long after a directory last changed its stamp is trusted: far longer than the
+/// granularity of any filesystem's timestamps (a kernel clock tick; 2 s on FAT).
+pub const STAMP_SETTLED: Duration = Duration::from_secs(3);
+
+impl Stamp {
+    /// Whether the directory last changed at least `after` (normally [`STAMP_SETTLED`])
+    /// before `now`, so that a change after the stamp was taken cannot have left it as it
+    /// was. A time in the future (a clock stepped back) is not settled.
+    pub fn settled(&self, now: SystemTime, after: Duration) -> bool {
+        let Ok(now) = now.duration_since(UNIX_EPOCH) else { return false };
+        let limit = now.as_nanos() as i128 - after.as_nanos() as i128;
+        self.mtime_ns <= limit && self.ctime_ns <= limit
+    }
+}
+
+/// A directory's [`Stamp`], or `None` when it cannot be had (then it is listed).
+pub fn stamp(dir: &Path) -> Option<Stamp> {
+    let meta = std::fs::symlink_metadata(dir).ok().filter(std::fs::Metadata::is_dir)?;
+    let ns = |secs: i64, nsecs: i64| i128::from(secs) * 1_000_000_000 + i128::from(nsecs);
+    Some(Stamp {
+        ino: meta.ino(),
+        mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+        ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+        size: meta.size(),
+    })
 }
 
 /// Lists an events directory.

@@ -418,3 +418,69 @@ fn a_legacy_file_waits_for_the_primary_backlog_older_than_it() {
     assert_eq!(at, 12, "between the events written before and after it: {:?}", natives(&got));
     assert!(got.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns));
 }
+
+/// Sets a directory's modification time an hour back, so that its stamp differs from any
+/// taken before, whatever the filesystem's clock granularity.
+fn age_dir(dir: &Path) {
+    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+    let now = SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let old = libc::timespec { tv_sec: now as libc::time_t - 3600, tv_nsec: 0 };
+    // SAFETY: a valid C string and two valid timespecs.
+    let ret = unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), [old, old].as_ptr(), 0) };
+    assert_eq!(ret, 0, "utimensat {}", dir.display());
+}
+
+#[test]
+fn a_settled_directory_that_did_not_change_is_not_listed_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "SessionStart", "s1");
+    let mut cfg = config(tmp.path(), Start::Beginning);
+    cfg.stamp_settled = Duration::ZERO;
+    let mut reader = Reader::open(cfg).unwrap();
+    assert_eq!(natives(&drain(&mut reader)), ["SessionStart"]);
+    let listed = reader.listings;
+    for _ in 0..3 {
+        assert_eq!(reader.poll().unwrap(), 0);
+    }
+    assert_eq!(reader.listings, listed, "nothing changed: no listing");
+    // An ordered event moves the committed seq, whatever the directory's times say.
+    write(tmp.path(), "Stop", "s1");
+    assert_eq!(natives(&drain(&mut reader)), ["Stop"]);
+    assert_eq!(reader.listings, listed + 1);
+}
+
+#[test]
+fn an_unordered_event_in_a_settled_directory_is_seen_by_its_changed_stamp() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    write(&events, "SessionStart", "s1");
+    let mut cfg = config(&events, Start::Beginning);
+    cfg.stamp_settled = Duration::ZERO;
+    cfg.lock_bound = Duration::from_millis(10);
+    let mut reader = Reader::open(cfg).unwrap();
+    assert_eq!(natives(&drain(&mut reader)), ["SessionStart"]);
+    // Written elsewhere while the counter is held (so it is unordered and the seq does not
+    // move), then moved in: only the directory's stamp tells.
+    let other = tmp.path().join("other");
+    write(&other, "SessionStart", "s0");
+    let holder = fs::File::options().write(true).open(other.join(".seq")).unwrap();
+    holder.lock().unwrap();
+    let quick = WriteOptions { lock_bound: Duration::from_millis(10), fsync: false };
+    let unordered = write_with(&other, "Stop", "s1", &quick);
+    assert!(!unordered.is_ordered());
+    fs::rename(other.join(unordered.to_string()), events.join(unordered.to_string())).unwrap();
+    age_dir(&events);
+    assert_eq!(natives(&drain(&mut reader)), ["Stop"]);
+}
+
+#[test]
+fn a_directory_that_changed_moments_ago_is_listed_on_every_poll() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "SessionStart", "s1");
+    let mut reader = Reader::open(config(tmp.path(), Start::Beginning)).unwrap();
+    assert_eq!(natives(&drain(&mut reader)), ["SessionStart"]);
+    let listed = reader.listings;
+    reader.poll().unwrap();
+    reader.poll().unwrap();
+    assert_eq!(reader.listings, listed + 2, "a stamp younger than STAMP_SETTLED is not trusted");
+}
