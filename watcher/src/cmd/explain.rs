@@ -6,11 +6,11 @@ use hookline::state::View;
 use hookline::term::{escape, widths};
 use hookline::units::rfc3339;
 
-use super::{Outcome, lookup, replay};
+use super::{History, Outcome, lookup, replay};
 use crate::cli::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> Outcome {
-    let tracker = replay(&args.source, &args.policy, usize::MAX)?;
+    let tracker = replay(&args.source, &args.policy, History::AllOf(&args.session))?;
     let now = hookline::format::clock::now_ns();
     let Some(found) = lookup(&tracker, &args.session)? else {
         eprintln!("hookline: no session with id or tag {:?}", args.session);

@@ -168,11 +168,21 @@ fn reader_config(
 fn replay(
     source: &SourceArgs,
     policy_args: &PolicyArgs,
-    history: usize,
+    history: History<'_>,
 ) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
     let profiles = profiles()?;
     let policy = policy(policy_args, &profiles)?;
     replay_with(source, profiles, &policy, history)
+}
+
+/// How many transitions a replayed tracker keeps of each session.
+#[derive(Debug, Clone, Copy)]
+enum History<'q> {
+    /// The last this many of every session.
+    Last(usize),
+    /// Every one of the sessions a SESSION argument could name, [`hookline::state::HISTORY`]
+    /// of the others: what one session's `explain` needs, bounded by the sessions.
+    AllOf(&'q str),
 }
 
 /// [`replay`], with the profiles and policy already loaded.
@@ -180,12 +190,15 @@ fn replay_with(
     source: &SourceArgs,
     profiles: Profiles,
     policy: &hookline::decide::Policy,
-    history: usize,
+    history: History<'_>,
 ) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
     let now = hookline::format::clock::now_ns();
-    let mut tracker = hookline::state::Tracker::new(profiles.clone(), now)
-        .with_history(history)
-        .with_stale_windows_over(&policy.stale);
+    let tracker = hookline::state::Tracker::new(profiles.clone(), now);
+    let mut tracker = match history {
+        History::Last(n) => tracker.with_history(n),
+        History::AllOf(query) => tracker.with_full_history_of(query),
+    }
+    .with_stale_windows_over(&policy.stale);
     follow::replay(reader_config(source, Reading::Once, Start::Beginning, profiles)?, |event| {
         tracker.apply(&event);
     })?;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use hookline::state::{StateKind, View};
 use hookline::term::escape;
 
-use super::{Outcome, ask_daemon, policy, profiles, replay_with};
+use super::{History, Outcome, ask_daemon, policy, profiles, replay_with};
 use crate::cli::StatusArgs;
 
 pub fn run(args: StatusArgs) -> Outcome {
@@ -21,7 +21,12 @@ pub fn run(args: StatusArgs) -> Outcome {
     let (views, source) = match live {
         Some((generation, views)) => (views, format!("live: daemon generation {generation}")),
         None => {
-            let tracker = replay_with(&args.source, profiles, &policy, hookline::state::HISTORY)?;
+            let tracker = replay_with(
+                &args.source,
+                profiles,
+                &policy,
+                History::Last(hookline::state::HISTORY),
+            )?;
             let snapshots = tracker.snapshots(hookline::format::clock::now_ns());
             let views = snapshots.iter().map(View::from).collect();
             (views, "replayed from history: never authoritative".to_owned())

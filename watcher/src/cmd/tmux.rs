@@ -8,7 +8,7 @@ use std::time::Duration;
 use hookline::pane::Server;
 use hookline::pane::marks;
 
-use super::{Live, Outcome, Update, catch_signals, replay, report, stopping};
+use super::{History, Live, Outcome, Update, catch_signals, replay, report, stopping};
 use crate::cli::TmuxArgs;
 
 /// How often `--follow` marks again without an event: new panes, states gone stale.
@@ -17,7 +17,7 @@ const REFRESH: Duration = Duration::from_secs(2);
 pub fn run(args: &TmuxArgs) -> Outcome {
     let server = Server { socket: args.tmux_socket.clone() };
     if !args.follow {
-        let tracker = replay(&args.source, &args.policy, 1)?;
+        let tracker = replay(&args.source, &args.policy, History::Last(1))?;
         let snapshots = tracker.snapshots(hookline::format::clock::now_ns());
         let (_, summary) = marks::mark(&server, &snapshots)?;
         println!("{summary}");

@@ -11,7 +11,7 @@ use hookline::state::{Snapshot, StateKind};
 use hookline::term::escape;
 use hookline::units::format_age;
 
-use super::{Outcome, replay};
+use super::{History, Outcome, replay};
 use crate::cli::TopArgs;
 
 pub fn run(args: &TopArgs) -> Outcome {
@@ -24,7 +24,7 @@ pub fn run(args: &TopArgs) -> Outcome {
     if terminal {
         eprintln!("hookline: built without the `tui` feature: printing the table once");
     }
-    let tracker = replay(&args.source, &args.policy, 1)?;
+    let tracker = replay(&args.source, &args.policy, History::Last(1))?;
     print_table(&rows(&tracker.snapshots(now_ns())));
     Ok(ExitCode::SUCCESS)
 }

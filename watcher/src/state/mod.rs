@@ -155,6 +155,8 @@ pub struct Tracker {
     generation: Generation,
     liveness: Liveness,
     history_len: usize,
+    /// Sessions whose id or tag starts with this keep every transition (`explain`).
+    full_history_of: Option<String>,
     profiles: Profiles,
     stale: StaleWindows,
     sessions: HashMap<String, Session>,
@@ -247,6 +249,7 @@ impl Tracker {
             generation: Generation::new(started_ns),
             liveness: Liveness::Clock,
             history_len: HISTORY,
+            full_history_of: None,
             profiles,
             stale: StaleWindows::default(),
             sessions: HashMap::new(),
@@ -278,6 +281,17 @@ impl Tracker {
     /// Keeps the last `n` transitions of each session (for `explain`) instead of [`HISTORY`].
     pub fn with_history(mut self, n: usize) -> Tracker {
         self.history_len = n.max(1);
+        self
+    }
+
+    /// Keeps every transition of the sessions [`Tracker::lookup`] could find by `query` (those
+    /// whose session id or tag starts with it), and [`HISTORY`] (or [`Tracker::with_history`])
+    /// of every other: `explain` replays the whole directory for one session, and the
+    /// others' histories would grow with the directory instead of with the sessions. A tag is
+    /// matched as the session carries it when each transition is recorded.
+    pub fn with_full_history_of(mut self, query: &str) -> Tracker {
+        let query = query.strip_suffix('…').unwrap_or(query);
+        self.full_history_of = (!query.is_empty()).then(|| query.to_owned());
         self
     }
 
@@ -380,6 +394,16 @@ impl Tracker {
         if event.tag.is_some() && session.key.tag != event.tag {
             session.key.tag.clone_from(&event.tag);
         }
+        let history_len = match &self.full_history_of {
+            Some(query)
+                if [&session.key.session_id, &session.key.tag]
+                    .into_iter()
+                    .any(|name| name.as_deref().is_some_and(|n| n.starts_with(query.as_str()))) =>
+            {
+                usize::MAX
+            }
+            _ => history_len,
+        };
         if event.is_subagent() {
             let rule = Ignored::Subagent.rule();
             session.last_event = Evidence::of(event, rule);

@@ -428,3 +428,22 @@ fn by_arrival_history_is_never_live_and_what_arrives_after_catching_up_always_is
     assert_eq!((view.state, view.authoritative), (StateKind::Idle, true), "{view:?}");
     assert!(tracker.take_input_slot("s1", T0 + 2_000_000_000).is_ok());
 }
+
+#[test]
+fn a_full_history_is_kept_only_for_the_sessions_a_query_names() {
+    let profiles = Profiles::shipped().unwrap();
+    let mut tracker = Tracker::new(profiles.clone(), T0).with_full_history_of("keep");
+    let payload = BTreeMap::new();
+    let turns = HISTORY * 2;
+    for (i, session) in (0..turns).flat_map(|i| [(i, "keep-1"), (i, "drop-1")]) {
+        for (j, fixture) in ["UserPromptSubmit.json", "Stop.json"].into_iter().enumerate() {
+            let fixture = format!("claude-code/2.1.332/{fixture}");
+            let call = HookCall::of_fixture("claude", session, &fixture, &payload);
+            let seq = (i * 4 + j) as u64 + if session == "keep-1" { 1 } else { 3 };
+            tracker.apply(&call.event(&profiles, seq, T0 + seq * 1_000_000).unwrap());
+        }
+    }
+    let kept = |query: &str| tracker.lookup(query).unwrap().unwrap().session.history().count();
+    assert_eq!(kept("keep-1"), turns * 2, "every transition of the session asked about");
+    assert_eq!(kept("drop-1"), HISTORY, "the others keep the default");
+}
