@@ -7,10 +7,13 @@
 //!   one durable cursor save, against an atomic one that does not sync;
 //! * `cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]`: relay →
 //!   central tracker latency and forwarder throughput through one `nats-server`, beside the
-//!   local directory.
+//!   local directory;
+//! * `cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline
+//!   PATH]`: `status` time and memory, and a following `watch`'s idle CPU, over a long history.
 
 mod cursor;
 mod fleet;
+mod history;
 mod relay;
 mod stats;
 mod watcher;
@@ -22,7 +25,8 @@ type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]\n       \
                      cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]\n       \
                      cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
-                     cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]";
+                     cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]\n       \
+                     cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline PATH]";
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
@@ -33,6 +37,7 @@ fn main() {
         Some("watcher") => watcher::run(rest),
         Some("cursor") => cursor::run(rest),
         Some("fleet") => fleet::run(rest),
+        Some("history") => history::run(rest),
         Some("__rss") => relay::rss_launcher(std::env::args_os().skip(2).collect()),
         _ => Err(USAGE.into()),
     };

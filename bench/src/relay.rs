@@ -416,7 +416,7 @@ pub fn rss_launcher(args: Vec<OsString>) -> ! {
 }
 
 /// Reaps a child, returning its wait status and resource usage.
-fn wait4(pid: u32) -> Result<(i32, libc::rusage)> {
+pub fn wait4(pid: u32) -> Result<(i32, libc::rusage)> {
     let mut status = 0;
     // SAFETY: rusage is plain data; zeroed is a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

@@ -143,8 +143,13 @@ fn tempdir() -> Result<std::path::PathBuf> {
 
 /// Publishes one event the relay's way; returns when it is visible.
 pub fn publish(events: &EventsDir, index: usize) -> Result<u64> {
+    publish_of(events, index, SESSIONS)
+}
+
+/// [`publish`], the events spread over `sessions` sessions.
+pub fn publish_of(events: &EventsDir, index: usize, sessions: usize) -> Result<u64> {
     let native = STORY[index % STORY.len()];
-    let session = index % SESSIONS;
+    let session = index % sessions;
     let payload = format!(
         r#"{{"session_id":"session-{session:04}","transcript_path":"/home/dev/.claude/projects/p/session-{session:04}.jsonl","cwd":"/home/dev/work/proj","permission_mode":"default","hook_event_name":"{native}","tool_name":"Bash","tool_input":{{"command":"cargo test --workspace","description":"Run the tests"}},"tool_use_id":"toolu_{index:08}"}}"#
     );
@@ -155,9 +160,14 @@ pub fn publish(events: &EventsDir, index: usize) -> Result<u64> {
 }
 
 pub fn write_events(dir: &Path, from: usize, n: usize) -> Result<()> {
+    write_events_of(dir, from, n, SESSIONS)
+}
+
+/// [`write_events`], the events spread over `sessions` sessions.
+pub fn write_events_of(dir: &Path, from: usize, n: usize, sessions: usize) -> Result<()> {
     let events = EventsDir::create(dir)?;
     for index in from..from + n {
-        publish(&events, index)?;
+        publish_of(&events, index, sessions)?;
     }
     Ok(())
 }

@@ -1,0 +1,224 @@
+//! `history [--events N] [--sessions M] [--runs R] [--baseline PATH] [--dir DIR]`: what a
+//! long history costs the readers, against a baseline `hookline` binary, in one run.
+//!
+//! * **One-shot replay**: `hookline status --json` and `hookline explain session-0001
+//!   --json` over a directory of N events from M
+//!   sessions (written with the relay's own library, as the watcher benchmark does), run R
+//!   times for each binary, interleaved; wall time and peak resident memory (`ru_maxrss` from
+//!   `wait4`, the child reaped by this process).
+//! * **Idle follower**: `hookline watch` following the same directory with nothing arriving:
+//!   CPU time (utime + stime of `/proc/PID/stat`) over 10 s, after it settled.
+//!
+//! The baseline is another build of `hookline`, typically main's, built in a temporary
+//! worktree: `git worktree add /tmp/base main && cargo build --release -p hookline
+//! --manifest-path /tmp/base/Cargo.toml`. The directory is written to `/dev/shm` by default
+//! (tmpfs: the page cache, not the disk, is measured), and removed afterwards unless `--dir`
+//! named an existing one, which is then reused as it is.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::Result;
+use crate::relay::wait4;
+use crate::stats::{median, mib, ms};
+use crate::watcher::write_events_of;
+
+const USAGE: &str = "usage: cargo run --release -p hookline-bench -- history [--events N] \
+                     [--sessions M] [--runs R] [--baseline PATH] [--dir DIR]";
+const IDLE: Duration = Duration::from_secs(10);
+const SETTLE: Duration = Duration::from_secs(3);
+
+struct Args {
+    events: usize,
+    sessions: usize,
+    runs: usize,
+    baseline: Option<PathBuf>,
+    dir: Option<PathBuf>,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args> {
+    let mut parsed = Args { events: 200_000, sessions: 200, runs: 5, baseline: None, dir: None };
+    while let Some(arg) = args.next() {
+        let value = args.next().ok_or(USAGE)?;
+        let count = || value.parse::<usize>().ok().filter(|n| *n > 0).ok_or(USAGE);
+        match arg.as_str() {
+            "--events" => parsed.events = count()?,
+            "--sessions" => parsed.sessions = count()?,
+            "--runs" => parsed.runs = count()?,
+            "--baseline" => parsed.baseline = Some(value.into()),
+            "--dir" => parsed.dir = Some(value.into()),
+            _ => return Err(USAGE.into()),
+        }
+    }
+    Ok(parsed)
+}
+
+/// `history`.
+pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
+    let args = parse(args)?;
+    let exe = std::env::current_exe()?;
+    let current = exe.parent().ok_or("no directory for the benchmark binary")?.join("hookline");
+    if !current.is_file() {
+        return Err(format!(
+            "{} not found: cargo build --release -p hookline -p hookline-bench",
+            current.display()
+        )
+        .into());
+    }
+    let mut binaries = vec![("this branch", current)];
+    if let Some(baseline) = &args.baseline {
+        binaries.insert(0, ("baseline", baseline.clone()));
+    }
+    let (dir, owned) = match &args.dir {
+        Some(dir) if dir.is_dir() => (dir.clone(), false),
+        Some(dir) => (dir.clone(), true),
+        None => {
+            (PathBuf::from(format!("/dev/shm/hookline-bench-history-{}", std::process::id())), true)
+        }
+    };
+    let home = dir.with_extension("home");
+    std::fs::create_dir_all(&home)?;
+    if owned {
+        let written = Instant::now();
+        write_events_of(&dir, 0, args.events, args.sessions)?;
+        eprintln!(
+            "hookline-bench: {} events written in {:.1} s",
+            args.events,
+            written.elapsed().as_secs_f64()
+        );
+    }
+    let result = measure(&args, &binaries, &dir, &home);
+    if owned {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::remove_dir_all(&home)?;
+    result
+}
+
+fn measure(args: &Args, binaries: &[(&str, PathBuf)], dir: &Path, home: &Path) -> Result<()> {
+    // One untimed run each warms the page cache.
+    for (_, binary) in binaries {
+        one_shot(binary, dir, home, &["status", "--json"])?;
+    }
+    for command in [&["status", "--json"][..], &["explain", "session-0001", "--json"]] {
+        one_shot_table(args, binaries, dir, home, command)?;
+    }
+    idle_table(args, binaries, dir, home)
+}
+
+fn one_shot_table(
+    args: &Args,
+    binaries: &[(&str, PathBuf)],
+    dir: &Path,
+    home: &Path,
+    command: &[&str],
+) -> Result<()> {
+    let mut times = vec![Vec::new(); binaries.len()];
+    let mut peaks = vec![Vec::new(); binaries.len()];
+    for _ in 0..args.runs {
+        for (i, (_, binary)) in binaries.iter().enumerate() {
+            let (time, peak) = one_shot(binary, dir, home, command)?;
+            times[i].push(time);
+            peaks[i].push(Duration::from_micros(peak as u64));
+        }
+    }
+    println!(
+        "### `hookline {}` over {} events of {} sessions\n\nMedian of {} runs each, \
+         interleaved, warm page cache.\n",
+        command.join(" "),
+        args.events,
+        args.sessions,
+        args.runs
+    );
+    println!("| Binary | Wall | Peak RSS |\n|---|---:|---:|");
+    let mut medians = Vec::new();
+    for (i, (label, _)) in binaries.iter().enumerate() {
+        let (time, peak) = (median(&times[i]), median(&peaks[i]).as_micros() as i64);
+        println!("| {label} | {} | {} |", ms(time), mib(peak));
+        medians.push((time, peak));
+    }
+    if let [(base_time, base_peak), (time, peak)] = medians[..] {
+        println!(
+            "| ratio (this / baseline) | {:.2}× | {:.2}× |",
+            time.as_secs_f64() / base_time.as_secs_f64(),
+            peak as f64 / base_peak as f64
+        );
+    }
+    println!();
+    Ok(())
+}
+
+fn idle_table(args: &Args, binaries: &[(&str, PathBuf)], dir: &Path, home: &Path) -> Result<()> {
+    println!(
+        "### Idle `hookline watch` following {} events\n\nCPU time (utime + stime) over {} s \
+         with nothing arriving, after {} s to settle.\n",
+        args.events,
+        IDLE.as_secs(),
+        SETTLE.as_secs()
+    );
+    println!("| Binary | CPU time | Share of a core |\n|---|---:|---:|");
+    let mut shares = Vec::new();
+    for (label, binary) in binaries {
+        let cpu = idle_cpu(binary, dir, home)?;
+        let share = cpu.as_secs_f64() / IDLE.as_secs_f64() * 100.0;
+        println!("| {label} | {} | {share:.2} % |", ms(cpu));
+        shares.push(share);
+    }
+    if let [base, share] = shares[..] {
+        println!("| ratio (this / baseline) | | {:.3}× |", share / base);
+    }
+    Ok(())
+}
+
+fn command(binary: &Path, dir: &Path, home: &Path) -> Command {
+    let mut cmd = Command::new(binary);
+    cmd.env_clear()
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_RUNTIME_DIR", home)
+        .env("HOOKLINE_EVENTS_DIR", dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    cmd
+}
+
+/// One run of a one-shot command: its wall time and peak RSS in KiB.
+fn one_shot(binary: &Path, dir: &Path, home: &Path, args: &[&str]) -> Result<(Duration, i64)> {
+    let start = Instant::now();
+    let child = command(binary, dir, home).args(args).stderr(Stdio::null()).spawn()?;
+    let (status, usage) = wait4(child.id())?;
+    let time = start.elapsed();
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        return Err(format!("{} {}: wait status {status}", binary.display(), args.join(" ")).into());
+    }
+    Ok((time, usage.ru_maxrss))
+}
+
+/// The CPU time a following `watch` spends over [`IDLE`], once settled.
+fn idle_cpu(binary: &Path, dir: &Path, home: &Path) -> Result<Duration> {
+    let mut child = command(binary, dir, home).arg("watch").stderr(Stdio::null()).spawn()?;
+    let pid = child.id();
+    std::thread::sleep(SETTLE);
+    let before = cpu_ticks(pid)?;
+    std::thread::sleep(IDLE);
+    let after = cpu_ticks(pid)?;
+    // SAFETY: signalling our own child, which has not been reaped yet.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+    child.wait()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Ok(Duration::from_secs_f64((after - before) as f64 / hz))
+}
+
+/// utime + stime of a process, in clock ticks (`/proc/PID/stat` fields 14 and 15).
+fn cpu_ticks(pid: u32) -> Result<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name may hold spaces: fields are counted after its closing parenthesis.
+    let rest = stat.rsplit_once(')').ok_or("unreadable /proc/PID/stat")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| -> Result<u64> {
+        Ok(fields.get(n - 3).ok_or("short /proc/PID/stat")?.parse::<u64>()?)
+    };
+    Ok(field(14)? + field(15)?)
+}
