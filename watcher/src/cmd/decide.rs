@@ -10,9 +10,12 @@ use std::process::ExitCode;
 use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question};
 use hookline::ingest::follow;
 use hookline::ingest::reader::Start;
+use hookline::pane;
+use hookline::serve::hub::{PANE_GAP, PANE_SAMPLES};
+use hookline::serve::protocol::TmuxPane;
 use hookline::state::Tracker;
 
-use super::{Outcome, ask_daemon, journal, policy, profiles, reader_config};
+use super::{Outcome, ask_daemon, caller_tmux_socket, journal, policy, profiles, reader_config};
 use crate::cli::DecideArgs;
 
 /// Exit code of an allowed verdict.
@@ -30,10 +33,16 @@ pub fn run(args: DecideArgs) -> Outcome {
     let profiles = profiles()?;
     // Checked whether or not a daemon answers: a bad policy is an error either way.
     let policy = policy(&args.policy, &profiles)?;
+    let tmux = args.tmux.as_ref().map(|target| TmuxPane {
+        target: target.clone(),
+        socket: args.tmux_socket.clone().or_else(caller_tmux_socket),
+    });
+    // The daemon reads the pane itself, with the patterns of the session's CLI.
     let ask = Ask {
         pane: evidence.pane,
         transcript: evidence.transcript,
         window_dead: evidence.window_dead,
+        tmux: tmux.clone(),
         ..Ask::new(&args.session, args.question)
     };
     let decision = match ask_daemon(&args.source, &args.policy, |daemon| daemon.decide(&ask))? {
@@ -49,6 +58,19 @@ pub fn run(args: DecideArgs) -> Outcome {
             follow::replay(config, |event| {
                 decider.apply(&event);
             })?;
+            let mut ask = ask;
+            if let Some(tmux) = ask.tmux.take() {
+                let now = hookline::format::clock::now_ns();
+                let profiles = decider.tracker().profiles();
+                let patterns = match decider.view(&ask.session, now) {
+                    Some(view) if profiles.get(&view.cli).is_some() => {
+                        profiles.get(&view.cli).map(|p| p.pane.clone()).unwrap_or_default()
+                    }
+                    _ => pane::union(profiles.iter().map(|p| &p.pane)),
+                };
+                let reading = tmux.pane().sense_settled(&patterns, PANE_SAMPLES, PANE_GAP)?;
+                ask.pane = Some(reading.evidence.or(ask.pane));
+            }
             let decision = decider.decide(&ask, hookline::format::clock::now_ns());
             for error in decider.take_journal_errors() {
                 eprintln!("hookline: warning: journal: {error}");

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use hookline::units::rfc3339;
 
-use super::{Outcome, replay};
+use super::{Outcome, events_dir, journal, policy, profiles, replay};
 use crate::cli::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> Outcome {
@@ -17,8 +17,20 @@ pub fn run(args: ExplainArgs) -> Outcome {
         return Ok(ExitCode::from(1));
     };
     let history: Vec<_> = session.history().collect();
+    // The journal's lines about the session: withheld verdicts and deliveries.
+    let key = tracker.session_key(&args.session);
+    let mut ids = vec![args.session.clone()];
+    ids.extend(view.session_id.clone());
+    ids.extend(view.tag.clone());
+    let journaled: Vec<_> =
+        journal(&policy(&args.policy, &profiles()?)?, &events_dir(&args.source.dir)?)
+            .map(|j| j.read())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| ids.iter().any(|id| r.concerns(id, key.as_deref())))
+            .collect();
     if args.json {
-        let out = serde_json::json!({ "state": view, "history": history });
+        let out = serde_json::json!({ "state": view, "history": history, "journal": journaled });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -53,5 +65,33 @@ pub fn run(args: ExplainArgs) -> Outcome {
         view.evidence.rule
     );
     println!("input: {}", view.input);
+    if !journaled.is_empty() {
+        println!("journal ({} lines):", journaled.len());
+    }
+    for r in &journaled {
+        match &r.delivery {
+            Some(d) => println!(
+                "  {}  deliver {:<11} into {} ({} bytes{}{}, {} ms)  rule {}: {}",
+                r.at,
+                d.step.as_str(),
+                d.tmux,
+                d.bytes,
+                if d.enter_resent { ", Enter resent" } else { "" },
+                d.confirmed_by.map(|s| format!(", confirmed by seq {s}")).unwrap_or_default(),
+                d.elapsed_ms,
+                r.rule,
+                r.reason
+            ),
+            None => println!(
+                "  {}  {} {} ({})  rule {}: {}",
+                r.at,
+                r.question,
+                r.verdict.as_str(),
+                r.action.as_str(),
+                r.rule,
+                r.reason
+            ),
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

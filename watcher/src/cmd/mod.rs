@@ -2,6 +2,7 @@
 
 mod daemon;
 mod decide;
+mod deliver;
 mod demo;
 mod doctor;
 mod explain;
@@ -44,6 +45,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Serve(args) => serve::run(args),
         Command::Pane(args) => pane::run(&args),
         Command::Daemon(args) => daemon::run(args),
+        Command::Deliver(args) => deliver::run(&args),
     }
 }
 
@@ -195,4 +197,12 @@ fn journal(
         let path = policy.journal_path.clone().unwrap_or_else(|| Journal::default_path(events_dir));
         Journal::new(path, policy.journal_max_bytes)
     })
+}
+
+/// The tmux server the caller's `$TMUX` names (its first comma-separated field), so that a
+/// daemon started elsewhere reads and types into the caller's server, not its own default.
+fn caller_tmux_socket() -> Option<PathBuf> {
+    let tmux = std::env::var_os("TMUX")?;
+    let socket = tmux.to_str()?.split(',').next()?;
+    (!socket.is_empty()).then(|| PathBuf::from(socket))
 }
