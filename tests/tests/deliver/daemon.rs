@@ -104,7 +104,7 @@ fn hookline_deliver_through_the_daemon_is_confirmed_and_submitted_once() {
     assert!(json["elapsed_ms"].as_u64().is_some());
     assert_eq!(f.received_settled(), format!("{before}{}\r", pasted(text)));
     let confirmed = deliveries(&f, "confirmed");
-    assert_eq!(confirmed.len(), 1, "{:?}", journal(f));
+    assert_eq!(confirmed.len(), 1, "{:?}", journal(&f));
     assert_eq!(confirmed[0]["delivery"]["bytes"], text.len());
     assert_eq!(confirmed[0]["delivery"]["confirmed_by"], json["event"]["seq"]);
     // `explain` shows the journaled delivery.
@@ -205,7 +205,7 @@ fn broken_hooks_exit_3_loudly_with_a_journal_entry() {
     let f = Fixture::at_prompt(&["--no-prompt-hook"]);
     let _daemon = Daemon::start(&f);
     let before = warm_up(&f);
-    let out = hookline_deliver(&f, &["--json", "--confirm-timeout", "2s", "anyone there"]);
+    let out = hookline_deliver(&f, &["--json", "anyone there"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("UNCONFIRMED"), "the stderr line is printed with --json too: {err}");
