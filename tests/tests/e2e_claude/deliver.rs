@@ -56,14 +56,14 @@ pub fn run(installed: &Installed) {
     println!("[{}] hookline deliver {second:?}: {json}", session.label);
     session.wait_for_text(PERMISSION_DIALOG, Duration::from_secs(20));
     let (code, json, stderr) = {
-        let socket_free = std::time::Instant::now();
+        let asked = std::time::Instant::now();
         let answer = daemon
             .deliver(tmux, &events, &session.tag, "1", &[])
             .unwrap_or_else(|e| session.fail(&e));
         println!(
             "[{}] deliver into the dialog ({:?}): {}",
             session.label,
-            socket_free.elapsed(),
+            asked.elapsed(),
             answer.1
         );
         answer

@@ -653,6 +653,31 @@ mod tests {
     }
 
     #[test]
+    fn a_deliver_that_cannot_type_takes_no_slot() {
+        let s = shared(T0);
+        s.apply(&event(1, 1, "UserPromptSubmit.json"));
+        s.apply(&event(2, 2, "Stop.json"));
+        let deliver = |text: &str| {
+            let request = json!({
+                "id": 1, "op": "deliver", "session": "task-1", "text": text,
+                "tmux": {"target": "nowhere:9", "socket": "/nonexistent/hookline-test.sock"},
+            });
+            ask(&s, &request.to_string(), 3)
+        };
+        let reply = deliver("rm -rf /\u{1b}[201~");
+        assert_eq!((reply["ok"].clone(), reply["op"].clone()), (json!(false), json!("deliver")));
+        assert!(reply["error"].as_str().unwrap().contains("U+001B"), "{reply}");
+        let reply = deliver("hello");
+        assert_eq!(reply["ok"], false, "{reply}");
+        assert!(reply["error"].as_str().unwrap().contains("nowhere:9"), "{reply}");
+        // Neither took the idle's slot: a caller that can type still gets it.
+        let reply = ask(&s, r#"{"op": "take_input_slot", "session": "task-1"}"#, 4);
+        assert_eq!(reply["granted"], true, "{reply}");
+        let reply = ask(&s, r#"{"op": "deliver", "session": "task-1", "text": "x"}"#, 4);
+        assert!(reply["error"].as_str().unwrap().contains("missing field `tmux`"), "{reply}");
+    }
+
+    #[test]
     fn a_stopped_watcher_refuses_answers_that_would_be_stale() {
         let s = shared(T0);
         s.fail("the events directory vanished".into());
