@@ -1,41 +1,16 @@
 //! `hookline deliver`, the built binary, through a real `hookline daemon` process, into the
 //! fake agent in a real tmux server. Every test asserts what the fake TUI received.
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Instant;
+
+use hookline_tests::deliver_check::Daemon;
 
 use super::*;
 
-/// A `hookline daemon` on the fixture's events directory, stopped (SIGTERM) on drop.
-struct Daemon {
-    child: Child,
-}
-
-impl Daemon {
-    fn start(f: &Fixture) -> Daemon {
-        let child = Command::new(binaries::hookline())
-            .args(["daemon", "--events-dir"])
-            .arg(f.events())
-            .env("XDG_CONFIG_HOME", f.dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        while hookline::daemon::Client::connect(&f.events()).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(10), "the daemon never answered");
-            thread::sleep(Duration::from_millis(50));
-        }
-        Daemon { child }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        // SAFETY: kill(2) on the daemon this test started.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        let _ = self.child.wait();
-    }
+/// A `hookline daemon` on the fixture's events directory, stopped on drop.
+fn daemon(f: &Fixture) -> Daemon {
+    Daemon::start(&f.events()).unwrap()
 }
 
 /// `hookline deliver` on the fixture's pane and session.
@@ -87,7 +62,7 @@ fn deliveries(f: &Fixture, step: &str) -> Vec<serde_json::Value> {
 #[test]
 fn hookline_deliver_through_the_daemon_is_confirmed_and_submitted_once() {
     let f = Fixture::at_prompt(&[]);
-    let _daemon = Daemon::start(&f);
+    let _daemon = daemon(&f);
     let before = warm_up(&f);
     let text = "two lines\nof delivered text";
     let out = hookline_deliver(&f, &["--json", text]);
@@ -122,15 +97,8 @@ fn hookline_deliver_through_the_daemon_is_confirmed_and_submitted_once() {
 fn two_concurrent_deliveries_to_one_idle_session_submit_once() {
     // The spinner keeps the turn busy for 2 s, so a latecomer cannot see a new idle either.
     let f = Fixture::at_prompt(&["--spinner"]);
-    let _daemon = Daemon::start(&f);
-    f.tmux.type_line("warm up").unwrap();
-    f.wait_for_screen(|s| s.contains("● done") && s.contains("? for shortcuts"));
-    let started = Instant::now();
-    let mut client = hookline::daemon::Client::connect(&f.events()).unwrap();
-    while client.state(SESSION).unwrap().is_none_or(|v| v.state.as_str() != "idle") {
-        assert!(started.elapsed() < Duration::from_secs(10), "the session never read idle");
-        thread::sleep(Duration::from_millis(50));
-    }
+    let _daemon = daemon(&f);
+    let before = warm_up(&f);
     let spawn = |text: &str| {
         deliver_command(&f, &[text]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
     };
@@ -142,7 +110,7 @@ fn two_concurrent_deliveries_to_one_idle_session_submit_once() {
     let (winner, loser) = if a.status.code() == Some(0) { ("first", &b) } else { ("second", &a) };
     assert!(stderr(loser).contains("refused by the input decision"), "{}", stderr(loser));
     let received = f.received_settled();
-    assert_eq!(received, format!("warm up\r{}\r", pasted(&format!("from the {winner}"))));
+    assert_eq!(received, format!("{before}{}\r", pasted(&format!("from the {winner}"))));
 }
 
 #[test]
@@ -161,7 +129,7 @@ fn no_daemon_means_exit_2_and_no_byte() {
 #[test]
 fn control_characters_are_refused_before_the_daemon_is_asked() {
     let f = Fixture::at_prompt(&[]);
-    let _daemon = Daemon::start(&f);
+    let _daemon = daemon(&f);
     let before = warm_up(&f);
     let out = hookline_deliver(&f, &["x\x1b[201~\rrm -rf /"]);
     assert_eq!(out.status.code(), Some(2));
@@ -185,7 +153,7 @@ fn control_characters_are_refused_before_the_daemon_is_asked() {
 #[test]
 fn a_dialog_on_screen_refuses_with_exit_1_and_the_dialog_is_untouched() {
     let f = Fixture::start(&["--dialog"]);
-    let _daemon = Daemon::start(&f);
+    let _daemon = daemon(&f);
     let before = f.wait_for_screen(|s| s.contains("Do you want to proceed?"));
     let out = hookline_deliver(&f, &["--json", "yes"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -203,7 +171,7 @@ fn a_dialog_on_screen_refuses_with_exit_1_and_the_dialog_is_untouched() {
 #[test]
 fn broken_hooks_exit_3_loudly_with_a_journal_entry() {
     let f = Fixture::at_prompt(&["--no-prompt-hook"]);
-    let _daemon = Daemon::start(&f);
+    let _daemon = daemon(&f);
     let before = warm_up(&f);
     let out = hookline_deliver(&f, &["--json", "anyone there"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
@@ -221,7 +189,7 @@ fn broken_hooks_exit_3_loudly_with_a_journal_entry() {
 #[test]
 fn an_eaten_enter_is_healed_and_journaled() {
     let f = Fixture::at_prompt(&["--eat-first-enter"]);
-    let _daemon = Daemon::start(&f);
+    let _daemon = daemon(&f);
     // The warm-up is typed, not pasted: the eaten Enter is the delivery's.
     let before = warm_up(&f);
     let out = hookline_deliver(&f, &["--json", "please heal"]);
@@ -235,7 +203,7 @@ fn an_eaten_enter_is_healed_and_journaled() {
 #[test]
 fn wait_gets_an_allow_once_the_session_goes_idle() {
     let f = Fixture::at_prompt(&["--long-child"]);
-    let _daemon = Daemon::start(&f);
+    let _daemon = daemon(&f);
     // A turn running a silent child for 3 s: not idle yet.
     f.tmux.type_line("start the long thing").unwrap();
     thread::sleep(Duration::from_millis(300));
@@ -254,7 +222,7 @@ fn wait_gets_an_allow_once_the_session_goes_idle() {
 #[test]
 fn decide_reads_the_pane_it_is_given() {
     let f = Fixture::at_prompt(&[]);
-    let _daemon = Daemon::start(&f);
+    let _daemon = daemon(&f);
     warm_up(&f);
     // A person's draft in the composer: input is withheld, and nothing is typed.
     f.tmux.type_text("a draft").unwrap();
