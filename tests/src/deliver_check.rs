@@ -119,3 +119,25 @@ impl Drop for Daemon {
         let _ = self.child.wait();
     }
 }
+
+/// `hookline deliver --wait 30s` of `text` through `daemon`, which must exit 0, confirmed by a
+/// `turn_start` whose prompt is `text`: the JSON answer, or why not.
+pub fn deliver_command_confirmed(
+    daemon: &Daemon,
+    tmux: &Tmux,
+    events: &Path,
+    tag: &str,
+    text: &str,
+) -> Result<serde_json::Value, String> {
+    let (code, json, stderr) = daemon.deliver(tmux, events, tag, text, &["--wait", "30s"])?;
+    let prompt = json["event"]["prompt"].as_str().unwrap_or_default();
+    if code != Some(0)
+        || json["confirmed"] != true
+        || !hookline::deliver::prompt_matches(prompt, text)
+    {
+        return Err(format!(
+            "hookline deliver {text:?} was not confirmed: {code:?} {json} {stderr}"
+        ));
+    }
+    Ok(json)
+}
