@@ -187,6 +187,9 @@ impl Shared {
         deliver::check_text(&r.text).map_err(|p| p.to_string())?;
         let target = r.tmux.pane();
         let deadline = started + Duration::from_millis(r.wait_ms).min(MAX_WAIT);
+        // What the last decision was asked on: while waiting, the same idle and the same screen
+        // are not asked about again (each withheld decision is journaled).
+        let mut asked: Option<(u64, crate::decide::PaneEvidence)> = None;
         let (decision, profile, session, host_pid) = loop {
             let (patterns, profile) = self.patterns_for(&r.session, now);
             let reading = target
@@ -198,8 +201,12 @@ impl Shared {
             }
             let view = hub.decider.view(&r.session, now());
             let last = Instant::now() >= deadline;
-            // While waiting, only an idle is worth a decision (each withheld one is journaled).
-            if last || view.as_ref().is_some_and(|v| v.state == StateKind::Idle) {
+            // While waiting, only an idle not asked about yet, or a changed screen, is worth a
+            // decision.
+            let idle = view.as_ref().filter(|v| v.state == StateKind::Idle);
+            let fresh = idle.is_some_and(|v| asked != Some((v.since_ns, reading.evidence)));
+            if last || fresh {
+                asked = idle.map(|v| (v.since_ns, reading.evidence));
                 let ask = Ask::new(&r.session, Question::Input).pane(reading.evidence);
                 let decision = hub.decider.decide(&ask, now());
                 if decision.allowed() {
