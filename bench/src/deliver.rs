@@ -8,7 +8,8 @@
 //!
 //! * `hookline deliver` (the built binary, `--wait 20s`): from the command's start to its exit
 //!   0, which includes getting the allow from the daemon (the pane's three looks, the decision),
-//!   the paste, the Enter and the confirming `UserPromptSubmit`;
+//!   the paste, the Enter and the confirming `UserPromptSubmit`; and from the allow on, by the
+//!   daemon's own clock (`elapsed_ms - allowed_after_ms`);
 //! * the baseline: the allow from the daemon (`decide … input`), then from the allow: a
 //!   bracketed paste and Enter through tmux, a fixed 1.5 s sleep, and one check of the events
 //!   directory for the prompt's `UserPromptSubmit`.
@@ -55,7 +56,8 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
     let tmux = session.tmux.as_ref().ok_or("no tmux")?;
     deliver_confirmed(tmux, &events, "claude", &tag, "say hello, then stop")?;
     let mut client = Client::connect(&events)?;
-    let (mut ours, mut ours_daemon, mut base) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ours, mut ours_daemon, mut ours_allow) = (Vec::new(), Vec::new(), Vec::new());
+    let mut base = Vec::new();
     let mut base_confirmed = 0;
     let mut healed = 0;
     for round in 0..runs {
@@ -70,7 +72,12 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
         }
         healed += usize::from(json["enter_resent"] == true);
         ours.push(took);
-        ours_daemon.push(Duration::from_millis(json["elapsed_ms"].as_u64().unwrap_or(0)));
+        let (elapsed, allowed) = (json["elapsed_ms"].as_u64(), json["allowed_after_ms"].as_u64());
+        let (Some(elapsed), Some(allowed)) = (elapsed, allowed) else {
+            return Err(format!("hookline deliver's JSON lacks its times: {json}").into());
+        };
+        ours_daemon.push(Duration::from_millis(elapsed));
+        ours_allow.push(Duration::from_millis(elapsed - allowed));
 
         wait_idle(&mut client, &tag)?;
         let text = format!("round {round}: answer in one word");
@@ -111,6 +118,11 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
     row(
         "`hookline deliver`, inside the daemon (`elapsed_ms`)",
         &mut ours_daemon,
+        format!("{runs}/{runs}, proven"),
+    );
+    row(
+        "`hookline deliver`, from the allow (`elapsed_ms - allowed_after_ms`)",
+        &mut ours_allow,
         format!("{runs}/{runs}, proven"),
     );
     row(

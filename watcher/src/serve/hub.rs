@@ -26,9 +26,11 @@ use super::protocol::{
 pub const PANE_SAMPLES: usize = 3;
 /// The pause between those looks.
 pub const PANE_GAP: Duration = Duration::from_millis(80);
-/// While a `deliver` waits for an allow, how often it reads the pane and asks again even when
-/// no event arrives.
+/// While a `deliver` waits for an allow and the session is not idle, how often it looks at the
+/// session even when no event arrives.
 const WAIT_STEP: Duration = Duration::from_secs(1);
+/// While it waits at an idle its screen withholds, how soon it reads the pane again.
+const PANE_STEP: Duration = Duration::from_millis(100);
 
 /// What `hello` reports about the server.
 #[derive(Debug, Clone)]
@@ -190,7 +192,21 @@ impl Shared {
         // What the last decision was asked on: while waiting, the same idle and the same screen
         // are not asked about again (each withheld decision is journaled).
         let mut asked: Option<(u64, crate::decide::PaneEvidence)> = None;
+        let mut first = true;
         let (decision, profile, session, host_pid) = loop {
+            // While the session is not idle, no screen can earn an allow: wait for its events
+            // without reading the pane (the first look always reads it: a missing pane is an
+            // error at once).
+            if !std::mem::take(&mut first) && Instant::now() < deadline {
+                let hub = self.lock();
+                let idle =
+                    hub.decider.view(&r.session, now()).is_some_and(|v| v.state == StateKind::Idle);
+                if !idle && hub.failure.is_none() {
+                    let left = deadline.saturating_duration_since(Instant::now()).min(WAIT_STEP);
+                    drop(self.arrived.wait_timeout(hub, left).unwrap_or_else(|p| p.into_inner()).0);
+                    continue;
+                }
+            }
             let (patterns, profile) = self.patterns_for(&r.session, now);
             let reading = target
                 .sense_settled(&patterns, PANE_SAMPLES, PANE_GAP)
@@ -235,9 +251,13 @@ impl Shared {
                     ));
                 }
             }
-            let left = deadline.saturating_duration_since(Instant::now()).min(WAIT_STEP);
+            // An idle withheld by its screen (a spinner still fading after the turn's end) may
+            // change without an event: look again soon.
+            let step = if idle.is_some() { PANE_STEP } else { WAIT_STEP };
+            let left = deadline.saturating_duration_since(Instant::now()).min(step);
             drop(self.arrived.wait_timeout(hub, left).unwrap_or_else(|p| p.into_inner()).0);
         };
+        let allowed_after_ms = elapsed_ms(started);
         // The slot is ours alone: type without the lock, so events keep arriving meanwhile.
         let Some(profile) = profile else {
             return Err("the session's CLI has no profile: nothing typed".into());
@@ -308,6 +328,7 @@ impl Shared {
         a.delivered = report.delivered;
         a.enter_resent = report.enter_resent;
         a.event = event;
+        a.allowed_after_ms = Some(allowed_after_ms);
         Ok(a)
     }
 
@@ -455,6 +476,7 @@ fn answer(
         rule,
         reason,
         elapsed_ms: elapsed_ms(started),
+        allowed_after_ms: None,
         event: None,
         pane: pane.map(|p| p.evidence),
         composer: pane.and_then(|p| p.composer.clone()),

@@ -435,6 +435,9 @@ pub struct DeliverAnswer {
     pub reason: Option<String>,
     /// From the request to the outcome, in milliseconds.
     pub elapsed_ms: u64,
+    /// From the request to the allow, in milliseconds, when it was allowed: `elapsed_ms` minus
+    /// this is the allow-to-outcome time (the pane's checks, typing, the confirmation).
+    pub allowed_after_ms: Option<u64>,
     /// The `turn_start` that confirmed it.
     pub event: Option<TurnStarted>,
     /// What the pane showed before typing (several looks, combined).
