@@ -165,8 +165,8 @@ pub fn answer<W: Write + Send + 'static>(
                     Ok((id, request)) if request.may_wait() => {
                         if waiting.len() >= MAX_WAITING {
                             let error = format!(
-                                "{MAX_WAITING} requests (next_event, deliver) are already \
-                                 waiting; wait for one of their replies"
+                                "{MAX_WAITING} next_event requests (or deliveries) are \
+                                 already waiting; wait for one of their replies"
                             );
                             Reply::error(id, Some(request.op()), error)
                         } else {
