@@ -28,18 +28,49 @@ pub(crate) struct Args {
     pub(crate) json_arg: Option<Vec<u8>>,
     /// Arguments that were not understood (recorded, never fatal).
     pub(crate) problems: Vec<String>,
+    /// `--help` or `-h` was given: the usage is printed when a person runs the relay (stdin
+    /// is a terminal); as a hook the flag is only a problem noted.
+    pub(crate) help: bool,
 }
+
+/// What `hookline-relay --help` prints, on stderr.
+pub(crate) const USAGE: &str = "\
+hookline-relay: the hook command agent CLIs run. It writes each hook call as one event file.
+
+usage: hookline-relay [--cli NAME] [--event NAME] [JSON]
+
+The payload is the last argument that is a JSON object, else stdin (read until one JSON value
+is complete, at most 16 MiB, within a deadline).
+
+  --cli NAME     the profile the event is mapped with (default: claude)
+  --event NAME   the native event name, for CLIs whose payload does not carry it
+
+Events go to $HOOKLINE_EVENTS_DIR, else $XDG_STATE_HOME/hookline/events, else
+~/.local/state/hookline/events. Run as a hook it prints nothing and exits 0 whatever happens;
+problems go to the diagnostics file beside the events directory, which `hookline doctor` reads.
+`hookline install` registers it with a CLI; the format is in docs/format.md.
+";
 
 impl Args {
     /// Parses the arguments after the program name. Never fails: anything not understood is
     /// kept in `problems`.
     pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Args {
-        let mut parsed =
-            Args { cli: DEFAULT_CLI.into(), event: None, json_arg: None, problems: Vec::new() };
+        let mut parsed = Args {
+            cli: DEFAULT_CLI.into(),
+            event: None,
+            json_arg: None,
+            problems: Vec::new(),
+            help: false,
+        };
         let mut args = args.into_iter();
         let mut positionals = Vec::new();
         let mut options_done = false;
         while let Some(arg) = args.next() {
+            if !options_done && (arg == "--help" || arg == "-h") {
+                parsed.help = true;
+                parsed.problems.push(format!("{:?} ignored: run as a hook", arg.to_string_lossy()));
+                continue;
+            }
             if options_done || !arg.as_encoded_bytes().starts_with(b"--") {
                 positionals.push(arg.into_vec());
                 continue;

@@ -3,9 +3,12 @@
 //! One JSON object per line (`ts_ns`, `pid`, `cli`, `event`, `level`, `message`), appended to
 //! [`location::diagnostics_path`](crate::location::diagnostics_path), a [`caplog`] capped at
 //! [`MAX_BYTES`] (a message is cut at [`MAX_MESSAGE_BYTES`], so no single line can be larger
-//! than the cap). Writing it never fails loudly: if it cannot be written, the message is
-//! dropped.
+//! than the cap). Writing it never fails loudly: if it cannot be written, the record goes to a
+//! fallback log ([`append_fallback`]), and is dropped only when that cannot be written either.
 
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::caplog;
@@ -46,6 +49,11 @@ pub struct Record {
 
 /// Appends a record; silently does nothing when it cannot.
 pub fn append(path: &Path, record: &Record) {
+    let _ = try_append(path, record);
+}
+
+/// Appends a record, saying whether it could.
+pub fn try_append(path: &Path, record: &Record) -> io::Result<()> {
     let line = if record.message.len() > MAX_MESSAGE_BYTES {
         let mut end = MAX_MESSAGE_BYTES;
         while !record.message.is_char_boundary(end) {
@@ -56,9 +64,33 @@ pub fn append(path: &Path, record: &Record) {
     } else {
         serde_json::to_vec(record)
     };
-    if let Ok(line) = line {
-        let _ = caplog::append_line(path, &line, MAX_BYTES);
+    caplog::append_line(path, &line.map_err(io::Error::other)?, MAX_BYTES)
+}
+
+/// Appends a record to the fallback log
+/// ([`location::fallback_log_path_from`](crate::location::fallback_log_path_from)), for a relay
+/// that could not write its diagnostics file. The log's directory is created owner-only (0700)
+/// when missing, and used only when it is a real directory (not a symlink) owned by this user
+/// and closed to group and others; the log itself is never reached through a symlink.
+pub fn append_fallback(env: impl Fn(&str) -> Option<OsString>, record: &Record) -> io::Result<()> {
+    let path = crate::location::fallback_log_path_from(env);
+    match path.parent() {
+        Some(dir) if private_dir(dir) => try_append(&path, record),
+        _ => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
     }
+}
+
+/// Creates `dir` (not its parents) mode 0700 if missing; whether it is then a directory, not a
+/// symlink, owned by this user, with no access for group or others.
+fn private_dir(dir: &Path) -> bool {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(_) => return false,
+    }
+    std::fs::symlink_metadata(dir).is_ok_and(|meta| {
+        meta.is_dir() && meta.uid() == crate::sys::euid() && meta.mode() & 0o077 == 0
+    })
 }
 
 /// The rotated copy's path: the same name with `.1` appended.

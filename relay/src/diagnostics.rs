@@ -16,27 +16,32 @@ pub(crate) struct Report {
     pub(crate) event: Option<String>,
 }
 
-/// Writes a report's notes to the diagnostics file beside its events directory.
+/// Writes a report's notes to the diagnostics file beside its events directory, or, when that
+/// cannot be written (or there is no events directory), to the fallback log, saying why.
 pub(crate) fn record(report: &Report, cli: &str, ts_ns: u64) {
-    let Some(dir) = &report.events_dir else {
-        return;
-    };
     if report.notes.is_empty() {
         return;
     }
-    let path = location::diagnostics_path(dir);
+    let path = report.events_dir.as_deref().map(location::diagnostics_path);
     for (level, message) in &report.notes {
-        diag::append(
-            &path,
-            &diag::Record {
-                ts_ns,
-                pid: std::process::id(),
-                cli: cli.to_owned(),
-                event: report.event.clone(),
-                level: *level,
-                message: message.clone(),
+        let record = diag::Record {
+            ts_ns,
+            pid: std::process::id(),
+            cli: cli.to_owned(),
+            event: report.event.clone(),
+            level: *level,
+            message: message.clone(),
+        };
+        let why = match &path {
+            None => "no events directory".to_owned(),
+            Some(path) => match diag::try_append(path, &record) {
+                Ok(()) => continue,
+                Err(e) => format!("cannot write {}: {e}", path.display()),
             },
-        );
+        };
+        let message = format!("{message} ({why})");
+        let _ =
+            diag::append_fallback(|key| std::env::var_os(key), &diag::Record { message, ..record });
     }
 }
 

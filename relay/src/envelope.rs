@@ -2,8 +2,10 @@
 //!
 //! [`Envelope`] is its one definition, used both ways: the relay writes an
 //! [`EnvelopeOut`] (`Envelope<Borrowed>`: every field borrowed, the payload written straight
-//! from the buffer it was read into, see [`EnvelopeOut::to_parts`]), readers parse an
-//! `Envelope` (`Envelope<Owned>`) with [`Envelope::from_slice`]. Fields are written in the order
+//! from the buffer it was read into, see [`EnvelopeOut::to_parts`]), readers parse a
+//! [`RawEnvelope`] (`Envelope<Raw>`: the payload left undecoded, so every file the relay
+//! writes is read) with [`RawEnvelope::parse`]; `Envelope` (`Envelope<Owned>`) decodes
+//! the payload whole, for tests and tools that want a `serde_json::Value`. Fields are written in the order
 //! they are declared; `payload` is always last.
 //!
 //! The field reference (types, meanings, what is present when) is the table in
@@ -48,6 +50,7 @@ const _: () = assert!(
 
 /// How the `raw` field encodes the input bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RawEncoding {
     /// The bytes were valid UTF-8 and are stored as a JSON string.
@@ -107,6 +110,24 @@ impl Repr for Owned {
     }
 }
 
+/// Envelopes as hookline reads them: owned strings, the payload kept as its verbatim text and
+/// never decoded whole, so that no payload the relay accepted is refused (see
+/// [`rawjson`](crate::rawjson) for reading the members a reader needs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw;
+
+impl Repr for Raw {
+    type Str = String;
+    type List = Vec<String>;
+    type Payload = Box<RawValue>;
+    fn list_is_empty(list: &Vec<String>) -> bool {
+        list.is_empty()
+    }
+}
+
+/// An envelope as hookline reads it: the payload raw.
+pub type RawEnvelope = Envelope<Raw>;
+
 /// Envelopes as written: everything borrowed, the payload as its verbatim text, so that a large
 /// payload is never copied before it is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +148,15 @@ pub type EnvelopeOut<'a> = Envelope<Borrowed<'a>>;
 /// The envelope of one event file. Fields marked optional are left out when empty; readers
 /// take a missing optional field as empty.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        rename = "Envelope",
+        bound = "R::Str: schemars::JsonSchema, \
+    R::List: schemars::JsonSchema + Default + Serialize, R::Payload: schemars::JsonSchema"
+    )
+)]
 #[serde(bound(
     serialize = "R::Str: Serialize, R::List: Serialize, R::Payload: Serialize",
     deserialize = "R::Str: Deserialize<'de>, R::List: Deserialize<'de> + Default, \
@@ -258,42 +288,74 @@ impl<'a> EnvelopeOut<'a> {
     }
 }
 
-impl Envelope {
+/// Parses an event file's bytes as an `Envelope<R>`.
+fn parse<R: Repr>(bytes: &[u8]) -> Result<Envelope<R>, EnvelopeError>
+where
+    Envelope<R>: serde::de::DeserializeOwned,
+{
+    #[derive(Deserialize)]
+    struct Version {
+        v: u32,
+    }
+    // One pass in the common case; the version is looked at on its own only to say why a
+    // file does not parse.
+    let version_of = |bytes| serde_json::from_slice::<Version>(bytes).ok().map(|v| v.v);
+    match serde_json::from_slice::<Envelope<R>>(bytes) {
+        Ok(envelope) if envelope.v == FORMAT_VERSION => Ok(envelope),
+        Ok(envelope) => Err(EnvelopeError::Version(envelope.v)),
+        Err(e) => match version_of(bytes) {
+            Some(v) if v != FORMAT_VERSION => Err(EnvelopeError::Version(v)),
+            _ => Err(EnvelopeError::Json(e)),
+        },
+    }
+}
+
+impl RawEnvelope {
     /// An envelope built rather than read (from a legacy file, in tests): format
     /// [`FORMAT_VERSION`], the given cli, event and payload, everything else zero or empty.
-    pub fn built(cli: &str, event: Option<String>, payload: serde_json::Value) -> Envelope {
-        Envelope { event, payload: Some(payload), ..Envelope::blank(cli.to_owned(), String::new()) }
+    pub fn built(cli: &str, event: Option<String>, payload: &serde_json::Value) -> RawEnvelope {
+        RawEnvelope {
+            event,
+            payload: serde_json::value::to_raw_value(payload).ok(),
+            ..Envelope::blank(cli.to_owned(), String::new())
+        }
     }
 
-    /// Parses an event file's bytes. Fails on invalid JSON, a missing field or a format
-    /// version this crate does not know.
+    /// Parses an event file's bytes, leaving the payload undecoded: it accepts every file the
+    /// relay writes. Fails on invalid JSON, a missing field or a format version this crate
+    /// does not know.
+    pub fn parse(bytes: &[u8]) -> Result<RawEnvelope, EnvelopeError> {
+        parse(bytes)
+    }
+
+    /// The input bytes as the relay received them, as [`Envelope::raw_bytes`].
+    pub fn raw_bytes(&self) -> Option<Vec<u8>> {
+        raw_bytes(self.raw.as_deref(), self.raw_encoding)
+    }
+}
+
+impl Envelope {
+    /// Parses an event file's bytes and decodes the payload whole. Fails on invalid JSON, a
+    /// missing field, a format version this crate does not know, and on a payload serde_json
+    /// cannot decode (a lone surrogate, a number beyond `f64`, deep nesting) although the
+    /// relay wrote it: readers use [`RawEnvelope::parse`], which never refuses one.
     pub fn from_slice(bytes: &[u8]) -> Result<Envelope, EnvelopeError> {
-        #[derive(Deserialize)]
-        struct Version {
-            v: u32,
-        }
-        // One pass in the common case; the version is looked at on its own only to say why a
-        // file does not parse.
-        let version_of = |bytes| serde_json::from_slice::<Version>(bytes).ok().map(|v| v.v);
-        match serde_json::from_slice::<Envelope>(bytes) {
-            Ok(envelope) if envelope.v == FORMAT_VERSION => Ok(envelope),
-            Ok(envelope) => Err(EnvelopeError::Version(envelope.v)),
-            Err(e) => match version_of(bytes) {
-                Some(v) if v != FORMAT_VERSION => Err(EnvelopeError::Version(v)),
-                _ => Err(EnvelopeError::Json(e)),
-            },
-        }
+        parse(bytes)
     }
 
     /// The input bytes as the relay received them (after BOM stripping and within the cap):
     /// the payload's text when there is one is not kept byte for byte here, only `raw` is.
     /// Returns `None` when there is no `raw` field or it cannot be decoded.
     pub fn raw_bytes(&self) -> Option<Vec<u8>> {
-        let raw = self.raw.as_ref()?;
-        match self.raw_encoding.unwrap_or(RawEncoding::Utf8) {
-            RawEncoding::Utf8 => Some(raw.as_bytes().to_vec()),
-            RawEncoding::Base64 => base64_decode(raw),
-        }
+        raw_bytes(self.raw.as_deref(), self.raw_encoding)
+    }
+}
+
+fn raw_bytes(raw: Option<&str>, encoding: Option<RawEncoding>) -> Option<Vec<u8>> {
+    let raw = raw?;
+    match encoding.unwrap_or(RawEncoding::Utf8) {
+        RawEncoding::Utf8 => Some(raw.as_bytes().to_vec()),
+        RawEncoding::Base64 => base64_decode(raw),
     }
 }
 

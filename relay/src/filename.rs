@@ -7,7 +7,7 @@
 //!   writer saw and `T` its clock in nanoseconds; they sort after the ordered event with the same
 //!   `seq` and before the next one.
 //! * Temp files start with `.tmp-` and are never visible under a final name until complete.
-//! * `.seq` is the counter; other dot files belong to hookline (cursors, quarantine).
+//! * `.seq` is the counter, `.seq.at-SSSSSSSSSSSSSSSSSSSS` its witness; other dot files belong to hookline (cursors, quarantine).
 //!
 //! Only digits, `-`, `u`, `.` and the fixed words above appear in a name: nothing from a payload
 //! ever reaches a path.
@@ -17,6 +17,11 @@ use std::fmt;
 
 /// The sequence counter's file name inside an events directory.
 pub const COUNTER_FILE: &str = ".seq";
+/// Prefix of the counter's witness: an empty file named after the counter's value
+/// (`.seq.at-00000000000000000042`), renamed as the counter moves on, under its lock. A counter
+/// set back (a restored backup, a write lost in a crash) no longer matches its witness: that is
+/// how a writer sees the regression without listing the directory on every write.
+pub const COUNTER_WITNESS_PREFIX: &str = ".seq.at-";
 /// Prefix of temp files.
 pub const TEMP_PREFIX: &str = ".tmp-";
 /// Extension of event files.
@@ -128,6 +133,11 @@ pub fn classify(name: &str) -> FileKind {
     } else {
         EventFileName::parse(name).map_or(FileKind::Foreign, FileKind::Event)
     }
+}
+
+/// The name of the counter's witness for a counter value.
+pub fn counter_witness(seq: u64) -> String {
+    format!("{COUNTER_WITNESS_PREFIX}{seq:0SEQ_DIGITS$}")
 }
 
 /// A temp file name, unique per writer pid and nonce.

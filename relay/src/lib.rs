@@ -13,6 +13,7 @@
 //! * [`store`]: the events directory itself: safety checks, sequence allocation, atomic writes,
 //!   and the committed-sequence read that lets readers never miss an event.
 //! * [`location`]: where the events directory and the diagnostics file live.
+//! * [`rawjson`]: reading a payload without refusing anything the relay accepted.
 //! * [`clock`]: the clock the timestamps are in.
 //! * [`diag`]: the relay's diagnostics file, written instead of stderr, read by `doctor`.
 //! * [`caplog`]: the size-capped NDJSON log it is (the decision journal is one too).
@@ -24,6 +25,7 @@ pub mod envelope;
 mod error;
 pub mod filename;
 pub mod location;
+pub mod rawjson;
 pub mod store;
 mod sys;
 

@@ -57,6 +57,22 @@ pub fn diagnostics_path(events_dir: &Path) -> PathBuf {
     events_dir.with_file_name(name)
 }
 
+/// File name of the relay's fallback log.
+pub const FALLBACK_LOG: &str = "relay-failures.log";
+
+/// Where the relay leaves a trace when it cannot write its diagnostics file (and so, usually,
+/// not its event either): `$XDG_RUNTIME_DIR/hookline/relay-failures.log` when `XDG_RUNTIME_DIR`
+/// is an absolute path, else `/tmp/hookline-$UID/relay-failures.log`. Its directory is
+/// owner-only (0700) and used only when it is owned by the user and not a symlink (see
+/// [`diag::append_fallback`](crate::diag::append_fallback)); `hookline doctor` reads it.
+pub fn fallback_log_path_from(env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+    let dir = match env("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|p| p.is_absolute()) {
+        Some(runtime) => runtime.join("hookline"),
+        None => PathBuf::from(format!("/tmp/hookline-{}", crate::sys::euid())),
+    };
+    dir.join(FALLBACK_LOG)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +102,16 @@ mod tests {
         let relative = [("HOOKLINE_EVENTS_DIR", "events")];
         assert!(matches!(events_dir_from(env(&relative)), Err(Error::RelativeEventsDir { .. })));
         assert!(matches!(events_dir_from(env(&[])), Err(Error::NoHome)));
+    }
+
+    #[test]
+    fn the_fallback_log_is_in_the_runtime_dir_else_in_a_per_user_tmp_dir() {
+        assert_eq!(
+            fallback_log_path_from(env(&[("XDG_RUNTIME_DIR", "/run/user/7")])),
+            PathBuf::from("/run/user/7/hookline/relay-failures.log")
+        );
+        let tmp = format!("/tmp/hookline-{}/relay-failures.log", crate::sys::euid());
+        assert_eq!(fallback_log_path_from(env(&[("XDG_RUNTIME_DIR", "rel")])), PathBuf::from(tmp));
     }
 
     #[test]

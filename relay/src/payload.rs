@@ -1,8 +1,7 @@
 //! The input, understood: a JSON object payload and its event name, or why there is none.
 
-use std::borrow::Cow;
-
 use hookline_relay::envelope::{MAX_NAME_BYTES, salvage_field};
+use hookline_relay::rawjson::{Members, decode_string};
 use serde_json::value::RawValue;
 
 use crate::args::clip;
@@ -84,11 +83,11 @@ fn invalid(bytes: &[u8]) -> String {
 fn event_name(payload: &RawValue) -> Option<String> {
     const KEYS: [&str; 3] = ["\"hook_event_name\"", "\"hookEventName\"", "\"type\""];
     let mut found: [Option<String>; 3] = Default::default();
-    for (key, value) in TopLevel::new(payload.get()) {
+    for (key, value) in Members::new(payload.get()) {
         let Some(slot) = KEYS.iter().position(|k| *k == key) else { continue };
         if found[slot].is_none() {
-            found[slot] = serde_json::from_str::<Cow<'_, str>>(value)
-                .ok()
+            // Decoded as the readers decode it: a lone surrogate does not lose the name.
+            found[slot] = decode_string(value)
                 .filter(|name| !name.is_empty())
                 .map(|name| clip(&name, MAX_NAME_BYTES).into_owned());
         }
@@ -97,96 +96,6 @@ fn event_name(payload: &RawValue) -> Option<String> {
         }
     }
     found.into_iter().flatten().next()
-}
-
-/// The `(key, value)` texts of a valid JSON object's top-level members, keys with their quotes.
-pub(crate) struct TopLevel<'a> {
-    text: &'a str,
-    at: usize,
-}
-
-impl<'a> TopLevel<'a> {
-    pub(crate) fn new(object: &'a str) -> TopLevel<'a> {
-        TopLevel { text: object, at: object.find('{').map_or(object.len(), |i| i + 1) }
-    }
-
-    fn skip_ws(&mut self) {
-        let bytes = self.text.as_bytes();
-        while self.at < bytes.len() && bytes[self.at].is_ascii_whitespace() {
-            self.at += 1;
-        }
-    }
-
-    /// The end (exclusive) of the string starting at `start` (its opening quote).
-    fn string_end(&self, start: usize) -> usize {
-        let bytes = self.text.as_bytes();
-        let mut i = start + 1;
-        while let Some(j) = memchr::memchr2(b'"', b'\\', &bytes[i..]) {
-            if bytes[i + j] == b'"' {
-                return i + j + 1;
-            }
-            i += j + 2;
-        }
-        bytes.len()
-    }
-
-    /// The end (exclusive) of the value starting at `start`.
-    fn value_end(&self, start: usize) -> usize {
-        let bytes = self.text.as_bytes();
-        let mut depth = 0usize;
-        let mut i = start;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'"' => {
-                    i = self.string_end(i);
-                    if depth == 0 {
-                        return i;
-                    }
-                    continue;
-                }
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' if depth == 0 => return i,
-                b'}' | b']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return i + 1;
-                    }
-                }
-                b',' if depth == 0 => return i,
-                _ => {}
-            }
-            i += 1;
-        }
-        bytes.len()
-    }
-}
-
-impl<'a> Iterator for TopLevel<'a> {
-    type Item = (&'a str, &'a str);
-
-    fn next(&mut self) -> Option<(&'a str, &'a str)> {
-        self.skip_ws();
-        if self.text.as_bytes().get(self.at) != Some(&b'"') {
-            return None;
-        }
-        let key_end = self.string_end(self.at);
-        let key = &self.text[self.at..key_end];
-        self.at = key_end;
-        self.skip_ws();
-        if self.text.as_bytes().get(self.at) != Some(&b':') {
-            return None;
-        }
-        self.at += 1;
-        self.skip_ws();
-        let start = self.at;
-        let end = self.value_end(start);
-        self.at = end;
-        self.skip_ws();
-        if self.text.as_bytes().get(self.at) == Some(&b',') {
-            self.at += 1;
-        }
-        Some((key, self.text[start..end].trim_end()))
-    }
 }
 
 /// Finds `"hook_event_name": "X"` (or `hookEventName`) in bytes that are not valid JSON, so a
@@ -216,7 +125,7 @@ mod tests {
     fn top_level_members_are_found_without_looking_inside_values() {
         let text = r#" { "a" : {"hook_event_name": "Nested", "x": [1, {"y": "}"}]},
             "b\"q": "s,\"}", "n": -1.5e3, "t": true, "hook_event_name": "Stop" } "#;
-        let members: Vec<(&str, &str)> = TopLevel::new(text).collect();
+        let members: Vec<(&str, &str)> = Members::new(text).collect();
         let keys: Vec<&str> = members.iter().map(|m| m.0).collect();
         assert_eq!(keys, [r#""a""#, r#""b\"q""#, r#""n""#, r#""t""#, r#""hook_event_name""#]);
         assert_eq!(members[1].1, r#""s,\"}""#);

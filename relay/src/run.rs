@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
 use std::os::fd::BorrowedFd;
 
 use hookline_relay::clock::now_ns;
@@ -15,13 +16,14 @@ use hookline_relay::envelope::{
 };
 use hookline_relay::filename::COUNTER_FILE;
 use hookline_relay::location::{self, ENV_DISABLE, ENV_FSYNC, ENV_TAG};
+use hookline_relay::rawjson::Members;
 use hookline_relay::store::{Content, EventsDir, WriteOptions};
 use serde_json::value::RawValue;
 
-use crate::args::{Args, clip};
+use crate::args::{Args, USAGE, clip};
 use crate::diagnostics::{Report, error_chain, record};
 use crate::input::{self, Input, Limits};
-use crate::payload::{Parsed, TopLevel};
+use crate::payload::Parsed;
 
 /// The whole relay: everything the binary does except catching panics and exiting.
 pub(crate) fn main() {
@@ -35,6 +37,11 @@ pub(crate) fn main() {
         return;
     }
     let args = Args::parse(std::env::args_os().skip(1));
+    if args.help && std::io::stdin().is_terminal() {
+        // A person at a terminal asked: the only output the relay ever gives, and no event.
+        let _ = std::io::stderr().write_all(USAGE.as_bytes());
+        return;
+    }
     let cli = args.cli.clone();
     // SAFETY: fd 0 is only borrowed here, for the duration of the run, and never closed.
     let stdin = unsafe { BorrowedFd::borrow_raw(0) };
@@ -127,7 +134,8 @@ pub(crate) fn run(
         _ => (None, None),
     };
     let write = |body: &Body<'_>| {
-        events.write_event(pid, ts_ns, &options, |seq, seq_unordered| {
+        let size = body.payload.map_or(0, |p| p.get().len()) + body.raw.map_or(0, str::len);
+        events.write_event_sized(pid, ts_ns, &options, size, |seq, seq_unordered| {
             let envelope = EnvelopeOut {
                 event: report.event.as_deref(),
                 tag: tag.as_deref(),
@@ -189,7 +197,24 @@ pub(crate) fn run(
                     ),
                 ));
             }
-            if written.counter_recovered {
+            if let Some(repair) = written.counter_repaired {
+                let counter = dir.join(COUNTER_FILE);
+                let why = if repair.was == u64::MAX {
+                    "is at its end".to_owned()
+                } else {
+                    format!("was behind the event files (newest seq {})", repair.newest)
+                };
+                report.notes.push((
+                    Level::Warn,
+                    format!(
+                        "counter {} at {} {why}: repaired, this event has seq {}",
+                        counter.display(),
+                        repair.was,
+                        written.name.seq
+                    ),
+                ));
+            }
+            if written.counter_recovered && written.counter_repaired.is_none() {
                 report.notes.push((Level::Warn, "counter rebuilt from the event files".into()));
             }
         }
@@ -226,7 +251,7 @@ impl<'a> Body<'a> {
         if let Some(payload) = self.payload {
             let mut kept = String::with_capacity(4096);
             let mut dropped = Vec::new();
-            for (key, value) in TopLevel::new(payload.get()) {
+            for (key, value) in Members::new(payload.get()) {
                 if value.len() > LEAN_MEMBER_MAX {
                     dropped.push(key.strip_prefix('"').and_then(|k| k.strip_suffix('"'))?);
                 } else {

@@ -3,13 +3,20 @@
 //! ## The write protocol
 //! A writer takes an exclusive lock on the counter file `.seq` (bounded wait), reads the last
 //! `seq`, stores `seq + 1`, writes the event to a uniquely named temp file (`O_EXCL`,
-//! `O_NOFOLLOW`, mode 0600), hard-links it under its final name (which fails rather than
-//! replace an existing file), removes the temp name and only then releases the lock. So:
+//! `O_NOFOLLOW`, mode 0600), moves it to its final name (`renameat2` with `RENAME_NOREPLACE`,
+//! or a hard link and an unlink where the filesystem lacks it: either fails rather than
+//! replace an existing file) and only then releases the lock. So:
 //!
 //! * an event is never visible under its final name before it is complete;
 //! * final names appear in `seq` order: when a reader holds the lock (shared) and reads the
 //!   counter as `C`, every event with `seq <= C` is either visible or will never exist (its
 //!   writer died after taking the number: a gap). See [`EventsDir::committed_seq`].
+//!
+//! The counter has a witness (`.seq.at-…`, renamed under the lock as the counter moves on):
+//! a counter set back or at its end no longer matches it, and the writer continues after the
+//! newest event file instead of reusing a seq ([`Written::counter_repaired`]). An event of
+//! 64 KiB or more is written before the lock is taken and only its head rewritten under it
+//! ([`EventsDir::write_event_sized`]), so the lock is held for microseconds whatever the size.
 //!
 //! If the lock cannot be had within the bound (a writer stopped while holding it), the event is
 //! still written, without the lock, under an *unordered* name carrying the counter value seen
@@ -23,7 +30,7 @@
 //! directory.
 
 use std::fs::{File, Permissions, TryLockError};
-use std::io::{self, IoSlice, Write};
+use std::io::{self, IoSlice, Seek, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::thread;
@@ -31,7 +38,10 @@ use std::time::{Duration, Instant};
 
 use crate::envelope::EnvelopeOut;
 use crate::error::{Error, UnsafeReason};
-use crate::filename::{COUNTER_FILE, EventFileName, FileKind, classify, temp_name};
+use crate::filename::{
+    COUNTER_FILE, COUNTER_WITNESS_PREFIX, EventFileName, FileKind, classify,
+    counter_witness as witness, temp_name,
+};
 use crate::sys::{DirFd, euid};
 
 /// How long a writer waits for the counter lock before writing an unordered event.
@@ -91,6 +101,58 @@ pub struct Written {
     /// Something other than a regular file (a symlink, a directory) is where the counter
     /// should be: the event was written unordered.
     pub counter_unusable: bool,
+    /// The counter was behind the event files (set back by a restored backup, or not written
+    /// out before a crash) or at its end, and was repaired before this event took its seq.
+    pub counter_repaired: Option<CounterRepair>,
+}
+
+/// A counter found out of step with the event files, and repaired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CounterRepair {
+    /// The value the counter held.
+    pub was: u64,
+    /// The highest `seq` among the event files, which the counter continues after.
+    pub newest: u64,
+}
+
+/// Events at least this large are written before the counter lock is taken (see
+/// [`EventsDir::write_event`]).
+const EARLY_WRITE_BYTES: usize = 64 << 10;
+
+/// A temp file of this writer, removed when dropped unless it was moved to its final name.
+struct Temp<'d> {
+    dir: &'d DirFd,
+    name: String,
+    file: File,
+    /// Length of the head written, when the whole content is in the file.
+    head_len: Option<usize>,
+    /// Moved to its final name: there is no temp name left to remove.
+    published: bool,
+}
+
+impl Temp<'_> {
+    /// Puts `content` in the file: only its head when the same body is there already behind a
+    /// head of the same length (the seq changed, not its number of digits), else everything.
+    fn fill(&mut self, content: &Content<'_>, body_written: bool) -> io::Result<()> {
+        if body_written && self.head_len == Some(content.head.len()) {
+            return self.file.write_all_at(&content.head, 0);
+        }
+        if self.head_len.take().is_some() {
+            self.file.set_len(0)?;
+            self.file.rewind()?;
+        }
+        write_all_vectored(&mut self.file, &[&content.head, content.body, content.tail])?;
+        self.head_len = Some(content.head.len());
+        Ok(())
+    }
+}
+
+impl Drop for Temp<'_> {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = self.dir.unlink(&self.name);
+        }
+    }
 }
 
 impl EventsDir {
@@ -140,52 +202,107 @@ impl EventsDir {
     }
 
     /// Writes one event file. `render(seq, unordered)` returns the file's content for the
-    /// `seq` allocated; it may be called more than once if a name collides.
+    /// `seq` allocated; it may be called more than once (with a guess first, again when a
+    /// name collides).
+    ///
+    /// See [`EventsDir::write_event_sized`] for large events.
+    ///
+    /// Before taking a seq the counter is checked against its witness (see [`Written`]'s
+    /// `counter_repaired`): a counter behind the files, or at `u64::MAX`, is repaired from the
+    /// directory's files, so that no new event reuses the seq of one present.
     pub fn write_event<'c, C: Into<Content<'c>>>(
         &self,
         pid: u32,
         ts_ns: u64,
         options: &WriteOptions,
+        render: impl FnMut(u64, bool) -> C,
+    ) -> Result<Written, Error> {
+        self.write_event_sized(pid, ts_ns, options, 0, render)
+    }
+
+    /// [`EventsDir::write_event`] for an event of about `size` bytes. A large one (at least
+    /// 64 KiB) is rendered and written to its temp file before the counter lock is taken, with
+    /// the seq the counter suggests; under the lock only its head is written again with the seq
+    /// allocated (the same length unless the seq gains a digit). So the lock is held for
+    /// microseconds whatever the event's size, and concurrent writers of large events do not
+    /// time out into unordered names.
+    pub fn write_event_sized<'c, C: Into<Content<'c>>>(
+        &self,
+        pid: u32,
+        ts_ns: u64,
+        options: &WriteOptions,
+        size: usize,
         mut render: impl FnMut(u64, bool) -> C,
     ) -> Result<Written, Error> {
         let Some(counter) = self.open_counter()? else {
             let seq = self.max_seq()?;
-            let written = self.write_unordered(pid, ts_ns, seq, options, &mut render)?;
+            let written = self.write_unordered(pid, ts_ns, seq, options, &mut render, None)?;
             return Ok(Written { counter_unusable: true, ..written });
+        };
+        let early = if size >= EARLY_WRITE_BYTES {
+            // Read without the lock: only a guess, which costs a rewrite of the head if wrong.
+            let guess = read_counter(&counter).ok().flatten().unwrap_or(0).saturating_add(1);
+            let mut temp = self.create_temp(pid, ts_ns).map_err(|e| self.write_error(e))?;
+            temp.fill(&render(guess, false).into(), false).map_err(|e| self.write_error(e))?;
+            Some(temp)
+        } else {
+            None
         };
         if !lock_bounded(&counter, options.lock_bound, false)? {
             let seq = read_counter(&counter).ok().flatten().unwrap_or(0);
-            return self.write_unordered(pid, ts_ns, seq, options, &mut render);
+            return self.write_unordered(pid, ts_ns, seq, options, &mut render, early);
         }
         // The lock is released when `counter` is dropped, on every path out of here.
+        let mut repaired = None;
         let (mut last, mut recovered) = match read_counter(&counter) {
-            Ok(Some(seq)) => (seq, false),
+            Ok(Some(seq)) => match self.dir.rename(&witness(seq), &witness(seq.wrapping_add(1))) {
+                Ok(()) if seq < u64::MAX => (seq, false),
+                // The witness names another value: the counter was set back, or its last write
+                // was lost (then the files agree with it), or this directory predates
+                // witnesses. Or the counter is at its end.
+                _ => {
+                    let at_least = if seq == u64::MAX { 0 } else { seq };
+                    let newest = self.resync_witness(at_least)?;
+                    if newest > seq || seq == u64::MAX {
+                        repaired = Some(CounterRepair { was: seq, newest });
+                    }
+                    (newest.max(at_least), repaired.is_some())
+                }
+            },
             // A new counter, or one deleted by hand: continue after the files present.
-            Ok(None) => (self.max_seq()?, false),
-            Err(_) => (self.max_seq()?, true),
+            Ok(None) => (self.resync_witness(0)?, false),
+            Err(_) => (self.resync_witness(0)?, true),
         };
+        if last == u64::MAX {
+            // Every seq is taken: written unordered (ordered by time after the last one).
+            drop(counter);
+            let written = self.write_unordered(pid, ts_ns, last, options, &mut render, early)?;
+            return Ok(Written { counter_repaired: repaired, ..written });
+        }
+        let mut temp = early;
         for _ in 0..LINK_ATTEMPTS {
             let seq = last + 1;
             counter
                 .write_all_at(format!("{seq:020}\n").as_bytes(), 0)
                 .map_err(|e| Error::io("write counter", self.path.join(COUNTER_FILE), e))?;
             let name = EventFileName::ordered(seq, pid);
-            match self.publish(&name, &render(seq, false).into(), pid, ts_ns, options) {
+            let content = render(seq, false).into();
+            match self.publish(&name, &content, &mut temp, pid, ts_ns, options) {
                 Ok(()) => {
                     return Ok(Written {
                         name,
                         counter_recovered: recovered,
                         counter_unusable: false,
+                        counter_repaired: repaired,
                     });
                 }
-                // The counter fell behind the files (restored, or lost in a crash): catch up.
+                // The counter fell behind the files and its witness did not show it (both
+                // restored together): catch up.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     recovered = true;
-                    last = self.max_seq()?.max(seq);
+                    last = self.resync_witness(seq)?.max(seq);
                 }
-                Err(e) => {
-                    return Err(Error::io("write event", self.path.join(name.to_string()), e));
-                }
+                Err(e) => return Err(self.write_error(e)),
             }
         }
         Err(Error::io(
@@ -195,6 +312,10 @@ impl EventsDir {
         ))
     }
 
+    fn write_error(&self, e: io::Error) -> Error {
+        Error::io("write event", &self.path, e)
+    }
+
     fn write_unordered<'c, C: Into<Content<'c>>>(
         &self,
         pid: u32,
@@ -202,18 +323,23 @@ impl EventsDir {
         seq: u64,
         options: &WriteOptions,
         render: &mut impl FnMut(u64, bool) -> C,
+        early: Option<Temp<'_>>,
     ) -> Result<Written, Error> {
         let content = render(seq, true).into();
+        let mut temp = early;
         for bump in 0..u64::from(LINK_ATTEMPTS) {
             let name = EventFileName::unordered(seq, ts_ns + bump, pid);
-            match self.publish(&name, &content, pid, ts_ns + bump, options) {
+            match self.publish(&name, &content, &mut temp, pid, ts_ns + bump, options) {
                 Ok(()) => {
-                    return Ok(Written { name, counter_recovered: false, counter_unusable: false });
+                    return Ok(Written {
+                        name,
+                        counter_recovered: false,
+                        counter_unusable: false,
+                        counter_repaired: None,
+                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => {
-                    return Err(Error::io("write event", self.path.join(name.to_string()), e));
-                }
+                Err(e) => return Err(self.write_error(e)),
             }
         }
         Err(Error::io(
@@ -223,42 +349,92 @@ impl EventsDir {
         ))
     }
 
-    /// Writes `content` to a temp file and links it under `name`; the temp name is always
-    /// removed. Fails with `AlreadyExists` when `name` is taken.
-    fn publish(
-        &self,
+    /// Puts `content` in the temp file (`temp`, created if `None`) and links it under
+    /// `name`; the temp file is kept for another attempt only when `name` is taken
+    /// (`AlreadyExists`), and removed otherwise.
+    fn publish<'d>(
+        &'d self,
         name: &EventFileName,
         content: &Content<'_>,
+        temp: &mut Option<Temp<'d>>,
         pid: u32,
         nonce: u64,
         options: &WriteOptions,
     ) -> io::Result<()> {
-        let (temp, mut file) = self.create_temp(pid, nonce)?;
-        let result = (|| {
-            write_all_vectored(&mut file, &[&content.head, content.body, content.tail])?;
+        let body_written = temp.is_some();
+        let file = match temp {
+            Some(file) => file,
+            None => temp.insert(self.create_temp(pid, nonce)?),
+        };
+        let result = (|| -> io::Result<()> {
+            file.fill(content, body_written)?;
             if options.fsync {
-                file.sync_all()?;
+                file.file.sync_all()?;
             }
-            self.dir.link(&temp, &name.to_string())?;
+            self.dir.rename_noreplace(&file.name, &name.to_string())?;
+            file.published = true;
             if options.fsync {
                 self.dir.as_file()?.sync_all()?;
             }
             Ok(())
         })();
-        let _ = self.dir.unlink(&temp);
+        if !matches!(&result, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {
+            *temp = None;
+        }
         result
     }
 
-    fn create_temp(&self, pid: u32, nonce: u64) -> io::Result<(String, File)> {
+    fn create_temp(&self, pid: u32, nonce: u64) -> io::Result<Temp<'_>> {
         let mut attempt = 0u64;
         loop {
             let name = temp_name(pid, nonce.wrapping_add(attempt));
             match self.dir.create_new(&name, 0o600) {
-                Ok(file) => return Ok((name, file)),
+                Ok(file) => {
+                    return Ok(Temp {
+                        dir: &self.dir,
+                        name,
+                        file,
+                        head_len: None,
+                        published: false,
+                    });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Lists the directory (under the counter lock) and returns the highest seq among the
+    /// event files (0 when there are none). The caller continues after it or `at_least`,
+    /// whichever is higher: the witness is made to name the counter's next value.
+    fn resync_witness(&self, at_least: u64) -> Result<u64, Error> {
+        let (newest, witnesses) = self.scan()?;
+        for name in witnesses {
+            let _ = self.dir.unlink(&name);
+        }
+        let next = newest.max(at_least).wrapping_add(1);
+        // Best effort: without a witness the next writer lists the directory again.
+        let _ = self.dir.create_new(&witness(next), 0o600);
+        Ok(newest)
+    }
+
+    fn scan(&self) -> Result<(u64, Vec<String>), Error> {
+        let entries =
+            std::fs::read_dir(&self.path).map_err(|e| Error::io("list dir", &self.path, e))?;
+        let mut max = 0;
+        let mut witnesses = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("list dir", &self.path, e))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            match classify(&name) {
+                FileKind::Event(event) => max = max.max(event.seq),
+                FileKind::Hidden if name.starts_with(COUNTER_WITNESS_PREFIX) => {
+                    witnesses.push(name)
+                }
+                _ => {}
+            }
+        }
+        Ok((max, witnesses))
     }
 
     /// The counter, opened (created if missing); `None` when something that is not a regular
@@ -275,16 +451,7 @@ impl EventsDir {
 
     /// The highest `seq` among the event files present (0 when there are none).
     pub fn max_seq(&self) -> Result<u64, Error> {
-        let entries =
-            std::fs::read_dir(&self.path).map_err(|e| Error::io("list dir", &self.path, e))?;
-        let mut max = 0;
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io("list dir", &self.path, e))?;
-            if let Some(FileKind::Event(name)) = entry.file_name().to_str().map(classify) {
-                max = max.max(name.seq);
-            }
-        }
-        Ok(max)
+        self.scan().map(|(max, _)| max)
     }
 
     /// The highest `seq` that is committed: every ordered event with a `seq` at or below it is

@@ -71,6 +71,48 @@ impl DirFd {
         check(unsafe { libc::linkat(fd, from.as_ptr(), fd, to.as_ptr(), 0) }).map(drop)
     }
 
+    /// Moves `from` to `to` within the directory, failing with `AlreadyExists` rather than
+    /// replace `to`: one `renameat2(RENAME_NOREPLACE)` where the filesystem has it, else a hard
+    /// link and an unlink. Afterwards `from` is gone either way, unless an error is returned.
+    pub(crate) fn rename_noreplace(&self, from: &str, to: &str) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            let (from_c, to_c) = (cstr(from)?, cstr(to)?);
+            let fd = self.0.as_raw_fd();
+            // SAFETY: both names are NUL-terminated and the fd is open; renameat2 takes two
+            // dir fds, two paths and flags.
+            let ret = unsafe {
+                libc::syscall(
+                    libc::SYS_renameat2,
+                    fd,
+                    from_c.as_ptr(),
+                    fd,
+                    to_c.as_ptr(),
+                    libc::RENAME_NOREPLACE,
+                )
+            };
+            if ret == 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            // Not supported by this kernel or filesystem: the portable way below.
+            if !matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP)) {
+                return Err(e);
+            }
+        }
+        self.link(from, to)?;
+        let _ = self.unlink(from);
+        Ok(())
+    }
+
+    /// Renames `from` to `to` within the directory (replacing `to`).
+    pub(crate) fn rename(&self, from: &str, to: &str) -> io::Result<()> {
+        let (from, to) = (cstr(from)?, cstr(to)?);
+        let fd = self.0.as_raw_fd();
+        // SAFETY: both names are NUL-terminated and the fd is open.
+        check(unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) }).map(drop)
+    }
+
     /// Removes a name from the directory.
     pub(crate) fn unlink(&self, name: &str) -> io::Result<()> {
         let name = cstr(name)?;

@@ -22,6 +22,16 @@ pub fn relay() -> PathBuf {
     built("hookline-relay")
 }
 
+/// A copy of the built relay in `dir` (as `cargo install` would put it outside the build
+/// directory, so `hookline install` has no reason to warn that `cargo clean` breaks the hooks).
+pub fn relay_copied_to(dir: &Path) -> PathBuf {
+    let copy = dir.join("hookline-relay");
+    std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::copy(relay(), &copy))
+        .unwrap_or_else(|e| panic!("copying the relay to {}: {e}", copy.display()));
+    copy
+}
+
 /// The built `hookline`. Panics with how to build it when it is missing.
 pub fn hookline() -> PathBuf {
     built("hookline")

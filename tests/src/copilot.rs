@@ -150,7 +150,7 @@ mod tests {
             let native = stem.split('-').next().unwrap();
             let text = fs::read_to_string(std::path::Path::new(FIXTURES).join(&file)).unwrap();
             let payload: Value = serde_json::from_str(&text).unwrap();
-            let envelope = Envelope::built("copilot", Some(native.to_owned()), payload.clone());
+            let envelope = Envelope::built("copilot", Some(native.to_owned()), &payload.clone());
             let source =
                 SourceRef { dir: FIXTURES.into(), seq: 1, file: file.clone(), legacy: false };
             let event = map_envelope(&profiles, &envelope, source);

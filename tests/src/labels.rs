@@ -14,7 +14,7 @@ pub fn canonical_label(event: &Event) -> String {
     let fields: Vec<String> = match &event.kind {
         Kind::SessionStart { source } => text(source).into_iter().collect(),
         Kind::SessionEnd { reason } => text(reason).into_iter().collect(),
-        Kind::TurnStart | Kind::IdlePrompt => Vec::new(),
+        Kind::TurnStart | Kind::IdlePrompt | Kind::Todo => Vec::new(),
         Kind::ToolStart { tool } | Kind::PermissionRequest { tool } => {
             text(tool).into_iter().collect()
         }

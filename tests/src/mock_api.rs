@@ -6,9 +6,11 @@
 //! |---|---|
 //! | last user text asks for a summary of the conversation (compaction) | a short `<summary>` text |
 //! | no tools and an output format asking for a `title` (title side-request) | text `{"title":"mock"}` |
+//! | the turn's prompt contains `SCRIPT:todo` | step by step, one per request: `ToolSearch` for the task tools, `TaskCreate` "First task", `TaskCreate` "Second task", `TaskUpdate` 1 → completed, then text `one of two tasks done` |
 //! | last user message holds a `tool_result` | text `done`, `stop_reason: end_turn` |
 //! | last user text contains `RUNBASH: <cmd>` | a `Bash` `tool_use` running `<cmd>` |
-//! | anything else | text `ok` |
+//! | last user text contains `RUNBG: <cmd>` | a `Bash` `tool_use` running `<cmd>` with `run_in_background: true` |
+//! | anything else (a `<task-notification>` prompt too) | text `ok` |
 //!
 //! `POST /v1/messages` answers with server-sent events when the body says `"stream": true`
 //! (always, for the versions seen) and with one JSON message otherwise. `HEAD /` and `GET /`
@@ -21,6 +23,12 @@ use crate::mock_http::{Answer, MockServer, Request, marked_command};
 
 /// The marker a prompt uses to ask the mock for a Bash tool call: `RUNBASH: <command>`.
 pub const RUNBASH: &str = "RUNBASH: ";
+
+/// The marker for a Bash call run in the background: `RUNBG: <command>`.
+pub const RUNBG: &str = "RUNBG: ";
+
+/// The marker of the task-list script (the task tools need `CLAUDE_CODE_ENABLE_TODO_TOOLS=1`).
+pub const SCRIPT_TODO: &str = "SCRIPT:todo";
 
 /// Starts the mock; `ANTHROPIC_BASE_URL` is its base URL.
 pub fn start() -> std::io::Result<MockServer> {
@@ -54,6 +62,8 @@ pub enum Reply {
     Text(String),
     /// A `Bash` tool call with this command.
     Bash(String),
+    /// A tool call: the tool's name and its input.
+    Tool(&'static str, Value),
 }
 
 impl Reply {
@@ -80,11 +90,19 @@ impl Reply {
         if is_title_request(body) {
             return Reply::Text(json!({"title": "mock"}).to_string());
         }
+        if let Some(step) = script_step(body, SCRIPT_TODO) {
+            return todo_script(step);
+        }
         if blocks.iter().any(|b| b["type"] == "tool_result") {
             return Reply::Text("done".into());
         }
         if let Some(command) = texts.iter().find_map(|t| marked_command(t, RUNBASH)) {
             return Reply::Bash(command);
+        }
+        if let Some(command) = texts.iter().find_map(|t| marked_command(t, RUNBG)) {
+            let input = json!({"command": command, "description": "Run the requested command",
+                               "run_in_background": true});
+            return Reply::Tool("Bash", input);
         }
         Reply::Text("ok".into())
     }
@@ -93,13 +111,23 @@ impl Reply {
         match self {
             Reply::Text(text) => format!("text {:?}", truncate(text, 40)),
             Reply::Bash(command) => format!("Bash {command:?}"),
+            Reply::Tool(name, input) => format!("{name} {}", truncate(&input.to_string(), 60)),
         }
     }
 
     fn stop_reason(&self) -> &'static str {
         match self {
             Reply::Text(_) => "end_turn",
-            Reply::Bash(_) => "tool_use",
+            Reply::Bash(_) | Reply::Tool(..) => "tool_use",
+        }
+    }
+
+    /// The tool call, when the reply is one.
+    fn tool(&self) -> Option<(&str, Value)> {
+        match self {
+            Reply::Text(_) => None,
+            Reply::Bash(command) => Some(("Bash", Reply::tool_input(command))),
+            Reply::Tool(name, input) => Some((name, input.clone())),
         }
     }
 
@@ -109,14 +137,15 @@ impl Reply {
 
     /// The reply as one non-streaming message object.
     pub fn message(&self, model: &str, id: u64) -> Value {
-        let content = match self {
-            Reply::Text(text) => json!([{"type": "text", "text": text}]),
-            Reply::Bash(command) => json!([{
+        let content = match (self, self.tool()) {
+            (Reply::Text(text), _) => json!([{"type": "text", "text": text}]),
+            (_, Some((name, input))) => json!([{
                 "type": "tool_use",
                 "id": tool_use_id(id),
-                "name": "Bash",
-                "input": Reply::tool_input(command),
+                "name": name,
+                "input": input,
             }]),
+            (_, None) => unreachable!("only text has no tool"),
         };
         json!({
             "id": format!("msg_mock_{id:016x}"),
@@ -136,17 +165,15 @@ impl Reply {
         start["content"] = json!([]);
         start["stop_reason"] = Value::Null;
         start["usage"]["output_tokens"] = json!(1);
-        let (block, delta) = match self {
-            Reply::Text(text) => {
+        let (block, delta) = match (self, self.tool()) {
+            (Reply::Text(text), _) => {
                 (json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": text}))
             }
-            Reply::Bash(command) => (
-                json!({"type": "tool_use", "id": tool_use_id(id), "name": "Bash", "input": {}}),
-                json!({
-                    "type": "input_json_delta",
-                    "partial_json": Reply::tool_input(command).to_string(),
-                }),
+            (_, Some((name, input))) => (
+                json!({"type": "tool_use", "id": tool_use_id(id), "name": name, "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": input.to_string()}),
             ),
+            (_, None) => unreachable!("only text has no tool"),
         };
         let events = [
             ("message_start", json!({"type": "message_start", "message": start})),
@@ -170,6 +197,50 @@ impl Reply {
             ("message_stop", json!({"type": "message_stop"})),
         ];
         events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
+    }
+}
+
+/// How far a scripted turn has got: the number of tool calls the assistant made since the
+/// last user prompt that holds `marker` (a prompt, not a tool result); `None` when the turn's
+/// prompt has no such marker.
+fn script_step(body: &Value, marker: &str) -> Option<usize> {
+    let messages = body["messages"].as_array()?;
+    let text_of = |m: &Value| match &m["content"] {
+        Value::String(text) => vec![text.clone()],
+        Value::Array(blocks) => {
+            blocks.iter().filter_map(|b| b["text"].as_str().map(str::to_owned)).collect()
+        }
+        _ => Vec::new(),
+    };
+    let prompt = messages
+        .iter()
+        .rposition(|m| m["role"] == "user" && text_of(m).iter().any(|t| t.contains(marker)))?;
+    let calls = messages[prompt..]
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .filter(|m| {
+            m["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use"))
+        })
+        .count();
+    Some(calls)
+}
+
+/// The task-list script, step by step (as captured from 2.1.332: the task tools are deferred
+/// behind ToolSearch).
+fn todo_script(step: usize) -> Reply {
+    let create = |subject: &str, thing: &str| {
+        json!({"subject": subject, "description": format!("do the {thing} thing"),
+               "activeForm": format!("Doing the {thing} thing")})
+    };
+    match step {
+        0 => Reply::Tool(
+            "ToolSearch",
+            json!({"query": "select:TaskCreate,TaskUpdate,TaskList,TaskGet", "max_results": 10}),
+        ),
+        1 => Reply::Tool("TaskCreate", create("First task", "first")),
+        2 => Reply::Tool("TaskCreate", create("Second task", "second")),
+        3 => Reply::Tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
+        _ => Reply::Text("one of two tasks done".into()),
     }
 }
 
@@ -255,6 +326,49 @@ mod tests {
             {"role": "user", "content": [{"type": "tool_result", "content": "RUNBASH: ls"}]},
         ]});
         assert_eq!(Reply::for_request(&body), Reply::Text("done".into()));
+    }
+
+    #[test]
+    fn the_todo_script_moves_one_tool_call_per_request_and_ends_on_text() {
+        let mut messages = vec![json!({"role": "user", "content": "SCRIPT:todo please"})];
+        let mut names = Vec::new();
+        loop {
+            let body = json!({"messages": messages});
+            match Reply::for_request(&body) {
+                Reply::Text(text) => {
+                    assert_eq!(text, "one of two tasks done");
+                    break;
+                }
+                reply => {
+                    let (name, input) = reply.tool().unwrap();
+                    names.push(name.to_owned());
+                    messages.push(json!({"role": "assistant", "content": [
+                        {"type": "tool_use", "name": name, "input": input}]}));
+                    messages.push(json!({"role": "user", "content": [
+                        {"type": "tool_result", "content": "ok"}]}));
+                }
+            }
+        }
+        assert_eq!(names, ["ToolSearch", "TaskCreate", "TaskCreate", "TaskUpdate"]);
+    }
+
+    #[test]
+    fn a_runbg_prompt_asks_for_a_background_bash_call() {
+        let body = json!({"messages": [{"role": "user", "content": "RUNBG: sleep 6"}]});
+        let (name, input) =
+            Reply::for_request(&body).tool().map(|(n, i)| (n.to_owned(), i)).unwrap();
+        assert_eq!(name, "Bash");
+        assert_eq!(
+            (input["command"].as_str(), input["run_in_background"].as_bool()),
+            (Some("sleep 6"), Some(true))
+        );
+        let done = json!({"messages": [
+            {"role": "user", "content": "RUNBG: sleep 6"},
+            {"role": "assistant", "content": [{"type": "tool_use"}]},
+            {"role": "user", "content": [{"type": "tool_result", "content": "started"}]},
+            {"role": "user", "content": "<task-notification>done</task-notification>"},
+        ]});
+        assert_eq!(Reply::for_request(&done), Reply::Text("ok".into()));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `@ai-sdk/openai-compatible`, with the model fetch, auto-update and default (npm) plugins
 //! off; hookline's plugin
 //! (`profiles/opencode-plugin.js`) is written into the user plugin folder with the built relay's
-//! path, as `hookline install opencode` will.
+//! path by `hookline install opencode`.
 //!
 //! At startup OpenCode installs `@opencode-ai/plugin` into every config folder it reads (an
 //! `npm install` there, about 8 s, before it loads plugins). The suite does that once per
@@ -185,13 +185,19 @@ pub fn config_seed(installed: &Installed) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-/// Writes hookline's plugin, for the built relay, into OpenCode's user plugin folder.
+/// Registers hookline's plugin with `hookline install opencode --relay <built relay>`, as the
+/// other suites register their hooks, and checks that it wrote the plugin, with the built
+/// relay's path, into OpenCode's user plugin folder.
 pub fn install_plugin(session: &AgentSession) -> PathBuf {
-    let dir = config_dir(session).join("plugins");
-    let path = dir.join("hookline.js");
-    fs::create_dir_all(&dir)
-        .and_then(|()| fs::write(&path, plugin_for(&crate::binaries::relay())))
-        .unwrap_or_else(|e| session.fail(&format!("{}: {e}", path.display())));
+    let stdout = session.install_hooks();
+    let path = config_dir(session).join("plugins").join("hookline.js");
+    let written = fs::read_to_string(&path).unwrap_or_else(|e| {
+        session.fail(&format!("hookline install wrote no {}: {e}\n{stdout}", path.display()))
+    });
+    if written != plugin_for(&crate::binaries::relay()) {
+        session
+            .fail(&format!("{} is not the plugin for the built relay:\n{stdout}", path.display()));
+    }
     path
 }
 
@@ -293,7 +299,7 @@ mod tests {
             let text = fs::read_to_string(Path::new(FIXTURES).join(file)).unwrap();
             let payload: Value = serde_json::from_str(&text).unwrap();
             let native = payload["type"].as_str().unwrap();
-            let envelope = Envelope::built("opencode", Some(native.to_owned()), payload.clone());
+            let envelope = Envelope::built("opencode", Some(native.to_owned()), &payload.clone());
             let source =
                 SourceRef { dir: FIXTURES.into(), seq: 1, file: file.into(), legacy: false };
             let event = map_envelope(&profiles, &envelope, source);

@@ -4,7 +4,7 @@
 //!
 //! | path | what |
 //! |---|---|
-//! | `home/` | `HOME`, with `.claude.json` (onboarding done, project trusted, API key approved, low idle threshold) |
+//! | `home/` | `HOME`, with `.claude.json` (onboarding done, project trusted, API key approved, low idle threshold) and the hookline profile overlay that tells the tracker that threshold (`idle-prompt-delay`) |
 //! | `project/` | the working directory; `.claude/settings.json` holds the hook registrations |
 //! | `events/` | `HOOKLINE_EVENTS_DIR` (created by the relay); `events.relay.log` beside it |
 //! | `tmp/` | `TMPDIR` |
@@ -40,6 +40,7 @@ impl Sandbox {
     pub fn new(api_base_url: &str, idle_threshold: Duration, tag: &str) -> Sandbox {
         let sandbox = Sandbox::create();
         sandbox.write_claude_json(idle_threshold);
+        sandbox.write_claude_profile_overlay(idle_threshold);
         let env = sandbox.build_env(api_base_url, tag);
         Sandbox { env, ..sandbox }
     }
@@ -104,6 +105,21 @@ impl Sandbox {
     /// The whole environment the CLI runs with (nothing else is inherited).
     pub fn env(&self) -> &[(String, OsString)] {
         &self.env
+    }
+
+    /// The hookline profile overlay that tells the tracker Claude's idle timer is
+    /// `idle_threshold` (`idle-prompt-delay`), as a user who lowers
+    /// `messageIdleNotifThresholdMs` writes one: `$XDG_CONFIG_HOME/hookline/profiles/claude.toml`.
+    pub fn claude_profile_overlay(&self) -> PathBuf {
+        self.home().join(".config/hookline/profiles/claude.toml")
+    }
+
+    fn write_claude_profile_overlay(&self, idle_threshold: Duration) {
+        let path = self.claude_profile_overlay();
+        let text = format!("idle-prompt-delay = \"{}ms\"\n", idle_threshold.as_millis());
+        fs::create_dir_all(path.parent().expect("a parent"))
+            .and_then(|()| fs::write(&path, text))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
 
     fn write_claude_json(&self, idle_threshold: Duration) {

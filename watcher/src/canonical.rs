@@ -19,6 +19,7 @@ pub const CANONICAL_VERSION: u32 = 1;
 
 /// What happened, with the fields that matter for that kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Kind {
     /// A session started, resumed, was cleared, compacted or forked.
@@ -81,6 +82,14 @@ pub enum Kind {
         /// Wake-ups the session has scheduled (crons, timers).
         #[serde(default)]
         scheduled_wakes: u32,
+        /// The background tasks, item by item, when the CLI lists them (Claude's
+        /// `background_tasks[]`): what a stall decision names.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tasks: Vec<BackgroundTask>,
+        /// The scheduled wakes, item by item, when the CLI lists them (Claude's
+        /// `session_crons[]`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        crons: Vec<Cron>,
     },
     /// The turn ended because of an API error: evidence of a quota or environment fault.
     StopFailure {
@@ -112,6 +121,9 @@ pub enum Kind {
         #[serde(default)]
         agent_type: Option<String>,
     },
+    /// The session's own task list changed (a task hook, e.g. Claude's `TaskCreated`); the
+    /// change itself is the event's [`Event::todo`].
+    Todo,
     /// Any other notification.
     Notification {
         /// The CLI's notification type.
@@ -134,6 +146,113 @@ fn yes() -> bool {
     true
 }
 
+/// A background task a `stop` listed, as the CLI wrote it (every field optional: an item the
+/// CLI writes in another shape keeps what could be read, and says so by what is missing).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct BackgroundTask {
+    /// The task's id.
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Its type, in the CLI's words (`shell`, `monitor`, `subagent`, `workflow`).
+    #[serde(rename = "type", deserialize_with = "lenient_text")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_type: Option<String>,
+    /// Its status (`running`, `completed`, ...).
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// What it is, in the agent's words.
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The command it runs (shell and monitor tasks).
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The subagent's type (subagent tasks).
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
+}
+
+/// A scheduled wake a `stop` listed (Claude's `session_crons[]`; a `ScheduleWakeup` is a
+/// one-shot cron), as the CLI wrote it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct Cron {
+    /// The cron's id.
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Its schedule (`*/5 * * * *`).
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    /// Whether it fires again and again; missing when the CLI did not say.
+    #[serde(deserialize_with = "lenient_bool", skip_serializing_if = "Option::is_none")]
+    pub recurring: Option<bool>,
+    /// The prompt it sends.
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+}
+
+/// A list item's text field: a string, or a number or boolean written out; anything else
+/// reads as missing (an item of another shape is kept, never refused).
+fn lenient_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => Some(s),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    })
+}
+
+/// A list item's boolean: `true`/`false`, or those words; anything else reads as missing.
+fn lenient_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Bool(b) => Some(b),
+        serde_json::Value::String(s) if s == "true" || s == "false" => Some(s == "true"),
+        _ => None,
+    })
+}
+
+/// How an event changes the session's own task list (todo list).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum TodoChange {
+    /// One item, by id, created or changed (`TaskCreated`, `TaskCreate`, `TaskUpdate`,
+    /// `TaskCompleted`). What is missing stays as it was.
+    Item {
+        /// The item's id.
+        id: String,
+        /// Its subject, when the event says it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subject: Option<String>,
+        /// Its new status in the CLI's words, when the event says it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+    },
+    /// The whole list, replacing the one before (`TodoWrite`).
+    List {
+        /// The items, in order.
+        items: Vec<TodoEntry>,
+    },
+}
+
+/// One item of a whole list ([`TodoChange::List`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct TodoEntry {
+    /// Its id, when the CLI gives one (else its position).
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// What it says.
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Its status, in the CLI's words.
+    #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
 /// The type of a kind's field, for validating profiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
@@ -145,6 +264,8 @@ pub enum FieldType {
     Count,
     /// One of a closed set of words.
     OneOf(&'static [&'static str]),
+    /// A list of objects, kept item by item (`as = "items"`).
+    Items,
 }
 
 impl KindName {
@@ -167,6 +288,8 @@ impl KindName {
                 ("last_message", FieldType::Text),
                 ("pending_tasks", FieldType::Count),
                 ("scheduled_wakes", FieldType::Count),
+                ("tasks", FieldType::Items),
+                ("crons", FieldType::Items),
             ],
             KindName::StopFailure => {
                 &[("error", FieldType::OneOf(&FailureKind::WORDS)), ("detail", FieldType::Text)]
@@ -176,6 +299,7 @@ impl KindName {
             }
             KindName::SubagentStart => &[("agent_type", FieldType::Text)],
             KindName::SubagentStop => &[("agent_type", FieldType::Text)],
+            KindName::Todo => &[],
             KindName::Notification => {
                 &[("notification_type", FieldType::Text), ("message", FieldType::Text)]
             }
@@ -201,6 +325,7 @@ impl Kind {
             Kind::Compact { .. } => KindName::Compact,
             Kind::SubagentStart { .. } => KindName::SubagentStart,
             Kind::SubagentStop { .. } => KindName::SubagentStop,
+            Kind::Todo => KindName::Todo,
             Kind::Notification { .. } => KindName::Notification,
             Kind::Unknown { .. } => KindName::Unknown,
         }
@@ -223,8 +348,20 @@ pub struct SessionKey {
     pub tag: Option<String>,
 }
 
+impl SessionKey {
+    /// The session as a person reads it: `<session id> (<cli>, tag <tag>)`.
+    pub fn describe(&self) -> String {
+        let tag = self.tag.as_deref().map(|t| format!(", tag {t}")).unwrap_or_default();
+        match &self.session_id {
+            Some(id) => format!("{id} ({}{tag})", self.cli),
+            None => format!("no session id ({}{tag})", self.cli),
+        }
+    }
+}
+
 /// Where an event came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SourceRef {
     /// The directory the file was read from.
     pub dir: PathBuf,
@@ -239,6 +376,7 @@ pub struct SourceRef {
 
 /// A canonical event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Event {
     /// The canonical vocabulary's version.
     pub v: u32,
@@ -267,6 +405,14 @@ pub struct Event {
     pub ts_ns: u64,
     /// The host CLI's pid, when known.
     pub host_pid: Option<u32>,
+    /// How the event changes the session's own task list, when it does (a task hook, or a
+    /// task tool's call: the profile rule's `todo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub todo: Option<TodoChange>,
+    /// A digest of a `tool_start`'s input (the profile's `fields.tool-input`): two calls of
+    /// one tool with the same digest are the same call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_digest: Option<String>,
     /// The file it came from; `origin` on the wire, because `session_start`'s `source` field
     /// shares the object.
     #[serde(rename = "origin")]
@@ -304,11 +450,18 @@ mod tests {
             Kind::PermissionRequest { tool: None },
             Kind::WaitingForInput { reason: WaitReason::Question, tool: None, message: None },
             Kind::IdlePrompt,
-            Kind::Stop { last_message: None, pending_tasks: 2, scheduled_wakes: 0 },
+            Kind::Stop {
+                last_message: None,
+                pending_tasks: 2,
+                scheduled_wakes: 0,
+                tasks: vec![BackgroundTask { id: Some("b1".into()), ..Default::default() }],
+                crons: vec![Cron { recurring: Some(true), ..Default::default() }],
+            },
             Kind::StopFailure { error: FailureKind::RateLimit, detail: None },
             Kind::Compact { phase: CompactPhase::Post, trigger: Some("manual".into()) },
             Kind::SubagentStart { agent_type: None },
             Kind::SubagentStop { agent_type: None },
+            Kind::Todo,
             Kind::Notification { notification_type: None, message: None },
             Kind::Unknown { reason: Some("no rule".into()) },
         ];
@@ -359,9 +512,21 @@ mod tests {
                 message: Some("m".into()),
             },
             Kind::Compact { phase: CompactPhase::Post, trigger: Some("manual".into()) },
-            Kind::Stop { last_message: Some("done".into()), pending_tasks: 1, scheduled_wakes: 2 },
+            Kind::Stop {
+                last_message: Some("done".into()),
+                pending_tasks: 1,
+                scheduled_wakes: 2,
+                tasks: Vec::new(),
+                crons: Vec::new(),
+            },
+            Kind::Todo,
         ];
         for kind in kinds {
+            let todo = matches!(kind, Kind::Todo).then(|| TodoChange::Item {
+                id: "1".into(),
+                subject: Some("First task".into()),
+                status: Some("pending".into()),
+            });
             let event = Event {
                 v: CANONICAL_VERSION,
                 kind,
@@ -376,6 +541,8 @@ mod tests {
                 rule: "claude.toml#map[0]".into(),
                 ts_ns: 1,
                 host_pid: Some(2),
+                todo,
+                input_digest: Some("0123456789abcdef".into()),
                 source: SourceRef { dir: "/d".into(), seq: 3, file: "f".into(), legacy: false },
             };
             let line = serde_json::to_string(&event).unwrap();

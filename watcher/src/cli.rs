@@ -55,6 +55,15 @@ pub enum Command {
     /// typed), 3 typed but not confirmed (loud; never retried), 2 usage or environment error
     /// (no daemon, no such pane: nothing typed).
     Deliver(DeliverArgs),
+    /// Run the `[[notify]]` rules: a command on each transition a person should hear about
+    /// (a permission dialog, a question, idle, an env fault, ...).
+    Notify(NotifyArgs),
+    /// A live dashboard of every session, those that need a person first (a static table
+    /// when stdout is not a terminal).
+    Top(TopArgs),
+    /// Mark tmux panes with their session's state (`@hookline_state`, `@hookline_detail`) and
+    /// print a summary for `status-right`.
+    Tmux(TmuxArgs),
 }
 
 /// Where the events are.
@@ -131,7 +140,7 @@ pub struct StatusArgs {
 /// `hookline explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// A session id or a tag.
+    /// A session id or tag, or the start of one no other session's begins with.
     pub session: String,
     #[command(flatten)]
     pub source: SourceArgs,
@@ -226,9 +235,9 @@ pub struct PolicyArgs {
 /// `hookline decide`.
 #[derive(Debug, Args)]
 pub struct DecideArgs {
-    /// A session id or a tag.
+    /// A session id or tag, or the start of one no other session's begins with.
     pub session: String,
-    /// input, nudge, crashed, env-fault or escalate.
+    /// input, nudge, crashed, env-fault, escalate or stall.
     pub question: hookline::decide::Question,
     #[command(flatten)]
     pub source: SourceArgs,
@@ -244,6 +253,10 @@ pub struct DecideArgs {
     /// The tmux server's socket [default: tmux's own rules: $TMUX, else its default socket].
     #[arg(long, value_name = "PATH", requires = "tmux")]
     pub tmux_socket: Option<PathBuf>,
+    /// Count a withheld nudge or crashed toward escalate.withheld-in-a-row, as a live
+    /// generation's are (for a caller whose polling is its stall timer).
+    #[arg(long)]
+    pub count: bool,
     /// Print the decision as JSON.
     #[arg(long)]
     pub json: bool,
@@ -320,6 +333,49 @@ pub struct DaemonArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
+}
+
+/// `hookline notify`.
+#[derive(Debug, Args)]
+pub struct NotifyArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// The notifications file [default: $XDG_CONFIG_HOME/hookline/notify.toml or
+    /// ~/.config/hookline/notify.toml].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Check the file, print its rules, and exit.
+    #[arg(long)]
+    pub check: bool,
+    /// Poll the directory instead of using filesystem notifications.
+    #[arg(long)]
+    pub poll: bool,
+}
+
+/// `hookline top`.
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// `hookline tmux`.
+#[derive(Debug, Args)]
+pub struct TmuxArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Keep the marks up to date as events arrive, printing the summary when it changes.
+    #[arg(long)]
+    pub follow: bool,
+    /// The tmux server's socket [default: tmux's own rules: $TMUX, else its default socket].
+    #[arg(long, value_name = "PATH")]
+    pub tmux_socket: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -160,6 +160,28 @@ pub enum Error {
         /// Why.
         why: String,
     },
+    /// An events directory that cannot be read as one.
+    EventsDir {
+        /// The path.
+        path: PathBuf,
+        /// Who named it.
+        from: crate::paths::EventsDirFrom,
+        /// What is wrong with it.
+        problem: crate::paths::EventsDirProblem,
+    },
+    /// A session prefix that more than one session's id or tag begins with.
+    AmbiguousSession {
+        /// The prefix given.
+        query: String,
+        /// The sessions it names, as [`SessionKey::describe`](crate::canonical::SessionKey::describe) writes them.
+        candidates: Vec<String>,
+    },
+    /// A file is where hookline's plugin goes, but it is not hookline's plugin; it was left
+    /// untouched.
+    NotOurPlugin {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -192,6 +214,19 @@ impl Error {
                 "move {} out of the way (or point the link at a regular file), or pass --settings PATH",
                 path.display()
             ),
+            Error::EventsDir { from, problem, .. } => {
+                use crate::paths::EventsDirProblem;
+                match problem {
+                    EventsDirProblem::Relative => format!("give {from} an absolute path"),
+                    _ => format!(
+                        "check the path: it must be the directory the relay writes to (as \
+                         `hookline doctor` shows it), or leave {from} unset for the default"
+                    ),
+                }
+            }
+            Error::AmbiguousSession { .. } => {
+                "give more of the session id or tag (or all of it)".into()
+            }
             Error::HardLinked { path, .. } => format!(
                 "keep one copy and make the other names symlinks to it (ln -sf {} OTHER-NAME), then run again",
                 path.display()
@@ -203,6 +238,10 @@ impl Error {
             Error::SocketInTheWay { path } => {
                 format!("move {} out of the way and start the daemon again", path.display())
             }
+            Error::NotOurPlugin { path } => format!(
+                "move {} away if it is not needed, or install into another file with --settings PATH",
+                path.display()
+            ),
             _ => return None,
         })
     }
@@ -268,6 +307,29 @@ impl fmt::Display for Error {
             Error::NotRegularFile { path, kind } => {
                 write!(f, "{} is {kind}, not a regular file; left untouched", path.display())
             }
+            Error::EventsDir { path, from, problem } => {
+                use crate::paths::EventsDirProblem;
+                let problem = match problem {
+                    EventsDirProblem::Relative => "not an absolute path",
+                    EventsDirProblem::Missing => "no such directory",
+                    EventsDirProblem::NotADirectory => "not a directory",
+                };
+                write!(f, "{from} {}: {problem}", path.display())
+            }
+            Error::AmbiguousSession { query, candidates } => {
+                let list: Vec<String> = candidates.iter().map(|c| format!("{c:?}")).collect();
+                write!(
+                    f,
+                    "{query:?} is the start of {} sessions' ids or tags: {}",
+                    candidates.len(),
+                    list.join(", ")
+                )
+            }
+            Error::NotOurPlugin { path } => write!(
+                f,
+                "{} is not hookline's plugin (its first line differs); left untouched",
+                path.display()
+            ),
             Error::HardLinked { path, links } => write!(
                 f,
                 "{} has {links} hard links; left untouched (an atomic write would split them, and writing in place is not atomic)",
@@ -467,3 +529,26 @@ impl fmt::Display for DocError {
         }
     }
 }
+
+/// A notifications file (`[[notify]]` rules) that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NotifyConfigError {
+    /// The file (or `<text>`).
+    pub file: String,
+    /// The key at fault (`notify[0].run`), when one is.
+    pub key: Option<String>,
+    /// What is wrong, and how to fix it when that is not obvious.
+    pub message: String,
+}
+
+impl fmt::Display for NotifyConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.key {
+            Some(key) => write!(f, "notifications {}: {key}: {}", self.file, self.message),
+            None => write!(f, "notifications {}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for NotifyConfigError {}

@@ -13,8 +13,9 @@
 //! * per-session state with explicit `unknown`, generation, epoch and sequence;
 //! * the decision layer that says what an orchestrator may safely do;
 //! * `install`, `uninstall` and `doctor` for the CLIs' settings files;
-//! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]).
-//! * [`daemon`]: one live authority per events directory on a Unix socket, and its client.
+//! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]);
+//! * [`daemon`]: one live authority per events directory on a Unix socket, and its client;
+//! * notifications on state transitions ([`notify`]) and tmux pane marks ([`pane::marks`]).
 //!
 //! An orchestrator's signal loop, in short: a [`ingest::watch::Watcher`] hands out canonical
 //! events in order, exactly once per durable cursor; a [`state::Tracker`] folds them into
@@ -54,7 +55,7 @@ pub use hookline_relay as format;
 
 mod error;
 
-pub use error::{ClientError, Error};
+pub use error::{ClientError, Error, NotifyConfigError};
 
 pub mod canonical;
 pub mod daemon;
@@ -63,11 +64,15 @@ pub mod deliver;
 mod fsutil;
 pub mod ingest;
 pub mod install;
+pub mod notify;
 pub mod pane;
 pub mod paths;
 pub mod profile;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod serve;
 pub mod state;
+pub mod term;
 #[cfg(test)]
 mod testing;
 pub mod units;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::canonical::{Event, SourceRef};
-use crate::format::envelope::Envelope;
+use crate::format::envelope::RawEnvelope;
 use crate::format::filename::EventFileName;
 use crate::ingest::mapping::map_envelope;
 use crate::profile::Profiles;
@@ -161,7 +161,7 @@ impl<'a> HookCall<'a> {
         } else {
             EventFileName::ordered(seq, 1)
         };
-        let envelope = Envelope {
+        let envelope = RawEnvelope {
             seq,
             seq_unordered: self.unordered,
             ts_ns: at,
@@ -170,10 +170,24 @@ impl<'a> HookCall<'a> {
             ppid: 1,
             host_pid: self.host_pid,
             relay_version: "test".into(),
-            ..Envelope::built(self.cli, native, Value::Object(payload))
+            ..RawEnvelope::built(self.cli, native, &Value::Object(payload))
         };
         let source =
             SourceRef { dir: "/events".into(), seq, file: name.to_string(), legacy: false };
         Some(map_envelope(profiles, &envelope, source))
+    }
+}
+
+/// A bare event of `kind` for session `s1`, at [`T0`], for unit tests.
+#[cfg(test)]
+pub(crate) fn event(kind: crate::canonical::Kind) -> Event {
+    let source =
+        SourceRef { dir: PathBuf::from("/events"), seq: 1, file: "f".into(), legacy: false };
+    Event {
+        kind,
+        cli: "claude".into(),
+        session_id: Some("s1".into()),
+        rule: "test".into(),
+        ..crate::ingest::reader::unreadable(source, String::new(), T0)
     }
 }

@@ -1,6 +1,6 @@
 //! The closed vocabularies every layer shares: canonical kinds, wait reasons, failure kinds,
 //! compaction phases, session states and the reasons behind them, settings dialects, decision
-//! questions, verdicts, actions and signals.
+//! questions, verdicts, actions and signals, and the transitions a notification fires on.
 //!
 //! Each is an enum defined once here, its wire words listed variant by variant at the end of
 //! the file (serde reads and writes the same words, which a test holds): profiles parse into
@@ -83,6 +83,8 @@ pub enum KindName {
     SubagentStart,
     /// A subagent finished.
     SubagentStop,
+    /// The session's own task list changed (a task hook such as Claude's `TaskCreated`).
+    Todo,
     /// Any other notification.
     Notification,
     /// A native event no rule maps, or an unreadable event file.
@@ -91,6 +93,7 @@ pub enum KindName {
 
 /// Why a session waits for its human.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WaitReason {
     /// A permission dialog is open.
@@ -106,6 +109,7 @@ pub enum WaitReason {
 
 /// The class of error that ended a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// Rate limit or usage quota.
@@ -125,6 +129,7 @@ pub enum FailureKind {
 
 /// Before or after compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CompactPhase {
     /// Compaction is about to run.
@@ -136,6 +141,7 @@ pub enum CompactPhase {
 
 /// The session states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StateKind {
     /// Nothing structured says what the session is doing. Loud: never treated as idle.
@@ -254,6 +260,49 @@ pub enum Dialect {
     Copilot,
     /// Cursor's `hooks.json` (flat handlers).
     Cursor,
+    /// OpenCode's plugin folder: OpenCode has no command hooks, so hookline's plugin
+    /// (`profiles/opencode-plugin.js`) is one file of its own there, written whole
+    /// ([`crate::install::plugin`]); no events are registered.
+    OpencodePlugin,
+}
+
+/// What a `[[notify]]` rule fires `on`: a transition into a state (by its detail, for a wait),
+/// a session `unknown` for longer than the rule's `unknown-after`, or a delivery typed but not
+/// confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Trigger {
+    /// Into `waiting_on_human`, whatever the reason.
+    #[serde(rename = "waiting_on_human")]
+    WaitingOnHuman,
+    /// Into `waiting_on_human` for a permission dialog.
+    #[serde(rename = "waiting_on_human.permission")]
+    Permission,
+    /// Into `waiting_on_human` for the agent's question.
+    #[serde(rename = "waiting_on_human.question")]
+    Question,
+    /// Into `waiting_on_human` for an MCP elicitation.
+    #[serde(rename = "waiting_on_human.elicitation")]
+    Elicitation,
+    /// Into `waiting_on_human` for any other reason (detail `other`): a turn the human
+    /// interrupted, or a wait the CLI did not classify.
+    #[serde(rename = "waiting_on_human.interrupted")]
+    Interrupted,
+    /// Into `idle` (explicitly at the input prompt).
+    #[serde(rename = "idle")]
+    Idle,
+    /// Into `env_fault` (a quota, rate limit, billing, auth or provider error).
+    #[serde(rename = "env_fault")]
+    EnvFault,
+    /// Into `ended`.
+    #[serde(rename = "ended")]
+    Ended,
+    /// `unknown` for longer than the rule's `unknown-after`.
+    #[serde(rename = "unknown")]
+    Unknown,
+    /// A delivery typed into a pane and not confirmed by a structured event. Fed by the
+    /// daemon, which runs the deliveries; `hookline notify` alone never sees one.
+    #[serde(rename = "delivery_unconfirmed")]
+    DeliveryUnconfirmed,
 }
 
 /// The decision questions. Each asks whether the orchestrator may go ahead, unattended,
@@ -264,6 +313,7 @@ pub enum Dialect {
 /// caller-evidence table (`decide/evidence.rs`), both of which the compiler asks for; a
 /// test asks for its row in the documentation tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Question {
     /// May I deliver input (type into the session) now? Allowing takes the idle's input
@@ -280,10 +330,17 @@ pub enum Question {
     EnvFault,
     /// May I carry on without a human? Withheld with `escalate` when a human should look.
     Escalate,
+    /// Does this session, at the end of its turn, want a stall nudge? Allowed for a definite
+    /// stall (a livelock) or an open item of its own task list, with the text to send;
+    /// withheld while a wake is pending or the session is not at an explicit idle. It
+    /// authorizes no keystroke and never takes the input slot: ask `nudge` (or take the slot)
+    /// before typing.
+    Stall,
 }
 
 impl Question {
-    /// Every question's word, for people: `input, nudge, crashed, env-fault or escalate`.
+    /// Every question's word, for people: `input, nudge, crashed, env-fault, escalate or
+    /// stall`.
     pub fn listed() -> String {
         let (last, rest) = Question::WORDS.split_last().expect("there are questions");
         format!("{} or {last}", rest.join(", "))
@@ -302,8 +359,32 @@ impl std::str::FromStr for Question {
     }
 }
 
+/// The status of an item of a session's own task list (Claude's `TaskUpdate` / `TodoWrite`
+/// words). A status the CLI writes otherwise is kept as missing: such an item is not open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+    /// Removed from the list.
+    Deleted,
+}
+
+impl TodoStatus {
+    /// Whether an item with this status is still to do.
+    pub fn is_open(self) -> bool {
+        matches!(self, TodoStatus::Pending | TodoStatus::InProgress)
+    }
+}
+
 /// The answer, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Go ahead.
@@ -316,6 +397,7 @@ pub enum Verdict {
 /// order is the one evidence is combined in: caller evidence may move a decision up this
 /// list, never down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// Go ahead (the only action with verdict `allow`).
@@ -335,6 +417,7 @@ pub enum Action {
 /// Which source decided. Sources are ranked (see [`crate::decide::precedence`]): only a
 /// structured event, or for `crashed` a deterministic liveness signal, can allow anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Signal {
     /// An explicit hook event, through the session's state.
@@ -357,7 +440,8 @@ words!(KindName {
     ToolStart = "tool_start", ToolEnd = "tool_end", PermissionRequest = "permission_request",
     WaitingForInput = "waiting_for_input", IdlePrompt = "idle_prompt", Stop = "stop",
     StopFailure = "stop_failure", Compact = "compact", SubagentStart = "subagent_start",
-    SubagentStop = "subagent_stop", Notification = "notification", Unknown = "unknown",
+    SubagentStop = "subagent_stop", Todo = "todo", Notification = "notification",
+    Unknown = "unknown",
 });
 words!(WaitReason {
     Permission = "permission", Question = "question", Elicitation = "elicitation", Other = "other",
@@ -385,15 +469,25 @@ words!(EndWord {
 });
 words!(Dialect {
     Claude = "claude", Codex = "codex", Gemini = "gemini", Copilot = "copilot", Cursor = "cursor",
+    OpencodePlugin = "opencode_plugin",
 });
 words!(Question {
     Input = "input", Nudge = "nudge", Crashed = "crashed", EnvFault = "env-fault",
-    Escalate = "escalate",
+    Escalate = "escalate", Stall = "stall",
+});
+words!(TodoStatus {
+    Pending = "pending", InProgress = "in_progress", Completed = "completed", Deleted = "deleted",
 });
 words!(Verdict { Allow = "allow", Withhold = "withhold" });
 words!(Action {
     Proceed = "proceed", FallBack = "fall_back", Hold = "hold", Pause = "pause",
     Escalate = "escalate",
+});
+words!(Trigger {
+    WaitingOnHuman = "waiting_on_human", Permission = "waiting_on_human.permission",
+    Question = "waiting_on_human.question", Elicitation = "waiting_on_human.elicitation",
+    Interrupted = "waiting_on_human.interrupted", Idle = "idle", EnvFault = "env_fault",
+    Ended = "ended", Unknown = "unknown", DeliveryUnconfirmed = "delivery_unconfirmed",
 });
 words!(Signal {
     StructuredEvent = "structured_event", HostProcess = "host_process", Window = "window",
@@ -423,7 +517,7 @@ mod tests {
         }
         round_trip! {
             KindName, WaitReason, FailureKind, CompactPhase, StateKind, StartWord, EndWord,
-            Dialect, Question, Verdict, Action, Signal
+            Dialect, Question, TodoStatus, Verdict, Action, Signal, Trigger
         }
         for state in StateKind::ALL {
             assert_eq!(StateKind::from_word(state.as_str()), Some(state));
@@ -443,12 +537,12 @@ mod tests {
 
     #[test]
     fn questions_are_listed_for_people_from_the_enum() {
-        assert_eq!(Question::listed(), "input, nudge, crashed, env-fault or escalate");
+        assert_eq!(Question::listed(), "input, nudge, crashed, env-fault, escalate or stall");
         assert_eq!("env_fault".parse::<Question>().unwrap(), Question::EnvFault);
         let e = "idle".parse::<Question>().unwrap_err();
         assert_eq!(
             e,
-            "\"idle\" is not a question: ask input, nudge, crashed, env-fault or escalate"
+            "\"idle\" is not a question: ask input, nudge, crashed, env-fault, escalate or stall"
         );
     }
 }

@@ -71,3 +71,35 @@ fn a_counter_lock_held_too_long_gives_an_unordered_event_not_a_lost_one() {
     assert_eq!(events.last().unwrap().envelope.seq, 2);
     assert!(!events.last().unwrap().envelope.seq_unordered);
 }
+
+#[test]
+fn two_hundred_fifty_six_relays_of_four_mebibytes_at_once_are_all_ordered() {
+    // Each writer used to hold the counter lock while it wrote its whole file: 256 of them at
+    // 4 MiB queued past the lock bound and wrote unordered names. The body is now written
+    // before the lock is taken.
+    let sandbox = Sandbox::new();
+    let bulk = "x".repeat(4 << 20);
+    let payload =
+        format!(r#"{{"hook_event_name":"PostToolUse","session_id":"s","tool_response":"{bulk}"}}"#);
+    let running: Vec<_> =
+        (0..256).map(|_| sandbox.relay().input(payload.clone().into_bytes()).spawn()).collect();
+    for relay in running {
+        relay.wait();
+    }
+    let names: Vec<String> = crate::util::entries(&sandbox.events)
+        .into_iter()
+        .filter(|name| name.ends_with(".json"))
+        .collect();
+    assert_eq!(names.len(), 256);
+    let unordered: Vec<&String> = names.iter().filter(|n| !is_safe_ordered_name(n)).collect();
+    assert!(
+        unordered.is_empty(),
+        "{} unordered: {:?}",
+        unordered.len(),
+        &unordered[..unordered.len().min(3)]
+    );
+    let events_dir = EventsDir::open(&sandbox.events).unwrap();
+    assert_eq!(events_dir.committed_seq(Duration::from_millis(100)).unwrap(), Some(256));
+    assert!(sandbox.temp_files().is_empty());
+    assert!(sandbox.diagnostics().is_empty(), "{:?}", sandbox.diagnostics());
+}

@@ -1,6 +1,6 @@
 //! Where events go, and when the relay does nothing at all.
 
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 
 use crate::util::{Sandbox, events_in, fixture};
 
@@ -82,4 +82,38 @@ fn a_relative_events_dir_is_refused_and_noted_beside_the_default_dir() {
     assert_eq!(records.len(), 1, "{records:?}");
     assert!(records[0].message.contains("HOOKLINE_EVENTS_DIR=events is relative"), "{records:?}");
     assert_eq!(records[0].event.as_deref(), Some("PreToolUse"));
+}
+
+#[test]
+fn a_relative_events_dir_with_no_state_dir_leaves_a_trace_in_the_fallback_log() {
+    // Nowhere beside the default events dir to write to: the note goes to the fallback log.
+    let sandbox = Sandbox::new();
+    sandbox
+        .relay()
+        .env("HOOKLINE_EVENTS_DIR", "events")
+        .input(fixture("claude-code/PreToolUse.json"))
+        .run();
+    sandbox.assert_untouched();
+    let records = sandbox.fallback_records();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert!(records[0].message.contains("HOOKLINE_EVENTS_DIR=events is relative"), "{records:?}");
+    assert!(records[0].message.contains("cannot write"), "{records:?}");
+    assert_eq!(records[0].event.as_deref(), Some("PreToolUse"));
+    let log = sandbox.runtime().join("hookline");
+    assert_eq!(std::fs::metadata(&log).unwrap().mode() & 0o777, 0o700, "owner-only");
+}
+
+#[test]
+fn a_fallback_dir_that_is_a_symlink_or_open_to_others_is_not_used() {
+    let sandbox = Sandbox::new();
+    let elsewhere = sandbox.runtime().join("elsewhere");
+    std::fs::DirBuilder::new().mode(0o700).create(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, sandbox.runtime().join("hookline")).unwrap();
+    sandbox.relay().env("HOOKLINE_EVENTS_DIR", "events").input("{}").run();
+    assert!(std::fs::read_dir(&elsewhere).unwrap().next().is_none(), "not written through");
+    assert!(sandbox.fallback_records().is_empty());
+    std::fs::remove_file(sandbox.runtime().join("hookline")).unwrap();
+    std::fs::DirBuilder::new().mode(0o755).create(sandbox.runtime().join("hookline")).unwrap();
+    sandbox.relay().env("HOOKLINE_EVENTS_DIR", "events").input("{}").run();
+    assert!(sandbox.fallback_records().is_empty(), "a directory others can read is refused");
 }

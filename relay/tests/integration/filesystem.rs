@@ -5,6 +5,7 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
 use hookline_relay::diag::Level;
+use hookline_relay::filename::counter_witness;
 
 use crate::util::{
     NOBODY, Sandbox, entries, fixture, is_root, is_safe_ordered_name, is_safe_unordered_name,
@@ -156,6 +157,8 @@ fn nothing_from_a_payload_or_the_environment_reaches_a_path() {
         "state/hookline".to_owned(),
         "state/hookline/events".to_owned(),
         "state/hookline/events/.seq".to_owned(),
+        // The counter's witness, named after its value.
+        format!("state/hookline/events/{}", counter_witness(events.len() as u64)),
     ];
     expected.extend(events.iter().map(|e| format!("state/hookline/events/{}", e.file)));
     expected.sort();
@@ -289,4 +292,38 @@ fn an_event_that_cannot_shrink_is_not_written_and_the_relay_stays_silent() {
     // An event below the limit is written as usual.
     sandbox.relay().input(fixture("claude-code/PreToolUse.json")).file_size_limit(16 * 1024).run();
     assert!(sandbox.only_event().envelope.dropped.is_empty());
+}
+
+#[test]
+fn a_relay_that_can_write_neither_its_event_nor_its_diagnostics_leaves_a_trace_in_the_fallback_log()
+{
+    let sandbox = Sandbox::new();
+    let parent = sandbox.events.parent().unwrap().to_owned();
+    let relay = if is_root() {
+        std::fs::set_permissions(sandbox.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        mkdir(&sandbox.root().join("state"), 0o755);
+        mkdir(&parent, 0o500);
+        mkdir(&sandbox.events, 0o500);
+        for dir in [&parent, &sandbox.events, &sandbox.runtime().to_owned()] {
+            std::os::unix::fs::chown(dir, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        sandbox.relay().run_as(NOBODY, sandbox.root())
+    } else {
+        mkdir(&parent, 0o700);
+        mkdir(&sandbox.events, 0o500);
+        std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o500)).unwrap();
+        sandbox.relay()
+    };
+    relay.input(fixture("claude-code/PreToolUse.json")).run();
+    assert!(entries(&sandbox.events).is_empty(), "{:?}", entries(&sandbox.events));
+    assert!(sandbox.diagnostics().is_empty());
+    let records = sandbox.fallback_records();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0].level, Level::Error);
+    assert!(records[0].message.contains("cannot open counter"), "{records:?}");
+    assert!(records[0].message.contains("cannot write"), "{records:?}");
+    assert!(records[0].message.contains("events.relay.log"), "{records:?}");
+    for dir in [&parent, &sandbox.events] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
 }

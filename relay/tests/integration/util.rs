@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use hookline_relay::diag;
 use hookline_relay::envelope::Envelope;
-use hookline_relay::filename::{EventFileName, FileKind, classify};
+use hookline_relay::filename::{COUNTER_WITNESS_PREFIX, EventFileName, FileKind, classify};
 
 /// The relay binary under test (the debug build of this package).
 pub const RELAY: &str = env!("CARGO_BIN_EXE_hookline-relay");
@@ -42,6 +42,9 @@ pub fn is_root() -> bool {
 /// is the sandbox root, so a stray relative write would show up in [`Sandbox::all_paths`].
 pub struct Sandbox {
     tmp: tempfile::TempDir,
+    /// `$XDG_RUNTIME_DIR` given to the relay, where its fallback log goes: apart from the
+    /// sandbox root, so that a fallback write is not a stray path.
+    runtime: tempfile::TempDir,
     /// `$HOME` given to the relay.
     pub home: PathBuf,
     /// `$HOOKLINE_EVENTS_DIR` given to the relay.
@@ -54,7 +57,8 @@ impl Sandbox {
         let home = tmp.path().join("home");
         std::fs::create_dir(&home).unwrap();
         let events = tmp.path().join("state/hookline/events");
-        Sandbox { tmp, home, events }
+        let runtime = tempfile::Builder::new().prefix("hookline-relay-run-").tempdir().unwrap();
+        Sandbox { tmp, runtime, home, events }
     }
 
     pub fn root(&self) -> &Path {
@@ -71,12 +75,26 @@ impl Sandbox {
                 ("PATH".into(), "/usr/bin:/bin".into()),
                 ("HOME".into(), self.home.clone().into()),
                 ("HOOKLINE_EVENTS_DIR".into(), self.events.clone().into()),
+                ("XDG_RUNTIME_DIR".into(), self.runtime.path().into()),
             ],
             cwd: self.root().to_owned(),
             stdin: Stdin::Bytes(Vec::new()),
             run_as: None,
             file_size_limit: None,
         }
+    }
+
+    /// The relay's `$XDG_RUNTIME_DIR`.
+    pub fn runtime(&self) -> &Path {
+        self.runtime.path()
+    }
+
+    /// The records of the relay's fallback log (under `$XDG_RUNTIME_DIR`).
+    pub fn fallback_records(&self) -> Vec<diag::Record> {
+        let path = hookline_relay::location::fallback_log_path_from(|key| {
+            (key == "XDG_RUNTIME_DIR").then(|| self.runtime().into())
+        });
+        diag::read(&path)
     }
 
     /// The diagnostics file of the sandbox's events directory.
@@ -160,7 +178,10 @@ pub fn events_in(dir: &Path) -> Vec<Event> {
         match classify(&file) {
             FileKind::Temp => continue,
             FileKind::Hidden => {
-                assert_eq!(file, ".seq", "the only dot file the relay writes is the counter");
+                assert!(
+                    file == ".seq" || file.starts_with(COUNTER_WITNESS_PREFIX),
+                    "the only dot files the relay writes are the counter and its witness: {file}"
+                );
                 continue;
             }
             FileKind::Foreign => panic!("unexpected file {file:?} in {}", dir.display()),

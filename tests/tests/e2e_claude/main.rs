@@ -26,6 +26,7 @@ mod deliver;
 mod headless;
 mod interactive;
 mod settings_warning;
+mod stall;
 
 use hookline_tests::claude_install::{CLAUDE, Installed, PRIMARY_VERSION, Pin};
 use hookline_tests::npm_install;
@@ -71,3 +72,19 @@ macro_rules! scenarios {
 }
 
 scenarios!(primary => Pin::Primary, second => Pin::Second);
+
+/// `stall` at the end of real turns: the stop payload's `background_tasks` and the task hooks
+/// as 2.1.332 sends them (the second pin predates the task tools' ToolSearch shape).
+mod stall_primary {
+    use super::*;
+
+    #[test]
+    fn a_background_command_gates_stall_until_it_ended() {
+        stall::background_task(&installed(Pin::Primary));
+    }
+
+    #[test]
+    fn a_task_list_left_open_allows_stall_quoting_the_item() {
+        stall::open_task(&installed(Pin::Primary));
+    }
+}

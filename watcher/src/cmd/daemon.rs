@@ -7,13 +7,13 @@ use hookline::daemon::Claim;
 use hookline::format::clock::now_ns;
 use hookline::ingest::watch::Mode;
 
-use super::{Outcome, catch_signals, events_dir, serve, stopping};
+use super::{Outcome, Reading, catch_signals, events_dir, serve, stopping, with_fix};
 use crate::cli::DaemonArgs;
 
 pub fn run(args: DaemonArgs) -> Outcome {
     catch_signals();
     // Claimed before the replay, so that a second daemon is refused at once.
-    let claim = Claim::take(&events_dir(&args.source.dir)?).map_err(with_fix)?;
+    let claim = Claim::take(&events_dir(&args.source.dir, Reading::Claiming)?).map_err(with_fix)?;
     let (shared, watcher) = serve::hub(&args.source, &args.policy, Mode::Notify)?;
     let listening = claim.listen().map_err(with_fix)?;
     eprintln!(
@@ -24,12 +24,4 @@ pub fn run(args: DaemonArgs) -> Outcome {
     listening.serve(&shared, watcher, now_ns, serve::tell, &stopping)?;
     eprintln!("hookline: daemon stopped");
     Ok(ExitCode::SUCCESS)
-}
-
-/// The error, with how to fix it when the library says.
-fn with_fix(error: hookline::Error) -> Box<dyn std::error::Error> {
-    match error.fix() {
-        Some(fix) => format!("{error}: {fix}").into(),
-        None => error.into(),
-    }
 }

@@ -13,9 +13,13 @@ use hookline::ingest::reader::Start;
 use hookline::pane;
 use hookline::serve::hub::{PANE_GAP, PANE_SAMPLES};
 use hookline::serve::protocol::TmuxPane;
-use hookline::state::Tracker;
+use hookline::state::{Match, Tracker, View};
+use hookline::term::escape;
 
-use super::{Outcome, ask_daemon, caller_tmux_socket, journal, policy, profiles, reader_config};
+use super::{
+    Outcome, Reading, ask_daemon, caller_tmux_socket, journal, lookup, policy, profiles,
+    reader_config,
+};
 use crate::cli::DecideArgs;
 
 /// Exit code of an allowed verdict.
@@ -38,27 +42,44 @@ pub fn run(args: DecideArgs) -> Outcome {
         socket: args.tmux_socket.clone().or_else(caller_tmux_socket),
     });
     // The daemon reads the pane itself, with the patterns of the session's CLI.
-    let ask = Ask {
+    let ask_about = |session: String| Ask {
         pane: evidence.pane,
         transcript: evidence.transcript,
         window_dead: evidence.window_dead,
         tmux: tmux.clone(),
-        ..Ask::new(&args.session, args.question)
+        ..Ask::new(session, args.question)
     };
-    let decision = match ask_daemon(&args.source, &args.policy, |daemon| daemon.decide(&ask))? {
-        Some(decision) => decision,
+    let live = ask_daemon(&args.source, &args.policy, |daemon| {
+        let session = match daemon_lookup(&daemon.sessions()?, &args.session) {
+            Ok(session) => session,
+            Err(ambiguous) => return Ok(Err(ambiguous)),
+        };
+        daemon.decide(&ask_about(session)).map(Ok)
+    })?;
+    let decision = match live {
+        Some(answer) => answer?,
         None => {
-            let config = reader_config(&args.source, Start::Beginning, profiles.clone())?;
+            let config =
+                reader_config(&args.source, Reading::Once, Start::Beginning, profiles.clone())?;
             let journal = journal(&policy, &config.events_dir);
             let now = hookline::format::clock::now_ns();
             let mut decider = Decider::new(Tracker::new(profiles, now), policy).one_shot();
+            if args.count {
+                decider = decider.counting();
+            }
             if let Some(journal) = journal {
                 decider = decider.with_journal(journal);
             }
             follow::replay(config, |event| {
                 decider.apply(&event);
             })?;
-            let mut ask = ask;
+            // A prefix is asked about under the session's own name; a name that matches
+            // nothing is asked as given, and answered "no structured signal".
+            let session = match lookup(decider.tracker(), &args.session)? {
+                Some(found) if found.by == Match::Prefix => found.name().to_owned(),
+                _ => args.session.clone(),
+            };
+            let mut ask = ask_about(session);
             if let Some(tmux) = ask.tmux.take() {
                 let now = hookline::format::clock::now_ns();
                 let profiles = decider.tracker().profiles();
@@ -99,6 +120,7 @@ fn allow_means(question: Question) -> &'static str {
         Question::Crashed => "the session is over: reclaim or retry it",
         Question::EnvFault => "no env fault stands: carry on (retry, charge attempts) as usual",
         Question::Escalate => "nothing calls for a human: carry on",
+        Question::Stall => "a nudge is wanted: ask nudge, then send the nudge text",
     }
 }
 
@@ -107,11 +129,14 @@ fn print_text(d: &Decision) {
         Action::Proceed => format!("allow ({})", allow_means(d.question)),
         action => format!("withhold ({})", action.as_str()),
     };
-    println!("{} {}: {verdict}", d.question, d.session);
-    println!("  {}", d.reason);
+    println!("{} {}: {verdict}", d.question, escape(&d.session));
+    println!("  {}", escape(&d.reason));
     let state = d.state.map_or("no session".to_owned(), |s| s.as_str().to_owned());
     let age = d.evidence.view.as_ref().map(|v| format!(" for {}", v.age)).unwrap_or_default();
     println!("  signal {}, rule {}, state {state}{age}", d.signal.as_str(), d.rule);
+    if let Some(text) = &d.nudge_text {
+        println!("  nudge text: {text}");
+    }
     if let Some(ms) = d.retry_after_ms {
         println!(
             "  ask again in {}",
@@ -119,6 +144,38 @@ fn print_text(d: &Decision) {
         );
     }
     for hole in &d.evidence.holes {
-        println!("  hole {}: {}", hole.id, hole.description);
+        println!("  hole {}: {}", escape(&hole.id), escape(&hole.description));
+    }
+}
+
+/// SESSION as the daemon knows it: an exact session id or tag as given, else the one session
+/// whose id or tag it begins (a trailing `…`, as `status` clips, ignored), else as given (the
+/// daemon answers "no structured signal"). Several sessions for one prefix is an error listing
+/// them, as [`Tracker::lookup`] gives it for a replayed tracker.
+fn daemon_lookup(views: &[View], query: &str) -> Result<String, String> {
+    let query = query.strip_suffix('…').unwrap_or(query);
+    let names = |v: &View| [v.session_id.clone(), v.tag.clone()];
+    if query.is_empty() || views.iter().flat_map(names).flatten().any(|name| name == query) {
+        return Ok(query.to_owned());
+    }
+    let candidates: Vec<&View> = views
+        .iter()
+        .filter(|v| names(v).iter().flatten().any(|name| name.starts_with(query)))
+        .collect();
+    match candidates.as_slice() {
+        [] => Ok(query.to_owned()),
+        [one] => Ok(one.session_id.clone().or_else(|| one.tag.clone()).unwrap_or_default()),
+        many => Err(format!(
+            "{query:?} is the beginning of {} sessions: {}; give more of the id or tag",
+            many.len(),
+            many.iter()
+                .map(|v| format!(
+                    "{} (tag {})",
+                    v.session_id.as_deref().unwrap_or("-"),
+                    v.tag.as_deref().unwrap_or("-")
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
 }

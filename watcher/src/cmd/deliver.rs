@@ -11,7 +11,7 @@ use hookline::daemon::Client;
 use hookline::deliver::{MAX_TEXT, check_text};
 use hookline::serve::protocol::{DeliverAnswer, DeliverOutcome, DeliverRequest, TmuxPane};
 
-use super::{Outcome, caller_tmux_socket, events_dir};
+use super::{Outcome, Reading, caller_tmux_socket, events_dir};
 use crate::cli::DeliverArgs;
 
 /// Exit code of a usage or environment error: nothing was typed.
@@ -26,7 +26,7 @@ pub fn run(args: &DeliverArgs) -> Outcome {
     if let Err(problem) = check_text(&text) {
         return Ok(fail(&format!("nothing typed: {problem}")));
     }
-    let dir = events_dir(&args.dir)?;
+    let dir = events_dir(&args.dir, Reading::Once)?;
     let mut daemon = match Client::connect(&dir) {
         Ok(daemon) => daemon,
         Err(e) => {

@@ -11,6 +11,7 @@ use hookline::ingest::reader::{Reader, ReaderConfig, Start};
 use hookline::ingest::watch::{WatchOptions, Watcher};
 use hookline::install::find_relay;
 use hookline::state::{InputSlot, StateKind, Tracker, View};
+use hookline::term::escape;
 
 use super::{Outcome, profiles};
 use crate::cli::DemoArgs;
@@ -107,14 +108,14 @@ pub fn run(args: DemoArgs) -> Outcome {
                     InputSlot::Available => ", input slot available",
                     InputSlot::Refused(_) => "",
                 };
-                format!("{}{}{input}", s.state.kind(), detail.unwrap_or_default())
+                format!("{}{}{input}", s.state.kind(), escape(&detail.unwrap_or_default()))
             });
             println!(
                 "{:>4}  {:>6}  {:<31} {:<18} {:<38} {state}",
                 event.source.seq,
                 started.elapsed().as_millis(),
                 step.says,
-                event.native.as_deref().unwrap_or("-"),
+                escape(event.native.as_deref().unwrap_or("-")),
                 describe(&event)
             );
         }
@@ -198,11 +199,40 @@ pub fn describe(event: &Event) -> String {
             notification_type.clone().map(|t| format!("type={t}"))
         }
         Kind::Unknown { reason } => reason.clone(),
-        Kind::TurnStart | Kind::IdlePrompt => None,
+        Kind::TurnStart | Kind::IdlePrompt | Kind::Todo => None,
     };
     let subagent = if event.is_subagent() { " (subagent)" } else { "" };
-    match detail {
+    let line = match detail {
         Some(detail) => format!("{kind} {detail}{subagent}"),
         None => format!("{kind}{subagent}"),
+    };
+    escape(&line).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use hookline::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef};
+
+    #[test]
+    fn a_described_event_reaches_the_terminal_escaped() {
+        let event = Event {
+            v: CANONICAL_VERSION,
+            kind: Kind::ToolStart { tool: Some("Ba\x1b]0;x\x07sh\r\nfake".into()) },
+            cli: "claude".into(),
+            session_id: Some("s1".into()),
+            tag: None,
+            agent_id: None,
+            turn_id: None,
+            cwd: None,
+            transcript_path: None,
+            native: Some("PreToolUse".into()),
+            rule: "claude.toml#map[4]".into(),
+            ts_ns: 1,
+            host_pid: None,
+            todo: None,
+            input_digest: None,
+            source: SourceRef { dir: "/ev".into(), seq: 1, file: "f".into(), legacy: false },
+        };
+        assert_eq!(super::describe(&event), "tool_start tool=Ba\\e]0;x\\ash\\r\\nfake");
     }
 }

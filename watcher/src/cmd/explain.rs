@@ -2,33 +2,35 @@
 
 use std::process::ExitCode;
 
+use hookline::state::View;
+use hookline::term::{escape, widths};
 use hookline::units::rfc3339;
 
-use super::{Outcome, events_dir, journal, policy, profiles, replay};
+use super::{Outcome, Reading, events_dir, journal, lookup, policy, profiles, replay};
 use crate::cli::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> Outcome {
     let tracker = replay(&args.source, &args.policy, usize::MAX)?;
     let now = hookline::format::clock::now_ns();
-    let (Some(session), Some(view)) =
-        (tracker.find(&args.session), tracker.view(&args.session, now))
-    else {
+    let Some(found) = lookup(&tracker, &args.session)? else {
         eprintln!("hookline: no session with id or tag {:?}", args.session);
         return Ok(ExitCode::from(1));
     };
-    let history: Vec<_> = session.history().collect();
+    let view = View::from(&tracker.snapshot_of(found.session, now));
+    let history: Vec<_> = found.session.history().collect();
     // The journal's lines about the session: withheld verdicts and deliveries.
-    let key = tracker.session_key(&args.session);
-    let mut ids = vec![args.session.clone()];
+    let mut ids = vec![args.session.clone(), found.name().to_owned()];
     ids.extend(view.session_id.clone());
     ids.extend(view.tag.clone());
-    let journaled: Vec<_> =
-        journal(&policy(&args.policy, &profiles()?)?, &events_dir(&args.source.dir)?)
-            .map(|j| j.read())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|r| ids.iter().any(|id| r.concerns(id, key.as_deref())))
-            .collect();
+    let journaled: Vec<_> = journal(
+        &policy(&args.policy, &profiles()?)?,
+        &events_dir(&args.source.dir, Reading::Once)?,
+    )
+    .map(|j| j.read())
+    .unwrap_or_default()
+    .into_iter()
+    .filter(|r| ids.iter().any(|id| r.concerns(id, Some(found.key))))
+    .collect();
     if args.json {
         let out = serde_json::json!({ "state": view, "history": history, "journal": journaled });
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -36,35 +38,43 @@ pub fn run(args: ExplainArgs) -> Outcome {
     }
     println!(
         "session {} (cli {}, tag {})",
-        view.session_id.as_deref().unwrap_or("-"),
-        view.cli,
-        view.tag.as_deref().unwrap_or("-")
+        escape(view.session_id.as_deref().unwrap_or("-")),
+        escape(&view.cli),
+        escape(view.tag.as_deref().unwrap_or("-"))
     );
-    for step in history {
-        let e = &step.evidence;
-        let state = step.state.map_or("(no change)".to_owned(), |s| format!("→ {}", s.as_str()));
+    // Every cell that varies in length is padded to its column's longest, so that the
+    // columns line up whatever the state names, event names and seqs.
+    let rows: Vec<[String; 6]> = history
+        .iter()
+        .map(|step| {
+            let e = &step.evidence;
+            [
+                e.seq.to_string(),
+                escape(e.native.as_deref().unwrap_or("-")).into_owned(),
+                escape(&e.kind).into_owned(),
+                step.state.map_or("(no change)".to_owned(), |s| format!("→ {}", s.as_str())),
+                step.epoch.to_string(),
+                format!("rule {} (mapped by {})", e.rule, escape(&e.mapped_by)),
+            ]
+        })
+        .collect();
+    let [seq, native, kind, state, epoch, _] = widths(&rows);
+    for (step, [s, n, k, st, ep, rule]) in history.iter().zip(&rows) {
         println!(
-            "  {}  seq {:>6}  {:<20} {:<20} {:<14} epoch {}  rule {} (mapped by {})",
-            rfc3339(e.ts_ns),
-            e.seq,
-            e.native.as_deref().unwrap_or("-"),
-            e.kind,
-            state,
-            step.epoch,
-            e.rule,
-            e.mapped_by
+            "  {}  seq {s:>seq$}  {n:<native$}  {k:<kind$}  {st:<state$}  epoch {ep:<epoch$}  {rule}",
+            rfc3339(step.evidence.ts_ns),
         );
     }
     println!(
         "now: {} for {}{}; set by {} ({}) under rule {}",
         view.state.as_str(),
         view.age,
-        view.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default(),
-        view.evidence.native.as_deref().unwrap_or("-"),
-        view.evidence.file,
+        view.detail.as_deref().map(|d| format!(" ({})", escape(d))).unwrap_or_default(),
+        escape(view.evidence.native.as_deref().unwrap_or("-")),
+        escape(&view.evidence.file),
         view.evidence.rule
     );
-    println!("input: {}", view.input);
+    println!("input: {}", escape(&view.input));
     if !journaled.is_empty() {
         println!("journal ({} lines):", journaled.len());
     }
@@ -74,13 +84,13 @@ pub fn run(args: ExplainArgs) -> Outcome {
                 "  {}  deliver {:<11} into {} ({} bytes{}{}, {} ms)  rule {}: {}",
                 r.at,
                 d.step.as_str(),
-                d.tmux,
+                escape(&d.tmux),
                 d.bytes,
                 if d.enter_resent { ", Enter resent" } else { "" },
                 d.confirmed_by.map(|s| format!(", confirmed by seq {s}")).unwrap_or_default(),
                 d.elapsed_ms,
-                r.rule,
-                r.reason
+                escape(&r.rule),
+                escape(&r.reason)
             ),
             None => println!(
                 "  {}  {} {} ({})  rule {}: {}",
@@ -88,8 +98,8 @@ pub fn run(args: ExplainArgs) -> Outcome {
                 r.question,
                 r.verdict.as_str(),
                 r.action.as_str(),
-                r.rule,
-                r.reason
+                escape(&r.rule),
+                escape(&r.reason)
             ),
         }
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use hookline::Error;
+use hookline::install::plugin::{self, PluginOp, PluginReport};
 use hookline::install::{self, Installable, Operation, Report, Scaffolding, file::Outcome, record};
 use hookline::profile::{OverlayDirs, Profiles};
 
@@ -165,6 +166,12 @@ pub fn run(args: &InstallArgs) -> CmdOutcome {
         );
     }
     let detected = cli.detect(path_var.as_deref());
+    if let Some(source) = cli.dialect.plugin_source() {
+        println!("{}", cli.version_line(&detected, install::Purpose::Install));
+        let op = PluginOp::Install { relay: &relay };
+        let done = plugin::apply(&path, source, op, args.dry_run).map_err(Box::<Failed>::from)?;
+        return finish_plugin(&cli, &scope, &path, &done, args.dry_run);
+    }
     let wanted = cli.wanted(&relay, &detected);
     let why_not = |event: &str| cli.why_not(event, &detected);
     println!("{}", cli.version_line(&detected, install::Purpose::Install));
@@ -181,6 +188,30 @@ pub fn run(args: &InstallArgs) -> CmdOutcome {
     if !args.dry_run {
         update_record(&cli.profile.name, &scope, &path, Some(report.scaffolding.clone()));
         if report.changed() {
+            for note in &cli.spec.notes {
+                println!("note: {note}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what an install or uninstall of a plugin did and records it (`present`: installed).
+pub fn finish_plugin(
+    cli: &Installable<'_>,
+    scope: &str,
+    path: &Path,
+    done: &PluginReport,
+    dry_run: bool,
+) -> CmdOutcome {
+    let installing = !matches!(done.change, Some(install::Change::Removed { .. }) | None);
+    print_target(&done.report, scope);
+    println!("{done}");
+    print_outcome(&done.report);
+    if !dry_run {
+        let scaffolding = installing.then(|| done.report.scaffolding.clone());
+        update_record(&cli.profile.name, scope, path, scaffolding);
+        if installing && done.report.changed() {
             for note in &cli.spec.notes {
                 println!("note: {note}");
             }

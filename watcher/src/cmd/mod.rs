@@ -7,11 +7,14 @@ mod demo;
 mod doctor;
 mod explain;
 mod install;
+mod notify;
 mod pane;
 mod profiles;
 mod prune;
 mod serve;
 mod status;
+mod tmux;
+mod top;
 mod uninstall;
 mod watch;
 
@@ -46,14 +49,58 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Pane(args) => pane::run(&args),
         Command::Daemon(args) => daemon::run(args),
         Command::Deliver(args) => deliver::run(&args),
+        Command::Notify(args) => notify::run(&args),
+        Command::Top(args) => top::run(&args),
+        Command::Tmux(args) => tmux::run(&args),
     }
 }
 
-/// The events directory: `--events-dir`, else the relay's own resolution.
-fn events_dir(args: &DirArgs) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    match &args.events_dir {
-        Some(dir) => Ok(dir.clone()),
-        None => Ok(hookline::format::location::events_dir()?),
+/// How a command reads the events directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// What is there now, once: a directory named that is not there is an error, since it
+    /// would look exactly like one with no events.
+    Once,
+    /// Following what arrives: a directory not there yet is waited for, and said so once.
+    Following,
+    /// Claiming it (`daemon`): a directory not there yet is created by the command itself.
+    Claiming,
+}
+
+/// The events directory: `--events-dir`, else `$HOOKLINE_EVENTS_DIR`, else the relay's
+/// default; checked as `reading` asks (see [`hookline::paths::check_events_dir`]).
+fn events_dir(args: &DirArgs, reading: Reading) -> Result<PathBuf, Box<dyn std::error::Error>> {
+    use hookline::paths::{self, EventsDirProblem};
+    let (dir, from) = paths::events_dir(args.events_dir.as_deref()).map_err(with_fix)?;
+    match paths::check_events_dir(&dir, from) {
+        Err(hookline::Error::EventsDir { problem: EventsDirProblem::Missing, .. }) | Ok(())
+            if reading == Reading::Following && !dir.exists() =>
+        {
+            eprintln!("hookline: waiting for {} to appear (it does not exist yet)", dir.display());
+        }
+        Err(hookline::Error::EventsDir { problem: EventsDirProblem::Missing, .. })
+            if reading == Reading::Claiming => {}
+        Ok(()) => {}
+        Err(e) => return Err(with_fix(e)),
+    }
+    Ok(dir)
+}
+
+/// The session a SESSION argument names: by its id or tag, else by an unambiguous prefix of
+/// either (see [`hookline::state::Tracker::lookup`]); an ambiguous prefix is an error listing
+/// the candidates.
+fn lookup<'t>(
+    tracker: &'t hookline::state::Tracker,
+    query: &str,
+) -> Result<Option<hookline::state::Found<'t>>, Box<dyn std::error::Error>> {
+    tracker.lookup(query).map_err(with_fix)
+}
+
+/// A library error with its fix, when it has one, on the same line.
+fn with_fix(error: hookline::Error) -> Box<dyn std::error::Error> {
+    match error.fix() {
+        Some(fix) => format!("{error}; {fix}").into(),
+        None => error.into(),
     }
 }
 
@@ -107,10 +154,11 @@ fn is_broken_pipe(error: &std::io::Error) -> bool {
 /// A reader of the events directory (and the legacy directories) the arguments name.
 fn reader_config(
     source: &SourceArgs,
+    reading: Reading,
     start: Start,
     profiles: Profiles,
 ) -> Result<ReaderConfig, Box<dyn std::error::Error>> {
-    let mut config = ReaderConfig::new(events_dir(&source.dir)?, start, profiles);
+    let mut config = ReaderConfig::new(events_dir(&source.dir, reading)?, start, profiles);
     config.legacy_dirs = source.legacy_dirs.clone();
     Ok(config)
 }
@@ -138,7 +186,7 @@ fn replay_with(
     let mut tracker = hookline::state::Tracker::new(profiles.clone(), now)
         .with_history(history)
         .with_stale_windows_over(&policy.stale);
-    follow::replay(reader_config(source, Start::Beginning, profiles)?, |event| {
+    follow::replay(reader_config(source, Reading::Once, Start::Beginning, profiles)?, |event| {
         tracker.apply(&event);
     })?;
     Ok(tracker)
@@ -154,7 +202,7 @@ fn ask_daemon<T>(
     policy_args: &PolicyArgs,
     call: impl FnOnce(&mut Client) -> Result<T, ClientError>,
 ) -> Result<Option<T>, Box<dyn std::error::Error>> {
-    let dir = events_dir(&source.dir)?;
+    let dir = events_dir(&source.dir, Reading::Once)?;
     match Client::connect(&dir).and_then(|mut client| call(&mut client)) {
         Ok(answer) => {
             if policy_args.policy.is_some() || !source.legacy_dirs.is_empty() {
@@ -205,4 +253,100 @@ fn caller_tmux_socket() -> Option<PathBuf> {
     let tmux = std::env::var_os("TMUX")?;
     let socket = tmux.to_str()?.split(',').next()?;
     (!socket.is_empty()).then(|| PathBuf::from(socket))
+}
+
+/// What a live tracker's follow thread says.
+enum Update {
+    /// An event was applied.
+    Event,
+    /// A notice of the follow loop.
+    Notice(FollowNotice),
+    /// The follow loop stopped on an error.
+    Failed(String),
+}
+
+/// A tracker rebuilt from history, then kept current by the follow loop on a thread of its
+/// own, which says on `updates` after each event it applied.
+struct Live {
+    tracker: std::sync::Arc<std::sync::Mutex<hookline::state::Tracker>>,
+    stop: std::sync::Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Live {
+    /// Starts following; each update goes to `updates`, wrapped by `wrap`.
+    fn start<T: Send + 'static>(
+        source: &SourceArgs,
+        policy_args: &PolicyArgs,
+        updates: std::sync::mpsc::Sender<T>,
+        wrap: fn(Update) -> T,
+    ) -> Result<Live, Box<dyn std::error::Error>> {
+        use std::sync::{Arc, Mutex, mpsc};
+
+        use hookline::canonical::Event;
+        use hookline::ingest::follow::{Delivery, Sink, SinkError};
+        use hookline::ingest::watch::{WatchOptions, Watcher};
+
+        struct Feed<T> {
+            tracker: Arc<Mutex<hookline::state::Tracker>>,
+            updates: mpsc::Sender<T>,
+            wrap: fn(Update) -> T,
+        }
+        impl<T> Sink for Feed<T> {
+            fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
+                self.tracker.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
+                Ok(match self.updates.send((self.wrap)(Update::Event)) {
+                    Ok(()) => Delivery::Delivered,
+                    Err(_) => Delivery::Closed,
+                })
+            }
+            fn notice(&mut self, notice: FollowNotice) {
+                let _ = self.updates.send((self.wrap)(Update::Notice(notice)));
+            }
+        }
+
+        let profiles = profiles()?;
+        let policy = policy(policy_args, &profiles)?;
+        let mut tracker =
+            hookline::state::Tracker::new(profiles.clone(), hookline::format::clock::now_ns())
+                .with_stale_windows_over(&policy.stale);
+        let (reader, notices) = follow::replay(
+            reader_config(source, Reading::Following, Start::Beginning, profiles)?,
+            |event| {
+                tracker.apply(&event);
+            },
+        )?;
+        let mut watcher = Watcher::new(reader, WatchOptions::default())?;
+        let tracker = Arc::new(Mutex::new(tracker));
+        for notice in notices {
+            let _ = updates.send(wrap(Update::Notice(notice)));
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let mut feed = Feed { tracker: Arc::clone(&tracker), updates, wrap };
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let stopping = || stop.load(Ordering::Relaxed);
+                if let Err(e) = follow::follow(&mut watcher, &mut feed, None, &stopping) {
+                    let _ = feed.updates.send(wrap(Update::Failed(e.to_string())));
+                }
+            })
+        };
+        Ok(Live { tracker, stop, thread: Some(thread) })
+    }
+
+    /// Every session's snapshot now, most recently active first.
+    fn snapshots(&self) -> Vec<hookline::state::Snapshot> {
+        let tracker = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
+        tracker.snapshots(hookline::format::clock::now_ns())
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }

@@ -7,11 +7,11 @@ use hookline::ingest::cursor;
 use hookline::ingest::retention::{self, RetentionPolicy};
 use hookline::units::parse_duration;
 
-use super::{Outcome, events_dir};
+use super::{Outcome, Reading, events_dir};
 use crate::cli::PruneArgs;
 
 pub fn run(args: PruneArgs) -> Outcome {
-    let dir = events_dir(&args.dir)?;
+    let dir = events_dir(&args.dir, Reading::Once)?;
     let mut policy = RetentionPolicy::default();
     if let Some(age) = &args.max_age {
         policy.max_age = parse_duration(age).map_err(|e| format!("--max-age: {e}"))?;

@@ -16,7 +16,7 @@ use hookline::serve::hub::{Hub, ServeInfo, Shared};
 use hookline::serve::server::{self, Note};
 use hookline::state::Tracker;
 
-use super::{Outcome, journal, policy, profiles, reader_config, report};
+use super::{Outcome, Reading, journal, policy, profiles, reader_config, report};
 use crate::cli::{PolicyArgs, ServeArgs, SourceArgs};
 
 pub fn run(args: ServeArgs) -> Outcome {
@@ -34,11 +34,12 @@ pub(super) fn hub(
 ) -> Result<(Arc<Shared>, Watcher), Box<dyn std::error::Error>> {
     let profiles = profiles()?;
     let policy = policy(policy_args, &profiles)?;
-    let config = reader_config(source, Start::Beginning, profiles.clone())?;
+    let config = reader_config(source, Reading::Following, Start::Beginning, profiles.clone())?;
     let dir = config.events_dir.clone();
-    // The generation starts now: events older than this are history, shown but never
-    // authorizing; only events that arrive while serving can authorize input.
-    let tracker = Tracker::new(profiles, now_ns());
+    // The generation starts now: the events present are history, shown but never
+    // authorizing; only events that arrive while serving can authorize input. Arrival, not
+    // the clock, tells them apart, so a clock stepped back or forward changes nothing.
+    let tracker = Tracker::new(profiles, now_ns()).live_by_arrival();
     let journal = journal(&policy, &dir);
     let journal_path = journal.as_ref().map(|j| j.path().to_owned());
     let mut decider = Decider::new(tracker, policy);
@@ -49,6 +50,7 @@ pub(super) fn hub(
         decider.apply(&event);
     })?;
     report(notices);
+    decider.caught_up();
     let watcher = Watcher::new(reader, WatchOptions { mode, ..WatchOptions::default() })?;
     let info = ServeInfo { events_dir: dir, journal: journal_path };
     Ok((Arc::new(Shared::new(Hub::new(decider, info))), watcher))

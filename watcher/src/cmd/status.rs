@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use hookline::state::{StateKind, View};
+use hookline::term::escape;
 
 use super::{Outcome, ask_daemon, policy, profiles, replay_with};
 use crate::cli::StatusArgs;
@@ -39,31 +40,36 @@ fn print_table(views: &[View], source: &str) {
         println!("no sessions");
         return;
     }
-    println!(
-        "{:<16} {:<7} {:<13} {:<28} {:<24} {:>8}  last event ({source})",
-        "tag", "cli", "session", "cwd", "state", "age"
-    );
-    for v in views {
-        let state = match (v.state, &v.detail) {
+    // Every string from an event is escaped before it is clipped or padded, so that what
+    // the terminal shows is what the widths count.
+    let states: Vec<String> = views
+        .iter()
+        .map(|v| match (v.state, &v.detail) {
             (StateKind::Unknown, _) => "UNKNOWN".to_owned(),
             (StateKind::WaitingOnHuman | StateKind::EnvFault, Some(detail)) => {
-                format!("{} ({detail})", v.state)
+                format!("{} ({})", v.state, escape(detail))
             }
             (state, _) => state.to_string(),
-        };
+        })
+        .collect();
+    let width = states.iter().map(|s| s.chars().count()).max().unwrap_or(0).max(24);
+    println!(
+        "{:<16} {:<7} {:<13} {:<28} {:<width$} {:>8}  last event ({source})",
+        "tag", "cli", "session", "cwd", "state", "age"
+    );
+    for (v, state) in views.iter().zip(states) {
         println!(
-            "{:<16} {:<7} {:<13} {:<28} {:<24} {:>8}  {} → {}",
-            clip(v.tag.as_deref().unwrap_or("-"), 16),
-            clip(&v.cli, 7),
-            clip(v.session_id.as_deref().unwrap_or("-"), 13),
-            clip_left(v.cwd.as_deref().unwrap_or("-"), 28),
-            state,
+            "{:<16} {:<7} {:<13} {:<28} {state:<width$} {:>8}  {} → {}",
+            clip(&escape(v.tag.as_deref().unwrap_or("-")), 16),
+            clip(&escape(&v.cli), 7),
+            clip(&escape(v.session_id.as_deref().unwrap_or("-")), 13),
+            clip_left(&escape(v.cwd.as_deref().unwrap_or("-")), 28),
             v.age,
-            v.last_event.native.as_deref().unwrap_or("-"),
-            v.last_event.kind,
+            escape(v.last_event.native.as_deref().unwrap_or("-")),
+            escape(&v.last_event.kind.to_string()),
         );
         if v.state == StateKind::Unknown {
-            println!("{:>18}{}", "", v.detail.as_deref().unwrap_or_default());
+            println!("{:>18}{}", "", escape(v.detail.as_deref().unwrap_or_default()));
         }
     }
 }

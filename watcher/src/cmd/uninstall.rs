@@ -2,16 +2,24 @@
 
 use std::process::ExitCode;
 
+use hookline::install::plugin::{self, PluginOp};
 use hookline::install::{self, Operation};
 
 use crate::cli::InstallArgs;
 use crate::cmd::Outcome;
-use crate::cmd::install::{Failed, Setup, find_record, print_outcome, print_target, update_record};
+use crate::cmd::install::{
+    Failed, Setup, find_record, finish_plugin, print_outcome, print_target, update_record,
+};
 
 /// Runs `hookline uninstall`.
 pub fn run(args: &InstallArgs) -> Outcome {
     let setup = Setup::load()?;
     let (cli, scope, path) = setup.target(args)?;
+    if let Some(source) = cli.dialect.plugin_source() {
+        let done = plugin::apply(&path, source, PluginOp::Uninstall, args.dry_run)
+            .map_err(Box::<Failed>::from)?;
+        return finish_plugin(&cli, &scope, &path, &done, args.dry_run);
+    }
     let previous = find_record(&cli.profile.name, &path);
     let op = Operation::Uninstall { scaffolding: previous.as_ref().map(|r| &r.scaffolding) };
     let report =

@@ -12,7 +12,9 @@ use hookline::ingest::retention::RetentionPolicy;
 use hookline::ingest::watch::{Mode, WatchOptions, Watcher};
 use hookline::units::parse_duration;
 
-use super::{Outcome, catch_signals, is_broken_pipe, profiles, reader_config, report, stopping};
+use super::{
+    Outcome, Reading, catch_signals, is_broken_pipe, profiles, reader_config, report, stopping,
+};
 use crate::cli::WatchArgs;
 
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
@@ -27,15 +29,26 @@ pub fn run(args: WatchArgs) -> Outcome {
         max_age: parse_duration(&args.retention).map_err(|e| format!("--retention: {e}"))?,
         ..RetentionPolicy::default()
     };
-    let config = reader_config(&args.source, start, profiles()?)?;
+    let reading = if args.no_follow { Reading::Once } else { Reading::Following };
+    let config = reader_config(&args.source, reading, start, profiles()?)?;
     // Only a consumer with a cursor is registered for retention, so only it prunes.
     let prune = args.cursor.is_some().then(|| Prune {
         events_dir: config.events_dir.clone(),
         policy: retention,
         every: PRUNE_EVERY,
     });
-    let mut reader = Reader::open(config)?;
     catch_signals();
+    if args.cursor.is_some() {
+        // A cursor lives in the events directory: opening one would create it, and a
+        // mistyped path would then be followed forever. Wait for the relay to create it.
+        while !config.events_dir.is_dir() {
+            if stopping() {
+                return Ok(ExitCode::SUCCESS);
+            }
+            std::thread::sleep(follow::TICK);
+        }
+    }
+    let mut reader = Reader::open(config)?;
     let mut sink = Ndjson(BufWriter::new(io::stdout().lock()));
     if args.no_follow {
         follow::drain(&mut reader, &mut sink, &stopping)?;

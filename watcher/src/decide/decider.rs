@@ -21,6 +21,7 @@ use super::verdict::{
 
 /// One question about one session, with the caller's evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Ask {
     /// A session id or a tag.
@@ -124,6 +125,8 @@ pub struct Decider {
     probe: Box<dyn HostProbe>,
     memory: HashMap<String, Memory>,
     one_shot: bool,
+    /// Whether its withheld verdicts count toward `escalate.withheld-in-a-row`.
+    counts: bool,
     journal_errors: Vec<String>,
 }
 
@@ -134,6 +137,7 @@ impl std::fmt::Debug for Decider {
             .field("policy", &self.policy)
             .field("journal", &self.journal)
             .field("one_shot", &self.one_shot)
+            .field("counts", &self.counts)
             .finish_non_exhaustive()
     }
 }
@@ -151,25 +155,44 @@ impl Decider {
             probe: Box::new(KillProbe),
             memory: HashMap::new(),
             one_shot: false,
+            counts: true,
             journal_errors: Vec::new(),
         }
     }
 
     /// Marks this decider as a one-shot reader of history: it answers every question but
-    /// never authorizes input or a nudge, even for an event that arrived while it read.
+    /// never authorizes input or a nudge, even for an event that arrived while it read; and
+    /// its withheld verdicts do not count toward `escalate.withheld-in-a-row` (its `nudge` is
+    /// withheld by design), unless [`Decider::counting`] says otherwise.
     pub fn one_shot(mut self) -> Decider {
         self.one_shot = true;
+        self.counts = false;
+        self
+    }
+
+    /// Counts this decider's withheld `nudge` and `crashed` verdicts toward
+    /// `escalate.withheld-in-a-row` even though it is a one-shot: for a caller whose own
+    /// polling is the stall timer (`hookline decide --count`).
+    pub fn counting(mut self) -> Decider {
+        self.counts = true;
         self
     }
 
     /// Appends withheld verdicts to `journal`, and takes the `withheld-in-a-row` streaks it
-    /// already holds into account (so one-shot runs count together).
+    /// already holds into account: those of live generations and of one-shots asked to count
+    /// (see [`Record::counted`]).
     pub fn with_journal(mut self, journal: Journal) -> Decider {
         for record in journal.read() {
             self.count_record(&record);
         }
         self.journal = Some(journal);
         self
+    }
+
+    /// Says that history has been replayed: every event applied from now on is live (see
+    /// [`Tracker::live_by_arrival`]).
+    pub fn caught_up(&mut self) {
+        self.tracker.caught_up();
     }
 
     /// Replaces the host process probe (tests inject one).
@@ -296,7 +319,7 @@ impl Decider {
                         Action::Hold,
                         Signal::StructuredEvent,
                         "input-slot-refused",
-                        refusal.to_string(),
+                        rules::slot_refused(ask.question, &refusal),
                     );
                 }
             }
@@ -305,6 +328,7 @@ impl Decider {
         if let (Some(key), Some(v)) = (&key, &snapshot) {
             let memory = self.memory.entry(key.clone()).or_default();
             match ask.question {
+                _ if !self.counts => {}
                 Question::Nudge | Question::Crashed if withheld => {
                     let count = match memory.streak {
                         Some(s) if s.state == v.state.kind() && s.since_ns == v.since_ns => {
@@ -345,6 +369,7 @@ impl Decider {
             reason: ruling.reason.clone(),
             retry_after_ms: ruling.retry_after_ms,
             slot,
+            nudge_text: ruling.nudge_text.clone().filter(|_| ruling.action == Action::Proceed),
             state: snapshot.as_ref().map(|v| v.state.kind()),
             at_ns: now_ns,
             evidence: DecisionEvidence {
@@ -363,11 +388,17 @@ impl Decider {
                 holes,
                 counters,
                 quota_notice: quota,
+                pending_wakes: match (&snapshot, ask.question) {
+                    (Some(v), Question::Nudge | Question::Stall) => {
+                        rules::pending_wakes(&self.policy, v)
+                    }
+                    _ => Vec::new(),
+                },
                 view: snapshot.as_ref().map(View::from),
             },
         };
         if decision.verdict == Verdict::Withhold {
-            self.record(&Record::of(&decision, key.as_deref()));
+            self.record(&Record::of(&decision, key.as_deref(), self.counts));
         }
         decision
     }
@@ -411,6 +442,7 @@ impl Decider {
                     epoch: view.as_ref().map(|v| v.epoch),
                     generation: view.as_ref().map(|v| v.generation),
                     delivery: None,
+                    counted: self.counts,
                 };
                 self.record(&record);
             }
@@ -429,7 +461,7 @@ impl Decider {
         note: super::journal::DeliveryNote,
     ) {
         let key = self.tracker.session_key(&decision.session);
-        let mut record = Record::of(decision, key.as_deref());
+        let mut record = Record::of(decision, key.as_deref(), false);
         record.rule = rule.to_owned();
         record.reason = reason.to_owned();
         record.ts_ns = crate::format::clock::now_ns();
@@ -455,7 +487,7 @@ impl Decider {
         else {
             return;
         };
-        if !matches!(record.question, Question::Nudge | Question::Crashed) {
+        if !record.counted || !matches!(record.question, Question::Nudge | Question::Crashed) {
             return;
         }
         let memory = self.memory.entry(key.clone()).or_default();

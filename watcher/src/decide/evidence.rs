@@ -11,6 +11,7 @@ use super::verdict::{Action, Question, Signal};
 /// What the caller's pane heuristics see (tmux `capture-pane`, a PTY's screen). Every field
 /// defaults to `false`; unknown fields are refused, so a misspelt flag is not silently lost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct PaneEvidence {
     /// The text looks like the CLI's idle input prompt. Recorded, never acted on: pane text
@@ -48,6 +49,7 @@ impl PaneEvidence {
 /// What the caller reads in the CLI's transcript. Every field defaults to `false`; unknown
 /// fields are refused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct TranscriptEvidence {
     /// The last entry is a tool call without its result, or assistant output still streaming.
@@ -95,61 +97,61 @@ pub(crate) const EFFECTS: &[Effect] = &[
         source: Signal::Transcript,
         field: "turn_in_progress",
         says: "the transcript shows a turn in progress",
-        asks: [H, H, H, N, N],
+        asks: [H, H, H, N, N, H],
     },
     Effect {
         source: Signal::Transcript,
         field: "interrupted",
         says: "the transcript shows the turn interrupted by its human",
-        asks: [H, H, H, N, N],
+        asks: [H, H, H, N, N, H],
     },
     Effect {
         source: Signal::Transcript,
         field: "quota_error",
         says: "the transcript shows a quota, rate-limit or billing error",
-        asks: [P, P, P, P, N],
+        asks: [P, P, P, P, N, P],
     },
     Effect {
         source: Signal::Transcript,
         field: "turn_finished",
         says: "the transcript shows the turn finished",
-        asks: [N, N, N, N, N],
+        asks: [N, N, N, N, N, N],
     },
     Effect {
         source: Signal::Pane,
         field: "text_says_idle",
         says: "the pane text looks idle",
-        asks: [N, N, N, N, N],
+        asks: [N, N, N, N, N, N],
     },
     Effect {
         source: Signal::Pane,
         field: "spinner",
         says: "the pane shows a busy marker",
-        asks: [H, H, H, N, N],
+        asks: [H, H, H, N, N, H],
     },
     Effect {
         source: Signal::Pane,
         field: "dialog",
         says: "the pane shows a dialog waiting for its human",
-        asks: [H, H, H, N, N],
+        asks: [H, H, H, N, N, H],
     },
     Effect {
         source: Signal::Pane,
         field: "login_or_trust",
         says: "the pane shows a login, trust or onboarding screen, which fires no hook",
-        asks: [H, H, H, N, E],
+        asks: [H, H, H, N, E, H],
     },
     Effect {
         source: Signal::Pane,
         field: "quota_text",
         says: "the pane shows a quota, rate-limit or billing message",
-        asks: [P, P, P, P, N],
+        asks: [P, P, P, P, N, P],
     },
     Effect {
         source: Signal::Pane,
         field: "typed_not_submitted",
         says: "the pane shows text typed into the composer and not submitted",
-        asks: [H, H, N, N, N],
+        asks: [H, H, N, N, N, H],
     },
 ];
 

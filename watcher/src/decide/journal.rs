@@ -53,12 +53,20 @@ pub struct Record {
     pub epoch: Option<u64>,
     /// The tracker's generation.
     pub generation: Option<u64>,
+    /// Whether the verdict counts toward `escalate.withheld-in-a-row`: one of a live generation
+    /// (`hookline serve`, the library's [`Decider`](super::Decider)), or of a one-shot the
+    /// caller asked to count (`hookline decide --count`). A one-shot `nudge` is withheld by
+    /// design, so counting it would escalate a healthy session polled from a shell. Lines of
+    /// earlier versions, which lack it, do not count.
+    #[serde(default)]
+    pub counted: bool,
     /// What a delivery did, in a delivery's record (absent in a decision's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<DeliveryNote>,
 }
 
 /// A step of a delivery worth a journal line.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryStep {
@@ -85,6 +93,7 @@ impl DeliveryStep {
 }
 
 /// What a delivery did, in its journal record.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeliveryNote {
     /// The step.
@@ -104,8 +113,8 @@ pub struct DeliveryNote {
 }
 
 impl Record {
-    /// The journal line for a decision.
-    pub fn of(decision: &Decision, key: Option<&str>) -> Record {
+    /// The journal line for a decision; `counted` as [`Record::counted`].
+    pub fn of(decision: &Decision, key: Option<&str>, counted: bool) -> Record {
         let view = decision.evidence.view.as_ref();
         Record {
             ts_ns: decision.at_ns,
@@ -123,6 +132,7 @@ impl Record {
             epoch: view.map(|v| v.epoch),
             generation: view.map(|v| v.generation),
             delivery: None,
+            counted,
         }
     }
 
@@ -199,6 +209,7 @@ mod tests {
             epoch: Some(1),
             generation: Some(7),
             delivery: None,
+            counted: true,
         }
     }
 

@@ -16,10 +16,11 @@
 //! | question | allows (`proceed`) | withholds |
 //! |---|---|---|
 //! | `input` | explicit, fresh, authoritative `idle` of the current generation and epoch whose slot is free (it is taken: deliver once) | `hold` any other state, a replayed or taken idle, a one-shot reader; `pause`/`escalate` an env fault; `fall_back` `unknown` or no events |
-//! | `nudge` | as `input`, and idle for `nudge.min-idle`, no pending background task or wake from the last stop, fewer than `nudge.max-in-a-row` nudges since real input (takes the slot) | `hold` waiting on its human, a running tool, a turn in progress, a pending wake, a session end; `pause`/`escalate` an env fault; `escalate` at the nudge cap; `fall_back` `unknown` |
+//! | `nudge` | as `input`, and idle for `nudge.min-idle`, no pending wake from the last stop (a running task or one-shot wake; not a dev server or a recurring cron), fewer than `nudge.max-in-a-row` nudges since real input (takes the slot) | `hold` waiting on its human, a running tool, a turn in progress, a pending wake, a session end; `pause`/`escalate` an env fault; `escalate` at the nudge cap; `fall_back` `unknown` |
 //! | `crashed` | session end (not `/clear`), host pid dead or reused, window dead (caller) | `hold` waiting on its human (the freshest evidence), any live state; `pause`/`escalate` an env fault; `fall_back` `unknown` or no events |
 //! | `env-fault` | no `stop_failure` or quota notification stands, and the CLI can report them; a transient error after `env-fault.backoff` | `pause` `rate_limit`/`billing`/`auth` and quota notifications, transient errors during the backoff; `escalate` an unclassified error; `fall_back` a CLI that cannot report API errors, `unknown` |
 //! | `escalate` | nothing calls for a human | `escalate` `unknown` for `escalate.unknown-after`, waiting on its human for `escalate.waiting-after`, `escalate.withheld-in-a-row` withheld nudge/crashed verdicts on one state, the nudge cap, an unclassified error |
+//! | `stall` | at the end of a turn, no pending wake (a running task or one-shot wake; not a `stall.services` dev server, not a recurring cron), and a livelock (`stall.livelock-repeats` identical consecutive calls) or an open item of the session's own task list: a nudge is wanted, its text in `nudge_text` (no slot is taken: ask `nudge` before typing) | `hold` not at an explicit idle (waiting on its human, a running tool, a turn in progress, a session end) or a pending wake; `pause`/`escalate` an env fault; `fall_back` `unknown`, no events, or no structural signal either way |
 //!
 //! Signal precedence is documented and enforced in [`precedence`]. The thresholds are in
 //! [`Policy`]; withheld verdicts go to the [`Journal`]. `docs/decide.md` has every rule by
@@ -31,7 +32,8 @@
 //! use std::time::Duration;
 //!
 //! use hookline::decide::{Action, Ask, Decider, Journal, PaneEvidence, Policy, Question};
-//! use hookline::ingest::reader::{Reader, ReaderConfig, Start};
+//! use hookline::ingest::follow;
+//! use hookline::ingest::reader::{ReaderConfig, Start};
 //! use hookline::ingest::watch::{WatchOptions, Watcher};
 //! use hookline::profile::{OverlayDirs, Profiles};
 //! use hookline::state::Tracker;
@@ -41,10 +43,15 @@
 //! let events_dir = hookline::format::location::events_dir()?;
 //! let policy = Policy::default(); // or Policy::load(path)?
 //! let journal = Journal::new(Journal::default_path(&events_dir), policy.journal_max_bytes);
-//! // One generation: events older than now are history, shown but never authorizing.
+//! // One generation: the events present now are history, shown but never authorizing;
+//! // what arrives after is live, whatever the wall clock does.
 //! let tracker = Tracker::new(profiles.clone(), hookline::format::clock::now_ns());
-//! let mut decider = Decider::new(tracker, policy).with_journal(journal);
-//! let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles))?;
+//! let mut decider = Decider::new(tracker.live_by_arrival(), policy).with_journal(journal);
+//! let config = ReaderConfig::new(&events_dir, Start::Beginning, profiles);
+//! let (reader, _notices) = follow::replay(config, |event| {
+//!     decider.apply(&event);
+//! })?;
+//! decider.caught_up();
 //! let mut watcher = Watcher::new(reader, WatchOptions::default())?;
 //! loop {
 //!     while let Some(event) = watcher.next_timeout(Duration::from_millis(200))? {
@@ -96,8 +103,8 @@ pub use evidence::{
 pub use journal::{DeliveryNote, DeliveryStep, Journal, Record};
 pub use policy::{Policy, PolicyError};
 pub use verdict::{
-    Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, Question,
-    QuotaNotice, Ruling, Signal, Verdict,
+    Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, PendingWake,
+    Question, QuotaNotice, Ruling, Signal, Verdict, WakeSource,
 };
 
 #[cfg(test)]

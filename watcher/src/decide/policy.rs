@@ -54,6 +54,13 @@ pub struct Policy {
     /// `env-fault.quota-notice-for`: how long a quota notification counts (while it is still
     /// the session's freshest evidence).
     pub quota_notice_for: Duration,
+    /// `stall.services`: patterns for the commands of long-lived services (dev servers): a
+    /// running background shell task whose command holds one (as a whole word) never wakes
+    /// the session, so it never gates a stall.
+    pub stall_services: Vec<String>,
+    /// `stall.livelock-repeats`: this many identical consecutive tool calls in one turn (same
+    /// tool, same input) are a definite stall.
+    pub livelock_repeats: u32,
     /// `escalate.unknown-after`: escalate a session `unknown` for this long.
     pub escalate_unknown_after: Duration,
     /// `escalate.waiting-after`: escalate a session waiting on its human for this long.
@@ -89,6 +96,29 @@ impl Default for Policy {
                 .map(String::from)
                 .to_vec(),
             quota_notice_for: Duration::from_secs(5 * 3600),
+            stall_services: [
+                "http.server",
+                "npm run dev",
+                "npm start",
+                "yarn dev",
+                "pnpm dev",
+                "bun dev",
+                "vite",
+                "next dev",
+                "webpack serve",
+                "webpack-dev-server",
+                "manage.py runserver",
+                "flask run",
+                "uvicorn",
+                "gunicorn",
+                "rails server",
+                "php -S",
+                "hugo server",
+                "jekyll serve",
+            ]
+            .map(String::from)
+            .to_vec(),
+            livelock_repeats: 5,
             escalate_unknown_after: Duration::from_secs(600),
             escalate_waiting_after: Duration::from_secs(1800),
             escalate_withheld_in_a_row: 10,
@@ -147,6 +177,14 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         path: "env-fault.quota-notice-for",
         doc: "How long a quota notification counts, while no later event has changed the session's state.",
+    },
+    KeyDoc {
+        path: "stall.services",
+        doc: "Long-lived services (dev servers): a running background `shell` task whose command contains one of these, as whole words, never ends, so it never wakes the session and never gates `stall` or `nudge`. Every other running task does.",
+    },
+    KeyDoc {
+        path: "stall.livelock-repeats",
+        doc: "This many identical consecutive tool calls in one turn (the same tool with the same input) are a livelock: `stall` allows a nudge. At least 2.",
     },
     KeyDoc {
         path: "escalate.unknown-after",
@@ -326,6 +364,8 @@ impl Policy {
                     "env-fault.quota-notification-types" => words(&self.quota_notification_types),
                     "env-fault.quota-messages" => words(&self.quota_messages),
                     "env-fault.quota-notice-for" => duration(self.quota_notice_for),
+                    "stall.services" => words(&self.stall_services),
+                    "stall.livelock-repeats" => count(self.livelock_repeats.into()),
                     "escalate.unknown-after" => duration(self.escalate_unknown_after),
                     "escalate.waiting-after" => duration(self.escalate_waiting_after),
                     "escalate.withheld-in-a-row" => count(self.escalate_withheld_in_a_row.into()),
@@ -400,6 +440,21 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// The `stall.services` pattern a command holds as whole words, if any: the command of a
+    /// long-lived service, which never wakes the session.
+    pub fn service_in(&self, command: &str) -> Option<&str> {
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        self.stall_services.iter().map(String::as_str).find(|pattern| {
+            !pattern.is_empty()
+                && command.match_indices(pattern).any(|(at, _)| {
+                    !word(command[..at].chars().next_back())
+                        && !word(command[at + pattern.len()..].chars().next())
+                })
+        })
+    }
+}
+
 impl Serialize for Policy {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
@@ -427,6 +482,46 @@ impl Serialize for Policy {
             map.serialize_entry(&key, &format_duration(window))?;
         }
         map.end()
+    }
+}
+
+/// The schema of the policy as [`Policy`]'s `Serialize` writes it: one member per key of
+/// [`KEYS`], typed as its default is, and one `stale.…` member per window set.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Policy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Policy".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut properties = serde_json::Map::new();
+        for ((path, value), key) in Policy::default().values().into_iter().zip(KEYS) {
+            let kind = match value {
+                None => serde_json::json!({"type": ["string", "null"]}),
+                Some(toml::Value::Integer(_)) => {
+                    serde_json::json!({"type": "integer", "minimum": 0})
+                }
+                Some(toml::Value::Boolean(_)) => serde_json::json!({"type": "boolean"}),
+                Some(toml::Value::Array(_)) => {
+                    serde_json::json!({"type": "array", "items": {"type": "string"}})
+                }
+                Some(_) => serde_json::json!({"type": "string"}),
+            };
+            let mut kind = kind;
+            kind["description"] = key.doc.into();
+            properties.insert(path.to_owned(), kind);
+        }
+        let required: Vec<&str> = KEYS.iter().map(|k| k.path).collect();
+        schemars::json_schema!({
+            "description": "The policy in force: every key of the policy file (docs/policy.md) \
+                            with its value, durations as text; then a `stale.<state>` or \
+                            `stale.<cli>.<state>` member for each staleness window set.",
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "patternProperties": {"^stale\\.": {"type": "string"}},
+            "additionalProperties": false,
+        })
     }
 }
 
@@ -502,7 +597,7 @@ fn near(key: &str, typed: &str) -> bool {
             && edit_distance(&name(key), &name(typed)) <= 2)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
@@ -548,6 +643,7 @@ mod wire {
         pub nudge: Nudge,
         pub crashed: Crashed,
         pub env_fault: EnvFault,
+        pub stall: Stall,
         pub escalate: Escalate,
         pub journal: Journal,
         /// Parsed by hand: its keys are states and CLIs.
@@ -582,6 +678,13 @@ mod wire {
         pub quota_notification_types: Option<Vec<String>>,
         pub quota_messages: Option<Vec<String>>,
         pub quota_notice_for: Option<String>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "kebab-case")]
+    pub(super) struct Stall {
+        pub services: Option<Vec<String>>,
+        pub livelock_repeats: Option<u32>,
     }
 
     #[derive(Debug, Default, Deserialize)]
@@ -636,6 +739,11 @@ mod wire {
                 &self.env_fault.quota_notice_for,
                 &mut p.quota_notice_for,
             )?;
+            set(&self.stall.services, &mut p.stall_services);
+            set(&self.stall.livelock_repeats, &mut p.livelock_repeats);
+            if p.livelock_repeats < 2 {
+                return Err(("stall.livelock-repeats", "must be at least 2".into()));
+            }
             duration(
                 "escalate.unknown-after",
                 &self.escalate.unknown_after,
@@ -820,6 +928,21 @@ keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to 
             assert!(e.to_string().contains(message), "{text}: {e}");
             assert!(e.to_string().starts_with(&format!("policy p.toml: {key}: ")), "{e}");
         }
+    }
+
+    #[test]
+    fn services_match_whole_words_of_the_command() {
+        let p = Policy::default();
+        assert_eq!(p.service_in("python3 -m http.server 8765"), Some("http.server"));
+        assert_eq!(p.service_in("cd web && npm run dev -- --port 3000"), Some("npm run dev"));
+        assert_eq!(p.service_in("npx vite --host"), Some("vite"));
+        assert_eq!(p.service_in("./invite-users.sh"), None);
+        assert_eq!(p.service_in("sleep 20"), None);
+        assert_eq!(p.service_in("npm run develop"), None);
+        let none = Policy::parse("[stall]\nservices = []\n", "p").unwrap();
+        assert_eq!(none.service_in("python3 -m http.server"), None);
+        let e = Policy::parse("[stall]\nlivelock-repeats = 1\n", "p").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("stall.livelock-repeats"));
     }
 
     #[test]

@@ -8,12 +8,14 @@
 
 use crate::canonical::{FailureKind, KindName, WaitReason};
 use crate::profile::Profile;
-use crate::state::{InputSlot, Snapshot, State, StateKind};
+use crate::state::{InputSlot, Refusal, Snapshot, State, StateKind};
 use crate::units::format_duration;
 
 use super::evidence::HostStatus;
 use super::policy::Policy;
-use super::verdict::{Action, Counters, HoleNote, Question, QuotaNotice, Ruling, Signal};
+use super::verdict::{
+    Action, Counters, HoleNote, PendingWake, Question, QuotaNotice, Ruling, Signal, WakeSource,
+};
 
 use Action::{Escalate, FallBack, Hold, Pause, Proceed};
 use Signal::StructuredEvent as Structured;
@@ -43,13 +45,16 @@ pub(crate) fn rule(f: &Facts) -> Ruling {
         Question::Crashed => crashed(f),
         Question::EnvFault => env_fault(f),
         Question::Escalate => escalate(f),
+        Question::Stall => stall(f),
     };
     let ruling = match f.quota {
         // A quota notification that still stands pauses whatever would type into the session
         // or give up on it; a completion signal (session end, dead host) still counts.
         Some(notice)
-            if matches!(f.question, Question::Input | Question::Nudge | Question::Crashed)
-                && ruling.action < Pause
+            if matches!(
+                f.question,
+                Question::Input | Question::Nudge | Question::Crashed | Question::Stall
+            ) && ruling.action < Pause
                 && !(f.question == Question::Crashed && ruling.action == Proceed) =>
         {
             quota_pause(notice)
@@ -57,7 +62,7 @@ pub(crate) fn rule(f: &Facts) -> Ruling {
         _ => ruling,
     };
     if f.one_shot && matches!(f.question, Question::Input | Question::Nudge) {
-        return one_shot(ruling);
+        return one_shot(ruling, f.question);
     }
     ruling
 }
@@ -75,15 +80,26 @@ fn quota_pause(notice: &QuotaNotice) -> Ruling {
     )
 }
 
-/// A one-shot rebuilt its state from history: it never authorizes input, and says why.
-fn one_shot(ruling: Ruling) -> Ruling {
-    const WHY: &str = "a one-shot `hookline decide` rebuilds the state from history and can \
-                       never authorize input: ask `hookline serve` or the library's Decider, \
-                       which hold one live generation";
+/// A one-shot rebuilt its state from history: it never authorizes input or a nudge, and says
+/// why, naming the question asked.
+fn one_shot(ruling: Ruling, question: Question) -> Ruling {
+    let why = format!(
+        "a one-shot `hookline decide` rebuilds the state from history and can never authorize \
+         {}: ask `hookline serve` or the library's Decider, which hold one live generation",
+        what_types(question)
+    );
     match ruling.action {
-        Proceed => Ruling::new(Hold, Structured, "one-shot-never-authorizes-input", WHY),
-        Hold => Ruling { reason: format!("{}; {WHY}", ruling.reason), ..ruling },
+        Proceed => Ruling::new(Hold, Structured, "one-shot-never-authorizes-input", why),
+        Hold => Ruling { reason: format!("{}; {why}", ruling.reason), ..ruling },
         _ => ruling,
+    }
+}
+
+/// What a question that types into the session would type, for its reasons.
+pub(crate) fn what_types(question: Question) -> &'static str {
+    match question {
+        Question::Nudge => "a nudge",
+        _ => "input",
     }
 }
 
@@ -213,9 +229,12 @@ fn fault_for_action(f: &Facts, v: &Snapshot, class: FailureKind) -> Ruling {
         return ruling;
     }
     let why = if f.question == Question::Crashed {
-        "but an env fault is not a crash"
+        "but an env fault is not a crash".to_owned()
     } else {
-        "but the session is not explicitly idle: input waits for an input-ready event"
+        format!(
+            "but the session is not explicitly idle: {} waits for an input-ready event",
+            what_types(f.question)
+        )
     };
     Ruling::new(Hold, Structured, "env-fault-is-not-idle", format!("{}; {why}", ruling.reason))
 }
@@ -263,8 +282,13 @@ fn input(f: &Facts) -> Ruling {
 
 /// At `idle`: allowed only when the tracker offers the slot.
 fn idle_slot(f: &Facts, v: &Snapshot, rule: &str) -> Ruling {
-    if let InputSlot::Refused(_) = &v.input {
-        return Ruling::new(Hold, Structured, "input-slot-refused", v.input.to_string());
+    if let InputSlot::Refused(refusal) = &v.input {
+        return Ruling::new(
+            Hold,
+            Structured,
+            "input-slot-refused",
+            slot_refused(f.question, refusal),
+        );
     }
     let max = f.policy.max_idle_age;
     if !max.is_zero() && u128::from(v.age_ms()) > max.as_millis() {
@@ -292,6 +316,11 @@ fn idle_slot(f: &Facts, v: &Snapshot, rule: &str) -> Ruling {
             v.epoch
         ),
     )
+}
+
+/// Why the input slot a question needs was refused, naming the question.
+pub(crate) fn slot_refused(question: Question, refusal: &Refusal) -> String {
+    format!("no slot for {}: {refusal}", what_types(question))
 }
 
 fn nudge(f: &Facts) -> Ruling {
@@ -336,15 +365,9 @@ fn nudge(f: &Facts) -> Ruling {
         }
         State::Unknown(_) => unknown(v),
         State::Idle => {
-            if v.pending.tasks > 0 || v.pending.wakes > 0 {
-                return held(
-                    "nudge-never-with-pending-wake",
-                    format!(
-                        "the last stop reported {} background task(s) running and {} wake(s) \
-                         scheduled: the session will wake itself",
-                        v.pending.tasks, v.pending.wakes
-                    ),
-                );
+            let wakes = pending_wakes(f.policy, v);
+            if wakes.iter().any(|w| w.gates) {
+                return held("nudge-never-with-pending-wake", pending_reason(&wakes));
             }
             let ruling = idle_slot(f, v, "nudge-at-explicit-idle");
             if ruling.action != Proceed {
@@ -577,4 +600,267 @@ fn escalate(f: &Facts) -> Ruling {
             format!("{} for {}; nothing calls for a human", state.kind(), v.age()),
         ),
     }
+}
+
+/// What the last stop reported pending, item by item, and whether each gates a stall nudge:
+/// a running `shell` task (not a `stall.services` one), a running `monitor` or subagent, a
+/// one-shot cron; and, counted and said so, what the payload cannot tell (a task of another
+/// type or with no status, a cron that does not say whether it recurs, a count with no items).
+pub(crate) fn pending_wakes(policy: &Policy, v: &Snapshot) -> Vec<PendingWake> {
+    use crate::ingest::mapping::FINISHED;
+    let mut wakes = Vec::new();
+    let mut running = 0;
+    for task in &v.pending.background_tasks {
+        let status = task.status.as_deref().map(str::to_ascii_lowercase);
+        if status.as_deref().is_some_and(|s| FINISHED.contains(&s)) {
+            continue;
+        }
+        running += 1;
+        let kind = task.task_type.as_deref();
+        let (gates, why) = match (kind, status.as_deref(), task.command.as_deref()) {
+            (_, None, _) => (true, "its status was missing: counted as pending work".to_owned()),
+            (Some("shell"), Some(_), Some(command)) => match policy.service_in(command) {
+                Some(service) => (
+                    false,
+                    format!(
+                        "`{command}` is a long-lived service (stall.services: {service:?}): it \
+                         never ends, so it never wakes the session"
+                    ),
+                ),
+                None => (true, format!("`{command}` is running: its end wakes the session")),
+            },
+            (Some("shell"), Some(_), None) => {
+                (true, "a shell task with no command is running".to_owned())
+            }
+            (Some("monitor"), Some(_), _) => {
+                (true, "a monitor is running: each of its lines wakes the session".to_owned())
+            }
+            (Some("subagent"), Some(_), _) => {
+                (true, "a background subagent is running: its end wakes the session".to_owned())
+            }
+            (Some(other), Some(status), _) => (
+                true,
+                format!("a task of a type hookline does not know ({other}, {status}): counted"),
+            ),
+            (None, Some(status), _) => {
+                (true, format!("a task whose type is missing ({status}): counted"))
+            }
+        };
+        wakes.push(PendingWake {
+            source: WakeSource::BackgroundTask,
+            id: task.id.clone(),
+            description: task.description.clone(),
+            gates,
+            why,
+        });
+    }
+    // What a count says beyond the items listed: pending, and said so.
+    let counted = |n: u32, what: &str| PendingWake {
+        source: WakeSource::Count,
+        id: None,
+        description: None,
+        gates: true,
+        why: format!("{n} {what} counted but not listed: counted as pending"),
+    };
+    if v.pending.tasks > running {
+        wakes.push(counted(v.pending.tasks - running, "background task(s)"));
+    }
+    for cron in &v.pending.crons {
+        let (gates, why) = match cron.recurring {
+            Some(true) => (
+                false,
+                "a recurring cron is a periodic wake, not a wake for the work in hand".to_owned(),
+            ),
+            Some(false) => (true, "a one-shot scheduled wake: it wakes the session".to_owned()),
+            None => (true, "the cron does not say whether it recurs: counted".to_owned()),
+        };
+        wakes.push(PendingWake {
+            source: WakeSource::Cron,
+            id: cron.id.clone(),
+            description: cron.prompt.clone(),
+            gates,
+            why,
+        });
+    }
+    let listed = v.pending.crons.len() as u32;
+    if v.pending.wakes > listed {
+        wakes.push(counted(v.pending.wakes - listed, "scheduled wake(s)"));
+    }
+    wakes
+}
+
+/// The reason of a withheld nudge or stall: what gates, by id and description.
+fn pending_reason(wakes: &[PendingWake]) -> String {
+    let gating: Vec<&PendingWake> = wakes.iter().filter(|w| w.gates).collect();
+    let tasks = gating.iter().filter(|w| w.source != WakeSource::Cron).count();
+    let crons = gating.len() - tasks;
+    let named: Vec<String> = gating
+        .iter()
+        .map(|w| {
+            let what = match w.source {
+                WakeSource::BackgroundTask => "task",
+                WakeSource::Cron => "cron",
+                WakeSource::Count => "",
+            };
+            match (&w.id, &w.description) {
+                (Some(id), Some(d)) => format!("{what} {id} {d:?}: {}", w.why),
+                (Some(id), None) => format!("{what} {id}: {}", w.why),
+                (None, Some(d)) => format!("{what} {d:?}: {}", w.why),
+                (None, None) if w.source == WakeSource::Count => w.why.clone(),
+                (None, None) => format!("a {what} with no id: {}", w.why),
+            }
+        })
+        .collect();
+    let mut reason = format!(
+        "the last stop reported {tasks} background task(s) and {crons} scheduled wake(s) \
+         pending ({}): the session will wake itself",
+        named.join("; ")
+    );
+    let ignored: Vec<String> = wakes
+        .iter()
+        .filter(|w| !w.gates)
+        .map(|w| format!("{} ({})", w.id.as_deref().unwrap_or("?"), w.why))
+        .collect();
+    if !ignored.is_empty() {
+        reason.push_str(&format!("; not counted: {}", ignored.join("; ")));
+    }
+    reason
+}
+
+/// The last sentence of a message: what a turn that stopped mid-way left dangling
+/// ("Let me look at how X renders."), capped.
+pub(crate) fn last_sentence(message: &str) -> Option<String> {
+    let text = message.trim();
+    let body = text.trim_end_matches(['.', '!', '?', ':', '…']);
+    let start = body
+        .char_indices()
+        .filter(|(i, c)| {
+            matches!(c, '.' | '!' | '?' | '\n')
+                && body[i + c.len_utf8()..].starts_with(char::is_whitespace)
+        })
+        .map(|(i, c)| i + c.len_utf8())
+        .next_back()
+        .or_else(|| body.rfind('\n').map(|i| i + 1))
+        .unwrap_or(0);
+    let sentence = text[start..].trim();
+    if sentence.is_empty() {
+        return None;
+    }
+    let mut sentence = sentence.to_owned();
+    if sentence.len() > 300 {
+        let mut end = 300;
+        while !sentence.is_char_boundary(end) {
+            end -= 1;
+        }
+        sentence.truncate(end);
+        sentence.push('…');
+    }
+    Some(sentence)
+}
+
+/// `stall`, asked at the end of a turn: is a nudge wanted? In this order: not at an explicit
+/// idle → withhold; `unknown` or no events → fall back; a pending wake → withhold; a livelock →
+/// allow; an open item of its own task list → allow; otherwise fall back. It authorizes no
+/// keystroke (the later `nudge` or delivery does), so it reads replayed history as a live
+/// generation does, takes no slot and does not wait for `nudge.min-idle`.
+fn stall(f: &Facts) -> Ruling {
+    let Some(v) = f.snapshot else { return no_session(f) };
+    let held = |rule: &str, reason: String| Ruling::new(Hold, Structured, rule, reason);
+    match &v.state {
+        State::WaitingOnHuman(reason) => {
+            return held(
+                "stall-never-while-waiting-on-human",
+                format!(
+                    "waiting on its human ({reason}) for {}: it is not stalled, its human is \
+                     asked",
+                    v.age()
+                ),
+            );
+        }
+        State::ChildCommand { tool } => {
+            return held(
+                "stall-never-while-child-command",
+                format!(
+                    "a tool is running ({}) for {}: the turn has not ended",
+                    tool.as_deref().unwrap_or("?"),
+                    v.age()
+                ),
+            );
+        }
+        State::Active => {
+            return held(
+                "stall-never-during-a-turn",
+                format!("a turn is in progress ({} since the last state change)", v.age()),
+            );
+        }
+        State::EnvFault(class) => return fault_for_action(f, v, *class),
+        State::Ended(reason) => {
+            return held(
+                "stall-never-after-session-end",
+                format!("the session ended ({})", reason.as_ref().map_or("?", |r| r.as_str())),
+            );
+        }
+        State::Unknown(_) => return unknown(v),
+        State::Idle => {}
+    }
+    let wakes = pending_wakes(f.policy, v);
+    if wakes.iter().any(|w| w.gates) {
+        return held("stall-withheld-pending-wake", pending_reason(&wakes));
+    }
+    if let Some(run) = v.repeated_call.as_ref().filter(|r| r.count >= f.policy.livelock_repeats) {
+        let tool = run.tool.as_deref().unwrap_or("a tool");
+        return Ruling::new(
+            Proceed,
+            Structured,
+            "stall-livelock",
+            format!(
+                "the turn ended after {} identical consecutive calls of {tool} (same input; \
+                 stall.livelock-repeats = {}): a livelock, a definite stall",
+                run.count, f.policy.livelock_repeats
+            ),
+        )
+        .nudge_text(format!(
+            "You called {tool} {} times in a row with the same input, and nothing changed. Stop \
+             repeating it: say what is blocking you, then try a different approach.",
+            run.count
+        ));
+    }
+    if let Some(item) = v.open_todos.first() {
+        let subject = item.subject.clone().unwrap_or_else(|| format!("task {}", item.id));
+        let status = item.status.map_or("?", |s| s.as_str());
+        let more = match v.open_todos.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        let dangling = v.last_message.as_deref().and_then(last_sentence);
+        let text = match &dangling {
+            Some(said) => format!(
+                "You ended your turn on {said:?} while {subject:?} is still {status} on your task \
+                 list{more}. Please carry on with it, or mark it completed if it is done."
+            ),
+            None => format!(
+                "{subject:?} is still {status} on your task list{more}. Please carry on with it, \
+                 or mark it completed if it is done."
+            ),
+        };
+        return Ruling::new(
+            Proceed,
+            Structured,
+            "stall-open-todo-item",
+            format!(
+                "the turn ended with {} open item(s) on the session's own task list: task {} \
+                 {subject:?} is {status}",
+                v.open_todos.len(),
+                item.id
+            ),
+        )
+        .nudge_text(text);
+    }
+    Ruling::new(
+        FallBack,
+        Signal::None,
+        "stall-no-structural-signal",
+        "the turn ended with no pending wake, no livelock and no open item on its task list: \
+         no structural signal either way; let the classifier or your own behaviour decide",
+    )
 }

@@ -108,6 +108,12 @@ struct Want {
     quota_notice: Option<bool>,
     /// Whether the caller's evidence changed the answer.
     caller_applied: Option<bool>,
+    /// A substring of the decision's `nudge_text`; `""`: there is none.
+    nudge_text: Option<String>,
+    /// The ids of the pending wakes that gate, exactly (`"count"` for a counted one).
+    gates: Option<Vec<String>>,
+    /// The subjects of the open items the view carries, exactly.
+    open_todos: Option<Vec<String>>,
 }
 
 fn stories_dir() -> PathBuf {
@@ -255,6 +261,30 @@ fn check(here: &str, d: &Decision, want: &Want) {
     if let Some(v) = want.caller_applied {
         assert_eq!(d.evidence.caller.iter().any(|f| f.applied), v, "{here}: caller\n{show}");
     }
+    match want.nudge_text.as_deref() {
+        Some("") => assert_eq!(d.nudge_text, None, "{here}: nudge_text\n{show}"),
+        Some(v) => assert!(
+            d.nudge_text.as_deref().is_some_and(|t| t.contains(v)),
+            "{here}: nudge_text lacks {v:?}\n{show}"
+        ),
+        None => {}
+    }
+    if let Some(ids) = &want.gates {
+        let gating: Vec<String> = d
+            .evidence
+            .pending_wakes
+            .iter()
+            .filter(|w| w.gates)
+            .map(|w| w.id.clone().unwrap_or_else(|| "count".into()))
+            .collect();
+        assert_eq!(&gating, ids, "{here}: gating wakes\n{show}");
+    }
+    if let Some(subjects) = &want.open_todos {
+        let view = d.evidence.view.as_ref().expect("a view");
+        let open: Vec<String> =
+            view.open_todos.iter().map(|i| i.subject.clone().unwrap_or_default()).collect();
+        assert_eq!(&open, subjects, "{here}: open todos\n{show}");
+    }
     // Whatever the story checks, the invariant holds.
     assert_invariant(here, d);
 }
@@ -288,6 +318,14 @@ fn assert_invariant(here: &str, d: &Decision) {
             assert_eq!(view.state, StateKind::Idle, "{here}\n{}", show());
             assert!(view.authoritative && view.fresh, "{here}\n{}", show());
             assert!(d.slot.is_some(), "{here}: input allowed without its slot\n{}", show());
+        }
+        Question::Stall => {
+            // A stall allow authorizes no keystroke: no slot, a text to send, at an idle.
+            let view = d.evidence.view.as_ref().expect("stall allowed without a session");
+            assert_eq!(d.signal, Signal::StructuredEvent, "{here}\n{}", show());
+            assert_eq!(view.state, StateKind::Idle, "{here}\n{}", show());
+            assert!(d.slot.is_none(), "{here}: stall took the slot\n{}", show());
+            assert!(d.nudge_text.is_some(), "{here}: stall allowed with no text\n{}", show());
         }
         Question::Crashed => {}
         Question::EnvFault | Question::Escalate => {
@@ -519,6 +557,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("fall_back", "no-structured-signal"),
             ("fall_back", "no-structured-signal"),
             ("fall_back", "no-structured-signal"),
+            ("fall_back", "no-structured-signal"),
         ],
     ),
     (
@@ -529,6 +568,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("fall_back", "unknown-state"),
             ("fall_back", "unknown-state"),
             ("proceed", "unknown-not-yet-too-long"),
+            ("fall_back", "unknown-state"),
         ],
     ),
     (
@@ -539,6 +579,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("fall_back", "unknown-state"),
             ("fall_back", "unknown-state"),
             ("proceed", "unknown-not-yet-too-long"),
+            ("fall_back", "unknown-state"),
         ],
     ),
     (
@@ -549,6 +590,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("fall_back", "unknown-state"),
             ("fall_back", "unknown-state"),
             ("escalate", "unknown-too-long"),
+            ("fall_back", "unknown-state"),
         ],
     ),
     (
@@ -559,6 +601,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "no-completion-signal"),
             ("proceed", "no-env-fault-evidence"),
             ("proceed", "nothing-to-escalate"),
+            ("hold", "stall-never-during-a-turn"),
         ],
     ),
     (
@@ -569,6 +612,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "no-completion-signal"),
             ("proceed", "no-env-fault-evidence"),
             ("proceed", "nothing-to-escalate"),
+            ("hold", "stall-never-while-child-command"),
         ],
     ),
     (
@@ -579,6 +623,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "never-crashed-while-waiting-on-human"),
             ("proceed", "no-env-fault-evidence"),
             ("proceed", "nothing-to-escalate"),
+            ("hold", "stall-never-while-waiting-on-human"),
         ],
     ),
     (
@@ -589,6 +634,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "never-crashed-while-waiting-on-human"),
             ("proceed", "no-env-fault-evidence"),
             ("escalate", "waiting-on-human-too-long"),
+            ("hold", "stall-never-while-waiting-on-human"),
         ],
     ),
     (
@@ -599,6 +645,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "no-completion-signal"),
             ("proceed", "no-env-fault-evidence"),
             ("proceed", "nothing-to-escalate"),
+            ("fall_back", "stall-no-structural-signal"),
         ],
     ),
     (
@@ -609,6 +656,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "no-completion-signal"),
             ("proceed", "no-env-fault-evidence"),
             ("proceed", "nothing-to-escalate"),
+            ("fall_back", "stall-no-structural-signal"),
         ],
     ),
     (
@@ -619,6 +667,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "no-completion-signal"),
             ("proceed", "no-env-fault-evidence"),
             ("proceed", "nothing-to-escalate"),
+            ("fall_back", "stall-no-structural-signal"),
         ],
     ),
     (
@@ -629,6 +678,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "no-completion-signal"),
             ("proceed", "no-env-fault-evidence"),
             ("proceed", "nothing-to-escalate"),
+            ("hold", "stall-withheld-pending-wake"),
         ],
     ),
     (
@@ -639,6 +689,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("pause", "env-fault-pause"),
             ("pause", "env-fault-pause"),
             ("proceed", "nothing-to-escalate"),
+            ("pause", "env-fault-pause"),
         ],
     ),
     (
@@ -649,6 +700,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("pause", "env-fault-backoff"),
             ("pause", "env-fault-backoff"),
             ("proceed", "nothing-to-escalate"),
+            ("pause", "env-fault-backoff"),
         ],
     ),
     (
@@ -659,11 +711,13 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "env-fault-is-not-idle"),
             ("proceed", "env-fault-backoff-over"),
             ("proceed", "nothing-to-escalate"),
+            ("hold", "env-fault-is-not-idle"),
         ],
     ),
     (
         "env-fault-unclassified",
         [
+            ("escalate", "env-fault-unclassified"),
             ("escalate", "env-fault-unclassified"),
             ("escalate", "env-fault-unclassified"),
             ("escalate", "env-fault-unclassified"),
@@ -679,6 +733,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("proceed", "session-ended"),
             ("proceed", "no-env-fault-evidence"),
             ("proceed", "nothing-to-escalate"),
+            ("hold", "stall-never-after-session-end"),
         ],
     ),
     (
@@ -689,6 +744,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "no-completion-signal"),
             ("proceed", "no-env-fault-evidence"),
             ("proceed", "nothing-to-escalate"),
+            ("hold", "stall-never-during-a-turn"),
         ],
     ),
     (
@@ -699,6 +755,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("hold", "no-completion-signal"),
             ("fall_back", "cli-reports-no-env-fault"),
             ("proceed", "nothing-to-escalate"),
+            ("fall_back", "stall-no-structural-signal"),
         ],
     ),
     (
@@ -709,6 +766,7 @@ const MATRIX: &[(&str, [(&str, &str); Question::COUNT])] = &[
             ("fall_back", "unknown-state"),
             ("fall_back", "cli-reports-no-env-fault"),
             ("proceed", "unknown-not-yet-too-long"),
+            ("fall_back", "unknown-state"),
         ],
     ),
 ];
@@ -971,8 +1029,14 @@ fn the_journal_holds_every_withheld_verdict_and_seeds_the_streak() {
     assert!(records.iter().all(|r| r.rule == "nudge-never-while-waiting-on-human"));
     assert_eq!(records[0].key.as_deref(), Some("claude:s1"));
     // A new decider (a one-shot run, a restarted serve) over the same history counts on.
+    // A one-shot's own withheld verdicts count only when the caller asks (`decide --count`).
     let (fresh, now) = scenario(s);
     let mut fresh = fresh.one_shot().with_journal(journal.clone());
+    let d = fresh.decide(&Ask::new("s1", Question::Crashed), now);
+    assert_eq!(d.evidence.counters.withheld_in_a_row, 3, "read, not counted on");
+    assert!(!journal.read().last().unwrap().counted);
+    let (fresh, now) = scenario(s);
+    let mut fresh = fresh.one_shot().counting().with_journal(journal.clone());
     let d = fresh.decide(&Ask::new("s1", Question::Crashed), now);
     assert_eq!(d.evidence.counters.withheld_in_a_row, 4);
     let policy = Policy { escalate_withheld_in_a_row: 4, ..Policy::default() };
@@ -981,6 +1045,63 @@ fn the_journal_holds_every_withheld_verdict_and_seeds_the_streak() {
     let d = fresh.decide(&Ask::new("s1", Question::Escalate), now);
     assert_eq!((d.action, d.rule.as_str()), (Action::Escalate, "withheld-in-a-row"));
     assert_eq!(journal.read().last().unwrap().question, Question::Escalate);
+}
+
+#[test]
+fn every_withheld_stall_is_journaled_and_an_allowed_one_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = Journal::new(tmp.path().join("events.decisions.ndjson"), 1 << 20);
+    let s = SCENARIOS.iter().find(|s| s.name == "idle-with-background-task").unwrap();
+    let (decider, now) = scenario(s);
+    let mut decider = decider.with_journal(journal.clone());
+    let d = decider.decide(&Ask::new("s1", Question::Stall), now);
+    assert_eq!((d.action, d.rule.as_str()), (Action::Hold, "stall-withheld-pending-wake"));
+    let idle = SCENARIOS.iter().find(|s| s.name == "idle").unwrap();
+    let (decider, now) = scenario(idle);
+    let mut decider = decider.with_journal(journal.clone());
+    assert_eq!(decider.decide(&Ask::new("s1", Question::Stall), now).action, Action::FallBack);
+    let records = journal.read();
+    let rules: Vec<(Question, &str)> =
+        records.iter().map(|r| (r.question, r.rule.as_str())).collect();
+    assert_eq!(
+        rules,
+        [
+            (Question::Stall, "stall-withheld-pending-wake"),
+            (Question::Stall, "stall-no-structural-signal")
+        ]
+    );
+    // An allowed stall (an open item) is not journaled, and takes no slot: input still can.
+    let open = Scenario {
+        name: "open-item",
+        cli: "claude",
+        steps: &[
+            ("0s", "UserPromptSubmit.json", ""),
+            ("1s", "TaskCreated.json", ""),
+            ("2s", "Stop-after-tasks.json", ""),
+        ],
+        generation_start: "0s",
+        ask_at: "1m",
+    };
+    let (decider, now) = scenario(&open);
+    let mut decider = decider.with_journal(journal.clone());
+    let d = decider.decide(&Ask::new("s1", Question::Stall), now);
+    assert!(d.allowed() && d.slot.is_none() && d.nudge_text.is_some(), "{}", d.reason);
+    assert_eq!(journal.read().len(), 2);
+    assert!(decider.decide(&Ask::new("s1", Question::Input), now).slot.is_some());
+}
+
+#[test]
+fn the_last_sentence_is_what_a_turn_left_dangling() {
+    let cases = [
+        ("Let me look at how X renders.", Some("Let me look at how X renders.")),
+        ("Fixed the parser. Now let me check the tests!", Some("Now let me check the tests!")),
+        ("Done: 3 files changed.\n\nNext I will run the build", Some("Next I will run the build")),
+        ("version 2.1.332 is out", Some("version 2.1.332 is out")),
+        ("   ", None),
+    ];
+    for (message, want) in cases {
+        assert_eq!(rules::last_sentence(message).as_deref(), want, "{message:?}");
+    }
 }
 
 #[test]
@@ -1196,4 +1317,25 @@ fn every_decision_reads_on_the_wire_as_committed() {
         }
     }
     crate::testing::assert_recorded("tests/decide/decisions.ndjson", &wire);
+}
+
+#[test]
+fn a_reason_speaks_of_the_question_asked() {
+    // A nudge withheld must not read as if input had been asked, live or one-shot.
+    let policy = Policy::default();
+    for s in SCENARIOS {
+        let events = scenario_events(s);
+        for one_shot in [false, true] {
+            let (decider, now) = replay(s, &events, &policy);
+            let mut decider = if one_shot { decider.one_shot() } else { decider };
+            let d = decider.decide(&Ask::new("s1", Question::Nudge), now);
+            let here = format!("{} (one-shot {one_shot}): {}", s.name, d.reason);
+            for other in ["authorize input", "input waits", "slot for input"] {
+                assert!(!d.reason.contains(other), "{here}");
+            }
+            if d.rule == "one-shot-never-authorizes-input" || d.rule == "input-slot-refused" {
+                assert!(d.reason.contains("a nudge"), "{here}");
+            }
+        }
+    }
 }

@@ -25,6 +25,7 @@ impl Signal {
 
 /// One step of the reasoning: an action, the rule that chose it, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Ruling {
     /// What to do.
     pub action: Action,
@@ -37,6 +38,9 @@ pub struct Ruling {
     /// When asking again could change the answer (a backoff, a grace period), in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// With an allowed `stall`: the nudge to send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nudge_text: Option<String>,
 }
 
 impl Ruling {
@@ -52,7 +56,13 @@ impl Ruling {
             rule: rule.to_owned(),
             reason: reason.into(),
             retry_after_ms: None,
+            nudge_text: None,
         }
+    }
+
+    pub(crate) fn nudge_text(mut self, text: String) -> Ruling {
+        self.nudge_text = Some(text);
+        self
     }
 
     pub(crate) fn retry_after(mut self, ms: u64) -> Ruling {
@@ -63,6 +73,7 @@ impl Ruling {
 
 /// A piece of caller evidence and what it did to the decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Finding {
     /// `transcript` or `pane`.
     pub source: Signal,
@@ -76,6 +87,7 @@ pub struct Finding {
 
 /// The host process check behind a `crashed` decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HostCheck {
     /// The pid the host CLI reported.
     pub pid: u32,
@@ -87,6 +99,7 @@ pub struct HostCheck {
 
 /// Counters the decision used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Counters {
     /// Withheld `nudge`/`crashed` verdicts in a row for this session's current state.
     pub withheld_in_a_row: u32,
@@ -94,8 +107,39 @@ pub struct Counters {
     pub nudges_in_a_row: u32,
 }
 
+/// Where a pending wake comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum WakeSource {
+    /// An item of the stop's background tasks.
+    BackgroundTask,
+    /// An item of the stop's scheduled wakes (crons).
+    Cron,
+    /// Counted by the stop but not listed item by item.
+    Count,
+}
+
+/// A background task or scheduled wake the last stop reported, and whether it gates a stall
+/// nudge (the session will wake itself for it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PendingWake {
+    /// A task, a cron, or what a count says.
+    pub source: WakeSource,
+    /// The item's id, when it has one.
+    pub id: Option<String>,
+    /// Its description (a task's), or its prompt (a cron's).
+    pub description: Option<String>,
+    /// Whether it gates: the session wakes itself when it ends or fires.
+    pub gates: bool,
+    /// Why it gates or not, for people.
+    pub why: String,
+}
+
 /// A profile hole that bears on the decision: a state the CLI can be in without telling.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HoleNote {
     /// The hole's id in the profile.
     pub id: String,
@@ -105,6 +149,7 @@ pub struct HoleNote {
 
 /// The evidence behind a decision.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DecisionEvidence {
     /// The session as the tracker sees it (state, since, age, generation, epoch, seq, the event
     /// that set the state, the last event); `None` when no event was ever seen for it.
@@ -126,10 +171,15 @@ pub struct DecisionEvidence {
     /// The quota notification that counts as env-fault evidence, when one does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quota_notice: Option<QuotaNotice>,
+    /// For `nudge` and `stall`: what the last stop reported pending, item by item, and which
+    /// of it gates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_wakes: Vec<PendingWake>,
 }
 
 /// A notification that reported a quota.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QuotaNotice {
     /// When it was sent, in nanoseconds since the Unix epoch.
     pub ts_ns: u64,
@@ -143,6 +193,7 @@ pub struct QuotaNotice {
 
 /// The answer to one question about one session.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Decision {
     /// The question.
     pub question: Question,
@@ -164,6 +215,10 @@ pub struct Decision {
     /// The input slot taken, when `input` or `nudge` was allowed: deliver exactly once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slot: Option<Slot>,
+    /// With an allowed `stall`: the nudge to send (quoting the open item, or the turn's
+    /// dangling last sentence). Sending it is input: ask `nudge` first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nudge_text: Option<String>,
     /// The session's state, when it has one.
     pub state: Option<StateKind>,
     /// When the decision was made, in nanoseconds since the Unix epoch.

@@ -155,6 +155,7 @@ impl SessionRef {
 }
 
 /// A `turn_start` of the session, as the source of structured events reports it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct TurnStarted {
     /// The event's `seq`.

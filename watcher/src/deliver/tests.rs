@@ -90,7 +90,7 @@ fn the_exit_codes_are_those_of_hookline_deliver() {
 
 #[test]
 fn only_a_turn_start_of_the_session_after_the_paste_confirms_with_its_prompt() {
-    use crate::format::envelope::Envelope;
+    use crate::format::envelope::RawEnvelope;
     let dir = tempfile::tempdir().unwrap();
     let profiles = Profiles::shipped().unwrap();
     let event = |native: &str, extra: serde_json::Value, ts_ns: u64, file: &str| {
@@ -101,7 +101,7 @@ fn only_a_turn_start_of_the_session_after_the_paste_confirms_with_its_prompt() {
             "pid": 1, "ppid": 1, "relay_version": "0", "payload": payload,
         });
         std::fs::write(dir.path().join(file), text.to_string()).unwrap();
-        let envelope = Envelope::from_slice(text.to_string().as_bytes()).unwrap();
+        let envelope = RawEnvelope::parse(text.to_string().as_bytes()).unwrap();
         let mut e = crate::ingest::reader::event_from_envelope(&profiles, &envelope, file);
         e.source.dir = dir.path().to_owned();
         e

@@ -51,6 +51,18 @@ pub struct Position {
 }
 
 impl Position {
+    /// Whether the event read from `source` is behind this position (was delivered): how a
+    /// consumer rebuilding its state from history tells what it had already handled.
+    pub fn covers(&self, source: &crate::canonical::SourceRef) -> bool {
+        if source.legacy {
+            return self.legacy.get(&source.dir).is_some_and(|files| files.contains(&source.file));
+        }
+        match crate::format::filename::EventFileName::parse(&source.file) {
+            Some(name) if name.unordered_ts_ns.is_some() => self.unordered.contains(&source.file),
+            _ => source.seq <= self.seq || self.ahead.contains(&source.seq),
+        }
+    }
+
     /// Forgets what belongs to an events directory that is gone (its `seq`s and unordered
     /// files), keeping what was read from legacy directories.
     pub fn forget_events_dir(&mut self) {
@@ -268,6 +280,36 @@ pub fn all(events_dir: &Path) -> Result<Vec<(String, Position)>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_position_covers_what_was_delivered_and_nothing_after() {
+        use crate::canonical::SourceRef;
+        let mut position = Position { seq: 4, ..Position::default() };
+        position.ahead.insert(7);
+        let ordered = |seq: u64| SourceRef {
+            dir: "/ev".into(),
+            seq,
+            file: crate::format::filename::EventFileName::ordered(seq, 1).to_string(),
+            legacy: false,
+        };
+        assert!(position.covers(&ordered(4)) && position.covers(&ordered(7)));
+        assert!(!position.covers(&ordered(5)) && !position.covers(&ordered(8)));
+        let unordered = |ts: u64| {
+            let name = crate::format::filename::EventFileName::unordered(5, ts, 9);
+            SourceRef { dir: "/ev".into(), seq: 5, file: name.to_string(), legacy: false }
+        };
+        position.unordered.insert(unordered(1_000).file);
+        // An unordered event is covered by its name, never by its seq.
+        assert!(position.covers(&unordered(1_000)));
+        assert!(!position.covers(&unordered(2_000)));
+        position.seq = 9;
+        assert!(!position.covers(&unordered(2_000)));
+        let legacy =
+            SourceRef { dir: "/old".into(), seq: 0, file: "1-t-stop.json".into(), legacy: true };
+        assert!(!position.covers(&legacy));
+        position.legacy.entry("/old".into()).or_default().insert("1-t-stop.json".into());
+        assert!(position.covers(&legacy));
+    }
 
     #[test]
     fn a_cursor_saves_and_reopens_with_its_position() {

@@ -9,6 +9,13 @@
 //! The order is what makes a cursor exact: an event is delivered, then the cursor is saved,
 //! so a crash between the two hands that one event out again, and nothing is ever skipped. An
 //! event the sink could not take (it closed) is not committed.
+//!
+//! A cursor that cannot be saved (a full disk, a read-only filesystem) does not stop the feed:
+//! the failure is passed to the sink as a [`FollowNotice::CursorNotSaved`], the save is retried
+//! with a growing pause (from [`RETRY_FIRST`] to [`RETRY_MAX`]), and events keep being delivered
+//! meanwhile; [`FollowNotice::CursorSaved`] says when it works again. Until then a restart
+//! hands out again the events delivered since the last save. Only when following ends with the
+//! cursor still unsaved is the failure returned.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -22,6 +29,12 @@ use crate::ingest::watch::Watcher;
 
 /// How often [`follow`] looks at its stop flag while no event arrives.
 pub const TICK: Duration = Duration::from_millis(200);
+
+/// The pause before the first retry of a cursor save that failed; it doubles on each failure.
+pub const RETRY_FIRST: Duration = Duration::from_millis(100);
+
+/// The longest pause between retries of a cursor save that keeps failing.
+pub const RETRY_MAX: Duration = Duration::from_secs(30);
 
 /// Where the events go.
 pub trait Sink {
@@ -69,6 +82,20 @@ pub enum FollowNotice {
     /// Pruning kept this many event files old enough to go, because a cursor has not
     /// consumed them.
     Unconsumed(usize),
+    /// The cursor could not be saved; events keep being delivered, and the save is retried.
+    CursorNotSaved {
+        /// Why, with its causes.
+        error: String,
+        /// When the next attempt is.
+        retry_in: Duration,
+        /// How many events were delivered since the last save (a restart repeats them).
+        unsaved: u64,
+    },
+    /// The cursor was saved again after failing.
+    CursorSaved {
+        /// How many attempts failed before.
+        failures: u32,
+    },
 }
 
 impl FollowNotice {
@@ -78,7 +105,7 @@ impl FollowNotice {
             self,
             FollowNotice::Reader(
                 Notice::CounterBusy(_) | Notice::Degraded(_) | Notice::Quarantined { .. }
-            )
+            ) | FollowNotice::CursorNotSaved { .. }
         )
     }
 }
@@ -104,6 +131,15 @@ impl fmt::Display for FollowNotice {
             FollowNotice::Unconsumed(events) => {
                 write!(f, "{events} old events are kept because a cursor has not consumed them")
             }
+            FollowNotice::CursorNotSaved { error, retry_in, unsaved } => write!(
+                f,
+                "{error}; the feed goes on, and saving the cursor is retried in {} (a restart \
+                 now would deliver again the {unsaved} events delivered since its last save)",
+                crate::units::format_duration(*retry_in)
+            ),
+            FollowNotice::CursorSaved { failures } => {
+                write!(f, "the cursor is saved again, after {failures} failed attempts to save it")
+            }
         }
     }
 }
@@ -120,7 +156,8 @@ pub struct Prune {
 }
 
 /// Follows a watcher into a sink until `stop` says so or the sink ends it, pruning as `prune`
-/// asks. The cursor is saved after each event delivered, and once more on stop.
+/// asks. The cursor is saved after each event delivered (a failed save is retried, see the
+/// module's documentation), and once more on stop.
 pub fn follow(
     watcher: &mut Watcher,
     sink: &mut impl Sink,
@@ -128,6 +165,7 @@ pub fn follow(
     stop: &dyn Fn() -> bool,
 ) -> Result<Ended, Error> {
     let mut last_prune = None::<Instant>;
+    let mut saver = Saver::default();
     while !stop() {
         if let Some(prune) = prune
             && last_prune.is_none_or(|t| t.elapsed() >= prune.every)
@@ -140,36 +178,43 @@ pub fn follow(
         }
         let event = watcher.next_timeout(TICK)?;
         pass_on(watcher.take_notices(), sink);
-        let Some(event) = event else { continue };
+        let Some(event) = event else {
+            saver.retry_if_due(|| watcher.commit(), sink)?;
+            continue;
+        };
         let delivery = sink.deliver(event).map_err(Error::Sink)?;
-        if let Some(ended) = settle(delivery, || watcher.commit())? {
+        if let Some(ended) = saver.settle(delivery, || watcher.commit(), sink)? {
             return Ok(ended);
         }
     }
-    watcher.commit()?;
+    saver.last(|| watcher.commit(), sink)?;
     Ok(Ended::Stopped)
 }
 
 /// Delivers what the reader has, then returns: once nothing is left, or when `stop` says so
-/// or the sink ends it. The cursor is saved after each event delivered.
+/// or the sink ends it. The cursor is saved after each event delivered (a failed save is
+/// retried, see the module's documentation).
 pub fn drain(
     reader: &mut Reader,
     sink: &mut impl Sink,
     stop: &dyn Fn() -> bool,
 ) -> Result<Ended, Error> {
+    let mut saver = Saver::default();
     loop {
         let queued = reader.poll()?;
         pass_on(reader.take_notices(), sink);
         while let Some(event) = reader.next_event() {
             let delivery = sink.deliver(event).map_err(Error::Sink)?;
-            if let Some(ended) = settle(delivery, || reader.commit())? {
+            if let Some(ended) = saver.settle(delivery, || reader.commit(), sink)? {
                 return Ok(ended);
             }
         }
         if queued == 0 && !reader.has_pending() {
+            saver.unsaved_last(|| reader.commit(), sink)?;
             return Ok(Ended::CaughtUp);
         }
         if stop() {
+            saver.unsaved_last(|| reader.commit(), sink)?;
             return Ok(Ended::Stopped);
         }
     }
@@ -188,16 +233,123 @@ pub fn replay(
     Ok((reader, sink.notices))
 }
 
-/// Saves the cursor after an event the sink took; `Some` when following ends there.
-fn settle(
-    delivery: Delivery,
-    commit: impl FnOnce() -> Result<(), Error>,
-) -> Result<Option<Ended>, Error> {
-    match delivery {
-        Delivery::Delivered => commit().map(|()| None),
-        Delivery::Last => commit().map(|()| Some(Ended::Last)),
-        Delivery::Closed => Ok(Some(Ended::Closed)),
+/// Saves the cursor after each event delivered, and keeps the feed going when it cannot:
+/// a save that fails on the filesystem (a full disk) is reported and retried with a growing
+/// pause, the events delivered meanwhile counted.
+#[derive(Debug, Default)]
+struct Saver {
+    failing: Option<Failing>,
+    /// Events delivered since the last save.
+    unsaved: u64,
+}
+
+#[derive(Debug)]
+struct Failing {
+    failures: u32,
+    pause: Duration,
+    next: Instant,
+}
+
+impl Saver {
+    /// Saves the cursor after an event the sink took (unless a failed save waits for its
+    /// retry); `Some` when following ends there.
+    fn settle(
+        &mut self,
+        delivery: Delivery,
+        commit: impl FnOnce() -> Result<(), Error>,
+        sink: &mut impl Sink,
+    ) -> Result<Option<Ended>, Error> {
+        match delivery {
+            Delivery::Delivered => {
+                self.unsaved += 1;
+                self.retry_if_due(commit, sink).map(|()| None)
+            }
+            Delivery::Last => {
+                self.unsaved += 1;
+                self.last(commit, sink).map(|()| Some(Ended::Last))
+            }
+            Delivery::Closed => Ok(Some(Ended::Closed)),
+        }
     }
+
+    /// Saves, unless a failed save waits for its retry.
+    fn retry_if_due(
+        &mut self,
+        commit: impl FnOnce() -> Result<(), Error>,
+        sink: &mut impl Sink,
+    ) -> Result<(), Error> {
+        match &self.failing {
+            Some(failing) if Instant::now() < failing.next => Ok(()),
+            _ => self.attempt(commit, sink).map(drop),
+        }
+    }
+
+    /// The last save, as following ends: its failure is returned.
+    fn last(
+        &mut self,
+        commit: impl FnOnce() -> Result<(), Error>,
+        sink: &mut impl Sink,
+    ) -> Result<(), Error> {
+        match self.attempt(commit, sink)? {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// The last save, as following ends, when the cursor is not saved yet.
+    fn unsaved_last(
+        &mut self,
+        commit: impl FnOnce() -> Result<(), Error>,
+        sink: &mut impl Sink,
+    ) -> Result<(), Error> {
+        if self.failing.is_none() {
+            return Ok(());
+        }
+        self.last(commit, sink)
+    }
+
+    /// One save: a filesystem failure is reported and scheduled for a retry, and handed back;
+    /// any other failure is returned as an error.
+    fn attempt(
+        &mut self,
+        commit: impl FnOnce() -> Result<(), Error>,
+        sink: &mut impl Sink,
+    ) -> Result<Option<Error>, Error> {
+        let error = match commit() {
+            Ok(()) => {
+                self.unsaved = 0;
+                if let Some(failing) = self.failing.take() {
+                    sink.notice(FollowNotice::CursorSaved { failures: failing.failures });
+                }
+                return Ok(None);
+            }
+            Err(error @ Error::Io { .. }) => error,
+            Err(error) => return Err(error),
+        };
+        let failing = self.failing.get_or_insert(Failing {
+            failures: 0,
+            pause: RETRY_FIRST / 2,
+            next: Instant::now(),
+        });
+        failing.failures += 1;
+        failing.pause = (failing.pause * 2).min(RETRY_MAX);
+        failing.next = Instant::now() + failing.pause;
+        // The first failure, then once per longest pause: a full disk is not a flood.
+        if failing.failures == 1 || failing.pause == RETRY_MAX {
+            sink.notice(FollowNotice::CursorNotSaved {
+                error: error_chain(&error),
+                retry_in: failing.pause,
+                unsaved: self.unsaved,
+            });
+        }
+        Ok(Some(error))
+    }
+}
+
+/// An error and its causes on one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let causes = std::iter::successors(error.source(), |cause| cause.source());
+    causes.fold(error.to_string(), |line, cause| format!("{line}: {cause}"))
 }
 
 fn pass_on(notices: Vec<Notice>, sink: &mut impl Sink) {
@@ -330,6 +482,19 @@ mod tests {
             "quarantined /ev/.quarantine/x.json: not a valid envelope"
         );
         assert!(quarantined.is_warning());
+        let unsaved = FollowNotice::CursorNotSaved {
+            error: "cannot write /ev/.cursors/x: No space left on device".into(),
+            retry_in: Duration::from_millis(400),
+            unsaved: 2,
+        };
+        assert_eq!(
+            unsaved.to_string(),
+            "cannot write /ev/.cursors/x: No space left on device; the feed goes on, and saving \
+             the cursor is retried in 400ms (a restart now would deliver again the 2 events \
+             delivered since its last save)"
+        );
+        assert!(unsaved.is_warning());
+        assert!(!FollowNotice::CursorSaved { failures: 3 }.is_warning());
         let kept = FollowNotice::Unconsumed(3);
         assert_eq!(
             kept.to_string(),

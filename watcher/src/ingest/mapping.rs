@@ -9,15 +9,24 @@
 
 use serde_json::{Map, Value};
 
-use crate::canonical::{CANONICAL_VERSION, Event, Kind, KindName, SourceRef};
-use crate::format::envelope::{Envelope, salvage_field};
-use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles};
+use crate::canonical::{
+    CANONICAL_VERSION, Event, Kind, KindName, SourceRef, TodoChange, TodoEntry,
+};
+use crate::format::envelope::{RawEnvelope, salvage_field};
+use crate::format::rawjson;
+use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles, TodoRule};
 
 /// Longest text kept in a canonical field (`last_message`, `message`, ...), in bytes.
 pub const MAX_TEXT: usize = 2000;
 
+/// Longest text kept in a field of a list item (`as = "items"`), in bytes.
+pub const MAX_ITEM_TEXT: usize = 500;
+
+/// Most items kept of a list (`as = "items"`, a todo list).
+pub const MAX_ITEMS: usize = 100;
+
 /// Array item `status` values that mean a background task is finished.
-const FINISHED: &[&str] = &[
+pub const FINISHED: &[&str] = &[
     "completed",
     "complete",
     "done",
@@ -36,11 +45,21 @@ const FINISHED: &[&str] = &[
 ];
 
 /// Maps one envelope to its canonical event.
-pub fn map_envelope(profiles: &Profiles, envelope: &Envelope, source: SourceRef) -> Event {
-    let empty = Value::Object(Map::new());
-    let payload = envelope.payload.as_ref().filter(|p| p.is_object()).unwrap_or(&empty);
+///
+/// Only the payload members some profile looks at are decoded ([`Profile::payload_keys`]),
+/// leniently ([`rawjson`]): a payload the relay accepted is never refused, however large or odd
+/// the members mapping does not need.
+pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceRef) -> Event {
+    let payload = Value::Object(match envelope.payload.as_deref() {
+        Some(raw) if raw.get().starts_with('{') => {
+            rawjson::decode_members(raw.get(), |key| profiles.wants_key(key))
+        }
+        _ => Map::new(),
+    });
+    let payload = &payload;
     let profile = profiles.resolve(&envelope.cli, payload);
     let native = envelope.event.as_deref();
+    let mut todo = None;
     let (kind, rule) = match (profile, native) {
         (None, _) => (unknown(format!("no profile named {:?}", envelope.cli)), "none".to_owned()),
         (Some(_), None) => {
@@ -48,10 +67,13 @@ pub fn map_envelope(profiles: &Profiles, envelope: &Envelope, source: SourceRef)
             (unknown(format!("no event name: {why}")), "none".to_owned())
         }
         (Some(profile), Some(native)) => match profile.rule_for(native, payload) {
-            Some(rule) => (
-                build(profile, rule.kind, &rule.set, &rule.from, payload, &rule.label),
-                rule.label.clone(),
-            ),
+            Some(rule) => {
+                todo = rule.todo.as_ref().and_then(|t| todo_change(t, payload));
+                (
+                    build(profile, rule.kind, &rule.set, &rule.from, payload, &rule.label),
+                    rule.label.clone(),
+                )
+            }
             None => (
                 unknown(format!("no rule for {native:?} in profile {}", profile.name)),
                 format!("{}:none", profile.name),
@@ -70,6 +92,12 @@ pub fn map_envelope(profiles: &Profiles, envelope: &Envelope, source: SourceRef)
                 .iter()
                 .find_map(|k| salvage_field(&raw, k))
         });
+    let input_digest = match (&kind, profile) {
+        (Kind::ToolStart { .. }, Some(p)) => {
+            p.fields.tool_input.iter().find_map(|path| path.get(payload)).map(digest)
+        }
+        _ => None,
+    };
     Event {
         v: CANONICAL_VERSION,
         kind,
@@ -84,8 +112,63 @@ pub fn map_envelope(profiles: &Profiles, envelope: &Envelope, source: SourceRef)
         rule,
         ts_ns: envelope.ts_ns,
         host_pid: envelope.host_pid,
+        todo,
+        input_digest,
         source,
     }
+}
+
+/// A stable digest of a JSON value (FNV-1a over its compact form): equal inputs, equal digests,
+/// from one run to the next.
+pub fn digest(value: &Value) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in value.to_string().bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// What a rule's `todo` reads from the payload: one item by id, or a whole list. Nothing when
+/// the payload lacks the id (or the list).
+fn todo_change(rule: &TodoRule, payload: &Value) -> Option<TodoChange> {
+    let read = |path: &Option<FieldPath>, from: &Value| {
+        path.as_ref().and_then(|p| p.get(from)).and_then(|v| item_text(v, MAX_TEXT))
+    };
+    let status = |from: &Value| {
+        read(&rule.status, from).or_else(|| rule.set_status.map(|s| s.as_str().to_owned()))
+    };
+    match &rule.list {
+        Some(list) => {
+            let items = list.get(payload)?.as_array()?;
+            let items = items
+                .iter()
+                .take(MAX_ITEMS)
+                .map(|item| TodoEntry {
+                    id: read(&rule.id, item),
+                    subject: read(&rule.subject, item),
+                    status: status(item),
+                })
+                .collect();
+            Some(TodoChange::List { items })
+        }
+        None => Some(TodoChange::Item {
+            id: read(&rule.id, payload)?,
+            subject: read(&rule.subject, payload),
+            status: status(payload),
+        }),
+    }
+}
+
+/// A scalar as capped text (numbers and booleans written out); nothing for other values.
+fn item_text(value: &Value, max: usize) -> Option<String> {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        _ => return None,
+    };
+    Some(cap_at(text, max))
 }
 
 fn unknown(reason: String) -> Kind {
@@ -146,6 +229,28 @@ fn extract_value(extract: &Extract, payload: &Value) -> Option<Value> {
                 .count();
             Some(Value::from(active))
         }
+        Convert::Items => {
+            let items = value.as_array()?;
+            let items = items
+                .iter()
+                .take(MAX_ITEMS)
+                .map(|item| {
+                    let mut kept = Map::new();
+                    for (key, value) in item.as_object().into_iter().flatten() {
+                        let value = match value {
+                            Value::Bool(_) => value.clone(),
+                            other => match item_text(other, MAX_ITEM_TEXT) {
+                                Some(text) => Value::String(text),
+                                None => continue,
+                            },
+                        };
+                        kept.insert(key.clone(), value);
+                    }
+                    Value::Object(kept)
+                })
+                .collect();
+            Some(Value::Array(items))
+        }
         Convert::Word => {
             let word = match value {
                 Value::String(s) => extract.values.get(s),
@@ -166,9 +271,13 @@ fn text(value: &Value) -> Option<String> {
     Some(cap(text))
 }
 
-fn cap(mut text: String) -> String {
-    if text.len() > MAX_TEXT {
-        let mut end = MAX_TEXT;
+fn cap(text: String) -> String {
+    cap_at(text, MAX_TEXT)
+}
+
+fn cap_at(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
         while !text.is_char_boundary(end) {
             end -= 1;
         }

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use crate::Error;
 use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef};
-use crate::format::envelope::Envelope;
+use crate::format::envelope::RawEnvelope;
 use crate::format::filename::EventFileName;
 use crate::format::store::EventsDir;
 use crate::ingest::cursor::{Cursor, Position};
@@ -250,6 +250,21 @@ impl Reader {
             self.notices.push(Notice::DirRecreated(dir.to_owned()));
             self.forget_events_dir();
         }
+        let committed = match committed {
+            // Files above the committed seq are normally those of writers still holding the
+            // counter, which was read before the listing. Read again after it, a counter still
+            // below a file that was visible is behind the files (set back by a restored backup,
+            // or a write lost in a crash): those files are complete, and once they are older
+            // than a writer in progress can be, they are delivered whatever it says.
+            Some(c) if listing.events.iter().any(|n| n.is_ordered() && n.seq > c) => {
+                events_dir.committed_seq(self.config.lock_bound)?.map(|again| {
+                    let above = listing.events.iter().filter(|n| n.is_ordered() && n.seq > again);
+                    // Sorted by seq: settled up to the first file that is not.
+                    above.take_while(|n| settled(dir, n)).last().map_or(again, |n| n.seq)
+                })
+            }
+            other => other,
+        };
         self.uncommitted = listing.events.iter().any(|n| {
             n.is_ordered() && n.seq > self.listed_seq && committed.is_none_or(|c| n.seq > c)
         });
@@ -420,8 +435,22 @@ impl Reader {
     }
 }
 
+/// How old a file above the counter must be to be taken as settled: far longer than a writer
+/// holds the counter lock.
+const SETTLED_AFTER: Duration = Duration::from_secs(1);
+
+/// Whether an event file is older than [`SETTLED_AFTER`] (or dated in the future: a clock
+/// stepped back), so that no writer can still be writing an event that sorts before it.
+fn settled(dir: &Path, name: &EventFileName) -> bool {
+    let path = dir.join(name.to_string());
+    match std::fs::symlink_metadata(path).and_then(|m| m.modified()) {
+        Ok(modified) => !modified.elapsed().is_ok_and(|age| age < SETTLED_AFTER),
+        Err(_) => false,
+    }
+}
+
 /// An event for a file whose content could not be used.
-fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
+pub(crate) fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
     Event {
         v: CANONICAL_VERSION,
         kind: Kind::Unknown { reason: Some(reason) },
@@ -436,6 +465,8 @@ fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event {
         rule: "none".into(),
         ts_ns,
         host_pid: None,
+        todo: None,
+        input_digest: None,
         source,
     }
 }
@@ -449,7 +480,7 @@ pub fn read_all(config: ReaderConfig) -> Result<Vec<Event>, Error> {
 }
 
 /// Converts an envelope to an event without a directory (for tests and the demo).
-pub fn event_from_envelope(profiles: &Profiles, envelope: &Envelope, file: &str) -> Event {
+pub fn event_from_envelope(profiles: &Profiles, envelope: &RawEnvelope, file: &str) -> Event {
     let source =
         SourceRef { dir: PathBuf::new(), seq: envelope.seq, file: file.to_owned(), legacy: false };
     map_envelope(profiles, envelope, source)

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::Error;
-use crate::format::envelope::{Envelope, EnvelopeError};
+use crate::format::envelope::{EnvelopeError, RawEnvelope};
 use crate::format::filename::{EventFileName, FileKind, classify};
 
 /// Largest event file read: the largest the relay writes (about 21 MiB: 16 MiB of input as
@@ -136,14 +136,15 @@ pub struct ReadProblem {
 }
 
 /// Reads and parses an event file; `Ok(None)` when it vanished since it was listed.
-pub fn read_event(dir: &Path, name: &EventFileName) -> Result<Option<Envelope>, ReadProblem> {
+pub fn read_event(dir: &Path, name: &EventFileName) -> Result<Option<RawEnvelope>, ReadProblem> {
     let damaged = |reason: String| ReadProblem { reason, quarantine: true };
     let bytes = match read_file(&dir.join(name.to_string())) {
         Ok((bytes, _)) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(damaged(e.to_string())),
     };
-    let envelope = match Envelope::from_slice(&bytes) {
+    // The payload is left raw: every payload the relay accepted is read (see `rawjson`).
+    let envelope = match RawEnvelope::parse(&bytes) {
         Ok(envelope) => envelope,
         Err(e @ EnvelopeError::Version(_)) => {
             return Err(ReadProblem { reason: e.to_string(), quarantine: false });
@@ -228,7 +229,7 @@ pub fn list_legacy(dir: &Path) -> Result<Vec<LegacyName>, Error> {
 
 /// Reads a legacy file as an envelope of the `legacy` profile: its `event` becomes the
 /// native name, `task_id` the tag, and the identity fields the payload.
-pub fn read_legacy(dir: &Path, name: &LegacyName) -> Result<Envelope, String> {
+pub fn read_legacy(dir: &Path, name: &LegacyName) -> Result<RawEnvelope, String> {
     #[derive(Deserialize)]
     struct Legacy {
         event: Option<String>,
@@ -254,13 +255,13 @@ pub fn read_legacy(dir: &Path, name: &LegacyName) -> Result<Envelope, String> {
             payload.insert(key.into(), Value::String(value));
         }
     }
-    Ok(Envelope {
+    Ok(RawEnvelope {
         seq_unordered: true,
         ts_ns: name.ts_ns,
         tag: legacy.task_id,
         relay_version: "legacy".into(),
         bytes: bytes.len() as u64,
-        ..Envelope::built("legacy", event, Value::Object(payload))
+        ..RawEnvelope::built("legacy", event, &Value::Object(payload))
     })
 }
 
@@ -290,7 +291,8 @@ mod tests {
         assert_eq!(envelope.cli, "legacy");
         assert_eq!(envelope.event.as_deref(), Some("Stop"));
         assert_eq!(envelope.tag.as_deref(), Some("story-1-dev-2"));
-        assert_eq!(envelope.payload.unwrap()["session_id"], "s1");
+        let payload: Value = serde_json::from_str(envelope.payload.unwrap().get()).unwrap();
+        assert_eq!(payload["session_id"], "s1");
     }
 
     #[test]

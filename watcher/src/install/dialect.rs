@@ -6,6 +6,9 @@
 //! | `gemini` | matcher groups | `{name, type, command, timeout}` | milliseconds |
 //! | `copilot` | handlers, in a file of its own with `version: 1` | `{type, bash, timeoutSec}` | seconds |
 //! | `cursor` | handlers, with `version: 1` | `{command, timeout}` | seconds |
+//!
+//! `opencode_plugin` registers no hooks: the whole file is hookline's plugin
+//! ([`crate::install::plugin`]).
 
 use serde_json::{Map, Value, json};
 
@@ -27,6 +30,15 @@ pub enum Item {
 }
 
 impl Dialect {
+    /// The plugin a plugin dialect writes whole, with its relay placeholder; `None` for the
+    /// dialects that register hooks in a settings file.
+    pub fn plugin_source(self) -> Option<&'static str> {
+        match self {
+            Dialect::OpencodePlugin => Some(crate::install::plugin::OPENCODE_PLUGIN),
+            _ => None,
+        }
+    }
+
     /// Whether events hold matcher groups (else handlers directly).
     pub fn grouped(self) -> bool {
         matches!(self, Dialect::Claude | Dialect::Codex | Dialect::Gemini)
@@ -83,7 +95,9 @@ impl Dialect {
                     item.insert("matcher".into(), m.into());
                 }
             }
-            Dialect::Cursor => {
+            // A plugin dialect registers no events, so it has no entries; written as Cursor's
+            // should one ever be asked for.
+            Dialect::Cursor | Dialect::OpencodePlugin => {
                 item.insert("command".into(), command.into());
                 item.insert("timeout".into(), timeout.into());
                 if let Some(m) = matcher {

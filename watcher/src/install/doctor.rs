@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use hookline_relay::diag::{self, Level as DiagLevel};
-use hookline_relay::envelope::Envelope;
+use hookline_relay::envelope::RawEnvelope;
 use hookline_relay::filename::{FileKind, classify};
 use hookline_relay::location;
 use hookline_relay::store::EventsDir;
@@ -230,6 +230,21 @@ fn check_cli(
                 continue;
             }
         };
+        if let Some(source) = cli.dialect.plugin_source() {
+            let found =
+                check_plugin(name, &label, source, &bytes, recorded, relay.as_ref().ok(), &fix);
+            registered_somewhere |= found.installed;
+            stripped |= found.replaced;
+            findings.extend(found.findings);
+            if let Some(command) = found.command
+                && !checked_commands.contains(&command)
+            {
+                findings.push(check_command(&command, &fix));
+                findings.extend(check_build_dir(&command, name));
+                checked_commands.push(command);
+            }
+            continue;
+        }
         let parsed =
             document::utf8(&bytes).and_then(|t| Ok((t, merge::registered(t, cli.dialect)?)));
         let (text, registered) = match parsed {
@@ -303,11 +318,73 @@ fn check_cli(
         Some((ts, event)) => Finding::info(format!(
             "last event {} ago{}",
             format_age(Duration::from_nanos(ctx.now_ns.saturating_sub(*ts))),
-            event.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+            event.as_deref().map(|e| format!(" ({})", crate::term::escape(e))).unwrap_or_default()
         )),
         None => Finding::info("no event received yet"),
     });
     Section { title: format!("{} ({name})", cli.profile.display_name), findings }
+}
+
+/// What [`check_plugin`] found in a plugin file.
+struct PluginCheck {
+    findings: Vec<Finding>,
+    /// The file is hookline's plugin.
+    installed: bool,
+    /// hookline installed its plugin here, and another file took its place.
+    replaced: bool,
+    /// The relay command the plugin runs, to be checked like a hook's.
+    command: Option<String>,
+}
+
+/// Whether the file at a plugin scope is hookline's plugin, and the one install would write
+/// now (the same plugin, the same relay).
+fn check_plugin(
+    cli: &str,
+    label: &str,
+    source: &str,
+    bytes: &[u8],
+    recorded: bool,
+    relay: Option<&String>,
+    fix: &str,
+) -> PluginCheck {
+    use crate::install::plugin;
+    let mut check =
+        PluginCheck { findings: Vec::new(), installed: false, replaced: false, command: None };
+    if !plugin::is_ours(source, bytes) {
+        check.findings.push(if recorded {
+            check.replaced = true;
+            Finding::problem(
+                format!("{label}: hookline installed its plugin here, but the file is now another"),
+                format!("move the file away, then {fix}"),
+            )
+        } else {
+            Finding::info(format!("{label}: not hookline's plugin (left alone)"))
+        });
+        return check;
+    }
+    check.installed = true;
+    let text = String::from_utf8_lossy(bytes);
+    let registered = plugin::relay_of(source, &text);
+    check.findings.push(Finding::ok(format!("{label}: hookline's plugin is installed")));
+    match &registered {
+        Some(path) => check.command = Some(command::relay_command(path, cli, None)),
+        None => check.findings.push(Finding::problem(
+            format!("{label}: the plugin names no relay it can run"),
+            fix.to_owned(),
+        )),
+    }
+    if let Some(relay) = relay
+        && plugin::render(source, relay).as_bytes() != bytes
+    {
+        let why = match registered.as_deref() {
+            Some(was) if was != relay.as_str() => {
+                format!("it runs {was}, install would write {relay}")
+            }
+            _ => "it differs from the plugin this hookline ships".to_owned(),
+        };
+        check.findings.push(Finding::problem(format!("{label}: stale: {why}"), fix.to_owned()));
+    }
+    check
 }
 
 /// Whether Codex will run hookline's hooks in `hooks_file`: each must be trusted, with its
@@ -521,21 +598,6 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
             let since = ctx.now_ns.saturating_sub(DIAG_WINDOW.as_nanos() as u64);
             let mut recent: Vec<diag::Record> =
                 diag::read(&log).into_iter().filter(|r| r.ts_ns >= since).collect();
-            for fallback in fallback_traces(ctx.env) {
-                let traces: Vec<diag::Record> =
-                    diag::read(&fallback).into_iter().filter(|r| r.ts_ns >= since).collect();
-                if !traces.is_empty() {
-                    findings.push(Finding::problem(
-                        format!(
-                            "the relay could not write where it should and left {} trace(s) in {}",
-                            traces.len(),
-                            fallback.display()
-                        ),
-                        format!("see {} and fix what it says", fallback.display()),
-                    ));
-                }
-                recent.extend(traces);
-            }
             recent.sort_by_key(|r| r.ts_ns);
             let errors = recent.iter().filter(|r| r.level == DiagLevel::Error).count();
             if recent.is_empty() {
@@ -564,16 +626,8 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
             }
         }
     }
+    findings.extend(fallback_findings(ctx));
     Section { title, findings }
-}
-
-/// Where a relay that could not write its event or its diagnostics in the events directory
-/// leaves a trace instead. THE HOOK for the relay's fallback location: when
-/// `hookline_relay::location` gains one, return it here (from `env`, as the relay computes
-/// it); `doctor` then reads it like the diagnostics file and names it in its findings.
-fn fallback_traces(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
-    let _ = env;
-    Vec::new()
 }
 
 /// Whether the relay can create a file in the events directory: a hidden probe file is
@@ -604,6 +658,26 @@ fn check_writable(dir: &Path) -> Finding {
     }
 }
 
+/// What the relay left in its fallback log in the last 24h: each a run that could write
+/// neither its event's diagnostics nor, usually, the event.
+fn fallback_findings(ctx: &Context<'_>) -> Option<Finding> {
+    let log = location::fallback_log_path_from(|k| (ctx.env)(k));
+    let since = ctx.now_ns.saturating_sub(DIAG_WINDOW.as_nanos() as u64);
+    let recent: Vec<diag::Record> =
+        diag::read(&log).into_iter().filter(|r| r.ts_ns >= since).collect();
+    let newest = recent.last()?;
+    let age = format_age(Duration::from_nanos(ctx.now_ns.saturating_sub(newest.ts_ns)));
+    Some(Finding::problem(
+        format!(
+            "the relay could not write its diagnostics {} time(s) in the last 24h (newest {age} \
+             ago: {}): events may have been lost",
+            recent.len(),
+            newest.message
+        ),
+        format!("see {} and fix what it says", log.display()),
+    ))
+}
+
 fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
@@ -627,7 +701,7 @@ fn last_events(dir: &Path) -> BTreeMap<String, (u64, Option<String>)> {
         let Ok(Some(bytes)) = file::read(&dir.join(name.to_string())) else {
             continue;
         };
-        let Ok(envelope) = Envelope::from_slice(&bytes) else {
+        let Ok(envelope) = RawEnvelope::parse(&bytes) else {
             continue;
         };
         let entry = last.entry(envelope.cli.clone()).or_insert((0, None));

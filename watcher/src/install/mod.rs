@@ -7,6 +7,7 @@
 //! * [`command`]: the relay command, quoted for a POSIX shell, and how ours is recognised.
 //! * [`file`](mod@file): symlinks, locking, atomic write, backup, re-read on concurrent change.
 //! * [`diff`]: the unified diff shown by `--dry-run`.
+//! * [`plugin`]: a CLI with no command hooks (OpenCode): hookline's plugin, one file.
 //! * [`probe`]: finding programs, detecting a CLI's version, bounded runs.
 //! * [`record`]: where hookline installed, so that `doctor` can tell stripped hooks.
 //! * [`doctor`]: the health checks.
@@ -20,6 +21,7 @@ pub mod doctor;
 pub mod document;
 pub mod file;
 pub mod merge;
+pub mod plugin;
 pub mod probe;
 pub mod record;
 
@@ -164,6 +166,16 @@ impl<'a> Installable<'a> {
     /// `doctor` only checks for them.
     pub fn version_line(&self, detected: &Detected, purpose: Purpose) -> String {
         let name = &self.profile.display_name;
+        if self.dialect.plugin_source().is_some() {
+            // The plugin decides what it sends; only the version is worth saying.
+            return match detected {
+                Detected::Version { .. } => format!("{name} {detected}: hookline's plugin"),
+                _ => format!(
+                    "{detected}: hookline's plugin needs {name} {} or later",
+                    self.profile.min_version
+                ),
+            };
+        }
         let n = self.events(detected).len();
         let events = if n == 1 { "event" } else { "events" };
         let verb = match purpose {

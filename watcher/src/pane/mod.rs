@@ -12,6 +12,7 @@
 //! keystroke, so a screen can show a state the program has already left. Callers that need
 //! "no busy marker" look several times ([`Pane::sense_settled`]).
 
+pub mod marks;
 mod tmux;
 
 use std::path::PathBuf;
@@ -27,6 +28,7 @@ use crate::profile::PanePatterns;
 
 /// A tmux pane: its target and, optionally, its server's socket (default: tmux's own rules,
 /// `$TMUX` or its default socket, as the server process sees them).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TmuxPane {

@@ -14,7 +14,7 @@ mod embedded;
 mod table;
 mod wire;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::canonical::FieldType;
 use crate::units::{Version, parse_duration};
-use crate::vocab::{Dialect, KindName, StateKind, words};
+use crate::vocab::{Dialect, KindName, StateKind, TodoStatus, words};
 
 /// The profile schema version this build reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -50,6 +50,10 @@ pub struct Profile {
     pub fields: FieldAliases,
     /// Canonical kinds that mean "the CLI is at its input prompt".
     pub input_ready: Vec<KindName>,
+    /// `idle-prompt-delay`: how long after a turn ends the CLI fires `idle_prompt`. One that
+    /// arrives sooner than this after the session's last `turn_start` belongs to the previous
+    /// turn and does not make the new one `idle`. `None`: every `idle_prompt` counts.
+    pub idle_prompt_delay: Option<Duration>,
     /// Mapping rules, first match wins.
     pub rules: Vec<Rule>,
     /// States the CLI can leave without firing any event.
@@ -79,6 +83,8 @@ pub struct FieldAliases {
     pub turn_id: Vec<FieldPath>,
     /// Tool name (used by tool kinds unless a rule says otherwise).
     pub tool: Vec<FieldPath>,
+    /// A tool call's input: `tool_start` events carry its digest (repeated identical calls).
+    pub tool_input: Vec<FieldPath>,
 }
 
 /// A dotted path into a payload (`details.type`); a number steps into an array
@@ -94,6 +100,11 @@ impl FieldPath {
             return Err(format!("{text:?} is not a field path like \"a.b\""));
         }
         Ok(FieldPath(parts))
+    }
+
+    /// The payload's top-level key this path starts with.
+    pub fn top_key(&self) -> &str {
+        &self.0[0]
     }
 
     /// The value at this path in a payload.
@@ -131,6 +142,8 @@ pub struct Rule {
     pub set: serde_json::Map<String, Value>,
     /// Canonical fields taken from the payload.
     pub from: Vec<(String, Extract)>,
+    /// How the event changes the session's own task list, when it does.
+    pub todo: Option<TodoRule>,
     /// Why the rule is as it is.
     pub note: Option<String>,
 }
@@ -169,6 +182,22 @@ impl Condition {
     }
 }
 
+/// How a rule's event changes the session's own task list (a rule's `todo`).
+#[derive(Debug, Clone)]
+pub struct TodoRule {
+    /// The payload field holding a whole list that replaces the previous one; the paths
+    /// below are then relative to each item.
+    pub list: Option<FieldPath>,
+    /// The item's id.
+    pub id: Option<FieldPath>,
+    /// The item's subject.
+    pub subject: Option<FieldPath>,
+    /// The item's status, read from the payload.
+    pub status: Option<FieldPath>,
+    /// A fixed status, when the event itself means one.
+    pub set_status: Option<TodoStatus>,
+}
+
 /// How a canonical field is taken from a payload.
 #[derive(Debug, Clone)]
 pub struct Extract {
@@ -195,10 +224,14 @@ pub enum Convert {
     CountActive,
     /// A word mapped through `values`.
     Word,
+    /// A list of objects, item by item: scalar values kept (text capped), anything else
+    /// dropped, a non-object item kept as an empty one.
+    Items,
 }
 
 words!(Convert {
     Text = "text", Bool = "bool", Count = "count", CountActive = "count-active", Word = "word",
+    Items = "items",
 });
 
 /// A state the CLI can leave without any event.
@@ -550,6 +583,7 @@ impl Rule {
                 FieldType::Bool => value.is_boolean(),
                 FieldType::Count => value.is_u64(),
                 FieldType::OneOf(words) => value.as_str().is_some_and(|w| words.contains(&w)),
+                FieldType::Items => false,
             };
             if !fits {
                 return Err(src.error(Some(&k), format!("{value} does not fit {name} ({ty:?})")));
@@ -575,6 +609,7 @@ impl Rule {
                 (None, FieldType::Bool) => Convert::Bool,
                 (None, FieldType::Count) => Convert::Count,
                 (None, FieldType::OneOf(_)) => Convert::Word,
+                (None, FieldType::Items) => Convert::Items,
             };
             if let FieldType::OneOf(words) = ty {
                 for word in values.values().chain(default.iter()) {
@@ -588,7 +623,9 @@ impl Rule {
             let path = FieldPath::parse(path).map_err(|e| src.error(Some(&k), e))?;
             from.push((name.clone(), Extract { path, convert, values, default }));
         }
+        let todo = rule.todo.as_ref().map(|t| todo_rule(src, &key("todo"), t)).transpose()?;
         Ok(Rule {
+            todo,
             label: format!("{}#map[{index}]", src.label.trim_start_matches("embedded:")),
             native: rule.native.clone(),
             when: conditions(&rule.when, "when")?,
@@ -716,8 +753,17 @@ fn install(
             .collect::<Result<Vec<_>, _>>()?,
         None => base.map(|b| b.events.clone()).unwrap_or_default(),
     };
-    if events.is_empty() {
-        return Err(src.error(Some("install.events"), "at least one event is needed"));
+    match (dialect.plugin_source(), events.is_empty()) {
+        (None, true) => {
+            return Err(src.error(Some("install.events"), "at least one event is needed"));
+        }
+        (Some(_), false) => {
+            return Err(src.error(
+                Some("install.events"),
+                format!("the {dialect} dialect registers no events: its plugin sends them"),
+            ));
+        }
+        _ => {}
     }
     Ok(InstallSpec {
         dialect,
@@ -744,6 +790,44 @@ fn input_ready(src: &Source<'_>, list: &[String]) -> Result<Vec<KindName>, Profi
             })
         })
         .collect()
+}
+
+fn todo_rule(src: &Source<'_>, key: &str, t: &wire::TodoSpec) -> Result<TodoRule, ProfileError> {
+    let path = |name: &str, text: &Option<String>| {
+        text.as_deref()
+            .map(|p| FieldPath::parse(p).map_err(|e| src.error(Some(&format!("{key}.{name}")), e)))
+            .transpose()
+    };
+    let set_status = t
+        .set_status
+        .as_deref()
+        .map(|word| {
+            TodoStatus::from_word(word).ok_or_else(|| {
+                let known = TodoStatus::WORDS.join(", ");
+                src.error(
+                    Some(&format!("{key}.set-status")),
+                    format!("{word:?} is not a status ({known})"),
+                )
+            })
+        })
+        .transpose()?;
+    let rule = TodoRule {
+        list: path("list", &t.list)?,
+        id: path("id", &t.id)?,
+        subject: path("subject", &t.subject)?,
+        status: path("status", &t.status)?,
+        set_status,
+    };
+    if rule.list.is_none() && rule.id.is_none() {
+        return Err(src.error(Some(key), "needs an id (or a list)"));
+    }
+    Ok(rule)
+}
+
+fn delay(src: &Source<'_>, text: &Option<String>) -> Result<Option<Duration>, ProfileError> {
+    text.as_deref()
+        .map(|t| parse_duration(t).map_err(|e| src.error(Some("idle-prompt-delay"), e)))
+        .transpose()
 }
 
 impl Profile {
@@ -776,6 +860,7 @@ impl Profile {
             agent_id: alias(&fields.agent_id, "fields.agent-id")?,
             turn_id: alias(&fields.turn_id, "fields.turn-id")?,
             tool: alias(&fields.tool, "fields.tool")?,
+            tool_input: alias(&fields.tool_input, "fields.tool-input")?,
         };
         if aliases.session_id.is_empty() {
             return Err(
@@ -803,6 +888,7 @@ impl Profile {
             detect: w.detect.as_ref().map(|d| d.any_present.clone()).unwrap_or_default(),
             fields: aliases,
             input_ready: input_ready(src, w.input_ready.as_deref().unwrap_or(&[]))?,
+            idle_prompt_delay: delay(src, &w.idle_prompt_delay)?,
             rules: rules
                 .iter()
                 .enumerate()
@@ -872,6 +958,7 @@ impl Profile {
                 (&fields.agent_id, &mut self.fields.agent_id, "fields.agent-id"),
                 (&fields.turn_id, &mut self.fields.turn_id, "fields.turn-id"),
                 (&fields.tool, &mut self.fields.tool, "fields.tool"),
+                (&fields.tool_input, &mut self.fields.tool_input, "fields.tool-input"),
             ];
             for (given, slot, key) in slots {
                 if let Some(list) = given {
@@ -881,6 +968,9 @@ impl Profile {
         }
         if let Some(list) = &w.input_ready {
             self.input_ready = input_ready(src, list)?;
+        }
+        if w.idle_prompt_delay.is_some() {
+            self.idle_prompt_delay = delay(src, &w.idle_prompt_delay)?;
         }
         if let Some(rules) = &w.map {
             let mut new: Vec<Rule> = rules
@@ -915,6 +1005,41 @@ impl Profile {
     /// The first rule that maps this native event and payload.
     pub fn rule_for(&self, native: &str, payload: &Value) -> Option<&Rule> {
         self.rules.iter().find(|r| r.matches(native, payload))
+    }
+
+    /// Every top-level payload key this profile looks at (identification, identity fields,
+    /// rule conditions and extracts): the only members a reader decodes.
+    pub fn payload_keys(&self) -> impl Iterator<Item = &str> {
+        let f = &self.fields;
+        let aliases = [
+            &f.session_id,
+            &f.transcript_path,
+            &f.cwd,
+            &f.agent_id,
+            &f.turn_id,
+            &f.tool,
+            &f.tool_input,
+        ];
+        let rules = self.rules.iter().flat_map(|rule| {
+            let conditions = rule.when.iter().chain(&rule.unless).map(|c| c.path.top_key());
+            // A todo rule reads its item paths inside `list` when it has one, else at the top.
+            let todo = rule.todo.iter().flat_map(|t| match &t.list {
+                Some(list) => vec![list.top_key()],
+                None => [&t.id, &t.subject, &t.status]
+                    .into_iter()
+                    .flatten()
+                    .map(FieldPath::top_key)
+                    .collect(),
+            });
+            conditions
+                .chain(rule.from.iter().map(|(_, extract)| extract.path.top_key()))
+                .chain(todo)
+        });
+        self.detect
+            .iter()
+            .map(String::as_str)
+            .chain(aliases.into_iter().flatten().map(FieldPath::top_key))
+            .chain(rules)
     }
 
     /// Whether a canonical kind means "at the input prompt" for this CLI.
@@ -956,6 +1081,8 @@ impl OverlayDirs {
 #[derive(Debug, Clone)]
 pub struct Profiles {
     profiles: BTreeMap<String, Profile>,
+    /// Every top-level payload key some profile looks at ([`Profile::payload_keys`]).
+    keys: HashSet<String>,
     /// Warnings from overlays (unknown keys).
     pub warnings: Vec<String>,
 }
@@ -971,7 +1098,19 @@ impl Profiles {
             let profile = Profile::from_wire(&src, &wire)?;
             profiles.insert(profile.name.clone(), profile);
         }
-        Ok(Profiles { profiles, warnings: Vec::new() })
+        let mut set = Profiles { profiles, keys: HashSet::new(), warnings: Vec::new() };
+        set.refresh_keys();
+        Ok(set)
+    }
+
+    fn refresh_keys(&mut self) {
+        let keys = self.profiles.values().flat_map(Profile::payload_keys);
+        self.keys = keys.map(str::to_owned).collect();
+    }
+
+    /// Whether some profile looks at this top-level payload key: the members a reader decodes.
+    pub fn wants_key(&self, key: &str) -> bool {
+        self.keys.contains(key)
     }
 
     /// Shipped profiles with the overlays found in `dirs` applied, user first, then project.
@@ -1008,13 +1147,14 @@ impl Profiles {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let name = wire.name.clone().unwrap_or_else(|| stem.to_owned());
         match self.profiles.get_mut(&name) {
-            Some(profile) => profile.apply(&src, &wire),
+            Some(profile) => profile.apply(&src, &wire)?,
             None => {
                 let profile = Profile::from_wire(&src, &wire)?;
                 self.profiles.insert(profile.name.clone(), profile);
-                Ok(())
             }
         }
+        self.refresh_keys();
+        Ok(())
     }
 
     /// Checks one file as a complete profile (strict: unknown keys are errors).

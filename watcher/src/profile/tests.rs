@@ -390,3 +390,26 @@ fn an_overlay_replaces_pane_and_deliver_keys_one_by_one() {
     let e = Profiles::load(&OverlayDirs { user: Some(user), project: None }).unwrap_err();
     assert!(e.to_string().contains(":2: deliver.enter-delay: \"soon\" is not a duration"), "{e}");
 }
+
+#[test]
+fn a_plugin_dialect_takes_no_events_and_a_hooks_dialect_needs_some() {
+    let profile = |install: &str| {
+        format!(
+            "version = 1\nname = \"agent\"\nbinary = \"agent\"\n\n[versions]\nmin = \"0.1.0\"\n\n\
+             [fields]\nsession-id = [\"session_id\"]\n\n[[map]]\nnative = \"Stop\"\nkind = \"stop\"\n\n\
+             [install]\n{install}\n[install.scopes]\nuser = \"~/.agent/hookline.js\"\n"
+        )
+    };
+    let load = |text: String| {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "agent.toml", &text);
+        Profiles::load(&OverlayDirs { user: Some(tmp.path().to_owned()), project: None })
+    };
+    let plugin = load(profile("dialect = \"opencode_plugin\"\n")).unwrap();
+    assert!(plugin.get("agent").unwrap().install.as_ref().unwrap().events.is_empty());
+    let events = "[[install.events]]\nnative = \"Stop\"\n";
+    let err = load(profile(&format!("dialect = \"opencode_plugin\"\n{events}"))).unwrap_err();
+    assert!(err.message.contains("registers no events"), "{err}");
+    let err = load(profile("dialect = \"cursor\"\n")).unwrap_err();
+    assert!(err.message.contains("at least one event"), "{err}");
+}

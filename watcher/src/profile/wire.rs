@@ -19,6 +19,7 @@ pub(crate) struct ProfileFile {
     pub detect: Option<Detect>,
     pub fields: Option<Fields>,
     pub input_ready: Option<Vec<String>>,
+    pub idle_prompt_delay: Option<String>,
     pub map: Option<Vec<Rule>>,
     pub holes: Option<Vec<Hole>>,
     pub install: Option<Install>,
@@ -72,6 +73,7 @@ pub(crate) struct Fields {
     pub agent_id: Option<Vec<String>>,
     pub turn_id: Option<Vec<String>>,
     pub tool: Option<Vec<String>>,
+    pub tool_input: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -83,7 +85,24 @@ pub(crate) struct Rule {
     pub kind: String,
     pub set: BTreeMap<String, toml::Value>,
     pub from: BTreeMap<String, From>,
+    pub todo: Option<TodoSpec>,
     pub note: Option<String>,
+}
+
+/// How a rule's event changes the session's own task list.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct TodoSpec {
+    /// The payload field holding a whole list that replaces the previous one.
+    pub list: Option<String>,
+    /// The item's id (relative to each list item with `list`).
+    pub id: Option<String>,
+    /// The item's subject.
+    pub subject: Option<String>,
+    /// The item's status.
+    pub status: Option<String>,
+    /// A fixed status (a hook that means one, such as `TaskCompleted`).
+    pub set_status: Option<String>,
 }
 
 /// A condition on one payload field.

@@ -53,6 +53,7 @@ pub const MAX_LINE: usize = 1 << 20;
 
 /// A request, without its `id`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     /// Who is serving.
@@ -73,11 +74,13 @@ pub enum Request {
 
 /// No fields beyond `op` and `id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NoFields {}
 
 /// `state`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SessionRequest {
     /// A session id or tag.
@@ -86,6 +89,7 @@ pub struct SessionRequest {
 
 /// `take_input_slot`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SlotRequest {
     /// A session id or tag.
@@ -97,6 +101,7 @@ pub struct SlotRequest {
 
 /// `next_event`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NextRequest {
     /// A session id or tag (it need not have any event yet).
@@ -107,6 +112,7 @@ pub struct NextRequest {
 }
 
 /// `deliver`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeliverRequest {
@@ -155,6 +161,7 @@ impl Request {
 
 /// A request's operation, echoed in its reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// `hello`.
@@ -202,6 +209,7 @@ pub fn parse(line: &str) -> Result<(Value, Request), Reply> {
 /// One reply line: the request's `id`, its `op` (when it was read), `ok`, then the answer's
 /// fields or the `error`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Reply {
     id: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -212,6 +220,7 @@ pub struct Reply {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum Body {
     Answer(Answer),
@@ -248,6 +257,7 @@ impl Reply {
 
 /// The fields of an answer, after `id`, `op` and `ok`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Answer {
     /// `hello`.
@@ -277,6 +287,7 @@ pub enum Answer {
 
 /// `hello`'s answer: who is serving.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Hello {
     /// [`PROTOCOL_VERSION`].
     pub protocol: u32,
@@ -298,6 +309,7 @@ pub struct Hello {
 
 /// `take_input_slot`'s answer: the slot, or the refusal and its reason.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SlotAnswer {
     /// Whether the slot was granted.
     pub granted: bool,
@@ -328,6 +340,7 @@ impl From<Result<Slot, Refusal>> for SlotAnswer {
 
 /// `next_event`'s answer.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NextAnswer {
     /// The session's oldest event not handed out yet, `None` when the wait timed out.
     pub event: Option<Box<Event>>,
@@ -340,6 +353,7 @@ pub struct NextAnswer {
 }
 
 /// How a `deliver` ended.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliverOutcome {
@@ -372,6 +386,7 @@ impl DeliverOutcome {
 }
 
 /// What refused a delivery.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusedBy {
@@ -382,6 +397,7 @@ pub enum RefusedBy {
 }
 
 /// The `input` decision a delivery asked for, in brief.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionBrief {
     /// `allow` or `withhold`.
@@ -415,6 +431,7 @@ impl From<&Decision> for DecisionBrief {
 }
 
 /// `deliver`'s answer.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeliverAnswer {
     /// How it ended.

@@ -26,20 +26,23 @@
 
 mod rules;
 mod snapshot;
+mod todo;
 mod view;
 mod windows;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::canonical::{Event, SessionKey};
+use crate::Error;
+use crate::canonical::{BackgroundTask, Cron, Event, SessionKey};
 use crate::format::filename::EventFileName;
 use crate::profile::Profiles;
 use crate::vocab::UnknownReason;
 use rules::{Effect, Turn};
 pub use snapshot::{InputSlot, Snapshot, State};
+pub use todo::{RepeatedCall, TodoItem, TodoList};
 pub use view::{Evidence, Refusal, Slot, Stale, Transition, View};
 pub use windows::StaleWindows;
 
@@ -49,12 +52,19 @@ pub use crate::vocab::StateKind;
 pub const HISTORY: usize = 32;
 
 /// What the last `stop` said was still to come.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Pending {
     /// Background tasks still running.
     pub tasks: u32,
     /// Wake-ups scheduled.
     pub wakes: u32,
+    /// The background tasks, item by item, when the CLI lists them (running or not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background_tasks: Vec<BackgroundTask>,
+    /// The scheduled wakes, item by item, when the CLI lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crons: Vec<Cron>,
 }
 
 /// One tracker's identity: a new one starts every session `unknown`.
@@ -106,6 +116,8 @@ pub struct Session {
     ts_ns: u64,
     last_event: Evidence,
     turn: Turn,
+    /// The session's own task list.
+    todos: TodoList,
     retired_hosts: Vec<u32>,
     slot_taken: bool,
     /// Something happened since the slot was taken (a compaction, a notification...).
@@ -115,10 +127,23 @@ pub struct Session {
     epoch_has_events: bool,
 }
 
+/// What makes an applied event live (of this generation) rather than replayed history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Liveness {
+    /// Its relay timestamp is not before the generation started: the default, which a clock
+    /// stepped back (or forward) misleads.
+    Clock,
+    /// Arrival: nothing is live until the tracker has caught up with history.
+    Replaying,
+    /// Arrival: every event applied since the tracker caught up with history.
+    CaughtUp,
+}
+
 /// Folds events into sessions.
 #[derive(Debug)]
 pub struct Tracker {
     generation: Generation,
+    liveness: Liveness,
     history_len: usize,
     profiles: Profiles,
     stale: StaleWindows,
@@ -126,8 +151,37 @@ pub struct Tracker {
     by_tag: HashMap<String, String>,
 }
 
+/// A session found by [`Tracker::lookup`].
+#[derive(Debug, Clone, Copy)]
+pub struct Found<'a> {
+    /// The key it is stored under (see [`Tracker::session_key`]).
+    pub key: &'a str,
+    /// The session.
+    pub session: &'a Session,
+    /// How the query named it.
+    pub by: Match,
+}
+
+impl Found<'_> {
+    /// The name that finds this session exactly: its session id, else its tag.
+    pub fn name(&self) -> &str {
+        let key = &self.session.key;
+        key.session_id.as_deref().or(key.tag.as_deref()).unwrap_or(self.key)
+    }
+}
+
+/// How a query named a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Match {
+    /// Its session id or tag, whole.
+    Exact,
+    /// The start of its session id or tag, which no other session's begins with.
+    Prefix,
+}
+
 /// What a caller believes about a session when it asks for its input slot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Expect {
     /// The generation the caller saw.
     pub generation: Option<u64>,
@@ -178,12 +232,34 @@ impl Tracker {
     pub fn new(profiles: Profiles, started_ns: u64) -> Tracker {
         Tracker {
             generation: Generation::new(started_ns),
+            liveness: Liveness::Clock,
             history_len: HISTORY,
             profiles,
             stale: StaleWindows::default(),
             sessions: HashMap::new(),
             by_tag: HashMap::new(),
         }
+    }
+
+    /// Tells live events from history by arrival instead of by the clock: every event applied
+    /// before [`Tracker::caught_up`] is history, whatever its timestamp, and every event
+    /// applied after it is live. A consumer that replays what is present, then follows what
+    /// arrives (`hookline serve`), keeps its liveness whatever the wall clock does: a clock
+    /// stepped back an hour would otherwise make every new event look older than the
+    /// generation, and never authorize input again until it caught up; one stepped forward
+    /// would make history look live.
+    ///
+    /// Without it, an event is live when its relay timestamp is not before the generation's
+    /// start.
+    pub fn live_by_arrival(mut self) -> Tracker {
+        self.liveness = Liveness::Replaying;
+        self
+    }
+
+    /// Says that history has been replayed: every event applied from now on has arrived
+    /// since the generation started, and is live (see [`Tracker::live_by_arrival`]).
+    pub fn caught_up(&mut self) {
+        self.liveness = Liveness::CaughtUp;
     }
 
     /// Keeps the last `n` transitions of each session (for `explain`) instead of [`HISTORY`].
@@ -273,6 +349,9 @@ impl Tracker {
         if event.cwd.is_some() {
             session.cwd.clone_from(&event.cwd);
         }
+        if let Some(change) = &event.todo {
+            session.todos.apply(change);
+        }
         let producer_changed = match (session.host_pid, event.host_pid) {
             (Some(old), Some(new)) if old != new => {
                 session.retired_hosts.push(old);
@@ -285,7 +364,11 @@ impl Tracker {
         }
         let (effect, rule) =
             rules::decide(profile, event, session.current.state.kind(), &mut session.turn);
-        let live = event.ts_ns >= generation.started_ns;
+        let live = match self.liveness {
+            Liveness::Clock => event.ts_ns >= generation.started_ns,
+            Liveness::Replaying => false,
+            Liveness::CaughtUp => true,
+        };
         if matches!(effect, Effect::NewEpoch)
             && !producer_changed
             && !session.epoch_has_events
@@ -356,6 +439,43 @@ impl Tracker {
             .or_else(|| self.by_tag.get(id_or_tag).and_then(|k| self.sessions.get(k)))
     }
 
+    /// Finds a session as a person names it: by its session id or tag exactly (as
+    /// [`Tracker::find`]), else by an unambiguous prefix of either; a trailing `…` (the mark
+    /// of an id clipped in the `status` table) is ignored. `Ok(None)` when nothing matches; an
+    /// [`Error::AmbiguousSession`] listing the candidates when a prefix names more than one.
+    ///
+    /// Commands that take a SESSION argument resolve it here. A program (`hookline serve`,
+    /// the library) names sessions exactly: a prefix could bind its question to another
+    /// session (`task-1` before its first event, while `task-10` exists).
+    pub fn lookup(&self, query: &str) -> Result<Option<Found<'_>>, Error> {
+        let query = query.strip_suffix('…').unwrap_or(query);
+        if query.is_empty() {
+            return Ok(None);
+        }
+        let found = |key: &str, by: Match| {
+            let (key, session) = self.sessions.get_key_value(key)?;
+            Some(Found { key, session, by })
+        };
+        if let Some(key) = self.find_key(query) {
+            return Ok(found(&key, Match::Exact));
+        }
+        let mut keys: BTreeSet<&String> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.key.session_id.as_deref().is_some_and(|id| id.starts_with(query)))
+            .map(|(key, _)| key)
+            .collect();
+        keys.extend(self.by_tag.iter().filter(|(tag, _)| tag.starts_with(query)).map(|(_, k)| k));
+        match keys.len() {
+            0 => Ok(None),
+            1 => Ok(keys.pop_first().and_then(|key| found(key, Match::Prefix))),
+            _ => Err(Error::AmbiguousSession {
+                query: query.to_owned(),
+                candidates: keys.iter().map(|k| self.sessions[*k].key.describe()).collect(),
+            }),
+        }
+    }
+
     /// The key a session is stored under (its CLI and session id, else its tag), found by
     /// session id or tag as [`Tracker::find`] does. [`Applied::session`] carries the same key, so
     /// a consumer can keep its own per-session records beside the tracker's.
@@ -371,6 +491,12 @@ impl Tracker {
     /// The typed snapshot of a session at `now_ns`.
     pub fn snapshot(&self, id_or_tag: &str, now_ns: u64) -> Option<Snapshot> {
         self.find(id_or_tag).map(|s| Snapshot::of(s, self, now_ns))
+    }
+
+    /// The typed snapshot at `now_ns` of a session this tracker holds (one [`Tracker::lookup`]
+    /// found).
+    pub fn snapshot_of(&self, session: &Session, now_ns: u64) -> Snapshot {
+        Snapshot::of(session, self, now_ns)
     }
 
     /// Every session's snapshot at `now_ns`, most recently active first.
@@ -468,6 +594,7 @@ impl Session {
             ts_ns: 0,
             last_event: evidence,
             turn: Turn::default(),
+            todos: TodoList::default(),
             retired_hosts: Vec::new(),
             slot_taken: false,
             moved_since_slot: false,

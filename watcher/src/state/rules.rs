@@ -8,6 +8,7 @@ use crate::canonical::{Event, Kind, WaitReason};
 use crate::profile::Profile;
 use crate::vocab::{EndReason, StartWord, UnknownReason};
 
+use super::todo::RepeatedCall;
 use super::{Pending, State, StateKind};
 
 /// What an event does.
@@ -30,6 +31,26 @@ pub(super) struct Turn {
     pub waiting_tool: Option<String>,
     /// What the last `stop` said was still pending.
     pub pending: Pending,
+    /// When the turn's `turn_start` was relayed.
+    pub started_ns: Option<u64>,
+    /// The run of identical tool calls this turn ended on, or is in.
+    pub calls: Option<RepeatedCall>,
+    /// The last `stop`'s last assistant message.
+    pub last_message: Option<String>,
+}
+
+impl Turn {
+    /// What a turn's end keeps: when it started, its calls, what it said; and what the stop
+    /// reported pending.
+    fn ended(&mut self, pending: Pending, last_message: Option<String>) -> Turn {
+        Turn {
+            pending,
+            started_ns: self.started_ns,
+            calls: self.calls.take(),
+            last_message,
+            ..Turn::default()
+        }
+    }
 }
 
 /// Decides the effect of `event` on a session in `current`, and updates `turn`. Returns the
@@ -56,11 +77,12 @@ pub(super) fn decide(
             (enter(State::Ended(reason.as_deref().map(EndReason::parse))), "session-end")
         }
         Kind::TurnStart => {
-            *turn = Turn::default();
+            *turn = Turn { started_ns: Some(event.ts_ns), ..Turn::default() };
             (enter(State::Active), "prompt-starts-turn")
         }
         Kind::ToolStart { tool } => {
             turn.running_tools += 1;
+            turn.calls = RepeatedCall::after(turn.calls.take(), event);
             if waiting {
                 (Effect::Keep, "tool-start-does-not-end-a-wait")
             } else {
@@ -92,13 +114,30 @@ pub(super) fn decide(
             }
             (enter(State::WaitingOnHuman(*reason)), "waiting-for-input")
         }
+        Kind::IdlePrompt
+            if input_ready
+                && turn.started_ns.zip(profile.and_then(|p| p.idle_prompt_delay)).is_some_and(
+                    |(started, delay)| {
+                        u128::from(event.ts_ns.saturating_sub(started)) < delay.as_nanos()
+                    },
+                ) =>
+        {
+            // Sooner after the prompt than the CLI's idle timer: the previous turn's.
+            (Effect::Keep, "late-idle-prompt-belongs-to-the-previous-turn")
+        }
         Kind::IdlePrompt if input_ready => {
-            *turn = Turn { pending: turn.pending, ..Turn::default() };
+            let (pending, said) = (std::mem::take(&mut turn.pending), turn.last_message.take());
+            *turn = turn.ended(pending, said);
             (enter(State::Idle), "input-ready-event-idle")
         }
-        Kind::Stop { pending_tasks, scheduled_wakes, .. } => {
-            let pending = Pending { tasks: *pending_tasks, wakes: *scheduled_wakes };
-            *turn = Turn { pending, ..Turn::default() };
+        Kind::Stop { pending_tasks, scheduled_wakes, tasks, crons, last_message } => {
+            let pending = Pending {
+                tasks: *pending_tasks,
+                wakes: *scheduled_wakes,
+                background_tasks: tasks.clone(),
+                crons: crons.clone(),
+            };
+            *turn = turn.ended(pending, last_message.clone());
             if input_ready {
                 (enter(State::Idle), "input-ready-event-idle")
             } else {
@@ -114,6 +153,7 @@ pub(super) fn decide(
         Kind::SubagentStart { .. } | Kind::SubagentStop { .. } => {
             (Effect::Keep, "subagent-lifecycle-recorded")
         }
+        Kind::Todo => (Effect::Keep, "task-list-changed"),
         Kind::Notification { .. } => (Effect::Keep, "notification-recorded"),
         Kind::Unknown { .. } => (Effect::Keep, "unknown-event-recorded"),
     }

@@ -9,7 +9,7 @@ use crate::vocab::{EndReason, FailureKind, StateKind, UnknownReason, WaitReason}
 
 use super::view::from_profile;
 use super::windows::WindowFrom;
-use super::{Evidence, Pending, Refusal, Session, Stale, Tracker};
+use super::{Evidence, Pending, Refusal, RepeatedCall, Session, Stale, TodoItem, Tracker};
 
 /// A state with its reason: the wait reason, the error class, the running tool, why the
 /// session ended or why it is unknown.
@@ -113,6 +113,13 @@ pub struct Snapshot {
     pub authoritative: bool,
     /// What the last `stop` said was still to come.
     pub pending: Pending,
+    /// The open items of the session's own task list.
+    pub open_todos: Vec<TodoItem>,
+    /// The run of identical consecutive tool calls the current (or last) turn is in, or
+    /// ended on.
+    pub repeated_call: Option<RepeatedCall>,
+    /// What the last `stop` said (its last assistant message, capped).
+    pub last_message: Option<String>,
     /// The event and rule that set the state.
     pub evidence: Evidence,
     /// The last event seen for this session (applied or not).
@@ -166,7 +173,10 @@ impl Snapshot {
             epoch: session.epoch,
             seq: session.seq,
             authoritative: current.live,
-            pending: session.turn.pending,
+            pending: session.turn.pending.clone(),
+            open_todos: session.todos.open(),
+            repeated_call: session.turn.calls.clone(),
+            last_message: session.turn.last_message.clone(),
             evidence: current.evidence.clone(),
             last_event: session.last_event.clone(),
             host_pid: session.host_pid,

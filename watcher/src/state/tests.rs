@@ -292,17 +292,20 @@ fn a_claude_trace_and_a_codex_trace_of_the_same_story_give_the_same_states() {
     }
 }
 
+/// Session s1's event from a Claude fixture, with this `seq`, `at` after [`T0`].
+fn claude_event(profiles: &Profiles, fixture: &str, seq: u64, at: &str) -> Event {
+    let payload = BTreeMap::new();
+    let call = HookCall::of_fixture("claude", "s1", fixture, &payload);
+    let at = T0 + parse_duration(at).unwrap().as_nanos() as u64;
+    call.event(profiles, seq, at).unwrap()
+}
+
 #[test]
 fn a_slot_asked_for_under_a_previous_generation_is_refused_and_stays_free() {
     // A caller that saw the idle under an earlier tracker (before the watcher restarted) acts
     // on a state this generation never vouched for: it must look again.
     let profiles = Profiles::shipped().unwrap();
-    let payload = BTreeMap::new();
-    let event = |fixture: &str, seq: u64, at: &str| {
-        let call = HookCall::of_fixture("claude", "s1", fixture, &payload);
-        let at = T0 + parse_duration(at).unwrap().as_nanos() as u64;
-        call.event(&profiles, seq, at).unwrap()
-    };
+    let event = |fixture: &str, seq: u64, at: &str| claude_event(&profiles, fixture, seq, at);
     let history = [
         event("claude-code/2.1.332/UserPromptSubmit.json", 1, "0s"),
         event("claude-code/2.1.332/Stop.json", 2, "5s"),
@@ -402,4 +405,26 @@ fn stale_windows_over_keep_the_windows_they_do_not_set() {
     assert_eq!(windows.by_cli["claude"][&StateKind::Active], window("4m"));
     let same = tracker.with_stale_windows_over(&StaleWindows::default());
     assert_eq!(same.stale_windows().by_state.len(), 2);
+}
+
+#[test]
+fn by_arrival_history_is_never_live_and_what_arrives_after_catching_up_always_is() {
+    // The generation starts at 1h; the clock is wrong both ways: history stamped 2h (ahead),
+    // live events stamped 0s (stepped back an hour).
+    let profiles = Profiles::shipped().unwrap();
+    let event = |fixture: &str, seq: u64, at: &str| claude_event(&profiles, fixture, seq, at);
+    let hour = 3_600_000_000_000;
+    let mut tracker = Tracker::new(profiles.clone(), T0 + hour).live_by_arrival();
+    tracker.apply(&event("claude-code/2.1.332/UserPromptSubmit.json", 1, "2h"));
+    tracker.apply(&event("claude-code/2.1.332/Stop.json", 2, "2h1s"));
+    let view = tracker.view("s1", T0 + hour).unwrap();
+    assert_eq!((view.state, view.authoritative), (StateKind::Idle, false), "{view:?}");
+    assert_eq!(tracker.take_input_slot("s1", T0 + hour), Err(Refusal::Replayed));
+
+    tracker.caught_up();
+    tracker.apply(&event("claude-code/2.1.332/UserPromptSubmit.json", 3, "0s"));
+    tracker.apply(&event("claude-code/2.1.332/Stop.json", 4, "1s"));
+    let view = tracker.view("s1", T0 + 2_000_000_000).unwrap();
+    assert_eq!((view.state, view.authoritative), (StateKind::Idle, true), "{view:?}");
+    assert!(tracker.take_input_slot("s1", T0 + 2_000_000_000).is_ok());
 }

@@ -8,10 +8,11 @@ use serde::{Deserialize, Serialize};
 use crate::canonical::Event;
 use crate::units::{format_duration, rfc3339};
 
-use super::{Pending, Snapshot, StateKind};
+use super::{Pending, RepeatedCall, Snapshot, StateKind, TodoItem};
 
 /// The event behind a state, and the rule that read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Evidence {
     /// The canonical kind.
     pub kind: String,
@@ -57,6 +58,7 @@ pub struct Transition {
 
 /// A state that went stale: the CLI can leave it without any event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Stale {
     /// The state the events last said.
     pub was: StateKind,
@@ -79,6 +81,7 @@ pub(super) fn from_profile() -> String {
 /// A session at a given time, in its wire form (`status --json`, `serve`, a decision's
 /// evidence): a [`Snapshot`] with its state's reason and its input slot written as text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct View {
     /// The CLI's session id.
     pub session_id: Option<String>,
@@ -119,6 +122,11 @@ pub struct View {
     pub unknown_for_ms: Option<u64>,
     /// What the last `stop` said was still to come.
     pub pending: Pending,
+    /// The open items of the session's own task list (`pending` or `in_progress`).
+    pub open_todos: Vec<TodoItem>,
+    /// The run of identical consecutive tool calls of the current (or last) turn, when it is
+    /// longer than one call.
+    pub repeated_call: Option<RepeatedCall>,
     /// The event and rule that set the state.
     pub evidence: Evidence,
     /// The last event seen for this session (applied or not).
@@ -152,7 +160,9 @@ impl From<&Snapshot> for View {
             fresh: s.stale.is_none(),
             stale: s.stale.clone(),
             unknown_for_ms: (state == StateKind::Unknown).then_some(s.age_ms()),
-            pending: s.pending,
+            pending: s.pending.clone(),
+            open_todos: s.open_todos.clone(),
+            repeated_call: s.repeated_call.clone().filter(|run| run.count > 1),
             evidence: s.evidence.clone(),
             last_event: s.last_event.clone(),
             host_pid: s.host_pid,
@@ -179,6 +189,7 @@ impl Stale {
 
 /// The input slot of one `idle`: the caller may deliver input once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Slot {
     /// The session.
     pub session_id: Option<String>,
@@ -194,6 +205,7 @@ pub struct Slot {
 
 /// Why an input slot was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "refusal", rename_all = "snake_case")]
 pub enum Refusal {
     /// No session has that id or tag.

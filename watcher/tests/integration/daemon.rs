@@ -381,3 +381,28 @@ fn a_directory_that_fails_the_relays_checks_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(std::fs::read_dir(&real).unwrap().next().is_none(), "nothing written through it");
 }
+
+#[test]
+fn a_session_prefix_reaches_the_daemon_as_the_sessions_name_and_an_ambiguous_one_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    turn(&dir, "75a87ff6-e91a-4c2e", "alpha-1");
+    turn(&dir, "75a87ff6-f00d-4c2e", "alpha-2");
+    let _daemon = Daemon::start(&dir);
+    live_turn(&dir, "75a87ff6-e91a-4c2e", "alpha-1");
+
+    // The id as the status table clips it, ellipsis and all: the live idle allows, once.
+    let out = decide(&dir, &["75a87ff6-e91…", "input", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(json(&out)["session"], "75a87ff6-e91a-4c2e");
+    assert!(stderr(&out).is_empty(), "a daemon answered: {out:?}");
+    // A tag prefix names the same session; its slot is taken now.
+    let out = decide(&dir, &["alpha-1", "input", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+
+    // A prefix of both sessions names neither: an error listing them, exit 2.
+    let out = decide(&dir, &["75a87ff6", "input"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let said = stderr(&out);
+    assert!(said.contains("75a87ff6-e91a-4c2e") && said.contains("75a87ff6-f00d-4c2e"), "{said}");
+}

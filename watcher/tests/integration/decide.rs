@@ -150,3 +150,82 @@ fn a_policy_stale_window_shortens_the_profiles_and_is_checked_against_them() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("stale.claud: no profile is named claud"), "{stderr}");
 }
+
+#[test]
+fn a_one_shot_answers_stall_like_a_live_generation_and_journals_a_withheld_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    fire(&dir, &format!("{C}TaskCreated.json"), &[]);
+    fire(&dir, &format!("{C}Stop-after-tasks.json"), &[]);
+
+    let out = decide(&dir, &["task-1", "stall", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let d = json(&out);
+    assert_eq!((&d["verdict"], &d["rule"]), (&"allow".into(), &"stall-open-todo-item".into()));
+    assert!(d["nudge_text"].as_str().unwrap().contains("\"First task\" is still pending"), "{d}");
+    assert!(d.get("slot").is_none(), "stall takes no slot: {d}");
+    assert_eq!(d["evidence"]["view"]["open_todos"][0]["subject"], "First task");
+    let text = String::from_utf8_lossy(&decide(&dir, &["task-1", "stall"]).stdout).into_owned();
+    assert!(text.starts_with("stall task-1: allow (a nudge is wanted"), "{text}");
+    assert!(
+        text.contains("  nudge text: You ended your turn on \"one of two tasks done\""),
+        "{text}"
+    );
+    // The nudge itself is input: a one-shot never authorizes it.
+    assert_eq!(decide(&dir, &["task-1", "nudge"]).status.code(), Some(1));
+
+    // The next turn starts a background command and stops with it running: withheld, named.
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    fire(&dir, &format!("{C}Stop-background_task-running.json"), &[]);
+    let out = decide(&dir, &["task-1", "stall", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let d = json(&out);
+    assert_eq!(d["rule"], "stall-withheld-pending-wake");
+    assert!(d["reason"].as_str().unwrap().contains("task b7tsjx0vs \"wait\""), "{d}");
+    assert_eq!(d["evidence"]["pending_wakes"][0]["id"], "b7tsjx0vs");
+    assert_eq!(d["evidence"]["pending_wakes"][0]["gates"], true);
+    let journal = fs::read_to_string(tmp.path().join("events.decisions.ndjson")).unwrap();
+    let last: Value = serde_json::from_str(journal.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["question"], &last["rule"]),
+        (&"stall".into(), &"stall-withheld-pending-wake".into())
+    );
+}
+
+#[test]
+fn polling_a_one_shot_nudge_never_escalates_a_session_unless_asked_to_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    fire(&dir, &format!("{C}Stop.json"), &[]);
+
+    // A shell polling its stall timer: more than escalate.withheld-in-a-row (10) one-shot
+    // nudges, each withheld by design, each saying so about a nudge.
+    for _ in 0..12 {
+        let out = decide(&dir, &["task-1", "nudge", "--json"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let reason = json(&out)["reason"].as_str().unwrap().to_owned();
+        assert!(reason.contains("can never authorize a nudge"), "{reason}");
+        assert!(reason.contains("no slot for a nudge"), "{reason}");
+        assert!(!reason.contains("authorize input"), "the question was nudge: {reason}");
+    }
+    let out = decide(&dir, &["task-1", "escalate", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "a healthy idle session: {out:?}");
+    assert_eq!(json(&out)["rule"], "nothing-to-escalate");
+    assert_eq!(json(&out)["evidence"]["counters"]["withheld_in_a_row"], 0);
+    // The verdicts are journaled all the same, marked as not counted.
+    let journal = fs::read_to_string(tmp.path().join("events.decisions.ndjson")).unwrap();
+    let records: Vec<Value> = journal.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 12);
+    assert!(records.iter().all(|r| r["counted"] == false), "{journal}");
+
+    // A caller that asks its withheld verdicts to count gets the escalation it asked for.
+    for n in 1..=10 {
+        let out = decide(&dir, &["task-1", "nudge", "--count", "--json"]);
+        assert_eq!(json(&out)["evidence"]["counters"]["withheld_in_a_row"], n);
+    }
+    let out = decide(&dir, &["task-1", "escalate", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(json(&out)["rule"], "withheld-in-a-row");
+}

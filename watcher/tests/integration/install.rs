@@ -74,6 +74,7 @@ impl World {
             .env("HOME", &self.home)
             .env("XDG_STATE_HOME", self.root.join("state"))
             .env("XDG_CONFIG_HOME", self.root.join("config"))
+            .env("XDG_RUNTIME_DIR", self.root.join("run"))
             .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()));
         for (k, v) in &self.extra_env {
             cmd.env(k, v);
@@ -200,7 +201,7 @@ fn claude_install_follows_the_detected_version_and_is_idempotent() {
     let w = World::new();
     w.fake_cli("claude", "2.1.332 (Claude Code)");
     let out = w.install("claude", &[]);
-    assert!(out.starts_with("Claude Code 2.1.332 (from `claude --version`): 15 events\n"), "{out}");
+    assert!(out.starts_with("Claude Code 2.1.332 (from `claude --version`): 17 events\n"), "{out}");
     assert!(out.contains("hooks.StopFailure: added\n"), "{out}");
     assert!(out.contains(&format!("wrote {}\n", w.claude_settings().display())), "{out}");
     let v = json(&w.claude_settings());
@@ -210,7 +211,7 @@ fn claude_install_follows_the_detected_version_and_is_idempotent() {
     assert!(v["hooks"].get("WorktreeCreate").is_none());
 
     let again = w.install("claude", &[]);
-    assert_eq!(again.matches(": already installed\n").count(), 15, "{again}");
+    assert_eq!(again.matches(": already installed\n").count(), 17, "{again}");
     assert!(again.contains("hooks.Stop: already installed\n"));
     assert!(again.ends_with("nothing to change\n"), "{again}");
 
@@ -1080,4 +1081,59 @@ fn doctor_does_not_block_on_a_fifo_among_the_events_or_as_codex_trust_records() 
             && report.contains("is a named pipe (FIFO), not a regular file"),
         "{report}"
     );
+}
+
+#[test]
+fn opencode_gets_the_plugin_file_with_the_relay_and_uninstall_takes_it_away() {
+    let w = World::new();
+    w.fake_cli("opencode", "1.18.33");
+    let plugin = w.root.join("config/opencode/plugins/hookline.js");
+    let out = w.install("opencode", &[]);
+    assert!(out.starts_with("OpenCode 1.18.33 (from `opencode --version`): hookline's plugin\n"));
+    assert!(out.contains("plugin: added\n"), "{out}");
+    let text = fs::read_to_string(&plugin).unwrap();
+    let shipped = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../profiles/opencode-plugin.js"),
+    )
+    .unwrap();
+    let relay = Value::from(w.relay.to_str().unwrap()).to_string();
+    assert_eq!(text, shipped.replace("\"@HOOKLINE_RELAY@\"", &relay));
+    assert!(w.install("opencode", &[]).contains("plugin: already installed\nnothing to change\n"));
+    let (code, report) = w.doctor(&["opencode"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(report.contains("hookline's plugin is installed"), "{report}");
+
+    // Another relay: doctor says stale, install updates it in place.
+    let moved = w.root.join("bin/hookline-relay");
+    w.script(&moved, SILENT_RELAY);
+    let moved = moved.to_str().unwrap();
+    let out = w.run(&["doctor", "opencode", "--relay", moved]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("stale: it runs"), "{report}");
+    let out = w.ok(&["install", "opencode", "--relay", moved]);
+    assert!(out.contains(&format!("plugin: updated (was: relay {})", w.relay.display())), "{out}");
+
+    let out = w.ok(&["uninstall", "opencode"]);
+    assert!(out.contains("plugin: removed\n"), "{out}");
+    assert!(!plugin.exists());
+    assert_eq!(fs::read_dir(plugin.parent().unwrap()).unwrap().count(), 0, "nothing left beside");
+
+    // Someone else's file at that path is never replaced nor removed.
+    let theirs = "export const Theirs = async () => ({});\n";
+    fs::write(&plugin, theirs).unwrap();
+    for args in [&["install", "opencode"][..], &["uninstall", "opencode"]] {
+        let out = w.run(&[args, &["--relay", w.relay.to_str().unwrap()][..]].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains("is not hookline's plugin"), "{stderr}");
+        assert_eq!(fs::read_to_string(&plugin).unwrap(), theirs);
+    }
+}
+
+#[test]
+fn opencode_project_scope_writes_the_projects_plugin_folder() {
+    let w = World::new();
+    let out = w.install("opencode", &["--scope", "project"]);
+    assert!(out.contains("plugin: added"), "{out}");
+    assert!(w.project.join(".opencode/plugins/hookline.js").is_file());
 }

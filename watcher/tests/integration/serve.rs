@@ -37,9 +37,14 @@ struct Serve {
 
 impl Serve {
     fn start(dir: &Path) -> Serve {
+        Serve::start_with(dir, &[])
+    }
+
+    fn start_with(dir: &Path, args: &[&std::ffi::OsStr]) -> Serve {
         let mut child = Command::new(super::watch::hookline())
             .args(["serve", "--events-dir"])
             .arg(dir)
+            .args(args)
             .env("XDG_CONFIG_HOME", dir.join("no-config"))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -104,5 +109,111 @@ fn a_waiting_next_event_holds_up_no_other_request() {
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..64).collect::<Vec<_>>());
+    assert!(serve.child.wait().unwrap().success());
+}
+
+#[test]
+fn the_turn_end_loop_asks_stall_then_nudge_and_types_once() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let policy = tmp.path().join("policy.toml");
+    std::fs::write(&policy, "[nudge]\nmin-idle = \"0s\"\n").unwrap();
+    let mut serve = Serve::start_with(&dir, &["--policy".as_ref(), policy.as_os_str()]);
+    serve.send(json!({"op": "hello"}));
+    assert_eq!(serve.reply()["ok"], true);
+    const C: &str = "claude-code/2.1.332/";
+    for fixture in ["UserPromptSubmit.json", "TaskCreated.json", "Stop-after-tasks.json"] {
+        super::decide::fire_as(&dir, &format!("{C}{fixture}"), "s1", "task-1", &[]);
+    }
+    // Wait for the stop, as an orchestrator does.
+    loop {
+        serve.send(json!({"op": "next_event", "session": "task-1", "timeout_ms": 10000}));
+        let reply = serve.reply();
+        assert_eq!(reply["timed_out"], false, "{reply}");
+        if reply["event"]["kind"] == "stop" {
+            break;
+        }
+    }
+    serve.send(json!({"op": "decide", "session": "task-1", "question": "stall"}));
+    let stall = serve.reply()["decision"].clone();
+    assert_eq!(
+        (&stall["verdict"], &stall["rule"]),
+        (&json!("allow"), &json!("stall-open-todo-item"))
+    );
+    assert!(stall["nudge_text"].as_str().unwrap().contains("First task"), "{stall}");
+    assert!(stall.get("slot").is_none(), "{stall}");
+    // stall took nothing: the nudge gets the slot, once.
+    serve.send(json!({"op": "decide", "session": "task-1", "question": "nudge"}));
+    let nudge = serve.reply()["decision"].clone();
+    assert_eq!(
+        (&nudge["verdict"], &nudge["rule"]),
+        (&json!("allow"), &json!("nudge-at-explicit-idle"))
+    );
+    assert!(nudge["slot"].is_object(), "{nudge}");
+    serve.send(json!({"op": "decide", "session": "task-1", "question": "nudge"}));
+    assert_eq!(serve.reply()["decision"]["rule"], "input-slot-refused");
+}
+
+/// Writes an event into `dir` as the relay does (the real store: counter, seq, atomic
+/// publish), but stamped `ts_ns`: what a relay writes after the clock was stepped.
+fn write_stamped(dir: &Path, ts_ns: u64, fixture: &str) {
+    use hookline::format::envelope::EnvelopeOut;
+    use hookline::format::store::{EventsDir, WriteOptions};
+    let mut payload: serde_json::Value =
+        serde_json::from_str(&super::watch::fixture(&format!("claude-code/2.1.332/{fixture}")))
+            .unwrap();
+    payload["session_id"] = "s1".into();
+    let payload = serde_json::value::RawValue::from_string(payload.to_string()).unwrap();
+    let native = fixture.trim_end_matches(".json");
+    let events = EventsDir::create(dir).unwrap();
+    let options = WriteOptions::default();
+    events
+        .write_event(std::process::id(), ts_ns, &options, |seq, unordered| {
+            let envelope = EnvelopeOut {
+                event: Some(native),
+                bytes: payload.get().len() as u64,
+                payload: Some(&payload),
+                ..EnvelopeOut::this_process(seq, unordered, ts_ns, "claude")
+            };
+            serde_json::to_vec(&envelope).unwrap()
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_stepped_clock_neither_makes_history_live_nor_live_events_history() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    const HOUR: u64 = 3_600_000_000_000;
+    // History written while the clock was an hour ahead: stamped after the generation will
+    // start, it is history all the same, and never authorizes.
+    let now = hookline::format::clock::now_ns();
+    write_stamped(&dir, now + HOUR, "UserPromptSubmit.json");
+    write_stamped(&dir, now + HOUR + 1, "Stop.json");
+    let mut serve = Serve::start(&dir);
+    serve.send(json!({"id": 0, "op": "hello"}));
+    let started = serve.reply()["started_ns"].as_u64().unwrap();
+    serve.send(json!({"id": 1, "op": "decide", "session": "s1", "question": "input"}));
+    let replayed = serve.reply();
+    assert_eq!(replayed["decision"]["verdict"], "withhold", "{replayed}");
+    assert_eq!(replayed["decision"]["evidence"]["view"]["replayed"], true, "{replayed}");
+
+    // The clock was stepped back an hour: new events arrive stamped before the generation.
+    write_stamped(&dir, started - HOUR, "UserPromptSubmit.json");
+    write_stamped(&dir, started - HOUR + 1_000_000, "Stop.json");
+    for kind in ["turn_start", "stop"] {
+        serve.send(json!({"op": "next_event", "session": "s1", "timeout_ms": 10000}));
+        assert_eq!(serve.reply()["event"]["kind"], kind);
+    }
+    serve.send(json!({"id": 2, "op": "decide", "session": "s1", "question": "input"}));
+    let live = serve.reply();
+    let decision = &live["decision"];
+    assert_eq!(decision["verdict"], "allow", "{live}");
+    assert_eq!(decision["rule"], "input-at-explicit-idle", "{live}");
+    assert_eq!(decision["evidence"]["view"]["authoritative"], true, "{live}");
+    assert_eq!(decision["slot"]["seq"], 4, "{live}");
+    drop(serve.child.stdin.take());
     assert!(serve.child.wait().unwrap().success());
 }

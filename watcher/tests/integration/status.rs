@@ -146,6 +146,7 @@ fn status_on_a_terminal_prints_a_table_with_unknown_in_capitals_and_its_reason()
     assert_eq!(lines[at + 1].trim(), "session started", "the reason, under the row: {text}");
 
     let empty = tmp.path().join("none");
+    std::fs::create_dir(&empty).unwrap();
     let (status, text) = on_a_terminal(hookline("status", &empty, &[]));
     assert!(status.success(), "{status}: {text}");
     assert_eq!(text.trim(), "no sessions");
@@ -278,4 +279,141 @@ fn status_and_explain_refuse_a_bad_policy_with_decides_error_and_exit_code() {
             assert!(out.stdout.is_empty(), "{args:?}: {out:?}");
         }
     }
+}
+
+/// The text of a command's stdout, once it succeeded.
+fn text(out: &Output) -> String {
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn a_session_is_named_by_an_unambiguous_prefix_of_its_id_or_tag_as_the_table_shows_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let long = "75a87ff6-e914-427f-a8ca-ad0fcf16e284";
+    fire_as(&dir, &format!("{C}UserPromptSubmit.json"), long, "task-1", &[]);
+    fire_as(&dir, &format!("{C}UserPromptSubmit.json"), "75a8ffff-0000", "task-10", &[]);
+    fire_as(&dir, &format!("{C}Stop.json"), "c0ffee-1", "build-7", &[]);
+
+    // The id as the table clips it, copied with or without its ellipsis.
+    let (status, table) = on_a_terminal(hookline("status", &dir, &[]));
+    assert!(status.success(), "{table}");
+    let row = table.lines().find(|l| l.starts_with("task-1 ")).unwrap_or_else(|| panic!("{table}"));
+    let shown = row.split_whitespace().nth(2).unwrap();
+    assert_eq!(shown, "75a87ff6-e91…", "{row}");
+    for query in [shown, shown.trim_end_matches('…')] {
+        let out = text(&hookline("explain", &dir, &[query]).output().unwrap());
+        assert_eq!(out.lines().next(), Some(&*format!("session {long} (cli claude, tag task-1)")));
+        let out = hookline("decide", &dir, &[query, "crashed", "--json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let decision: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!((&decision["session"], &decision["state"]), (&long.into(), &"active".into()));
+    }
+    // A tag's prefix, and an exact tag that is also the start of another.
+    let out = text(&hookline("explain", &dir, &["build"]).output().unwrap());
+    assert!(out.starts_with("session c0ffee-1 (cli claude, tag build-7)"), "{out}");
+    let out = text(&hookline("explain", &dir, &["task-1"]).output().unwrap());
+    assert!(out.starts_with(&format!("session {long} ")), "{out}");
+
+    // Ambiguous: an error listing every candidate, for each command that takes a SESSION.
+    for (prefix, args) in [("75a8", &["explain"][..]), ("task-", &["decide", "nudge"])] {
+        let mut command = hookline(args[0], &dir, &[&[prefix][..], &args[1..]].concat());
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("{prefix:?} is the start of 2 sessions")), "{stderr}");
+        for candidate in
+            [format!("{long} (claude, tag task-1)"), "75a8ffff-0000 (claude, tag task-10)".into()]
+        {
+            assert!(stderr.contains(&candidate), "{candidate} missing from {stderr}");
+        }
+        assert!(stderr.contains("give more of the session id or tag"), "{stderr}");
+    }
+    let out = hookline("explain", &dir, &["zz"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "nothing matches: {out:?}");
+}
+
+#[test]
+fn explain_keeps_its_columns_aligned_whatever_the_state_and_event_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    for fixture in
+        ["UserPromptSubmit.json", "PreToolUse.json", "PermissionRequest.json", "PostToolUse.json"]
+    {
+        fire_as(&dir, &format!("{C}{fixture}"), "s1", "task-1", &[]);
+    }
+    for _ in 0..9 {
+        fire_as(&dir, &format!("{C}Notification-idle_prompt.json"), "s2", "other", &[]);
+    }
+    fire_as(&dir, &format!("{C}Stop.json"), "s1", "task-1", &[]);
+    let out = text(&hookline("explain", &dir, &["s1"]).output().unwrap());
+    let steps: Vec<&str> = out.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(steps.len(), 5, "{out}");
+    // Each column starts at the same character on every line: after the long
+    // `→ waiting_on_human`, after a one-digit seq and a two-digit one.
+    let natives = ["UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop"];
+    let kinds = ["turn_start", "tool_start", "permission_request", "tool_end", "stop"];
+    let starts: Vec<Vec<usize>> = steps
+        .iter()
+        .zip(natives.iter().zip(kinds))
+        .map(|(line, (native, kind))| {
+            let at = |word: &str| {
+                let i = line.find(word).unwrap_or_else(|| panic!("{word} missing from {line}"));
+                line[..i].chars().count()
+            };
+            vec![
+                at(" seq "),
+                at(&format!(" {native} ")),
+                at(&format!(" {kind} ")),
+                at(" → "),
+                at(" epoch "),
+                at(" rule "),
+            ]
+        })
+        .collect();
+    for (line, start) in steps.iter().zip(&starts) {
+        assert_eq!(start, &starts[0], "columns drift at {line:?}:\n{out}");
+    }
+}
+
+#[test]
+fn control_characters_from_events_reach_the_terminal_escaped_and_json_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let cwd = "/home/\x1b]0;pwned\x07dev\r\nfake-row  claude  s9  /  idle";
+    let session = "s\x1b[2J\u{9b}1";
+    let tag = "task\x1b[31m-1";
+    let spoof = [("cwd", cwd)];
+    fire_as(&dir, &format!("{C}UserPromptSubmit.json"), session, tag, &spoof);
+    let tool = [("cwd", cwd), ("tool_name", "Ba\x07sh\x1b[8m")];
+    fire_as(&dir, &format!("{C}PreToolUse.json"), session, tag, &tool);
+    fire_as(&dir, &format!("{C}SessionStart-startup.json"), "plain", "\x1b]8;;http://x\x07", &[]);
+
+    let raw_controls = |text: &str| text.chars().filter(|c| c.is_control() && *c != '\n').count();
+    let (status, table) = on_a_terminal(hookline("status", &dir, &[]));
+    assert!(status.success(), "{table}");
+    assert_eq!(raw_controls(&table), 0, "{table:?}");
+    // A header, one row each, the unknown one's reason: no spoofed row.
+    assert_eq!(table.lines().count(), 4, "{table}");
+    assert!(table.contains("task\\e[31m-1"), "{table}");
+    assert!(table.contains("\\e]8;;http://x\\a"), "{table}");
+
+    let out = text(&hookline("explain", &dir, &[session]).output().unwrap());
+    assert_eq!(raw_controls(&out), 0, "{out:?}");
+    assert_eq!(out.lines().count(), 5, "2 steps, one line each: {out}");
+    assert!(out.starts_with("session s\\e[2J\\u{9b}1 (cli claude, tag task\\e[31m-1)"), "{out}");
+    assert!(out.contains("(Ba\\ash\\e[8m)"), "{out}");
+    let out = hookline("decide", &dir, &[session, "nudge"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(raw_controls(&stdout), 0, "{stdout:?}");
+    assert!(stdout.contains("Ba\\ash\\e[8m"), "{stdout}");
+
+    // JSON carries the strings exactly, escaped by JSON itself.
+    let rows = json(&hookline("status", &dir, &["--json"]).output().unwrap());
+    let row = row(rows.as_array().unwrap(), session);
+    assert_eq!((row["cwd"].as_str(), row["tag"].as_str()), (Some(cwd), Some(tag)));
+    let explained = json(&hookline("explain", &dir, &[session, "--json"]).output().unwrap());
+    assert_eq!(explained["state"]["detail"], "Ba\x07sh\x1b[8m");
 }

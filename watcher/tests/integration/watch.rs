@@ -283,3 +283,175 @@ fn the_largest_event_the_relay_writes_is_read_back_not_quarantined() {
     assert_eq!(envelope.raw_encoding, Some(hookline::format::envelope::RawEncoding::Base64));
     assert!(envelope.raw_bytes().unwrap() == input, "every byte round-trips");
 }
+
+/// `hookline ARGS...` with no events directory chosen but `env`'s.
+fn hookline_with(args: &[&str], env: Option<&str>, home: &Path) -> Command {
+    let mut command = Command::new(hookline());
+    command.args(args).current_dir(home).env("HOME", home).env_remove("XDG_CONFIG_HOME");
+    command.env_remove("XDG_STATE_HOME").env_remove("HOOKLINE_EVENTS_DIR");
+    if let Some(dir) = env {
+        command.env("HOOKLINE_EVENTS_DIR", dir);
+    }
+    command
+}
+
+#[test]
+fn a_missing_or_relative_events_dir_is_an_error_naming_it_except_when_following() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nonexistent/events");
+    let missing_arg = missing.to_str().unwrap();
+    let commands: [&[&str]; 5] = [
+        &["watch", "--no-follow"],
+        &["status", "--json"],
+        &["explain", "s1"],
+        &["decide", "s1", "nudge"],
+        &["prune"],
+    ];
+    for command in commands {
+        let cases = [
+            (Some(missing_arg), None, format!("--events-dir {missing_arg}: no such directory")),
+            (Some("rel/events"), None, "--events-dir rel/events: not an absolute path".into()),
+            (
+                None,
+                Some(missing_arg),
+                format!("HOOKLINE_EVENTS_DIR {missing_arg}: no such directory"),
+            ),
+            (None, Some("rel"), "HOOKLINE_EVENTS_DIR rel: not an absolute path".into()),
+        ];
+        for (flag, env, message) in cases {
+            let flag: Vec<&str> = flag.map(|f| vec!["--events-dir", f]).unwrap_or_default();
+            let out = hookline_with(&[command, &flag].concat(), env, tmp.path()).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command:?} {flag:?} {env:?}: {out:?}");
+            assert!(stderr.contains(&message), "{command:?}: {message:?} missing from {stderr}");
+            assert!(out.stdout.is_empty(), "{command:?}: {out:?}");
+        }
+    }
+    assert!(!tmp.path().join("nonexistent").exists(), "nothing was created");
+
+    // Following waits for the directory, says so once, and creates nothing meanwhile, even
+    // with a cursor to keep there.
+    let mut follower = Command::new(hookline())
+        .args(["watch", "--cursor", "c", "--events-dir", missing_arg])
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rx = lines(follower.stdout.take().unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(follower.try_wait().unwrap().is_none(), "still waiting");
+    assert!(!missing.exists(), "a cursor does not create the directory it waits for");
+    run_relay(&missing, &["--cli", "claude"], fixture("claude-code/2.1.332/Stop.json").as_bytes());
+    assert_eq!(seqs(&take(&rx, 1)), [1]);
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(follower.id() as i32, libc::SIGTERM) };
+    let out = follower.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let waiting = format!("hookline: waiting for {missing_arg} to appear (it does not exist yet)");
+    assert_eq!(stderr.matches(&waiting).count(), 1, "{stderr}");
+}
+
+/// A small tmpfs of our own, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// Mounts one at `at`, or says why it cannot (not root, no mount namespace rights).
+    fn mount(at: &Path, size: &str) -> Result<Tmpfs, String> {
+        fs::create_dir_all(at).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "hookline-test"])
+            .arg(at)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_owned());
+        }
+        Ok(Tmpfs(at.to_owned()))
+    }
+
+    /// Fills it: a file grown until the disk says it is full.
+    fn fill(&self) -> PathBuf {
+        let path = self.0.join("filler");
+        let mut file = fs::File::create(&path).unwrap();
+        let chunk = vec![0u8; 4096];
+        loop {
+            match file.write_all(&chunk) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+                Err(e) => panic!("filling {}: {e}", path.display()),
+            }
+        }
+        path
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_cursor_that_cannot_be_saved_on_a_full_disk_is_retried_while_the_feed_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let disk = match Tmpfs::mount(&tmp.path().join("disk"), "1m") {
+        Ok(disk) => disk,
+        Err(why) => {
+            println!("skipped: cannot mount a small tmpfs to fill ({why}); run as root to test");
+            return;
+        }
+    };
+    let dir = disk.0.join("events");
+    let payload = fixture("claude-code/2.1.332/PostToolUse.json");
+    for _ in 0..3 {
+        run_relay(&dir, &[], payload.as_bytes());
+    }
+    assert_eq!(seqs(&no_follow(&dir, &["--cursor", "full"])), [1, 2, 3]);
+    for _ in 0..3 {
+        run_relay(&dir, &[], payload.as_bytes());
+    }
+    let filler = disk.fill();
+    assert!(fs::write(dir.join(".cursors/probe"), [0u8; 4096]).is_err(), "the disk is full");
+
+    let mut follower = watch(&dir, &["--cursor", "full"]);
+    let rx = lines(follower.stdout.take().unwrap());
+    let stderr = {
+        let (tx, rx) = mpsc::channel();
+        let pipe = follower.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        rx
+    };
+    let wait_for = |words: &str| {
+        let line = stderr
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no stderr line saying {words:?}"));
+        assert!(line.contains(words), "{words:?} missing from {line}");
+        line
+    };
+    // The lines come although none of their saves works; the failure is reported.
+    assert_eq!(seqs(&take(&rx, 3)), [4, 5, 6]);
+    let report = wait_for("the feed goes on");
+    assert!(report.starts_with("hookline: warning: cannot "), "{report}");
+    assert!(report.contains("No space left on device"), "{report}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(follower.try_wait().unwrap().is_none(), "the feed did not stop");
+
+    // Room again: new lines flow, and the cursor is saved at the next retry.
+    fs::remove_file(filler).unwrap();
+    for _ in 0..2 {
+        run_relay(&dir, &[], payload.as_bytes());
+    }
+    assert_eq!(seqs(&take(&rx, 2)), [7, 8]);
+    while !wait_for("hookline: ").contains("the cursor is saved again") {}
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(follower.id() as i32, libc::SIGTERM) };
+    assert!(follower.wait().unwrap().success());
+    assert!(no_follow(&dir, &["--cursor", "full"]).is_empty(), "every line was saved");
+}

@@ -3,7 +3,9 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::*;
-use crate::canonical::{CompactPhase, FailureKind, WaitReason};
+use crate::canonical::{
+    BackgroundTask, CompactPhase, Cron, FailureKind, TodoChange, TodoEntry, WaitReason,
+};
 
 mod cli;
 
@@ -11,8 +13,8 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-fn envelope(cli: &str, event: Option<&str>, payload: Value) -> Envelope {
-    Envelope {
+fn envelope(cli: &str, event: Option<&str>, payload: Value) -> RawEnvelope {
+    RawEnvelope {
         seq: 1,
         ts_ns: 5,
         tag: Some("task-7".into()),
@@ -20,7 +22,7 @@ fn envelope(cli: &str, event: Option<&str>, payload: Value) -> Envelope {
         ppid: 1,
         host_pid: Some(42),
         relay_version: "0.1.0".into(),
-        ..Envelope::built(cli, event.map(str::to_owned), payload)
+        ..RawEnvelope::built(cli, event.map(str::to_owned), &payload)
     }
 }
 
@@ -65,7 +67,13 @@ fn every_claude_fixture_maps_to_its_canonical_kind() {
         ("Notification-idle_prompt.json", Kind::IdlePrompt),
         (
             "Stop.json",
-            Kind::Stop { last_message: Some("done".into()), pending_tasks: 0, scheduled_wakes: 0 },
+            Kind::Stop {
+                last_message: Some("done".into()),
+                pending_tasks: 0,
+                scheduled_wakes: 0,
+                tasks: Vec::new(),
+                crons: Vec::new(),
+            },
         ),
         (
             "PreCompact.json",
@@ -142,7 +150,25 @@ fn stop_counts_running_background_tasks_and_scheduled_wakes() {
         Kind::Stop {
             last_message: Some("waiting on build".into()),
             pending_tasks: 2,
-            scheduled_wakes: 1
+            scheduled_wakes: 1,
+            tasks: vec![
+                BackgroundTask {
+                    id: Some("1".into()),
+                    status: Some("running".into()),
+                    ..Default::default()
+                },
+                BackgroundTask {
+                    id: Some("2".into()),
+                    status: Some("completed".into()),
+                    ..Default::default()
+                },
+                BackgroundTask { id: Some("3".into()), ..Default::default() },
+            ],
+            crons: vec![Cron {
+                id: Some("c".into()),
+                schedule: Some("*/5 * * * *".into()),
+                ..Default::default()
+            }],
         }
     );
 }
@@ -222,4 +248,95 @@ fn long_texts_are_capped() {
     );
     let Kind::Stop { last_message: Some(text), .. } = event.kind else { panic!() };
     assert!(text.len() <= MAX_TEXT + 3 && text.ends_with('…'));
+}
+
+#[test]
+fn task_hooks_and_task_tool_calls_carry_their_change_of_the_task_list() {
+    let at = |file: &str| map_fixture("claude", "claude-code/2.1.332", file);
+    let item = |id: &str, subject: Option<&str>, status: &str| TodoChange::Item {
+        id: id.into(),
+        subject: subject.map(Into::into),
+        status: Some(status.into()),
+    };
+    let created = at("TaskCreated.json");
+    assert_eq!(created.kind, Kind::Todo);
+    assert_eq!(created.todo, Some(item("1", Some("First task"), "pending")));
+    assert_eq!(at("TaskCompleted.json").todo, Some(item("1", Some("First task"), "completed")));
+    let create = at("PostToolUse-TaskCreate.json");
+    assert_eq!(create.kind, Kind::ToolEnd { tool: Some("TaskCreate".into()), ok: true });
+    assert_eq!(create.todo, Some(item("1", Some("First task"), "pending")));
+    let update = at("PostToolUse-TaskUpdate-in_progress.json");
+    assert_eq!(update.kind, Kind::ToolEnd { tool: Some("TaskUpdate".into()), ok: true });
+    assert_eq!(update.todo, Some(item("1", None, "in_progress")));
+    // Before the tool ran nothing changes; other tools change nothing.
+    assert_eq!(at("PreToolUse-TaskUpdate-completed.json").todo, None);
+    assert_eq!(at("PostToolUse.json").todo, None);
+    assert_eq!(at("Stop.json").todo, None);
+}
+
+#[test]
+fn a_todowrite_call_carries_the_whole_list() {
+    let payload = json!({
+        "session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "TodoWrite",
+        "tool_input": {"todos": [
+            {"content": "Write the parser", "status": "completed", "activeForm": "Writing"},
+            {"content": "Test it", "status": "in_progress", "activeForm": "Testing"},
+            "not an item"
+        ]}
+    });
+    let event = map_envelope(
+        &Profiles::shipped().unwrap(),
+        &envelope("claude", Some("PostToolUse"), payload),
+        source(),
+    );
+    let entry = |subject: Option<&str>, status: Option<&str>| TodoEntry {
+        id: None,
+        subject: subject.map(Into::into),
+        status: status.map(Into::into),
+    };
+    assert_eq!(
+        event.todo,
+        Some(TodoChange::List {
+            items: vec![
+                entry(Some("Write the parser"), Some("completed")),
+                entry(Some("Test it"), Some("in_progress")),
+                entry(None, None),
+            ]
+        })
+    );
+}
+
+#[test]
+fn a_tool_start_carries_a_digest_of_its_input_equal_for_identical_calls() {
+    let first = map_fixture("claude", "claude-code/2.1.332", "PreToolUse.json");
+    let again = map_fixture("claude", "claude-code/2.1.332", "PreToolUse.json");
+    let other =
+        map_fixture("claude", "claude-code/2.1.332", "PreToolUse-Bash-run_in_background.json");
+    let digest = first.input_digest.clone().expect("a digest");
+    assert_eq!(digest.len(), 16);
+    assert_eq!(again.input_digest.as_deref(), Some(digest.as_str()));
+    assert_ne!(other.input_digest.as_deref(), Some(digest.as_str()));
+    // Only tool starts carry one.
+    let end = map_fixture("claude", "claude-code/2.1.332", "PostToolUse.json");
+    assert_eq!(end.input_digest, None);
+}
+
+#[test]
+fn a_stop_lists_its_background_tasks_and_crons_item_by_item() {
+    let event = map_fixture(
+        "claude",
+        "claude-code/2.1.332",
+        "Stop-background_tasks-shell-and-monitor.json",
+    );
+    let Kind::Stop { pending_tasks, tasks, .. } = &event.kind else { panic!("{:?}", event.kind) };
+    assert_eq!(*pending_tasks, 2);
+    let kinds: Vec<(&str, &str)> =
+        tasks.iter().map(|t| (t.id.as_deref().unwrap(), t.task_type.as_deref().unwrap())).collect();
+    assert_eq!(kinds, [("br3mcsrxi", "shell"), ("b0q01kove", "monitor")]);
+    assert_eq!(tasks[0].command.as_deref(), Some("python3 -m http.server 8765"));
+    let event = map_fixture("claude", "claude-code/2.1.332", "Stop-session_crons.json");
+    let Kind::Stop { scheduled_wakes, crons, .. } = &event.kind else { panic!() };
+    assert_eq!(*scheduled_wakes, 2);
+    let recurring: Vec<Option<bool>> = crons.iter().map(|c| c.recurring).collect();
+    assert_eq!(recurring, [Some(true), Some(false)]);
 }

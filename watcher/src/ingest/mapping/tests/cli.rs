@@ -57,7 +57,13 @@ fn text(s: &str) -> Option<String> {
 }
 
 fn stop(last: &str) -> Kind {
-    Kind::Stop { last_message: text(last), pending_tasks: 0, scheduled_wakes: 0 }
+    Kind::Stop {
+        last_message: text(last),
+        pending_tasks: 0,
+        scheduled_wakes: 0,
+        tasks: Vec::new(),
+        crons: Vec::new(),
+    }
 }
 
 fn no_rule(kind: &Kind) -> bool {
@@ -494,7 +500,13 @@ fn copilot_camel_case_payloads_map_by_their_documented_shapes() {
 }
 
 fn stop_without_message() -> Kind {
-    Kind::Stop { last_message: None, pending_tasks: 0, scheduled_wakes: 0 }
+    Kind::Stop {
+        last_message: None,
+        pending_tasks: 0,
+        scheduled_wakes: 0,
+        tasks: Vec::new(),
+        crons: Vec::new(),
+    }
 }
 
 /// Copilot CLI's PascalCase ("VS Code compatible") dialect, and VS Code's own payloads.

@@ -1,0 +1,51 @@
+//! `hookline tmux [--follow] [--tmux-socket PATH]`: marks each pane with its session's state
+//! and prints the summary for `status-right`.
+
+use std::process::ExitCode;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
+
+use hookline::pane::Server;
+use hookline::pane::marks;
+
+use super::{Live, Outcome, Update, catch_signals, replay, report, stopping};
+use crate::cli::TmuxArgs;
+
+/// How often `--follow` marks again without an event: new panes, states gone stale.
+const REFRESH: Duration = Duration::from_secs(2);
+
+pub fn run(args: &TmuxArgs) -> Outcome {
+    let server = Server { socket: args.tmux_socket.clone() };
+    if !args.follow {
+        let tracker = replay(&args.source, &args.policy, 1)?;
+        let snapshots = tracker.snapshots(hookline::format::clock::now_ns());
+        let (_, summary) = marks::mark(&server, &snapshots)?;
+        println!("{summary}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    catch_signals();
+    let (tx, updates) = std::sync::mpsc::channel();
+    let live = Live::start(&args.source, &args.policy, tx, |update| update)?;
+    let mut last = None;
+    while !stopping() {
+        let (_, summary) = marks::mark(&server, &live.snapshots())?;
+        let line = summary.to_string();
+        if last.as_ref() != Some(&line) {
+            println!("{line}");
+            last = Some(line);
+        }
+        // Wait for the next event (or the refresh), then take every update queued with it.
+        let mut wait = REFRESH;
+        for _ in 0..256 {
+            match updates.recv_timeout(wait) {
+                Ok(Update::Event) => {}
+                Ok(Update::Notice(notice)) => report([notice]),
+                Ok(Update::Failed(why)) => return Err(why.into()),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return Ok(ExitCode::SUCCESS),
+            }
+            wait = Duration::from_millis(20);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,383 @@
+//! `hookline top`: every session, those that need a person first, updated on each event.
+//! On a terminal, a ratatui dashboard (feature `tui`, on by default): arrows select, Enter
+//! opens the session's explanation, q quits. Elsewhere (or built without `tui`), the same
+//! table printed once.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use hookline::format::clock::now_ns;
+use hookline::state::{Snapshot, StateKind};
+use hookline::term::escape;
+use hookline::units::format_age;
+
+use super::{Outcome, replay};
+use crate::cli::TopArgs;
+
+pub fn run(args: &TopArgs) -> Outcome {
+    let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    #[cfg(feature = "tui")]
+    if terminal {
+        return tui::run(args);
+    }
+    #[cfg(not(feature = "tui"))]
+    if terminal {
+        eprintln!("hookline: built without the `tui` feature: printing the table once");
+    }
+    let tracker = replay(&args.source, &args.policy, 1)?;
+    print_table(&rows(&tracker.snapshots(now_ns())));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One row of the table, as text.
+#[derive(Debug, Clone)]
+struct Row {
+    /// The session id, else the tag: what explain is asked for.
+    #[cfg_attr(not(feature = "tui"), allow(dead_code))]
+    id: String,
+    state: StateKind,
+    /// The state and its detail.
+    status: String,
+    age: String,
+    tag: String,
+    cli: String,
+    cwd: String,
+    /// Background tasks and wake-ups the last stop left.
+    pending: String,
+    last: String,
+}
+
+/// Sessions that need a person first, then those nobody can tell, then the rest; the most
+/// recently active first within each.
+fn rank(state: StateKind) -> u8 {
+    match state {
+        StateKind::WaitingOnHuman | StateKind::EnvFault => 0,
+        StateKind::Unknown => 1,
+        StateKind::Idle => 2,
+        StateKind::Active | StateKind::ChildCommand => 3,
+        StateKind::Ended => 4,
+    }
+}
+
+fn rows(snapshots: &[Snapshot]) -> Vec<Row> {
+    let mut rows: Vec<Row> = snapshots
+        .iter()
+        .map(|s| {
+            let state = s.state.kind();
+            let status = match s.detail() {
+                Some(detail) => format!("{state} {}", escape(&detail)),
+                None => state.to_string(),
+            };
+            let text = |v: Option<&str>| escape(v.unwrap_or("-")).into_owned();
+            let pending = s.pending.tasks + s.pending.wakes;
+            Row {
+                id: s.session_id.clone().or_else(|| s.tag.clone()).unwrap_or_default(),
+                state,
+                status,
+                age: format_age(std::time::Duration::from_nanos(s.age_ns)),
+                tag: text(s.tag.as_deref()),
+                cli: text(Some(&s.cli)),
+                cwd: text(s.cwd.as_deref()),
+                pending: if pending == 0 { "-".into() } else { pending.to_string() },
+                last: text(s.last_event.native.as_deref().or(Some(&s.last_event.kind))),
+            }
+        })
+        .collect();
+    rows.sort_by_key(|r| rank(r.state));
+    rows
+}
+
+const HEADERS: [&str; 8] = ["STATE", "AGE", "TAG", "CLI", "CWD", "BG", "LAST EVENT", ""];
+/// Column widths but the cwd's, which takes what is left.
+const WIDTHS: [usize; 6] = [27, 6, 10, 6, 2, 13];
+
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{kept}…")
+}
+
+fn clip_left(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().skip(count - width.saturating_sub(1)).collect();
+    format!("…{kept}")
+}
+
+fn print_table(rows: &[Row]) {
+    if rows.is_empty() {
+        println!("no sessions");
+        return;
+    }
+    let [s, a, t, c, b, l] = WIDTHS;
+    let cwd = 20;
+    println!(
+        "{:<s$} {:>a$} {:<t$} {:<c$} {:<cwd$} {:>b$} {}",
+        HEADERS[0], HEADERS[1], HEADERS[2], HEADERS[3], HEADERS[4], HEADERS[5], HEADERS[6]
+    );
+    for r in rows {
+        println!(
+            "{:<s$} {:>a$} {:<t$} {:<c$} {:<cwd$} {:>b$} {}",
+            clip(&r.status, s),
+            r.age,
+            clip(&r.tag, t),
+            clip(&r.cli, c),
+            clip_left(&r.cwd, cwd),
+            r.pending,
+            clip(&r.last, l)
+        );
+    }
+}
+
+#[cfg(feature = "tui")]
+mod tui {
+    use std::sync::mpsc::{self, RecvTimeoutError};
+    use std::time::Duration;
+
+    use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+    use ratatui::layout::{Constraint, Layout};
+    use ratatui::style::{Color, Modifier, Style};
+    use ratatui::text::Line;
+    use ratatui::widgets::{Block, Paragraph, Row as TableRow, Table, TableState};
+    use ratatui::{DefaultTerminal, Frame};
+
+    use super::*;
+    use crate::cmd::{Live, Update};
+
+    /// What wakes the dashboard.
+    enum Wake {
+        Live(Update),
+        Key(KeyCode),
+        KeysGone,
+    }
+
+    /// The age column ticks once a second without an event.
+    const TICK: Duration = Duration::from_secs(1);
+
+    struct App {
+        live: Live,
+        selected: TableState,
+        explain: Option<String>,
+        note: Option<String>,
+    }
+
+    pub fn run(args: &TopArgs) -> Outcome {
+        let (tx, wakes) = mpsc::channel();
+        let live = Live::start(&args.source, &args.policy, tx.clone(), Wake::Live)?;
+        std::thread::spawn(move || {
+            loop {
+                match event::read() {
+                    Ok(Event::Key(key)) if key.kind == KeyEventKind::Press => {
+                        if tx.send(Wake::Key(key.code)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(_) => {
+                        // A resize: redraw.
+                        if tx.send(Wake::Live(Update::Event)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(_) => {
+                        let _ = tx.send(Wake::KeysGone);
+                        return;
+                    }
+                }
+            }
+        });
+        let mut app = App {
+            live,
+            selected: TableState::default().with_selected(0),
+            explain: None,
+            note: None,
+        };
+        let mut terminal = ratatui::init();
+        let result = app.run(&mut terminal, &wakes);
+        ratatui::restore();
+        result.map(|()| ExitCode::SUCCESS)
+    }
+
+    impl App {
+        fn run(
+            &mut self,
+            terminal: &mut DefaultTerminal,
+            wakes: &mpsc::Receiver<Wake>,
+        ) -> Result<(), Box<dyn std::error::Error>> {
+            loop {
+                let rows = rows(&self.live.snapshots());
+                if let Some(i) = self.selected.selected() {
+                    self.selected.select(Some(i.min(rows.len().saturating_sub(1))));
+                }
+                terminal.draw(|frame| self.draw(frame, &rows))?;
+                let wake = match wakes.recv_timeout(TICK) {
+                    Ok(wake) => wake,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                };
+                match wake {
+                    Wake::Live(Update::Event) => {}
+                    Wake::Live(Update::Notice(notice)) => self.note = Some(notice.to_string()),
+                    Wake::Live(Update::Failed(why)) => {
+                        self.note = Some(format!("events stopped: {why}"))
+                    }
+                    Wake::KeysGone => return Ok(()),
+                    Wake::Key(key) => {
+                        if !self.key(key, &rows) {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+
+        /// Handles a key; `false` to quit.
+        fn key(&mut self, key: KeyCode, rows: &[Row]) -> bool {
+            match key {
+                KeyCode::Char('q') => return false,
+                KeyCode::Esc | KeyCode::Backspace if self.explain.is_some() => self.explain = None,
+                KeyCode::Esc => return false,
+                KeyCode::Down | KeyCode::Char('j') => self.selected.select_next(),
+                KeyCode::Up | KeyCode::Char('k') => self.selected.select_previous(),
+                KeyCode::Enter | KeyCode::Char('e') => {
+                    if self.explain.is_some() {
+                        self.explain = None;
+                    } else if let Some(row) = self.selected.selected().and_then(|i| rows.get(i)) {
+                        self.explain = Some(row.id.clone());
+                    }
+                }
+                _ => {}
+            }
+            true
+        }
+
+        fn draw(&mut self, frame: &mut Frame, rows: &[Row]) {
+            let [head, body, foot] = Layout::vertical([
+                Constraint::Length(1),
+                Constraint::Min(3),
+                Constraint::Length(1),
+            ])
+            .areas(frame.area());
+            let need = rows.iter().filter(|r| rank(r.state) == 0).count();
+            let title = format!("hookline top: {} sessions, {need} need you", rows.len());
+            frame.render_widget(
+                Paragraph::new(Line::from(title).style(Style::new().add_modifier(Modifier::BOLD))),
+                head,
+            );
+            let help = match &self.explain {
+                Some(_) => "esc back  q quit".to_owned(),
+                None => "↑↓ select  enter explain  q quit".to_owned(),
+            };
+            let foot_text = match &self.note {
+                Some(note) => format!("{help}  |  {}", escape(note)),
+                None => help,
+            };
+            frame.render_widget(
+                Paragraph::new(foot_text).style(Style::new().fg(Color::DarkGray)),
+                foot,
+            );
+            match self.explain.clone() {
+                Some(id) => self.draw_explain(frame, body, &id),
+                None => self.draw_table(frame, body, rows),
+            }
+        }
+
+        fn draw_table(&mut self, frame: &mut Frame, area: ratatui::layout::Rect, rows: &[Row]) {
+            let [s, a, t, c, b, l] = WIDTHS;
+            let fixed = (s + a + t + c + b + l + 6) as u16;
+            let cwd = area.width.saturating_sub(fixed).max(8) as usize;
+            let table_rows = rows.iter().map(|r| {
+                TableRow::new([
+                    Line::from(clip(&r.status, s)).style(colour(r.state)),
+                    Line::from(r.age.clone()).right_aligned(),
+                    Line::from(clip(&r.tag, t)),
+                    Line::from(clip(&r.cli, c)),
+                    Line::from(clip_left(&r.cwd, cwd)),
+                    Line::from(r.pending.clone()).right_aligned(),
+                    Line::from(clip(&r.last, l)),
+                ])
+            });
+            let widths = [
+                Constraint::Length(s as u16),
+                Constraint::Length(a as u16),
+                Constraint::Length(t as u16),
+                Constraint::Length(c as u16),
+                Constraint::Length(cwd as u16),
+                Constraint::Length(b as u16),
+                Constraint::Length(l as u16),
+            ];
+            let header = TableRow::new(HEADERS[..7].iter().copied())
+                .style(Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
+            let table = Table::new(table_rows, widths)
+                .header(header)
+                .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
+                .highlight_symbol("")
+                .column_spacing(1);
+            if rows.is_empty() {
+                frame.render_widget(Paragraph::new("no sessions yet: waiting for events"), area);
+            } else {
+                frame.render_stateful_widget(table, area, &mut self.selected);
+            }
+        }
+
+        fn draw_explain(&self, frame: &mut Frame, area: ratatui::layout::Rect, id: &str) {
+            let tracker = self.live.tracker.lock().unwrap_or_else(|p| p.into_inner());
+            let now = now_ns();
+            let mut lines = Vec::new();
+            if let (Some(session), Some(view)) = (tracker.find(id), tracker.view(id, now)) {
+                lines.push(
+                    Line::from(format!(
+                        "now: {} for {}{}",
+                        view.state.as_str(),
+                        view.age,
+                        view.detail
+                            .as_deref()
+                            .map(|d| format!(" ({})", escape(d)))
+                            .unwrap_or_default()
+                    ))
+                    .style(colour(view.state)),
+                );
+                lines.push(Line::from(format!(
+                    "set by {} under rule {}",
+                    escape(view.evidence.native.as_deref().unwrap_or("-")),
+                    view.evidence.rule
+                )));
+                lines.push(Line::from(format!("input: {}", escape(&view.input))));
+                lines.push(Line::from(""));
+                let history: Vec<_> = session.history().collect();
+                let room = area.height.saturating_sub(6) as usize;
+                for step in history.iter().skip(history.len().saturating_sub(room)) {
+                    let e = &step.evidence;
+                    let time = hookline::units::rfc3339(e.ts_ns);
+                    let state = step.state.map_or("·".to_owned(), |s| format!("→ {}", s.as_str()));
+                    lines.push(Line::from(format!(
+                        "{} seq {:>4} {:<18} {:<18} {}",
+                        time.get(11..23).unwrap_or(&time),
+                        e.seq,
+                        clip(&escape(e.native.as_deref().unwrap_or("-")), 18),
+                        state,
+                        e.rule
+                    )));
+                }
+            } else {
+                lines.push(Line::from(format!("no session {}", escape(id))));
+            }
+            let block = Block::bordered().title(format!(" explain {} ", escape(id)));
+            frame.render_widget(Paragraph::new(lines).block(block), area);
+        }
+    }
+
+    fn colour(state: StateKind) -> Style {
+        match state {
+            StateKind::WaitingOnHuman => Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+            StateKind::EnvFault => Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD),
+            StateKind::Unknown => Style::new().fg(Color::Yellow),
+            StateKind::Idle => Style::new().fg(Color::Green),
+            StateKind::Active | StateKind::ChildCommand => Style::new().fg(Color::Cyan),
+            StateKind::Ended => Style::new().fg(Color::DarkGray),
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! tmux marks: each pane whose process tree holds a session's host pid gets that session's
+//! state in the pane user options `@hookline_state` and `@hookline_detail`; the server gets a
+//! summary in the global user option `@hookline_summary` (`2 need you`), for `status-right`
+//! and pane borders. A pane without a session has its marks removed.
+//!
+//! The marks show the state; they authorize nothing (a pane border is no input slot).
+
+use std::fmt;
+
+use crate::deliver::in_process_tree;
+use crate::error::Error;
+use crate::state::{Snapshot, StateKind};
+
+use super::{Pane, Server};
+
+/// The pane option holding the state word.
+pub const STATE_OPTION: &str = "@hookline_state";
+/// The pane option holding the state's detail.
+pub const DETAIL_OPTION: &str = "@hookline_detail";
+/// The global option holding the summary.
+pub const SUMMARY_OPTION: &str = "@hookline_summary";
+
+/// One pane and the session found in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marked {
+    /// The pane id (`%3`).
+    pub pane: String,
+    /// The session in it, when one is: its key, state and detail.
+    pub session: Option<(String, StateKind, Option<String>)>,
+}
+
+/// How many marked sessions need a person, and how many nobody can tell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Waiting on their human, or stopped by an env fault (quota, auth, billing...).
+    pub need_you: usize,
+    /// `unknown`.
+    pub unknown: usize,
+    /// Sessions found in a pane.
+    pub sessions: usize,
+}
+
+impl fmt::Display for Summary {
+    /// `2 need you`, `1 need you, 1 unknown`, `0 need you`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} need you", self.need_you)?;
+        if self.unknown > 0 {
+            write!(f, ", {} unknown", self.unknown)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every pane of the server with the pid of its program.
+pub fn panes(server: &Server) -> Result<Vec<(String, u32)>, Error> {
+    let all = Pane { server: server.clone(), target: "(every pane)".into() };
+    let out = all.run("list", &["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"], None)?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|line| {
+            let (id, pid) = line.split_once(' ')?;
+            Some((id.to_owned(), pid.trim().parse().ok()?))
+        })
+        .collect())
+}
+
+/// Which session each pane holds: the most recently active one whose host pid is in the
+/// pane's process tree (`snapshots` most recently active first, as the tracker gives them).
+pub fn find(panes: &[(String, u32)], snapshots: &[Snapshot]) -> Vec<Marked> {
+    panes
+        .iter()
+        .map(|(pane, pane_pid)| Marked {
+            pane: pane.clone(),
+            session: snapshots
+                .iter()
+                .find(|s| s.host_pid.is_some_and(|host| in_process_tree(host, *pane_pid)))
+                .map(|s| (crate::notify::session_key(s), s.state.kind(), s.detail())),
+        })
+        .collect()
+}
+
+/// The summary of what was found.
+pub fn summarize(marked: &[Marked]) -> Summary {
+    let mut summary = Summary::default();
+    for (_, state, _) in marked.iter().filter_map(|m| m.session.as_ref()) {
+        summary.sessions += 1;
+        match state {
+            StateKind::WaitingOnHuman | StateKind::EnvFault => summary.need_you += 1,
+            StateKind::Unknown => summary.unknown += 1,
+            _ => {}
+        }
+    }
+    summary
+}
+
+/// Marks every pane of `server` with its session's state (and unmarks the others), sets the
+/// summary, all in one tmux command; returns what was found.
+pub fn mark(server: &Server, snapshots: &[Snapshot]) -> Result<(Vec<Marked>, Summary), Error> {
+    let marked = find(&panes(server)?, snapshots);
+    let summary = summarize(&marked);
+    let summary_text = summary.to_string();
+    let mut args: Vec<&str> = vec!["set-option", "-g", SUMMARY_OPTION, &summary_text];
+    let words: Vec<(&str, Option<&str>, Option<&str>)> = marked
+        .iter()
+        .map(|m| match &m.session {
+            Some((_, state, detail)) => (m.pane.as_str(), Some(state.as_str()), detail.as_deref()),
+            None => (m.pane.as_str(), None, None),
+        })
+        .collect();
+    for (pane, state, detail) in &words {
+        for (option, value) in [(STATE_OPTION, *state), (DETAIL_OPTION, *detail)] {
+            args.push(";");
+            match value {
+                Some(value) => args.extend(["set-option", "-p", "-t", pane, option, value]),
+                None => args.extend(["set-option", "-p", "-u", "-t", pane, option]),
+            }
+        }
+    }
+    let all = Pane { server: server.clone(), target: "(every pane)".into() };
+    all.run("mark", &args, None)?;
+    Ok((marked, summary))
+}
