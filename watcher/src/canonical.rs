@@ -417,6 +417,12 @@ pub struct Event {
     /// shares the object.
     #[serde(rename = "origin")]
     pub source: SourceRef,
+    /// Set when this event is an echo: the same native event of the same session, reported
+    /// again by another producer (the legacy directory, a second registration of the hook).
+    /// It names the `origin` of the copy that came first, the one that counts: an echo never
+    /// changes a session's state. Absent from the wire when unset. See `docs/events.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo_of: Option<SourceRef>,
 }
 
 impl Event {
@@ -544,6 +550,7 @@ mod tests {
                 todo,
                 input_digest: Some("0123456789abcdef".into()),
                 source: SourceRef { dir: "/d".into(), seq: 3, file: "f".into(), legacy: false },
+                echo_of: None,
             };
             let line = serde_json::to_string(&event).unwrap();
             // A generic JSON reader keeps the last of two equal keys: each field must be

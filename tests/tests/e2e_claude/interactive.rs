@@ -25,6 +25,18 @@ pub(crate) fn session_started() -> Expect {
         .state("unknown(session started)")
 }
 
+/// `/exit` at the prompt: the session ends.
+pub(crate) fn exit() -> Step {
+    Step::new("/exit", Action::Type("/exit".into()))
+        .when_shown(READY)
+        .expect([native("SessionEnd")
+            .q("prompt_input_exit")
+            .canonical("session_end(prompt_input_exit)")
+            .state("ended(prompt_input_exit)")])
+        .state("ended(prompt_input_exit)")
+        .input(Input::Refused("state is ended"))
+}
+
 /// The scenario: per step the native events, the canonical event `hookline watch` gives each
 /// and the state once the tracker applied it; the state after the step and the input slot.
 fn steps(project: &Path) -> Vec<Step> {
@@ -124,14 +136,7 @@ fn steps(project: &Path) -> Vec<Step> {
             .within(idle_wait)
             .state("idle")
             .input(Input::Once),
-        Step::new("/exit", Action::Type("/exit".into()))
-            .when_shown(READY)
-            .expect([native("SessionEnd")
-                .q("prompt_input_exit")
-                .canonical("session_end(prompt_input_exit)")
-                .state("ended(prompt_input_exit)")])
-            .state("ended(prompt_input_exit)")
-            .input(Input::Refused("state is ended")),
+        exit(),
     ]
 }
 

@@ -19,12 +19,15 @@
 //! Each passing scenario prints (with `--nocapture`) and writes to `target/hookline-e2e/` per
 //! step the native events, the canonical event and state rule for each, the states and the input
 //! slot, then what `hookline install` printed and the API calls the CLI made.
+//! `legacy_relay` installs the older Python relay's hook beside hookline's and follows both
+//! directories with `hookline serve`: one input slot per stop.
 //! `HOOKLINE_E2E_KEEP=1` keeps the sandboxes (each holds `launch-N.sh` to rerun the CLI by
 //! hand).
 
 mod deliver;
 mod headless;
 mod interactive;
+mod legacy_relay;
 mod settings_warning;
 mod stall;
 
@@ -61,6 +64,11 @@ macro_rules! scenarios {
             #[test]
             fn headless_run_with_a_denied_tool() {
                 headless::run(&installed($pin));
+            }
+
+            #[test]
+            fn the_older_relay_beside_hooklines_gives_one_slot_per_stop() {
+                legacy_relay::run(&installed($pin));
             }
 
             #[test]

@@ -15,9 +15,9 @@ use hookline_tests::claude_hooks::{
     hookline_registers, known_events, register_also, valid_events_from_warning,
 };
 use hookline_tests::claude_install::Installed;
-use hookline_tests::session::{Action, ClaudeSession, Input, SETTINGS_WARNING, Step, native};
+use hookline_tests::session::{Action, ClaudeSession, Input, SETTINGS_WARNING, Step};
 
-use crate::interactive::{READY, session_started};
+use crate::interactive::{READY, exit, session_started};
 
 /// A name no version knows.
 const UNKNOWN_EVENT: &str = "HooklineNoSuchEvent";
@@ -35,13 +35,7 @@ pub fn run(installed: &Installed) {
             .within(Duration::from_secs(30))
             .then_shown(READY)
             .state("unknown(session started)"),
-        Step::new("/exit", Action::Type("/exit".into()))
-            .when_shown(READY)
-            .expect([native("SessionEnd")
-                .q("prompt_input_exit")
-                .canonical("session_end(prompt_input_exit)")
-                .state("ended(prompt_input_exit)")])
-            .state("ended(prompt_input_exit)"),
+        exit(),
     ]);
     // `check_clean` (run by every step) already fails on the warning; say it here too.
     let screen = session.tmux.as_ref().and_then(|t| t.screen_with_history().ok());

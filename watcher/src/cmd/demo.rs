@@ -232,6 +232,7 @@ mod tests {
             todo: None,
             input_digest: None,
             source: SourceRef { dir: "/ev".into(), seq: 1, file: "f".into(), legacy: false },
+            echo_of: None,
         };
         assert_eq!(super::describe(&event), "tool_start tool=Ba\\e]0;x\\ash\\r\\nfake");
     }

@@ -115,6 +115,7 @@ pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceR
         todo,
         input_digest,
         source,
+        echo_of: None,
     }
 }
 

@@ -10,7 +10,11 @@
 //! counter's shared lock (see `hookline_relay::store`), so an event still being written by a
 //! relay that took a lower `seq` can never be overtaken and skipped. Unordered events (lock
 //! timeouts) and legacy files are tracked by name. Primary and legacy events are merged by
-//! time.
+//! time: a legacy file newer than the last primary event read waits while more primary files
+//! are listed but not read yet (a backlog larger than a batch).
+//!
+//! Each event handed out is checked against the ones handed out before it: a copy of one
+//! reported by another producer is marked as its echo (see [`echo`](crate::ingest::echo)).
 //!
 //! A file that cannot be read as an envelope is delivered as an `unknown` event naming it and
 //! its reason, to every cursor at its position (it stays where it is; a copy goes to
@@ -26,6 +30,7 @@ use crate::format::envelope::RawEnvelope;
 use crate::format::filename::EventFileName;
 use crate::format::store::EventsDir;
 use crate::ingest::cursor::{Cursor, Position};
+use crate::ingest::echo::{Echoes, payload_digest};
 use crate::ingest::mapping::map_envelope;
 use crate::ingest::source::{self, DirId, LegacyName};
 use crate::profile::Profiles;
@@ -72,6 +77,9 @@ impl ReaderConfig {
     }
 }
 
+/// A mapped event, where it sits in the cursor, and its payload's digest (for echoes).
+type Item = (Event, Mark, Option<u64>);
+
 /// Where a queued event sits in the cursor.
 #[derive(Debug, Clone)]
 enum Mark {
@@ -108,7 +116,12 @@ pub struct Reader {
     position: Position,
     dir_id: Option<DirId>,
     /// Mapped events waiting to be handed out.
-    queue: VecDeque<(Event, Mark)>,
+    queue: VecDeque<Item>,
+    /// Legacy events newer than the primary events read so far, while a primary backlog
+    /// remains, in time order.
+    legacy_waiting: Vec<Item>,
+    /// The copies handed out, to recognise echoes.
+    echoes: Echoes,
     /// Listed event files not read yet.
     backlog: VecDeque<EventFileName>,
     /// Highest ordered seq queued or in the backlog.
@@ -132,6 +145,8 @@ impl Reader {
             cursor,
             dir_id: source::dir_id(&config.events_dir)?,
             queue: VecDeque::new(),
+            legacy_waiting: Vec::new(),
+            echoes: Echoes::new(),
             backlog: VecDeque::new(),
             listed_seq: 0,
             listed_names: HashSet::new(),
@@ -296,11 +311,7 @@ impl Reader {
     }
 
     /// Reads and maps one listed file; `None` when it vanished since (pruned by retention).
-    fn read_primary(
-        &mut self,
-        dir: &Path,
-        name: EventFileName,
-    ) -> Result<Option<(Event, Mark)>, Error> {
+    fn read_primary(&mut self, dir: &Path, name: EventFileName) -> Result<Option<Item>, Error> {
         let file = name.to_string();
         let source =
             SourceRef { dir: dir.to_owned(), seq: name.seq, file: file.clone(), legacy: false };
@@ -308,8 +319,16 @@ impl Reader {
             None => Mark::Ordered(name.seq),
             Some(_) => Mark::Unordered(file.clone()),
         };
+        let mut digest = None;
         let event = match source::read_event(dir, &name) {
-            Ok(Some(envelope)) => map_envelope(&self.config.profiles, &envelope, source),
+            Ok(Some(envelope)) => {
+                digest = envelope
+                    .payload
+                    .as_deref()
+                    .and_then(|raw| crate::format::rawjson::decode(raw.get()))
+                    .map(|payload| payload_digest(&payload));
+                map_envelope(&self.config.profiles, &envelope, source)
+            }
             Ok(None) => return Ok(None),
             Err(problem) => {
                 let quarantined = if problem.quarantine {
@@ -334,10 +353,10 @@ impl Reader {
                 unreadable(source, reason, name.unordered_ts_ns.unwrap_or(0))
             }
         };
-        Ok(Some((event, mark)))
+        Ok(Some((event, mark, digest)))
     }
 
-    fn poll_legacy(&mut self) -> Result<Vec<(Event, Mark)>, Error> {
+    fn poll_legacy(&mut self) -> Result<Vec<Item>, Error> {
         let mut events = Vec::new();
         for dir in self.config.legacy_dirs.clone() {
             for name in source::list_legacy(&dir)? {
@@ -352,7 +371,7 @@ impl Reader {
         Ok(events)
     }
 
-    fn read_legacy(&self, dir: &Path, name: &LegacyName) -> (Event, Mark) {
+    fn read_legacy(&self, dir: &Path, name: &LegacyName) -> Item {
         let source =
             SourceRef { dir: dir.to_owned(), seq: 0, file: name.file.clone(), legacy: true };
         let event = match source::read_legacy(dir, name) {
@@ -361,12 +380,21 @@ impl Reader {
                 unreadable(source, format!("unreadable legacy file: {reason}"), name.ts_ns)
             }
         };
-        (event, Mark::Legacy(dir.to_owned(), name.file.clone()))
+        (event, Mark::Legacy(dir.to_owned(), name.file.clone()), None)
     }
 
     /// Queues primary events (in seq order) and legacy events (in time order), merged by time
-    /// without reordering either list.
-    fn enqueue_merged(&mut self, primary: Vec<(Event, Mark)>, legacy: Vec<(Event, Mark)>) {
+    /// without reordering either list. While primary files remain listed but unread, legacy
+    /// events newer than the last primary one wait for them.
+    fn enqueue_merged(&mut self, primary: Vec<Item>, legacy: Vec<Item>) {
+        let mut legacy: Vec<Item> =
+            std::mem::take(&mut self.legacy_waiting).into_iter().chain(legacy).collect();
+        legacy.sort_by_key(|item| item.0.ts_ns);
+        if !self.backlog.is_empty() {
+            let read_up_to = primary.iter().map(|item| item.0.ts_ns).max();
+            let due = legacy.partition_point(|item| read_up_to.is_some_and(|t| item.0.ts_ns <= t));
+            self.legacy_waiting = legacy.split_off(due);
+        }
         let mut primary = primary.into_iter().peekable();
         let mut legacy = legacy.into_iter().peekable();
         loop {
@@ -385,7 +413,8 @@ impl Reader {
 
     /// Hands out the next queued event and moves the position past it.
     pub fn next_event(&mut self) -> Option<Event> {
-        let (event, mark) = self.queue.pop_front()?;
+        let (mut event, mark, digest) = self.queue.pop_front()?;
+        self.echoes.mark(&mut event, digest);
         match mark {
             Mark::Ordered(seq) => {
                 self.position.seq = self.position.seq.max(seq);
@@ -405,7 +434,7 @@ impl Reader {
 
     /// Whether events are queued or listed but not read yet.
     pub fn has_pending(&self) -> bool {
-        !self.queue.is_empty() || !self.backlog.is_empty()
+        !self.queue.is_empty() || !self.backlog.is_empty() || !self.legacy_waiting.is_empty()
     }
 
     /// Whether the last listing saw event files that could not be read yet because their
@@ -468,6 +497,7 @@ pub(crate) fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event
         todo: None,
         input_digest: None,
         source,
+        echo_of: None,
     }
 }
 

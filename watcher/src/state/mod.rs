@@ -22,7 +22,15 @@
 //! * a state the CLI can leave without any event (a profile hole) turns `unknown`, with the
 //!   reason, after the hole's `stale-after` of silence, or the tracker's [`StaleWindows`]
 //!   when they set one for that state;
-//! * the input slot of an `idle` can be taken once.
+//! * the input slot of an `idle` can be taken once;
+//! * an echo ([`Event::echo_of`]: the same native event reported again by another producer)
+//!   never changes the state and never opens a slot. It only adds what makes the consumer
+//!   more careful: the pending work its `stop` reports, or, when the copy that came first was
+//!   a legacy `Stop` that made the session `idle`, a state that is not input-ready (a turn the
+//!   human aborted, an error) which that older relay could not tell apart from a stop;
+//! * a legacy event belongs to the session a hookline relay reports under the same session
+//!   id, when there is one; a session first heard of from a legacy directory is taken over by
+//!   the first hookline event of its session id.
 
 mod rules;
 mod snapshot;
@@ -36,9 +44,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
-use crate::canonical::{BackgroundTask, Cron, Event, SessionKey};
+use crate::canonical::{BackgroundTask, Cron, Event, Kind, SessionKey, SourceRef};
 use crate::format::filename::EventFileName;
-use crate::profile::Profiles;
+use crate::profile::{Profile, Profiles};
 use crate::vocab::UnknownReason;
 use rules::{Effect, Turn};
 pub use snapshot::{InputSlot, Snapshot, State};
@@ -125,6 +133,8 @@ pub struct Session {
     history: VecDeque<Transition>,
     /// Whether the current epoch has seen anything but its session start (duplicate starts).
     epoch_has_events: bool,
+    /// Only legacy directories have reported it so far.
+    legacy_only: bool,
 }
 
 /// What makes an applied event live (of this generation) rather than replayed history.
@@ -213,6 +223,8 @@ pub enum Ignored {
     OlderSeq,
     /// An unordered or legacy event older than the last applied one.
     Older,
+    /// An echo of an event already seen: another producer's copy of it.
+    Echo,
 }
 
 impl Ignored {
@@ -223,6 +235,7 @@ impl Ignored {
             Ignored::OlderEpoch => "older-epoch-event-rejected",
             Ignored::OlderSeq => "older-seq-event-rejected",
             Ignored::Older => "older-event-rejected",
+            Ignored::Echo => "echo-never-changes-state",
         }
     }
 }
@@ -308,9 +321,43 @@ impl Tracker {
         }
     }
 
+    /// The key of the session an event belongs to, across producers: a legacy event goes to
+    /// the session a hookline relay reports under the same session id, when there is one; the
+    /// first hookline event of a session only legacy directories reported takes it over.
+    fn route(&mut self, event: &Event) -> Option<String> {
+        let key = self.key_of(event)?;
+        let Some(id) = event.session_id.as_deref() else { return Some(key) };
+        let same_id = |s: &Session| s.key.session_id.as_deref() == Some(id);
+        if event.source.legacy {
+            let relayed = self
+                .sessions
+                .iter()
+                .filter(|(_, s)| same_id(s) && !s.legacy_only)
+                .max_by_key(|(_, s)| s.ts_ns)
+                .map(|(k, _)| k.clone());
+            return relayed.or(Some(key));
+        }
+        if self.sessions.contains_key(&key) {
+            return Some(key);
+        }
+        let legacy =
+            self.sessions.iter().find(|(_, s)| same_id(s) && s.legacy_only).map(|(k, _)| k.clone());
+        if let Some(old) = legacy
+            && let Some(mut taken) = self.sessions.remove(&old)
+        {
+            taken.key.cli.clone_from(&event.cli);
+            taken.legacy_only = false;
+            for value in self.by_tag.values_mut().filter(|v| **v == old) {
+                value.clone_from(&key);
+            }
+            self.sessions.insert(key.clone(), taken);
+        }
+        Some(key)
+    }
+
     /// Applies one event.
     pub fn apply(&mut self, event: &Event) -> Applied {
-        let Some(key) = self.key_of(event) else {
+        let Some(key) = self.route(event) else {
             return Applied {
                 session: None,
                 rule: "no-session-recorded-nowhere",
@@ -338,6 +385,11 @@ impl Tracker {
             session.last_event = Evidence::of(event, rule);
             let ignored = Some(Ignored::Subagent);
             return Applied { session: Some(key), rule, changed: false, ignored };
+        }
+        if let Some(original) = &event.echo_of {
+            let (rule, changed) = session.echo(event, original, profile, history_len);
+            let ignored = (!changed).then_some(Ignored::Echo);
+            return Applied { session: Some(key), rule, changed, ignored };
         }
         if let Some(why) = session.rejects(event) {
             session.record(event, why.rule(), None, history_len);
@@ -600,7 +652,52 @@ impl Session {
             moved_since_slot: false,
             history: VecDeque::new(),
             epoch_has_events: false,
+            legacy_only: event.source.legacy,
         }
+    }
+
+    /// Records an echo; changes the state only to a more careful one (see the module docs).
+    /// Returns the rule and whether the state changed.
+    fn echo(
+        &mut self,
+        event: &Event,
+        original: &SourceRef,
+        profile: Option<&Profile>,
+        keep: usize,
+    ) -> (&'static str, bool) {
+        let evidence = &self.current.evidence;
+        let set_by_original = evidence.file == original.file && evidence.seq == original.seq;
+        if set_by_original && self.current.state == State::Idle {
+            let mut turn = self.turn.clone();
+            if let (Effect::Enter(state), _) =
+                rules::decide(profile, event, StateKind::Idle, &mut turn)
+                && state != State::Idle
+            {
+                const RULE: &str = "echo-more-careful-than-its-first-copy";
+                let entered = state.kind();
+                self.turn = turn;
+                self.slot_taken = false;
+                self.moved_since_slot = false;
+                // The echo repeats the first copy: it is as live as that one was.
+                let live = self.current.live;
+                self.current = Current {
+                    state,
+                    since_ns: event.ts_ns,
+                    evidence: Evidence::of(event, RULE),
+                    live,
+                };
+                self.record(event, RULE, Some(entered), keep);
+                return (RULE, true);
+            }
+            if let Kind::Stop { pending_tasks, scheduled_wakes, .. } = &event.kind {
+                let pending = &mut self.turn.pending;
+                pending.tasks = pending.tasks.max(*pending_tasks);
+                pending.wakes = pending.wakes.max(*scheduled_wakes);
+            }
+        }
+        let rule = Ignored::Echo.rule();
+        self.record(event, rule, None, keep);
+        (rule, false)
     }
 
     /// Whether an event is older than the state: by seq for ordered events, by time for
@@ -641,5 +738,7 @@ impl Session {
     }
 }
 
+#[cfg(test)]
+mod echo_tests;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@ mod daemon;
 mod decide;
 mod demo;
 mod docs;
+mod echo;
 mod install;
 mod lossless;
 mod profiles;

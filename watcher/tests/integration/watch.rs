@@ -28,10 +28,16 @@ pub fn fixture(path: &str) -> String {
 
 /// Runs the relay with `stdin` as its input and asserts it stayed silent.
 pub fn run_relay(dir: &Path, args: &[&str], stdin: &[u8]) {
+    run_relay_with(dir, args, &[], stdin);
+}
+
+/// [`run_relay`] with more variables in the relay's environment (`HOOKLINE_TAG`, ...).
+pub fn run_relay_with(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: &[u8]) {
     let mut child = Command::new(relay())
         .args(args)
         .env_clear()
         .env("HOOKLINE_EVENTS_DIR", dir)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

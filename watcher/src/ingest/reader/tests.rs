@@ -356,3 +356,65 @@ fn a_large_backlog_is_read_in_batches() {
     assert_eq!(events.len(), 25);
     assert!(events.windows(2).all(|w| w[0].source.seq < w[1].source.seq));
 }
+
+/// Writes a flat file as the older relay does, for session `s1` of task `task-1`.
+fn older_relay_file(legacy: &Path, ts_ns: u64, event: &str) -> String {
+    let name = format!("{ts_ns}-task-1-{event}.json");
+    let body = format!(
+        r#"{{"ts":{},"event":"{event}","task_id":"task-1","session_id":"s1","transcript_path":null,"cwd":"/p"}}"#,
+        ts_ns as f64 / 1e9
+    );
+    fs::write(legacy.join(&name), body).unwrap();
+    name
+}
+
+fn with_legacy(events: &Path, legacy: &Path) -> ReaderConfig {
+    let mut cfg = config(events, Start::Beginning);
+    cfg.legacy_dirs = vec![legacy.to_owned()];
+    cfg
+}
+
+#[test]
+fn the_older_relays_copy_of_a_relayed_stop_is_handed_out_marked_as_its_echo() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (events, legacy) = (tmp.path().join("events"), tmp.path().join("run/events"));
+    fs::create_dir_all(&legacy).unwrap();
+    write(&events, "UserPromptSubmit", "s1");
+    let stop = write(&events, "Stop", "s1").to_string();
+    let mut reader = Reader::open(with_legacy(&events, &legacy)).unwrap();
+    let first = drain(&mut reader);
+    assert_eq!(natives(&first), ["UserPromptSubmit", "Stop"]);
+    assert!(first.iter().all(|e| e.echo_of.is_none()));
+    // Written a little later, as a Python interpreter starts slower than the relay.
+    let copy = older_relay_file(&legacy, first[1].ts_ns + 40_000_000, "Stop");
+    let echo = drain(&mut reader);
+    assert_eq!(echo.len(), 1);
+    assert_eq!((echo[0].source.file.as_str(), echo[0].source.legacy), (copy.as_str(), true));
+    assert_eq!(echo[0].echo_of.as_ref().map(|o| o.file.as_str()), Some(stop.as_str()));
+    // A reader that sees both at once hands out the earlier copy first, and the same mark.
+    let again = drain(&mut Reader::open(with_legacy(&events, &legacy)).unwrap());
+    assert_eq!(natives(&again), ["UserPromptSubmit", "Stop", "Stop"]);
+    assert_eq!(again[2].echo_of.as_ref().map(|o| o.file.as_str()), Some(stop.as_str()));
+}
+
+#[test]
+fn a_legacy_file_waits_for_the_primary_backlog_older_than_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (events, legacy) = (tmp.path().join("events"), tmp.path().join("run/events"));
+    fs::create_dir_all(&legacy).unwrap();
+    for _ in 0..12 {
+        write(&events, "PreToolUse", "s1");
+    }
+    let middle = crate::format::clock::now_ns();
+    older_relay_file(&legacy, middle, "PreCompact");
+    for _ in 0..12 {
+        write(&events, "PostToolUse", "s1");
+    }
+    let mut cfg = with_legacy(&events, &legacy);
+    cfg.batch = 5;
+    let got = drain(&mut Reader::open(cfg).unwrap());
+    assert_eq!(got.len(), 25);
+    let at = got.iter().position(|e| e.source.legacy).unwrap();
+    assert_eq!(at, 12, "between the events written before and after it: {:?}", natives(&got));
+    assert!(got.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns));
+}
