@@ -19,13 +19,18 @@ fn hookline_deliver(f: &Fixture, args: &[&str]) -> Output {
 }
 
 fn deliver_command(f: &Fixture, args: &[&str]) -> Command {
+    deliver_command_as(f, SESSION, args)
+}
+
+/// `hookline deliver` on the fixture's pane, naming the session as `session`.
+fn deliver_command_as(f: &Fixture, session: &str, args: &[&str]) -> Command {
     let mut command = Command::new(binaries::hookline());
     command
         .args(["deliver", "--events-dir"])
         .arg(f.events())
         .args(["--tmux", TARGET, "--tmux-socket"])
         .arg(f.tmux.socket_path().unwrap())
-        .args(["--session", SESSION, "--heal-after", "600ms", "--confirm-timeout", "4s"])
+        .args(["--session", session, "--heal-after", "600ms", "--confirm-timeout", "4s"])
         .args(args)
         .env_remove("TMUX")
         .env("XDG_CONFIG_HOME", f.dir.path());
@@ -65,7 +70,8 @@ fn hookline_deliver_through_the_daemon_is_confirmed_and_submitted_once() {
     let _daemon = daemon(&f);
     let before = warm_up(&f);
     let text = "two lines\nof delivered text";
-    let out = hookline_deliver(&f, &["--json", text]);
+    // The session named by a prefix of its id, as `decide` takes it.
+    let out = deliver_command_as(&f, &SESSION[..7], &["--json", text]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["outcome"], "confirmed", "{json}");

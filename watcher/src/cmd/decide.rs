@@ -152,7 +152,7 @@ fn print_text(d: &Decision) {
 /// whose id or tag it begins (a trailing `…`, as `status` clips, ignored), else as given (the
 /// daemon answers "no structured signal"). Several sessions for one prefix is an error listing
 /// them, as [`Tracker::lookup`] gives it for a replayed tracker.
-fn daemon_lookup(views: &[View], query: &str) -> Result<String, String> {
+pub(super) fn daemon_lookup(views: &[View], query: &str) -> Result<String, String> {
     let query = query.strip_suffix('…').unwrap_or(query);
     let names = |v: &View| [v.session_id.clone(), v.tag.clone()];
     if query.is_empty() || views.iter().flat_map(names).flatten().any(|name| name == query) {

@@ -11,6 +11,7 @@ use hookline::daemon::Client;
 use hookline::deliver::{MAX_TEXT, check_text};
 use hookline::serve::protocol::{DeliverAnswer, DeliverOutcome, DeliverRequest, TmuxPane};
 
+use super::decide::daemon_lookup;
 use super::{Outcome, Reading, caller_tmux_socket, events_dir};
 use crate::cli::DeliverArgs;
 
@@ -37,9 +38,15 @@ pub fn run(args: &DeliverArgs) -> Outcome {
             return Ok(fail(&why));
         }
     };
+    // A prefix of one session's id or tag names it, as for `decide`; of several, nothing is typed.
+    let session = match daemon.sessions().map(|views| daemon_lookup(&views, &args.session)) {
+        Ok(Ok(session)) => session,
+        Ok(Err(ambiguous)) => return Ok(fail(&format!("{ambiguous}; nothing typed"))),
+        Err(e) => return Ok(fail(&format!("{e}; nothing typed"))),
+    };
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let request = DeliverRequest {
-        session: args.session.clone(),
+        session,
         tmux: TmuxPane {
             target: args.tmux.clone(),
             socket: args.tmux_socket.clone().or_else(caller_tmux_socket),
