@@ -6,10 +6,14 @@
 //! * `cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]`: the cost of
 //!   one durable cursor save, against an atomic one that does not sync;
 //! * `cargo run -p hookline-bench -- deliver [--runs N]`: request-to-confirmed latency of
-//!   `hookline deliver` into the real Claude Code TUI, against a fixed-delay verify.
+//!   `hookline deliver` into the real Claude Code TUI, against a fixed-delay verify;
+//! * `cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]`: relay →
+//!   central tracker latency and forwarder throughput through one `nats-server`, beside the
+//!   local directory.
 
 mod cursor;
 mod deliver;
+mod fleet;
 mod relay;
 mod stats;
 mod watcher;
@@ -21,7 +25,8 @@ type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]\n       \
                      cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]\n       \
                      cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
-                     cargo run -p hookline-bench -- deliver [--runs N]";
+                     cargo run -p hookline-bench -- deliver [--runs N]\n       \
+                     cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]";
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
@@ -32,6 +37,7 @@ fn main() {
         Some("watcher") => watcher::run(rest),
         Some("cursor") => cursor::run(rest),
         Some("deliver") => deliver::run(rest),
+        Some("fleet") => fleet::run(rest),
         Some("__rss") => relay::rss_launcher(std::env::args_os().skip(2).collect()),
         _ => Err(USAGE.into()),
     };

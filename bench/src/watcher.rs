@@ -37,15 +37,7 @@ const STORY: &[&str] =
 
 /// `watcher [--events N] [--latency-events N]`.
 pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
-    let mut args = args;
-    let (mut events, mut latency_events) = (1_000_000, 1000);
-    while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next().map(|n| n.parse::<usize>())) {
-            ("--events", Some(Ok(n))) if n > 0 => events = n,
-            ("--latency-events", Some(Ok(n))) if n > 0 => latency_events = n,
-            _ => return Err(USAGE.into()),
-        }
-    }
+    let (events, latency_events) = counts(args, (1_000_000, 1000), USAGE)?;
     let profiles = Profiles::shipped()?;
     let tmp = tempdir()?;
 
@@ -127,6 +119,22 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
     Ok(())
 }
 
+/// `--events N` and `--latency-events N`, over their defaults.
+pub fn counts(
+    mut args: impl Iterator<Item = String>,
+    (mut events, mut latency_events): (usize, usize),
+    usage: &str,
+) -> Result<(usize, usize)> {
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next().map(|n| n.parse::<usize>())) {
+            ("--events", Some(Ok(n))) if n > 0 => events = n,
+            ("--latency-events", Some(Ok(n))) if n > 0 => latency_events = n,
+            _ => return Err(usage.into()),
+        }
+    }
+    Ok((events, latency_events))
+}
+
 fn tempdir() -> Result<std::path::PathBuf> {
     let dir = std::env::temp_dir().join(format!("hookline-bench-watcher-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -134,7 +142,7 @@ fn tempdir() -> Result<std::path::PathBuf> {
 }
 
 /// Publishes one event the relay's way; returns when it is visible.
-fn publish(events: &EventsDir, index: usize) -> Result<u64> {
+pub fn publish(events: &EventsDir, index: usize) -> Result<u64> {
     let native = STORY[index % STORY.len()];
     let session = index % SESSIONS;
     let payload = format!(
@@ -146,7 +154,7 @@ fn publish(events: &EventsDir, index: usize) -> Result<u64> {
     Ok(written.name.seq)
 }
 
-fn write_events(dir: &Path, from: usize, n: usize) -> Result<()> {
+pub fn write_events(dir: &Path, from: usize, n: usize) -> Result<()> {
     let events = EventsDir::create(dir)?;
     for index in from..from + n {
         publish(&events, index)?;

@@ -71,7 +71,7 @@ impl Sandbox {
         } else {
             Some(temp)
         };
-        for dir in ["home", "project", "tmp"] {
+        for dir in ["home", "project", "tmp", "run"] {
             fs::create_dir_all(root.join(dir)).expect("sandbox folders");
         }
         Sandbox { root, _temp: temp, env: Vec::new(), launches: AtomicU32::new(0) }
@@ -161,6 +161,9 @@ impl Sandbox {
         vec![
             ("HOME".into(), home.clone().into()),
             ("TMPDIR".into(), self.root.join("tmp").into()),
+            // The relay's fallback trace goes here, not into the machine's shared
+            // /tmp/hookline-$UID, which doctor would then read in every sandbox.
+            ("XDG_RUNTIME_DIR".into(), self.root.join("run").into()),
             ("XDG_CONFIG_HOME".into(), home.join(".config").into()),
             ("XDG_CACHE_HOME".into(), home.join(".cache").into()),
             ("XDG_DATA_HOME".into(), home.join(".local/share").into()),

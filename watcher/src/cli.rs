@@ -44,6 +44,9 @@ pub enum Command {
     /// Answer decisions and state questions as JSON lines on stdin/stdout, from one live
     /// tracker generation (can authorize input).
     Serve(ServeArgs),
+    /// Publish this machine's canonical events to a NATS JetStream stream, for a central
+    /// `watch --nats` or `serve --nats` (see docs/fleet.md).
+    Forward(ForwardArgs),
     /// Read a tmux pane's visible screen and say what the CLI's screen patterns find there
     /// (evidence that can only make a decision more careful, never allow).
     Pane(PaneArgs),
@@ -123,6 +126,8 @@ pub struct WatchArgs {
     /// Prune consumed events older than this while watching with a cursor (e.g. 7d, 12h).
     #[arg(long, default_value = "7d", value_name = "AGE")]
     pub retention: String,
+    #[command(flatten)]
+    pub nats: CentralArgs,
 }
 
 /// `hookline status`.
@@ -272,6 +277,86 @@ pub struct ServeArgs {
     /// Poll the directory instead of using filesystem notifications.
     #[arg(long)]
     pub poll: bool,
+    #[command(flatten)]
+    pub nats: CentralArgs,
+}
+
+/// How to reach the NATS server.
+#[derive(Debug, Clone, Args)]
+pub struct NatsAuth {
+    /// The JetStream stream.
+    #[arg(long, default_value = "HOOKLINE", value_name = "NAME")]
+    pub stream: String,
+    /// A NATS credentials file (user JWT and NKey seed).
+    #[arg(long, value_name = "FILE")]
+    pub creds: Option<PathBuf>,
+    /// A file holding an NKey seed.
+    #[arg(long, value_name = "FILE")]
+    pub nkey: Option<PathBuf>,
+    /// PEM CA certificates to trust; TLS is then required.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+}
+
+/// Reading a JetStream consumer instead of the events directory (`watch`, `serve`).
+#[derive(Debug, Clone, Args)]
+pub struct CentralArgs {
+    /// Read the events of many machines from this NATS server (nats://host:port) instead of
+    /// the events directory.
+    #[arg(long, value_name = "URL", requires = "consumer")]
+    pub nats: Option<String>,
+    /// The durable consumer to read (with --nats); one reader at a time.
+    #[arg(long, value_name = "NAME", requires = "nats")]
+    pub consumer: Option<String>,
+    /// Only subjects matching this (with --nats), e.g. hookline.build-3.>.
+    #[arg(long, value_name = "SUBJECT", requires = "nats")]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub auth: NatsAuth,
+}
+
+/// What the stream keeps, when `forward` creates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RetentionArg {
+    /// Until the stream's age limit.
+    Limits,
+    /// Until every consumer has acknowledged.
+    Interest,
+    /// Until one consumer has acknowledged.
+    WorkQueue,
+}
+
+/// `hookline forward`.
+#[derive(Debug, Args)]
+pub struct ForwardArgs {
+    /// The NATS server (nats://host:port; several separated by commas).
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    #[command(flatten)]
+    pub auth: NatsAuth,
+    /// The first token of every subject.
+    #[arg(long, default_value = "hookline", value_name = "P")]
+    pub subject_prefix: String,
+    /// This machine's name in subjects, message ids and origins [default: the hostname].
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Also publish each raw envelope, on <P>_raw.<host>.<cli>.<session>.
+    #[arg(long)]
+    pub raw: bool,
+    /// The stream's retention when it is created.
+    #[arg(long, value_enum, default_value = "limits")]
+    pub retention: RetentionArg,
+    /// The stream's replicas when it is created (a cluster of at least as many servers).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub replicas: usize,
+    /// The oldest message the stream keeps when it is created (e.g. 7d; 0 for no limit).
+    #[arg(long, default_value = "7d", value_name = "AGE")]
+    pub max_age: String,
+    /// Poll the directory instead of using filesystem notifications.
+    #[arg(long)]
+    pub poll: bool,
 }
 
 /// `hookline pane`.
@@ -333,6 +418,8 @@ pub struct DaemonArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub nats: CentralArgs,
 }
 
 /// `hookline notify`.

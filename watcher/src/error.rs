@@ -133,6 +133,22 @@ pub enum Error {
         /// How many names it has.
         links: u64,
     },
+    /// Talking to the NATS server (or cluster) failed.
+    Nats {
+        /// What was being done ("create stream", "publish", ...).
+        op: &'static str,
+        /// The stream, consumer or subject involved.
+        target: String,
+        /// The client's reason.
+        reason: String,
+    },
+    /// A durable consumer is already being read by another process.
+    ConsumerInUse {
+        /// The consumer.
+        name: String,
+        /// Who reads it (host and pid), as it answered.
+        holder: String,
+    },
     /// Another `hookline daemon` holds the events directory.
     DaemonRunning {
         /// The events directory.
@@ -210,6 +226,9 @@ impl Error {
             Error::KeepsChanging { .. } => {
                 "close the CLI's running sessions and run the command again".into()
             }
+            Error::ConsumerInUse { .. } => {
+                "stop the other reader, or give this one its own --consumer NAME".into()
+            }
             Error::NotRegularFile { path, .. } => format!(
                 "move {} out of the way (or point the link at a regular file), or pass --settings PATH",
                 path.display()
@@ -254,6 +273,10 @@ impl fmt::Display for Error {
             Error::Format(e) => write!(f, "{e}"),
             Error::Profile(e) => write!(f, "{e}"),
             Error::Sink(e) => write!(f, "{e}"),
+            Error::Nats { op, target, reason } => write!(f, "cannot {op} {target}: {reason}"),
+            Error::ConsumerInUse { name, holder } => {
+                write!(f, "consumer {name} is being read by {holder}")
+            }
             Error::BadCursorName { name } => write!(
                 f,
                 "bad cursor name {name:?}: use 1 to 64 letters, digits, '-', '_' or '.', not starting with '.'"

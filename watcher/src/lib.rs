@@ -61,6 +61,8 @@ pub mod canonical;
 pub mod daemon;
 pub mod decide;
 pub mod deliver;
+#[cfg(feature = "nats")]
+pub mod fleet;
 mod fsutil;
 pub mod ingest;
 pub mod install;

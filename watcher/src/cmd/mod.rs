@@ -6,6 +6,7 @@ mod deliver;
 mod demo;
 mod doctor;
 mod explain;
+mod forward;
 mod install;
 mod notify;
 mod pane;
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Doctor(args) => doctor::run(&args),
         Command::Decide(args) => decide::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Forward(args) => forward::run(args),
         Command::Pane(args) => pane::run(&args),
         Command::Daemon(args) => daemon::run(args),
         Command::Deliver(args) => deliver::run(&args),

@@ -20,6 +20,9 @@ use super::{Outcome, Reading, journal, policy, profiles, reader_config, report};
 use crate::cli::{PolicyArgs, ServeArgs, SourceArgs};
 
 pub fn run(args: ServeArgs) -> Outcome {
+    if let Some(url) = &args.nats.nats {
+        return from_nats(url, &args);
+    }
     let mode = if args.poll { Mode::Poll } else { Mode::Notify };
     let (shared, watcher) = hub(&args.source, &args.policy, mode)?;
     server::run(&shared, watcher, io::stdin().lock(), io::stdout(), now_ns, tell)?;
@@ -63,4 +66,59 @@ pub(super) fn tell(note: Note) {
         Note::Journal(_) | Note::Connection(_) => eprintln!("hookline: warning: {note}"),
         Note::WatcherStopped(_) => eprintln!("hookline: error: {note}"),
     }
+}
+
+/// `serve --nats`: the same hub, fed by a durable consumer instead of the directory. The
+/// messages already in the stream when it starts are history; only those that arrive while
+/// serving can authorize input.
+#[cfg(feature = "nats")]
+fn from_nats(url: &str, args: &ServeArgs) -> Outcome {
+    let (shared, feed) = nats_hub(url, &args.nats, &args.source, &args.policy)?;
+    server::run_fed(&shared, feed, io::stdin().lock(), io::stdout(), now_ns, tell)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A hub with no history yet, and the feed that reads a durable consumer into it (history
+/// first, then live): `serve --nats`'s and `daemon --nats`'s.
+#[cfg(feature = "nats")]
+#[allow(clippy::type_complexity)]
+pub(super) fn nats_hub(
+    url: &str,
+    central: &crate::cli::CentralArgs,
+    source: &SourceArgs,
+    policy_args: &PolicyArgs,
+) -> Result<
+    (
+        Arc<Shared>,
+        impl FnOnce(&mut server::Feed, &dyn Fn() -> bool) -> Result<(), hookline::Error>
+        + Send
+        + 'static,
+    ),
+    Box<dyn std::error::Error>,
+> {
+    let profiles = profiles()?;
+    let policy = policy(policy_args, &profiles)?;
+    let dir = super::events_dir(&source.dir, Reading::Following)?;
+    let tracker = Tracker::new(profiles, now_ns()).live_by_arrival();
+    let started_ns = tracker.generation().started_ns;
+    let journal = journal(&policy, &dir);
+    let journal_path = journal.as_ref().map(|j| j.path().to_owned());
+    let mut decider = Decider::new(tracker, policy);
+    if let Some(journal) = journal {
+        decider = decider.with_journal(journal);
+    }
+    let info = ServeInfo { events_dir: dir, journal: journal_path };
+    let shared = Arc::new(Shared::new(Hub::new(decider, info)));
+    let (url, central, hub) = (url.to_owned(), central.clone(), Arc::clone(&shared));
+    let feed = move |sink: &mut server::Feed, stop: &dyn Fn() -> bool| {
+        // The history read, what arrives next is live.
+        let on_caught_up = move || hub.caught_up();
+        super::forward::central(&url, &central, Some(started_ns), true, stop, sink, on_caught_up)
+    };
+    Ok((shared, feed))
+}
+
+#[cfg(not(feature = "nats"))]
+fn from_nats(_: &str, _: &ServeArgs) -> Outcome {
+    Err(super::forward::without_nats().into())
 }

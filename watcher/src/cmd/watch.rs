@@ -20,6 +20,9 @@ use crate::cli::WatchArgs;
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
 pub fn run(args: WatchArgs) -> Outcome {
+    if let Some(url) = &args.nats.nats {
+        return from_nats(url, &args);
+    }
     let start = match (&args.cursor, args.from_start) {
         (Some(name), _) => Start::Cursor(name.clone()),
         (None, true) => Start::Beginning,
@@ -62,6 +65,20 @@ pub fn run(args: WatchArgs) -> Outcome {
     let mut watcher = Watcher::new(reader, options)?;
     follow::follow(&mut watcher, &mut sink, prune.as_ref(), &stopping)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `watch --nats`: the consumer's events, as the directory's would be.
+#[cfg(feature = "nats")]
+fn from_nats(url: &str, args: &WatchArgs) -> Outcome {
+    catch_signals();
+    let mut sink = Ndjson(BufWriter::new(io::stdout().lock()));
+    super::forward::central(url, &args.nats, None, !args.no_follow, &stopping, &mut sink, || {})?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "nats"))]
+fn from_nats(_: &str, _: &WatchArgs) -> Outcome {
+    Err(super::forward::without_nats().into())
 }
 
 /// One NDJSON line per event, flushed before the cursor is saved: only a crash in the

@@ -55,7 +55,7 @@ pub use crate::error::ClientError;
 use crate::ingest::watch::Watcher;
 use crate::serve::hub::Shared;
 use crate::serve::protocol::Reply;
-use crate::serve::server::{self, Feeder, Note};
+use crate::serve::server::{self, Feed, Feeder, Note};
 
 /// The socket's name in the events directory.
 pub const SOCKET: &str = ".hookline.sock";
@@ -133,7 +133,7 @@ impl Listening {
     /// socket is removed first (so new clients fall back at once), then every answer still
     /// waiting is ended with an error, every connection closed, and the watcher stopped.
     pub fn serve<N: Fn(Note) + Send + Sync + 'static>(
-        mut self,
+        self,
         shared: &Arc<Shared>,
         watcher: Watcher,
         now: fn() -> u64,
@@ -142,6 +142,36 @@ impl Listening {
     ) -> Result<(), Error> {
         let note = Arc::new(note);
         let feeder = Feeder::start(shared, watcher, Arc::clone(&note));
+        self.serve_with(shared, feeder, now, note, stopping)
+    }
+
+    /// [`Listening::serve`] with another source of events than a watcher (`daemon --nats`:
+    /// a JetStream consumer), run as [`Feeder::start_fed`] runs it.
+    pub fn serve_fed<N, F>(
+        self,
+        shared: &Arc<Shared>,
+        feed: F,
+        now: fn() -> u64,
+        note: N,
+        stopping: &dyn Fn() -> bool,
+    ) -> Result<(), Error>
+    where
+        N: Fn(Note) + Send + Sync + 'static,
+        F: FnOnce(&mut Feed, &dyn Fn() -> bool) -> Result<(), Error> + Send + 'static,
+    {
+        let note = Arc::new(note);
+        let feeder = Feeder::start_fed(shared, feed, Arc::clone(&note));
+        self.serve_with(shared, feeder, now, note, stopping)
+    }
+
+    fn serve_with<N: Fn(Note) + Send + Sync + 'static>(
+        mut self,
+        shared: &Arc<Shared>,
+        feeder: Feeder,
+        now: fn() -> u64,
+        note: Arc<N>,
+        stopping: &dyn Fn() -> bool,
+    ) -> Result<(), Error> {
         let connections = Arc::new(Connections::default());
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
         let listener = self.listener.take().expect("a new Listening has its listener");

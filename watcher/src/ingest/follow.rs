@@ -155,6 +155,19 @@ pub struct Prune {
     pub every: Duration,
 }
 
+impl Prune {
+    /// Prunes if it never did (`last` is `None`) or `every` has passed since `last`; the
+    /// notice to pass on, when pruning kept unconsumed events.
+    pub fn if_due(&self, last: &mut Option<Instant>) -> Result<Option<FollowNotice>, Error> {
+        if last.is_some_and(|t| t.elapsed() < self.every) {
+            return Ok(None);
+        }
+        *last = Some(Instant::now());
+        let report = retention::prune(&self.events_dir, &self.policy, SystemTime::now())?;
+        Ok((report.unconsumed > 0).then_some(FollowNotice::Unconsumed(report.unconsumed)))
+    }
+}
+
 /// Follows a watcher into a sink until `stop` says so or the sink ends it, pruning as `prune`
 /// asks. The cursor is saved after each event delivered (a failed save is retried, see the
 /// module's documentation), and once more on stop.
@@ -167,14 +180,8 @@ pub fn follow(
     let mut last_prune = None::<Instant>;
     let mut saver = Saver::default();
     while !stop() {
-        if let Some(prune) = prune
-            && last_prune.is_none_or(|t| t.elapsed() >= prune.every)
-        {
-            last_prune = Some(Instant::now());
-            let report = retention::prune(&prune.events_dir, &prune.policy, SystemTime::now())?;
-            if report.unconsumed > 0 {
-                sink.notice(FollowNotice::Unconsumed(report.unconsumed));
-            }
+        if let Some(notice) = prune.map(|p| p.if_due(&mut last_prune)).transpose()?.flatten() {
+            sink.notice(notice);
         }
         let event = watcher.next_timeout(TICK)?;
         pass_on(watcher.take_notices(), sink);

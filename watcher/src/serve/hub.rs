@@ -106,6 +106,13 @@ impl Shared {
         self.arrived.notify_all();
     }
 
+    /// Says that the history has been applied: every event applied from now on is live (see
+    /// [`Tracker::live_by_arrival`](crate::state::Tracker::live_by_arrival)); for a feed that
+    /// learns it only as it goes, such as a JetStream consumer.
+    pub fn caught_up(&self) {
+        self.lock().decider.caught_up();
+    }
+
     /// Records that events stopped arriving: from now on every request that depends on fresh
     /// state is refused, since its answer could be stale.
     pub fn fail(&self, why: String) {

@@ -71,8 +71,31 @@ pub fn run<W: Write + Send + 'static>(
     result
 }
 
-/// The thread that follows the events directory into the hub: one per hub, however many
-/// request loops ([`answer`]) share it.
+/// [`run`] with another source of events than a watcher: `feed` runs on a thread of its own
+/// and hands its events to the [`Feed`] until the stop flag it is given is raised (the end of
+/// `input`). A feed that fails stops every answer that depends on fresh events, as a watcher
+/// that fails does (`hookline serve --nats` feeds the hub from a JetStream consumer).
+pub fn run_fed<W, F>(
+    shared: &Arc<Shared>,
+    feed: F,
+    input: impl BufRead,
+    output: W,
+    now: fn() -> u64,
+    note: impl Fn(Note) + Send + Sync + 'static,
+) -> io::Result<()>
+where
+    W: Write + Send + 'static,
+    F: FnOnce(&mut Feed, &dyn Fn() -> bool) -> Result<(), crate::Error> + Send + 'static,
+{
+    let note = Arc::new(note);
+    let feeder = Feeder::start_fed(shared, feed, Arc::clone(&note));
+    let result = answer(shared, input, output, now, &*note);
+    feeder.stop();
+    result
+}
+
+/// The thread that follows the events directory (or another feed) into the hub: one per hub,
+/// however many request loops ([`answer`]) share it.
 #[derive(Debug)]
 pub struct Feeder {
     stop: Arc<AtomicBool>,
@@ -87,13 +110,28 @@ impl Feeder {
         mut watcher: Watcher,
         note: Arc<N>,
     ) -> Feeder {
+        let feed = move |sink: &mut Feed, stopping: &dyn Fn() -> bool| {
+            follow::follow(&mut watcher, sink, None, stopping).map(drop)
+        };
+        Feeder::start_fed(shared, feed, note)
+    }
+
+    /// Starts `feed` on a thread of its own, handing its events to the hub, until
+    /// [`Feeder::stop`]. When it fails, `note` hears why and the hub refuses every answer
+    /// that would be stale.
+    pub fn start_fed<N, F>(shared: &Arc<Shared>, feed: F, note: Arc<N>) -> Feeder
+    where
+        N: Fn(Note) + Send + Sync + 'static,
+        F: FnOnce(&mut Feed, &dyn Fn() -> bool) -> Result<(), crate::Error> + Send + 'static,
+    {
+        let note: Arc<dyn Fn(Note) + Send + Sync> = note;
         let mut sink = Feed { shared: Arc::clone(shared), note };
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let stop = Arc::clone(&stop);
             thread::spawn(move || {
                 let stopping = || stop.load(Ordering::Relaxed);
-                if let Err(e) = follow::follow(&mut watcher, &mut sink, None, &stopping) {
+                if let Err(e) = feed(&mut sink, &stopping) {
                     let why = e.to_string();
                     (sink.note)(Note::WatcherStopped(e));
                     sink.shared.fail(why);
@@ -110,13 +148,27 @@ impl Feeder {
     }
 }
 
-/// Live events into the hub, which wakes the `next_event` waiters.
-struct Feed<N> {
+/// Live events into the hub, which wakes the `next_event` waiters: the [`Sink`] a feed of
+/// [`Feeder::start_fed`] delivers to.
+pub struct Feed {
     shared: Arc<Shared>,
-    note: Arc<N>,
+    note: Arc<dyn Fn(Note) + Send + Sync>,
 }
 
-impl<N: Fn(Note)> Sink for Feed<N> {
+impl fmt::Debug for Feed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Feed").finish_non_exhaustive()
+    }
+}
+
+impl Feed {
+    /// Tells the operator something (what `hookline serve` prints on stderr).
+    pub fn note(&self, note: Note) {
+        (self.note)(note);
+    }
+}
+
+impl Sink for Feed {
     fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
         self.shared.apply(&event);
         Ok(Delivery::Delivered)

@@ -5,6 +5,8 @@ mod decide;
 mod demo;
 mod docs;
 mod echo;
+#[cfg(feature = "nats")]
+mod fleet;
 mod install;
 mod lossless;
 mod profiles;

@@ -92,7 +92,11 @@ pub fn seqs(events: &[Value]) -> Vec<u64> {
 }
 
 pub fn no_follow(dir: &Path, args: &[&str]) -> Vec<Value> {
-    let out = watch(dir, &[&["--no-follow"], args].concat()).wait_with_output().unwrap();
+    ndjson(watch(dir, &[&["--no-follow"], args].concat()).wait_with_output().unwrap())
+}
+
+/// The NDJSON lines of a `watch` that succeeded.
+pub fn ndjson(out: std::process::Output) -> Vec<Value> {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout)
         .unwrap()

@@ -1,0 +1,379 @@
+//! The central end: a durable JetStream consumer read into a [`Sink`], with the local
+//! directory's guarantees.
+//!
+//! * Each message is acknowledged only after the sink took its event; a message the sink did
+//!   not take is redelivered (to this consumer's next reader).
+//! * Each event is handed out once per reader: a redelivery of a message already taken and a
+//!   republish that got past the server's duplicate window both carry a message id (host,
+//!   directory id and seq) seen among the last [`RECENT_IDS`]: they are acknowledged and
+//!   skipped.
+//! * The messages already in the stream when the reader starts are *history*: with
+//!   [`CentralOptions::history_before_ns`] set to a tracker generation's start, their time is
+//!   clamped below it, so that no host's clock running ahead can make history authorize input.
+//!   Only messages published after the reader started can; a history message redelivered
+//!   after the reader caught up (a dead reader's, once its ack wait is over) is skipped rather
+//!   than handed to such a tracker as if it had just arrived.
+//! * Two readers never split one consumer's messages: a reader answers on
+//!   `_HOOKLINE.reader.<stream>.<consumer>` while it runs, and a second one is refused
+//!   ([`Error::ConsumerInUse`]).
+//!
+//! The origin of each event handed out names its host: `origin.dir` becomes
+//! `<host>:<the directory on that host>`.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer};
+use futures_util::StreamExt;
+
+use super::forward::sleep_unless;
+use super::{Connection, FleetNotice, HOST_HEADER, RAW_HEADER, backoff, nats_error};
+use crate::Error;
+use crate::canonical::Event;
+use crate::ingest::follow::{Delivery, Ended, Sink, TICK};
+
+/// How many message ids the reader remembers to drop republishes the server let through.
+pub const RECENT_IDS: usize = 100_000;
+/// How often the reader says how many messages it skipped (when it skipped any).
+pub const SKIPS_EVERY: Duration = Duration::from_secs(5);
+/// How long the server waits for an ack before it redelivers.
+pub const ACK_WAIT: Duration = Duration::from_secs(30);
+
+/// What a central reader reads.
+#[derive(Debug, Clone)]
+pub struct CentralOptions {
+    /// The server.
+    pub connection: Connection,
+    /// The stream.
+    pub stream: String,
+    /// The durable consumer (created when missing, delivering the whole stream).
+    pub consumer: String,
+    /// Only subjects matching this (e.g. `hookline.build-3.>`); all when `None`.
+    pub filter: Option<String>,
+    /// A tracker generation's start: history messages get their time clamped below it.
+    pub history_before_ns: Option<u64>,
+    /// Keep reading live messages after the history (`false`: stop once caught up).
+    pub follow: bool,
+}
+
+/// A durable consumer being read.
+pub struct Central {
+    rt: tokio::runtime::Runtime,
+    consumer: consumer::PullConsumer,
+    messages: Option<consumer::pull::Stream>,
+    options: CentralOptions,
+    notice: Arc<dyn Fn(FleetNotice) + Send + Sync>,
+    /// The stream's last sequence when the reader started: up to it, messages are history.
+    history_until: u64,
+    history_read: u64,
+    caught_up: bool,
+    recent: RecentIds,
+    skipped: u64,
+}
+
+impl std::fmt::Debug for Central {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Central")
+            .field("stream", &self.options.stream)
+            .field("consumer", &self.options.consumer)
+            .field("history_until", &self.history_until)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Central {
+    /// Connects, waits for the stream (with backoff, while the server cannot be reached or no
+    /// forwarder has created it yet), claims the consumer and creates it when missing. `None`
+    /// when `stop` said so meanwhile.
+    pub fn open(
+        options: CentralOptions,
+        notice: Arc<dyn Fn(FleetNotice) + Send + Sync>,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Central>, Error> {
+        let rt = super::runtime()?;
+        let client = rt.block_on(super::connect(&options.connection, notice.clone()))?;
+        // The context spawns its acker on the runtime.
+        let js = {
+            let _in_runtime = rt.enter();
+            jetstream::new(client.clone())
+        };
+        let (name, stream_name) = (options.consumer.clone(), options.stream.clone());
+        let mut attempt = 0;
+        let mut stream = loop {
+            match rt.block_on(js.get_stream(&stream_name)) {
+                Ok(stream) => break stream,
+                Err(e) => {
+                    let retry_in = backoff(attempt);
+                    let what = format!("cannot read stream {stream_name}: {e}");
+                    notice(FleetNotice::Waiting { what, retry_in });
+                    if sleep_unless(stop, retry_in) {
+                        return Ok(None);
+                    }
+                    attempt += 1;
+                }
+            }
+        };
+        rt.block_on(claim(&client, &stream_name, &name))?;
+        let config = consumer::pull::Config {
+            durable_name: Some(name.clone()),
+            filter_subject: options.filter.clone().unwrap_or_default(),
+            ack_policy: consumer::AckPolicy::Explicit,
+            deliver_policy: consumer::DeliverPolicy::All,
+            ack_wait: ACK_WAIT,
+            ..Default::default()
+        };
+        // A cluster electing a leader times requests out for a while: retried like a server
+        // that cannot be reached.
+        let mut attempt = 0;
+        let (history_until, consumer, pending) = loop {
+            let opened = rt.block_on(async {
+                let history_until = stream
+                    .info()
+                    .await
+                    .map_err(|e| nats_error("read the state of stream", &stream_name, e))?
+                    .state
+                    .last_sequence;
+                let mut consumer: consumer::PullConsumer = stream
+                    .get_or_create_consumer(&name, config.clone())
+                    .await
+                    .map_err(|e| nats_error("create consumer", &name, e))?;
+                let info =
+                    consumer.info().await.map_err(|e| nats_error("read consumer", &name, e))?;
+                let pending = info.num_pending + info.num_ack_pending as u64;
+                Ok::<_, Error>((history_until, consumer, pending))
+            });
+            match opened {
+                Ok(opened) => break opened,
+                Err(e) => {
+                    let retry_in = backoff(attempt);
+                    notice(FleetNotice::Waiting { what: e.to_string(), retry_in });
+                    if sleep_unless(stop, retry_in) {
+                        return Ok(None);
+                    }
+                    attempt += 1;
+                }
+            }
+        };
+        let mut central = Central {
+            rt,
+            consumer,
+            messages: None,
+            options,
+            notice,
+            history_until,
+            history_read: 0,
+            caught_up: false,
+            recent: RecentIds::default(),
+            skipped: 0,
+        };
+        if pending == 0 {
+            central.catch_up();
+        }
+        Ok(Some(central))
+    }
+
+    /// Whether every message that was in the stream when the reader started has been read.
+    pub fn caught_up(&self) -> bool {
+        self.caught_up
+    }
+
+    fn catch_up(&mut self) {
+        if !self.caught_up {
+            self.caught_up = true;
+            (self.notice)(FleetNotice::CaughtUp { history: self.history_read });
+        }
+    }
+
+    /// Hands each message's event to `sink`, acknowledging it once taken, until `stop` says
+    /// so, the sink ends it, or (when not following) the history has been read.
+    pub fn follow(
+        &mut self,
+        sink: &mut impl Sink,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Ended, Error> {
+        let mut attempt = 0;
+        let mut last_skip_report = std::time::Instant::now();
+        loop {
+            let ending = stop() || self.caught_up && !self.options.follow;
+            if self.skipped > 0 && (ending || last_skip_report.elapsed() >= SKIPS_EVERY) {
+                last_skip_report = std::time::Instant::now();
+                let why = "already taken, raw, history arriving late, or unreadable".to_owned();
+                let count = std::mem::take(&mut self.skipped);
+                (self.notice)(FleetNotice::Skipped { count, why });
+            }
+            if stop() {
+                return Ok(Ended::Stopped);
+            }
+            if self.caught_up && !self.options.follow {
+                return Ok(Ended::CaughtUp);
+            }
+            let Some(messages) = self.messages.as_mut() else {
+                match self.rt.block_on(self.consumer.messages()) {
+                    Ok(messages) => {
+                        self.messages = Some(messages);
+                        attempt = 0;
+                    }
+                    Err(e) => {
+                        let retry_in = backoff(attempt);
+                        let what = format!("cannot read consumer {}: {e}", self.options.consumer);
+                        (self.notice)(FleetNotice::Waiting { what, retry_in });
+                        if sleep_unless(stop, retry_in) {
+                            return Ok(Ended::Stopped);
+                        }
+                        attempt += 1;
+                    }
+                }
+                continue;
+            };
+            let next =
+                self.rt.block_on(async { tokio::time::timeout(TICK, messages.next()).await });
+            let message = match next {
+                Err(_) => continue,
+                Ok(None) => {
+                    self.messages = None;
+                    continue;
+                }
+                Ok(Some(Err(e))) => {
+                    // Missed heartbeats while the server is away, mostly: the stream goes on
+                    // by itself once it is back.
+                    let consumer = &self.options.consumer;
+                    (self.notice)(FleetNotice::Other(format!("consumer {consumer}: {e}")));
+                    if sleep_unless(stop, backoff(0)) {
+                        return Ok(Ended::Stopped);
+                    }
+                    continue;
+                }
+                Ok(Some(Ok(message))) => message,
+            };
+            if let Some(ended) = self.take(message, sink)? {
+                return Ok(ended);
+            }
+        }
+    }
+
+    /// One message: skipped, or handed to the sink and acknowledged.
+    fn take(
+        &mut self,
+        message: jetstream::Message,
+        sink: &mut impl Sink,
+    ) -> Result<Option<Ended>, Error> {
+        let (stream_seq, pending) = match message.info() {
+            Ok(info) => (info.stream_sequence, info.pending),
+            Err(_) => (0, u64::MAX),
+        };
+        let history = stream_seq <= self.history_until;
+        let header = |name: &str| {
+            message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned())
+        };
+        // A redelivery and a republish both carry the message id of the event's origin.
+        let id = header("Nats-Msg-Id").unwrap_or_else(|| format!("stream.{stream_seq}"));
+        let raw = header(RAW_HEADER).is_some();
+        let duplicate = self.recent.contains(&id);
+        // History redelivered after the reader caught up (a dead reader's unacknowledged
+        // messages, after their ack wait) would reach a tracker as if it had just arrived:
+        // a tracker fed for decisions does not get it.
+        let late_history = history && self.caught_up && self.options.history_before_ns.is_some();
+        let event = (!raw && !duplicate && !late_history)
+            .then(|| serde_json::from_slice::<Event>(&message.payload).ok())
+            .flatten();
+        let delivery = match event {
+            None => {
+                self.skipped += 1;
+                Delivery::Delivered
+            }
+            Some(mut event) => {
+                let host = header(HOST_HEADER).unwrap_or_else(|| "?".into());
+                event.source.dir = format!("{host}:{}", event.source.dir.display()).into();
+                if let Some(generation_ns) = self.options.history_before_ns.filter(|_| history) {
+                    event.ts_ns = event.ts_ns.min(generation_ns.saturating_sub(1));
+                }
+                sink.deliver(event).map_err(Error::Sink)?
+            }
+        };
+        if delivery == Delivery::Closed {
+            return Ok(Some(Ended::Closed));
+        }
+        // Acknowledged only now: a crash before this line has the message redelivered.
+        if let Err(e) = self.rt.block_on(message.ack()) {
+            let consumer = &self.options.consumer;
+            (self.notice)(FleetNotice::Other(format!("consumer {consumer}: ack: {e}")));
+        }
+        self.recent.insert(id);
+        if history {
+            self.history_read += 1;
+        }
+        if !self.caught_up && (pending == 0 || stream_seq >= self.history_until) {
+            self.catch_up();
+        }
+        Ok((delivery == Delivery::Last).then_some(Ended::Last))
+    }
+}
+
+/// Claims a consumer for this process: refused when another reader answers on its subject;
+/// then answers there itself for as long as the client lives.
+async fn claim(client: &async_nats::Client, stream: &str, consumer: &str) -> Result<(), Error> {
+    let subject = format!("_HOOKLINE.reader.{}.{}", super::token(stream), super::token(consumer));
+    let me = format!("pid {} on {}", std::process::id(), super::hostname());
+    let ask = client.request(subject.clone(), me.clone().into_bytes().into());
+    // No responders (nobody reads it) is the common case; a reader too busy to answer
+    // within the timeout is taken as gone.
+    if let Ok(Ok(reply)) = tokio::time::timeout(Duration::from_secs(2), ask).await {
+        let holder = String::from_utf8_lossy(&reply.payload).into_owned();
+        return Err(Error::ConsumerInUse { name: consumer.to_owned(), holder });
+    }
+    let mut requests = client
+        .subscribe(subject.clone())
+        .await
+        .map_err(|e| nats_error("subscribe to", &subject, e))?;
+    let client = client.clone();
+    tokio::spawn(async move {
+        while let Some(request) = requests.next().await {
+            if let Some(reply) = request.reply {
+                let _ = client.publish(reply, me.clone().into_bytes().into()).await;
+            }
+        }
+    });
+    Ok(())
+}
+
+/// The last [`RECENT_IDS`] message ids seen.
+#[derive(Debug, Default)]
+struct RecentIds {
+    set: HashSet<String>,
+    order: VecDeque<String>,
+}
+
+impl RecentIds {
+    fn contains(&self, id: &str) -> bool {
+        self.set.contains(id)
+    }
+
+    fn insert(&mut self, id: String) {
+        if self.set.insert(id.clone()) {
+            self.order.push_back(id);
+            if self.order.len() > RECENT_IDS
+                && let Some(old) = self.order.pop_front()
+            {
+                self.set.remove(&old);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_ids_forget_the_oldest_beyond_their_bound() {
+        let mut recent = RecentIds::default();
+        for i in 0..=RECENT_IDS {
+            recent.insert(format!("h.d.{i}"));
+        }
+        assert!(!recent.contains("h.d.0"));
+        assert!(recent.contains("h.d.1"));
+        assert!(recent.contains(&format!("h.d.{RECENT_IDS}")));
+        assert_eq!(recent.order.len(), RECENT_IDS);
+    }
+}
