@@ -5,11 +5,14 @@
 //!   rename-to-delivery latency, backlog throughput and memory of the watcher;
 //! * `cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]`: the cost of
 //!   one durable cursor save, against an atomic one that does not sync;
+//! * `cargo run -p hookline-bench -- deliver [--runs N]`: request-to-confirmed latency of
+//!   `hookline deliver` into the real Claude Code TUI, against a fixed-delay verify;
 //! * `cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]`: relay →
 //!   central tracker latency and forwarder throughput through one `nats-server`, beside the
 //!   local directory.
 
 mod cursor;
+mod deliver;
 mod fleet;
 mod relay;
 mod stats;
@@ -22,6 +25,7 @@ type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]\n       \
                      cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]\n       \
                      cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
+                     cargo run -p hookline-bench -- deliver [--runs N]\n       \
                      cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]";
 
 fn main() {
@@ -32,6 +36,7 @@ fn main() {
         Some("relay") => relay::run(rest),
         Some("watcher") => watcher::run(rest),
         Some("cursor") => cursor::run(rest),
+        Some("deliver") => deliver::run(rest),
         Some("fleet") => fleet::run(rest),
         Some("__rss") => relay::rss_launcher(std::env::args_os().skip(2).collect()),
         _ => Err(USAGE.into()),

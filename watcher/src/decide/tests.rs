@@ -875,6 +875,7 @@ fn every_caller_evidence() -> Vec<Ask> {
                     dialog: bit("dialog"),
                     login_or_trust: bit("login_or_trust"),
                     quota_text: bit("quota_text"),
+                    typed_not_submitted: bit("typed_not_submitted"),
                 })
                 .transcript(TranscriptEvidence {
                     turn_in_progress: bit("turn_in_progress"),
