@@ -64,3 +64,23 @@ def test_async_deliver_sends_the_same_request():
 
     reply = asyncio.run(main())
     assert reply["echo"]["op"] == "deliver" and reply["echo"]["target"] == "%1"
+
+
+def test_a_reply_that_comes_too_late_is_a_timeout_and_then_skipped():
+    with hookline.Client.spawn(hookline=FAKE) as client:
+        with pytest.raises(hookline.Timeout):
+            client.request("slow", timeout=0.2, seconds=0.5)
+        # The late reply arrives before this one's; it answers an earlier id and is skipped.
+        again = client.request("echo_me", n=1)
+        assert again["echo"]["op"] == "echo_me" and again["echo"]["n"] == 1
+
+
+def test_async_a_reply_that_comes_too_late_is_a_timeout_and_then_skipped():
+    async def main():
+        async with await AsyncClient.spawn(hookline=FAKE) as client:
+            with pytest.raises(hookline.Timeout):
+                await client.request("slow", timeout=0.2, seconds=0.5)
+            return await client.request("echo_me", n=2)
+
+    again = asyncio.run(main())
+    assert again["echo"]["op"] == "echo_me" and again["echo"]["n"] == 2
