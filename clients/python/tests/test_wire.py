@@ -22,14 +22,16 @@ def test_deliver_sends_its_members_and_returns_the_reply():
         assert reply["echo"] == {
             "op": "deliver",
             "session": "task-1",
+            "tmux": {"target": "%3"},
             "text": "next prompt",
-            "target": "%3",
             "confirm_timeout_ms": 500,
             "id": reply["id"],
         }
-        bare = client.deliver("task-1", "x", pane="%4")
-        assert bare["echo"] == {"op": "deliver", "session": "task-1", "text": "x", "pane": "%4",
-                                "id": bare["id"]}
+        full = client.deliver("task-1", "x", target="w:1.0", socket="/tmp/s", wait_ms=100,
+                              heal_after_ms=900)
+        assert full["echo"] == {"op": "deliver", "session": "task-1",
+                                "tmux": {"target": "w:1.0", "socket": "/tmp/s"}, "text": "x",
+                                "wait_ms": 100, "heal_after_ms": 900, "id": full["id"]}
 
 
 def test_members_a_newer_hookline_adds_are_kept_not_refused():
@@ -63,7 +65,7 @@ def test_async_deliver_sends_the_same_request():
             return await client.deliver("task-1", "hi", target="%1")
 
     reply = asyncio.run(main())
-    assert reply["echo"]["op"] == "deliver" and reply["echo"]["target"] == "%1"
+    assert reply["echo"]["op"] == "deliver" and reply["echo"]["tmux"] == {"target": "%1"}
 
 
 def test_a_reply_that_comes_too_late_is_a_timeout_and_then_skipped():

@@ -1204,7 +1204,7 @@ fn caller_evidence_table() -> String {
     out
 }
 
-/// The orchestrator loop of this module's documentation (a compiled doctest), as README shows
+/// The orchestrator loop of this module's documentation (a compiled doctest), as docs/decide.md shows
 /// it: without the hidden `# ` lines.
 fn rust_example() -> String {
     let source = include_str!("mod.rs");
@@ -1223,8 +1223,8 @@ fn rust_example() -> String {
 }
 
 #[test]
-fn the_readme_rust_example_is_the_compiled_one() {
-    crate::testing::assert_generated_section("README.md", "rust-example", &rust_example());
+fn the_documented_rust_example_is_the_compiled_one() {
+    crate::testing::assert_generated_section("docs/decide.md", "rust-example", &rust_example());
 }
 
 #[test]

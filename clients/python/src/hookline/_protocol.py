@@ -126,23 +126,35 @@ def next_request(session: str, timeout: float) -> Dict[str, Any]:
 def deliver_request(
     session: str,
     text: str,
-    target: Optional[str],
+    target: str,
+    socket: Optional[str],
+    wait_ms: Optional[int],
     confirm_timeout_ms: Optional[int],
+    heal_after_ms: Optional[int],
     extra: Mapping[str, Any],
 ) -> Dict[str, Any]:
-    """`deliver`: only the members given are sent."""
-    request: Dict[str, Any] = {"op": "deliver", "session": session, "text": text}
-    if target is not None:
-        request["target"] = target
-    if confirm_timeout_ms is not None:
-        request["confirm_timeout_ms"] = confirm_timeout_ms
+    """`deliver` (schemas/serve-request.schema.json): the pane as `tmux` {target, socket};
+    only the optional members given are sent."""
+    tmux: Dict[str, Any] = {"target": target}
+    if socket is not None:
+        tmux["socket"] = socket
+    request: Dict[str, Any] = {"op": "deliver", "session": session, "tmux": tmux, "text": text}
+    for key, value in (
+        ("wait_ms", wait_ms),
+        ("confirm_timeout_ms", confirm_timeout_ms),
+        ("heal_after_ms", heal_after_ms),
+    ):
+        if value is not None:
+            request[key] = value
     request.update(extra)
     return request
 
 
-def deliver_timeout(confirm_timeout_ms: Optional[int]) -> float:
-    """How long a `deliver` reply may take."""
-    return REPLY_TIMEOUT + (confirm_timeout_ms or 0) / 1000
+def deliver_timeout(wait_ms: Optional[int], confirm_timeout_ms: Optional[int]) -> float:
+    """How long a `deliver` reply may take: the wait for an allow, the confirmation (15 s when
+    not given, as hookline's default) and the usual margin."""
+    confirm = 15_000 if confirm_timeout_ms is None else confirm_timeout_ms
+    return REPLY_TIMEOUT + ((wait_ms or 0) + confirm) / 1000
 
 
 def _str(value: Union[Question, str]) -> str:

@@ -164,14 +164,19 @@ class AsyncClient:
         session: str,
         text: str,
         *,
-        target: Optional[str] = None,
+        target: str,
+        socket: Optional[str] = None,
+        wait_ms: Optional[int] = None,
         confirm_timeout_ms: Optional[int] = None,
+        heal_after_ms: Optional[int] = None,
         **extra: Any,
     ) -> Dict[str, Any]:
         """Asks the server to deliver `text`; see `hookline.Client.deliver` (needs a hookline
         built with the `deliver` op)."""
-        request = p.deliver_request(session, text, target, confirm_timeout_ms, extra)
-        return await self._call(request, p.deliver_timeout(confirm_timeout_ms))
+        request = p.deliver_request(
+            session, text, target, socket, wait_ms, confirm_timeout_ms, heal_after_ms, extra
+        )
+        return await self._call(request, p.deliver_timeout(wait_ms, confirm_timeout_ms))
 
     async def request(
         self, op: str, timeout: float = p.REPLY_TIMEOUT, **fields: Any

@@ -230,16 +230,23 @@ class Client:
         session: str,
         text: str,
         *,
-        target: Optional[str] = None,
+        target: str,
+        socket: Optional[str] = None,
+        wait_ms: Optional[int] = None,
         confirm_timeout_ms: Optional[int] = None,
+        heal_after_ms: Optional[int] = None,
         **extra: Any,
     ) -> Dict[str, Any]:
-        """Asks the server to deliver `text` to the session (its tmux `target` pane) and to
-        confirm it by a structured event, waiting up to `confirm_timeout_ms`. Needs a hookline
-        built with the `deliver` op (an older one raises `Refused`); `extra` members are sent
-        as given. Returns the whole reply."""
-        request = p.deliver_request(session, text, target, confirm_timeout_ms, extra)
-        return self._call(request, p.deliver_timeout(confirm_timeout_ms))
+        """Asks the daemon to deliver `text` into the session's tmux pane `target` (on the tmux
+        server at `socket`, else the daemon's own): the `input` decision (waiting up to
+        `wait_ms` for an allow), one bracketed paste and Enter, and the proof, the session's
+        next `turn_start`, within `confirm_timeout_ms`. Returns the whole reply: its `outcome`
+        is `confirmed`, `refused` (nothing typed) or `unconfirmed` (typed, not proven: never
+        retry it blindly). `extra` members are sent as given."""
+        request = p.deliver_request(
+            session, text, target, socket, wait_ms, confirm_timeout_ms, heal_after_ms, extra
+        )
+        return self._call(request, p.deliver_timeout(wait_ms, confirm_timeout_ms))
 
     def request(self, op: str, timeout: float = p.REPLY_TIMEOUT, **fields: Any) -> Dict[str, Any]:
         """Any request (its `op` and members; the `id` is the client's), returning the whole
