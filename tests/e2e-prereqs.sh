@@ -64,3 +64,22 @@ say "nats-server: $("$nats" --version)"
 
 registry=$(npm config get registry)
 say "npm registry: $registry (needed the first time a version is installed into the cache)"
+
+# Say before the tests start what the end-to-end suites will download, how much, and where: the
+# first run is a large, quiet download (sizes measured as in tests/README.md).
+cache="${HOOKLINE_E2E_CACHE:-$(cd "$(dirname "$0")/.." && pwd)/.e2e-cache}"
+missing=()
+total=0
+for pin in claude-code/2.1.332:384 claude-code/2.1.197:235 codex/0.171.0:424 gemini/0.61.0:100 \
+           opencode/1.18.33:417 copilot/1.0.102:423; do
+    dir=${pin%%:*} mb=${pin##*:}
+    if [ ! -e "$cache/$dir/.hookline-install-complete" ]; then
+        missing+=("$dir (~${mb} MB)")
+        total=$((total + mb))
+    fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    say "pinned CLIs: all in $cache, nothing to download"
+else
+    say "the end-to-end suites will install from npm into $cache: ${missing[*]}; about ${total} MB, plus npm's own cache in ~/.npm; this takes minutes with little output"
+fi

@@ -5,6 +5,8 @@
 //!   rename-to-delivery latency, backlog throughput and memory of the watcher;
 //! * `cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]`: the cost of
 //!   one durable cursor save, against an atomic one that does not sync;
+//! * `cargo run -p hookline-bench -- deliver [--runs N]`: request-to-confirmed latency of
+//!   `hookline deliver` into the real Claude Code TUI, against a fixed-delay verify;
 //! * `cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]`: relay →
 //!   central tracker latency and forwarder throughput through one `nats-server`, beside the
 //!   local directory;
@@ -12,6 +14,7 @@
 //!   PATH]`: `status` time and memory, and a following `watch`'s idle CPU, over a long history.
 
 mod cursor;
+mod deliver;
 mod fleet;
 mod history;
 mod relay;
@@ -25,7 +28,10 @@ type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]\n       \
                      cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]\n       \
                      cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
-                     cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]\n       \
+                     cargo run -p hookline-bench -- deliver [--runs N]
+       \
+                     cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]
+       \
                      cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline PATH]";
 
 fn main() {
@@ -36,6 +42,7 @@ fn main() {
         Some("relay") => relay::run(rest),
         Some("watcher") => watcher::run(rest),
         Some("cursor") => cursor::run(rest),
+        Some("deliver") => deliver::run(rest),
         Some("fleet") => fleet::run(rest),
         Some("history") => history::run(rest),
         Some("__rss") => relay::rss_launcher(std::env::args_os().skip(2).collect()),

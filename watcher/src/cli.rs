@@ -51,8 +51,13 @@ pub enum Command {
     /// (evidence that can only make a decision more careful, never allow).
     Pane(PaneArgs),
     /// Serve the same protocol on a Unix socket in the events directory, for every client at
-    /// once: the one live authority `decide` and `status` use when it answers.
+    /// once: the one live authority `decide`, `status` and `deliver` use.
     Daemon(DaemonArgs),
+    /// Type a text into a session's tmux pane once the daemon allows input, and confirm by the
+    /// session's next turn_start that it was submitted. Exit 0 confirmed, 1 refused (nothing
+    /// typed), 3 typed but not confirmed (loud; never retried), 2 usage or environment error
+    /// (no daemon, no such pane: nothing typed).
+    Deliver(DeliverArgs),
     /// Run the `[[notify]]` rules: a command on each transition a person should hear about
     /// (a permission dialog, a question, idle, an env fault, ...).
     Notify(NotifyArgs),
@@ -246,6 +251,13 @@ pub struct DecideArgs {
     /// The caller's evidence, as JSON: {"pane": {...}, "transcript": {...}, "window_dead": bool}.
     #[arg(long, value_name = "JSON")]
     pub evidence: Option<String>,
+    /// Also read this tmux pane (`session:window.pane`, `%ID`) and add what it shows to the
+    /// pane evidence (it can only make the answer more careful).
+    #[arg(long, value_name = "TARGET")]
+    pub tmux: Option<String>,
+    /// The tmux server's socket [default: tmux's own rules: $TMUX, else its default socket].
+    #[arg(long, value_name = "PATH", requires = "tmux")]
+    pub tmux_socket: Option<PathBuf>,
     /// Count a withheld nudge or crashed toward escalate.withheld-in-a-row, as a live
     /// generation's are (for a caller whose polling is its stall timer).
     #[arg(long)]
@@ -362,6 +374,41 @@ pub struct PaneArgs {
     /// Print the reading as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `hookline deliver`.
+#[derive(Debug, Args)]
+pub struct DeliverArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// The session's tmux pane: `session:window.pane`, `%ID`, ...
+    #[arg(long, value_name = "TARGET")]
+    pub tmux: String,
+    /// The tmux server's socket [default: tmux's own rules: $TMUX, else its default socket].
+    #[arg(long, value_name = "PATH")]
+    pub tmux_socket: Option<PathBuf>,
+    /// The session: its id or its tag.
+    #[arg(long, value_name = "ID|TAG")]
+    pub session: String,
+    /// Print the outcome as JSON (the stderr line of an unconfirmed delivery is printed too).
+    #[arg(long)]
+    pub json: bool,
+    /// Wait up to this long for an allow (e.g. `30s`) [default: ask once, don't wait].
+    #[arg(long, value_name = "DUR", value_parser = hookline::units::parse_duration)]
+    pub wait: Option<std::time::Duration>,
+    /// How long after the Enter to wait for the confirming turn_start.
+    #[arg(long, value_name = "DUR", default_value = "15s", value_parser = hookline::units::parse_duration)]
+    pub confirm_timeout: std::time::Duration,
+    /// How long after the Enter the self-heal may press Enter once more, when the text still
+    /// sits unsubmitted in the composer.
+    #[arg(long, value_name = "DUR", default_value = "1500ms", value_parser = hookline::units::parse_duration)]
+    pub heal_after: std::time::Duration,
+    /// Read the text from this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "text")]
+    pub file: Option<PathBuf>,
+    /// The text to type; `-` reads it from stdin.
+    #[arg(value_name = "TEXT", required_unless_present = "file")]
+    pub text: Option<String>,
 }
 
 /// `hookline daemon`.

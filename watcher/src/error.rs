@@ -170,6 +170,12 @@ pub enum Error {
         /// The path.
         path: PathBuf,
     },
+    /// The live events a confirmation waits for stopped arriving (the daemon's watcher
+    /// failed or it is shutting down): nothing can be confirmed any more.
+    EventsStopped {
+        /// Why.
+        why: String,
+    },
     /// An events directory that cannot be read as one.
     EventsDir {
         /// The path.
@@ -371,6 +377,7 @@ impl fmt::Display for Error {
             Error::SocketInTheWay { path } => {
                 write!(f, "{} is not a socket; left alone", path.display())
             }
+            Error::EventsStopped { why } => write!(f, "{why}"),
         }
     }
 }

@@ -6,6 +6,8 @@
 //! cargo build --workspace && cargo test -p hookline-tests --test deliver
 //! ```
 
+mod daemon;
+
 use std::path::PathBuf;
 use std::thread;
 use std::time::Duration;

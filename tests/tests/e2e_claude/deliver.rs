@@ -1,12 +1,14 @@
-//! Input delivered with `hookline::deliver` into the real TUI: two prompts, each confirmed by
-//! its `UserPromptSubmit` (whose prompt is the delivered text); then a delivery while the
-//! permission dialog is open is refused and the dialog stays, untouched.
+//! Input delivered into the real TUI: the first prompt with the library's `hookline::deliver`
+//! (a session at launch has no idle a live authority can allow input on), the second through
+//! the `hookline deliver` command via a real `hookline daemon`, each confirmed by its
+//! `UserPromptSubmit` (whose prompt is the delivered text); then a `hookline deliver` while the
+//! permission dialog is open is refused (exit 1, nothing typed) and the dialog stays,
+//! untouched.
 
 use std::time::Duration;
 
-use hookline::deliver::{Outcome, Rule};
 use hookline_tests::claude_install::Installed;
-use hookline_tests::deliver_check::{deliver_confirmed, deliver_text};
+use hookline_tests::deliver_check::{Daemon, deliver_confirmed};
 use hookline_tests::session::ClaudeSession;
 
 use crate::interactive::READY;
@@ -21,9 +23,12 @@ pub fn run(installed: &Installed) {
     session.wait_for_text(READY, Duration::from_secs(30));
     let tmux = session.tmux.as_ref().unwrap();
     let events = session.events.path().to_owned();
+    // The live authority, started before the first turn ends: that Stop is live.
+    let daemon = Daemon::start(&events).unwrap_or_else(|e| session.fail(&e));
     let deliver = |text: &str| {
-        deliver_text(tmux, &events, "claude", &session.tag, text, Duration::from_secs(15))
-            .unwrap_or_else(|e| session.fail(&format!("deliver {text:?}: {e}")))
+        daemon
+            .deliver(tmux, &events, &session.tag, text, &["--wait", "20s"])
+            .unwrap_or_else(|e| session.fail(&format!("hookline deliver {text:?}: {e}")))
     };
     let confirmed = |text: &str| {
         let report = deliver_confirmed(tmux, &events, "claude", &session.tag, text)
@@ -41,12 +46,31 @@ pub fn run(installed: &Installed) {
     }
     session.wait_for_text(READY, Duration::from_secs(20));
     let out = project.join("out.txt");
-    confirmed(&format!("please RUNBASH: echo hi > {}", out.display()));
+    let second = format!("please RUNBASH: echo hi > {}", out.display());
+    let (code, json, stderr) = deliver(&second);
+    if code != Some(0) || json["confirmed"] != true || json["event"]["prompt"] != second.as_str() {
+        session.fail(&format!(
+            "hookline deliver {second:?} was not confirmed: {code:?} {json} {stderr}"
+        ));
+    }
+    println!("[{}] hookline deliver {second:?}: {json}", session.label);
     session.wait_for_text(PERMISSION_DIALOG, Duration::from_secs(20));
-    let report = deliver("1");
-    match &report.outcome {
-        Outcome::Refused { rule: Rule::Dialog, .. } if !report.delivered => {}
-        _ => session.fail(&format!("a delivery into the dialog was not refused: {report:?}")),
+    let (code, json, stderr) = {
+        let asked = std::time::Instant::now();
+        let answer = daemon
+            .deliver(tmux, &events, &session.tag, "1", &[])
+            .unwrap_or_else(|e| session.fail(&e));
+        println!(
+            "[{}] deliver into the dialog ({:?}): {}",
+            session.label,
+            asked.elapsed(),
+            answer.1
+        );
+        answer
+    };
+    if code != Some(1) || json["delivered"] != false {
+        session
+            .fail(&format!("a delivery into the dialog was not refused: {code:?} {json} {stderr}"));
     }
     std::thread::sleep(Duration::from_secs(2));
     let screen = tmux.screen().unwrap_or_default();

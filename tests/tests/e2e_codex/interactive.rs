@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use hookline_tests::agent_session::{Action, Expect, Input, Step, native, step};
 use hookline_tests::codex::{self, APPROVAL_DIALOG, BYPASS_TRUST, DaemonGuard, READY};
-use hookline_tests::deliver_check::deliver_confirmed;
+use hookline_tests::deliver_check::{Daemon, deliver_command_confirmed, deliver_confirmed};
 use hookline_tests::npm_install::Installed;
 
 /// How long a dialog is left open: nothing may fire meanwhile.
@@ -150,7 +150,8 @@ pub fn approved_with_notify(installed: &Installed) {
 
 /// A two-line prompt delivered with `hookline::deliver` (one bracketed paste, Enter after the
 /// profile's delay: Codex takes an Enter right after a paste for a newline), confirmed by its
-/// `UserPromptSubmit`, whose prompt is the delivered text.
+/// `UserPromptSubmit`, whose prompt is the delivered text; then a second through the `hookline
+/// deliver` command via a real `hookline daemon`, confirmed the same way.
 pub fn delivered(installed: &Installed) {
     let mut session = codex::new_session(installed, "deliver");
     let _daemon = DaemonGuard::new(&session);
@@ -159,7 +160,15 @@ pub fn delivered(installed: &Installed) {
     session.wait_for_text(READY, Duration::from_secs(30));
     let text = "say hello\nin two lines";
     let tmux = session.tmux.as_ref().unwrap();
+    // The live authority, started before the first turn ends: that turn end is live.
+    let daemon = Daemon::start(session.events.path()).unwrap_or_else(|e| session.fail(&e));
     let report = deliver_confirmed(tmux, session.events.path(), "codex", &session.tag, text)
         .unwrap_or_else(|e| session.fail(&e));
     println!("[codex deliver] {report:?}");
+    // The second prompt through the `hookline deliver` command, once the daemon allows it.
+    let second = "now say goodbye";
+    let json =
+        deliver_command_confirmed(&daemon, tmux, session.events.path(), &session.tag, second)
+            .unwrap_or_else(|e| session.fail(&e));
+    println!("[codex hookline deliver] {json}");
 }

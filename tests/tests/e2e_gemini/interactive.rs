@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use hookline_tests::agent_session::{Action, Input, Step, native, step};
-use hookline_tests::deliver_check::deliver_confirmed;
+use hookline_tests::deliver_check::{Daemon, deliver_command_confirmed, deliver_confirmed};
 use hookline_tests::gemini::{self, APPROVAL_DIALOG, READY};
 use hookline_tests::npm_install::Installed;
 
@@ -107,7 +107,8 @@ fn finish(session: &hookline_tests::agent_session::AgentSession, status: Option<
     session.check_clean("after /quit");
 }
 
-/// A two-line prompt delivered with `hookline::deliver`, confirmed by its `BeforeAgent`, whose
+/// A two-line prompt delivered with `hookline::deliver`, then a second through the `hookline
+/// deliver` command via a real `hookline daemon`, confirmed by its `BeforeAgent`, whose
 /// prompt is the delivered text.
 pub fn delivered(installed: &Installed) {
     let mut session = gemini::new_session(installed, "deliver");
@@ -116,7 +117,15 @@ pub fn delivered(installed: &Installed) {
     session.wait_for_text(READY, Duration::from_secs(30));
     let text = "say hello\nin two lines";
     let tmux = session.tmux.as_ref().unwrap();
+    // The live authority, started before the first turn ends: that turn end is live.
+    let daemon = Daemon::start(session.events.path()).unwrap_or_else(|e| session.fail(&e));
     let report = deliver_confirmed(tmux, session.events.path(), "gemini", &session.tag, text)
         .unwrap_or_else(|e| session.fail(&e));
     println!("[gemini deliver] {report:?}");
+    // The second prompt through the `hookline deliver` command, once the daemon allows it.
+    let second = "now say goodbye";
+    let json =
+        deliver_command_confirmed(&daemon, tmux, session.events.path(), &session.tag, second)
+            .unwrap_or_else(|e| session.fail(&e));
+    println!("[gemini hookline deliver] {json}");
 }

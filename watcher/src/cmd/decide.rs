@@ -10,10 +10,16 @@ use std::process::ExitCode;
 use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question};
 use hookline::ingest::follow;
 use hookline::ingest::reader::Start;
+use hookline::pane;
+use hookline::serve::hub::{PANE_GAP, PANE_SAMPLES};
+use hookline::serve::protocol::TmuxPane;
 use hookline::state::{Match, Tracker, View};
 use hookline::term::escape;
 
-use super::{Outcome, Reading, ask_daemon, journal, lookup, policy, profiles, reader_config};
+use super::{
+    Outcome, Reading, ask_daemon, caller_tmux_socket, journal, lookup, policy, profiles,
+    reader_config,
+};
 use crate::cli::DecideArgs;
 
 /// Exit code of an allowed verdict.
@@ -31,10 +37,16 @@ pub fn run(args: DecideArgs) -> Outcome {
     let profiles = profiles()?;
     // Checked whether or not a daemon answers: a bad policy is an error either way.
     let policy = policy(&args.policy, &profiles)?;
+    let tmux = args.tmux.as_ref().map(|target| TmuxPane {
+        target: target.clone(),
+        socket: args.tmux_socket.clone().or_else(caller_tmux_socket),
+    });
+    // The daemon reads the pane itself, with the patterns of the session's CLI.
     let ask_about = |session: String| Ask {
         pane: evidence.pane,
         transcript: evidence.transcript,
         window_dead: evidence.window_dead,
+        tmux: tmux.clone(),
         ..Ask::new(session, args.question)
     };
     let live = ask_daemon(&args.source, &args.policy, |daemon| {
@@ -67,7 +79,20 @@ pub fn run(args: DecideArgs) -> Outcome {
                 Some(found) if found.by == Match::Prefix => found.name().to_owned(),
                 _ => args.session.clone(),
             };
-            let decision = decider.decide(&ask_about(session), hookline::format::clock::now_ns());
+            let mut ask = ask_about(session);
+            if let Some(tmux) = ask.tmux.take() {
+                let now = hookline::format::clock::now_ns();
+                let profiles = decider.tracker().profiles();
+                let patterns = match decider.view(&ask.session, now) {
+                    Some(view) if profiles.get(&view.cli).is_some() => {
+                        profiles.get(&view.cli).map(|p| p.pane.clone()).unwrap_or_default()
+                    }
+                    _ => pane::union(profiles.iter().map(|p| &p.pane)),
+                };
+                let reading = tmux.pane().sense_settled(&patterns, PANE_SAMPLES, PANE_GAP)?;
+                ask.pane = Some(reading.evidence.or(ask.pane));
+            }
+            let decision = decider.decide(&ask, hookline::format::clock::now_ns());
             for error in decider.take_journal_errors() {
                 eprintln!("hookline: warning: journal: {error}");
             }
@@ -127,7 +152,7 @@ fn print_text(d: &Decision) {
 /// whose id or tag it begins (a trailing `…`, as `status` clips, ignored), else as given (the
 /// daemon answers "no structured signal"). Several sessions for one prefix is an error listing
 /// them, as [`Tracker::lookup`] gives it for a replayed tracker.
-fn daemon_lookup(views: &[View], query: &str) -> Result<String, String> {
+pub(super) fn daemon_lookup(views: &[View], query: &str) -> Result<String, String> {
     let query = query.strip_suffix('…').unwrap_or(query);
     let names = |v: &View| [v.session_id.clone(), v.tag.clone()];
     if query.is_empty() || views.iter().flat_map(names).flatten().any(|name| name == query) {

@@ -6,7 +6,7 @@ use hookline::state::View;
 use hookline::term::{escape, widths};
 use hookline::units::rfc3339;
 
-use super::{History, Outcome, lookup, replay};
+use super::{History, Outcome, Reading, events_dir, journal, lookup, policy, profiles, replay};
 use crate::cli::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> Outcome {
@@ -18,8 +18,21 @@ pub fn run(args: ExplainArgs) -> Outcome {
     };
     let view = View::from(&tracker.snapshot_of(found.session, now));
     let history: Vec<_> = found.session.history().collect();
+    // The journal's lines about the session: withheld verdicts and deliveries.
+    let mut ids = vec![args.session.clone(), found.name().to_owned()];
+    ids.extend(view.session_id.clone());
+    ids.extend(view.tag.clone());
+    let journaled: Vec<_> = journal(
+        &policy(&args.policy, &profiles()?)?,
+        &events_dir(&args.source.dir, Reading::Once)?,
+    )
+    .map(|j| j.read())
+    .unwrap_or_default()
+    .into_iter()
+    .filter(|r| ids.iter().any(|id| r.concerns(id, Some(found.key))))
+    .collect();
     if args.json {
-        let out = serde_json::json!({ "state": view, "history": history });
+        let out = serde_json::json!({ "state": view, "history": history, "journal": journaled });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -62,5 +75,33 @@ pub fn run(args: ExplainArgs) -> Outcome {
         view.evidence.rule
     );
     println!("input: {}", escape(&view.input));
+    if !journaled.is_empty() {
+        println!("journal ({} lines):", journaled.len());
+    }
+    for r in &journaled {
+        match &r.delivery {
+            Some(d) => println!(
+                "  {}  deliver {:<11} into {} ({} bytes{}{}, {} ms)  rule {}: {}",
+                r.at,
+                d.step.as_str(),
+                escape(&d.tmux),
+                d.bytes,
+                if d.enter_resent { ", Enter resent" } else { "" },
+                d.confirmed_by.map(|s| format!(", confirmed by seq {s}")).unwrap_or_default(),
+                d.elapsed_ms,
+                escape(&r.rule),
+                escape(&r.reason)
+            ),
+            None => println!(
+                "  {}  {} {} ({})  rule {}: {}",
+                r.at,
+                r.question,
+                r.verdict.as_str(),
+                r.action.as_str(),
+                escape(&r.rule),
+                escape(&r.reason)
+            ),
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 
 mod daemon;
 mod decide;
+mod deliver;
 mod demo;
 mod doctor;
 mod explain;
@@ -49,6 +50,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Forward(args) => forward::run(args),
         Command::Pane(args) => pane::run(&args),
         Command::Daemon(args) => daemon::run(args),
+        Command::Deliver(args) => deliver::run(&args),
         Command::Notify(args) => notify::run(&args),
         Command::Top(args) => top::run(&args),
         Command::Tmux(args) => tmux::run(&args),
@@ -258,6 +260,14 @@ fn journal(
         let path = policy.journal_path.clone().unwrap_or_else(|| Journal::default_path(events_dir));
         Journal::new(path, policy.journal_max_bytes)
     })
+}
+
+/// The tmux server the caller's `$TMUX` names (its first comma-separated field), so that a
+/// daemon started elsewhere reads and types into the caller's server, not its own default.
+fn caller_tmux_socket() -> Option<PathBuf> {
+    let tmux = std::env::var_os("TMUX")?;
+    let socket = tmux.to_str()?.split(',').next()?;
+    (!socket.is_empty()).then(|| PathBuf::from(socket))
 }
 
 /// What a live tracker's follow thread says.

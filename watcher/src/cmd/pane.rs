@@ -38,7 +38,7 @@ pub fn run(args: &PaneArgs) -> Outcome {
         ("dialog", e.dialog),
         ("login_or_trust", e.login_or_trust),
         ("quota_text", e.quota_text),
-        ("typed_not_submitted", reading.typed_not_submitted),
+        ("typed_not_submitted", e.typed_not_submitted),
     ];
     for (name, set) in fields {
         println!("{name}: {set}");

@@ -14,7 +14,7 @@ use super::socket_path;
 use crate::canonical::Event;
 use crate::decide::{Ask, Decision};
 use crate::error::ClientError;
-use crate::serve::protocol::PROTOCOL_VERSION;
+use crate::serve::protocol::{DeliverAnswer, DeliverRequest, PROTOCOL_VERSION};
 use crate::state::{Expect, Refusal, Slot, View};
 
 /// How long a reply may take, beyond the wait a `next_event` asked for.
@@ -180,6 +180,20 @@ impl Client {
         let timeout_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
         let request = json!({"op": "next_event", "session": session, "timeout_ms": timeout_ms});
         self.channel.typed(request, wait + REPLY_TIMEOUT)
+    }
+
+    /// Delivers a text into a session's pane (the `deliver` op): the daemon asks the `input`
+    /// decision with the pane's evidence, waiting up to `wait_ms` for an allow, types the text
+    /// with the slot, and waits for the `turn_start` that confirms it. The reply may take the
+    /// wait, the confirmation timeout and the self-heal delay, and some more.
+    pub fn deliver(&mut self, request: &DeliverRequest) -> Result<DeliverAnswer, ClientError> {
+        let mut value =
+            serde_json::to_value(request).map_err(|e| self.channel.protocol(e.to_string()))?;
+        value["op"] = "deliver".into();
+        let ms = request.wait_ms
+            + request.confirm_timeout_ms.unwrap_or(15_000)
+            + request.heal_after_ms.unwrap_or(1_500);
+        self.channel.typed(value, Duration::from_millis(ms) + 3 * REPLY_TIMEOUT)
     }
 
     /// Sends any request object (its `op` and fields; the `id` is the client's) and returns

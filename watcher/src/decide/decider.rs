@@ -40,6 +40,11 @@ pub struct Ask {
     /// The generation and epoch the caller last saw; the input slot is refused if they moved.
     #[serde(default)]
     pub expect: Expect,
+    /// The session's tmux pane, for a server that reads the pane itself (`hookline serve`
+    /// and the daemon fold what it shows into [`Ask::pane`] before deciding). The decider
+    /// itself never reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux: Option<crate::pane::TmuxPane>,
 }
 
 impl Ask {
@@ -52,6 +57,7 @@ impl Ask {
             transcript: None,
             window_dead: None,
             expect: Expect::default(),
+            tmux: None,
         }
     }
 
@@ -435,12 +441,33 @@ impl Decider {
                     since_ns: view.as_ref().map(|v| v.since_ns),
                     epoch: view.as_ref().map(|v| v.epoch),
                     generation: view.as_ref().map(|v| v.generation),
+                    delivery: None,
                     counted: self.counts,
                 };
                 self.record(&record);
             }
         }
         result
+    }
+
+    /// Journals a delivery's step (see [`super::DeliveryNote`]) for the session of the
+    /// `input` decision it asked for, with the rule and reason of the step (the decision's,
+    /// the pane's refusal, or what was seen instead of a confirmation).
+    pub fn journal_delivery(
+        &mut self,
+        decision: &Decision,
+        rule: &str,
+        reason: &str,
+        note: super::journal::DeliveryNote,
+    ) {
+        let key = self.tracker.session_key(&decision.session);
+        let mut record = Record::of(decision, key.as_deref(), false);
+        record.rule = rule.to_owned();
+        record.reason = reason.to_owned();
+        record.ts_ns = crate::format::clock::now_ns();
+        record.at = crate::units::rfc3339(record.ts_ns);
+        record.delivery = Some(note);
+        self.record(&record);
     }
 
     fn record(&mut self, record: &Record) {

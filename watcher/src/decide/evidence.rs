@@ -25,6 +25,25 @@ pub struct PaneEvidence {
     pub login_or_trust: bool,
     /// A quota, rate-limit or billing message is visible.
     pub quota_text: bool,
+    /// The input prompt is on screen and its composer holds text the CLI has not been given
+    /// (a person typing, an earlier delivery left unsubmitted): typing now would glue onto it.
+    pub typed_not_submitted: bool,
+}
+
+impl PaneEvidence {
+    /// What this reading and the caller's own evidence say together: a field is set when
+    /// either sets it (so adding a reading can only make an answer more careful).
+    pub fn or(self, other: Option<PaneEvidence>) -> PaneEvidence {
+        let o = other.unwrap_or_default();
+        PaneEvidence {
+            text_says_idle: self.text_says_idle || o.text_says_idle,
+            spinner: self.spinner || o.spinner,
+            dialog: self.dialog || o.dialog,
+            login_or_trust: self.login_or_trust || o.login_or_trust,
+            quota_text: self.quota_text || o.quota_text,
+            typed_not_submitted: self.typed_not_submitted || o.typed_not_submitted,
+        }
+    }
 }
 
 /// What the caller reads in the CLI's transcript. Every field defaults to `false`; unknown
@@ -128,6 +147,12 @@ pub(crate) const EFFECTS: &[Effect] = &[
         says: "the pane shows a quota, rate-limit or billing message",
         asks: [P, P, P, P, N, P],
     },
+    Effect {
+        source: Signal::Pane,
+        field: "typed_not_submitted",
+        says: "the pane shows text typed into the composer and not submitted",
+        asks: [H, H, N, N, N, H],
+    },
 ];
 
 impl Effect {
@@ -158,6 +183,7 @@ impl CallerEvidence {
                 "dialog" => p.dialog,
                 "login_or_trust" => p.login_or_trust,
                 "quota_text" => p.quota_text,
+                "typed_not_submitted" => p.typed_not_submitted,
                 _ => false,
             }),
             _ => false,
@@ -293,6 +319,7 @@ mod tests {
             dialog: true,
             login_or_trust: true,
             quota_text: true,
+            typed_not_submitted: true,
         };
         let all_transcript = TranscriptEvidence {
             turn_in_progress: true,

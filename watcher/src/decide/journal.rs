@@ -1,5 +1,7 @@
-//! The journal: every withheld verdict, one JSON object per line, so that a withheld nudge or
-//! a pause is visible instead of a new silent degradation.
+//! The journal: every withheld verdict, and every delivery (`hookline deliver`: typed and
+//! confirmed, refused, self-healed, unconfirmed), one JSON object per line, so that a withheld
+//! nudge, a pause or a delivery nobody confirmed is visible instead of a new silent
+//! degradation.
 //!
 //! The file lives beside the events directory (`…/hookline/events` →
 //! `…/hookline/events.decisions.ndjson`) unless the policy's `journal.path` says otherwise.
@@ -32,7 +34,8 @@ pub struct Record {
     pub key: Option<String>,
     /// The question.
     pub question: Question,
-    /// Always `withhold` (allowed verdicts are not journaled).
+    /// `withhold` (allowed verdicts are not journaled), except in a delivery's record, where
+    /// it is the `input` decision's verdict.
     pub verdict: Verdict,
     /// What to do instead.
     pub action: Action,
@@ -57,6 +60,56 @@ pub struct Record {
     /// earlier versions, which lack it, do not count.
     #[serde(default)]
     pub counted: bool,
+    /// What a delivery did, in a delivery's record (absent in a decision's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<DeliveryNote>,
+}
+
+/// A step of a delivery worth a journal line.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStep {
+    /// Typed, and a `turn_start` confirmed it.
+    Confirmed,
+    /// Nothing typed: the decision withheld input, or the pane refused it.
+    Refused,
+    /// The self-heal pressed Enter a second time.
+    SelfHeal,
+    /// Typed, and nothing confirmed it: loud, never retried.
+    Unconfirmed,
+}
+
+impl DeliveryStep {
+    /// The word used in the journal and in `hookline explain`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStep::Confirmed => "confirmed",
+            DeliveryStep::Refused => "refused",
+            DeliveryStep::SelfHeal => "self_heal",
+            DeliveryStep::Unconfirmed => "unconfirmed",
+        }
+    }
+}
+
+/// What a delivery did, in its journal record.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryNote {
+    /// The step.
+    pub step: DeliveryStep,
+    /// The tmux target typed into.
+    pub tmux: String,
+    /// The text's length in bytes (the text itself is not journaled).
+    pub bytes: usize,
+    /// Whether anything may have been typed.
+    pub delivered: bool,
+    /// Whether the self-heal pressed Enter a second time.
+    pub enter_resent: bool,
+    /// From the request to the outcome, in milliseconds.
+    pub elapsed_ms: u64,
+    /// The `seq` of the `turn_start` that confirmed it.
+    pub confirmed_by: Option<u64>,
 }
 
 impl Record {
@@ -78,8 +131,14 @@ impl Record {
             since_ns: view.map(|v| v.since_ns),
             epoch: view.map(|v| v.epoch),
             generation: view.map(|v| v.generation),
+            delivery: None,
             counted,
         }
+    }
+
+    /// Whether this record is about `session` (as asked, or its tracker key `cli:id`).
+    pub fn concerns(&self, session: &str, key: Option<&str>) -> bool {
+        self.session == session || (key.is_some() && self.key.as_deref() == key)
     }
 }
 
@@ -149,6 +208,7 @@ mod tests {
             since_ns: Some(1),
             epoch: Some(1),
             generation: Some(7),
+            delivery: None,
             counted: true,
         }
     }

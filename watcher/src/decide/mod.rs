@@ -100,7 +100,7 @@ pub use decider::{Ask, Decider};
 pub use evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
-pub use journal::{Journal, Record};
+pub use journal::{DeliveryNote, DeliveryStep, Journal, Record};
 pub use policy::{Policy, PolicyError};
 pub use verdict::{
     Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, PendingWake,

@@ -152,6 +152,7 @@ mod tests {
                     dialog: bit("dialog"),
                     login_or_trust: bit("login_or_trust"),
                     quota_text: bit("quota_text"),
+                    typed_not_submitted: bit("typed_not_submitted"),
                 }),
                 transcript: Some(TranscriptEvidence {
                     turn_in_progress: bit("turn_in_progress"),

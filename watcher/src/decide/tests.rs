@@ -875,6 +875,7 @@ fn every_caller_evidence() -> Vec<Ask> {
                     dialog: bit("dialog"),
                     login_or_trust: bit("login_or_trust"),
                     quota_text: bit("quota_text"),
+                    typed_not_submitted: bit("typed_not_submitted"),
                 })
                 .transcript(TranscriptEvidence {
                     turn_in_progress: bit("turn_in_progress"),
@@ -1203,7 +1204,7 @@ fn caller_evidence_table() -> String {
     out
 }
 
-/// The orchestrator loop of this module's documentation (a compiled doctest), as README shows
+/// The orchestrator loop of this module's documentation (a compiled doctest), as docs/decide.md shows
 /// it: without the hidden `# ` lines.
 fn rust_example() -> String {
     let source = include_str!("mod.rs");
@@ -1222,8 +1223,8 @@ fn rust_example() -> String {
 }
 
 #[test]
-fn the_readme_rust_example_is_the_compiled_one() {
-    crate::testing::assert_generated_section("README.md", "rust-example", &rust_example());
+fn the_documented_rust_example_is_the_compiled_one() {
+    crate::testing::assert_generated_section("docs/decide.md", "rust-example", &rust_example());
 }
 
 #[test]

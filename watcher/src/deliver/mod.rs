@@ -155,7 +155,8 @@ impl SessionRef {
 }
 
 /// A `turn_start` of the session, as the source of structured events reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct TurnStarted {
     /// The event's `seq`.
     pub seq: u64,
@@ -348,7 +349,7 @@ pub fn refusal(reading: &PaneReading, patterns: &PanePatterns) -> Option<(Rule, 
         (Rule::Busy, format!("the CLI looks busy{which}"))
     } else if e.quota_text {
         (Rule::Quota, format!("a quota message is on screen{}", says("quota")))
-    } else if reading.typed_not_submitted {
+    } else if reading.evidence.typed_not_submitted {
         let text = reading.composer.clone().unwrap_or_default();
         (Rule::ComposerHoldsText, format!("the composer already holds text: {text:?}"))
     } else if reading.composer.is_none() && !patterns.prompt.is_empty() {

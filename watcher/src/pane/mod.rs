@@ -15,15 +15,39 @@
 pub mod marks;
 mod tmux;
 
+use std::path::PathBuf;
 use std::thread;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use self::tmux::{MAX_OUTPUT, Pane, Server};
 use crate::decide::PaneEvidence;
 use crate::error::Error;
 use crate::profile::PanePatterns;
+
+/// A tmux pane: its target and, optionally, its server's socket (default: tmux's own rules,
+/// `$TMUX` or its default socket, as the server process sees them).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TmuxPane {
+    /// `session:window.pane`, `%ID`, ...
+    pub target: String,
+    /// The tmux server's socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<PathBuf>,
+}
+
+impl TmuxPane {
+    /// The pane to read and type into.
+    pub fn pane(&self) -> Pane {
+        match &self.socket {
+            Some(socket) => Pane::on_socket(socket, &self.target),
+            None => Pane::new(&self.target),
+        }
+    }
+}
 
 /// How many non-blank lines at the bottom of the screen the composer is looked for in: a
 /// prompt-looking line higher up is the echo of an earlier prompt in the conversation.
@@ -34,10 +58,9 @@ pub const COMPOSER_WINDOW: usize = 8;
 pub struct PaneReading {
     /// The evidence fields the decision layer takes.
     #[serde(flatten)]
+    /// `typed_not_submitted` among them: the input prompt is on screen and its composer holds
+    /// text the CLI has not been given (a person typing, an earlier delivery left unsubmitted).
     pub evidence: PaneEvidence,
-    /// The input prompt is on screen and its composer holds text the CLI has not been given:
-    /// a person typing, or an earlier delivery left unsubmitted.
-    pub typed_not_submitted: bool,
     /// The composer's text when the input prompt is on screen (`""`: empty, or only its
     /// placeholder); `None` when no input prompt was seen (hidden under a dialog, scrolled,
     /// or the profile declares none).
@@ -155,8 +178,8 @@ pub fn sense(screen: &str, patterns: &PanePatterns) -> PaneReading {
             dialog,
             login_or_trust: login,
             quota_text: quota,
+            typed_not_submitted: typed,
         },
-        typed_not_submitted: typed,
         composer,
         matched,
     }
@@ -270,14 +293,14 @@ pub fn combine(readings: Vec<PaneReading>) -> PaneReading {
         a.dialog |= b.dialog;
         a.login_or_trust |= b.login_or_trust;
         a.quota_text |= b.quota_text;
-        all.typed_not_submitted |= r.typed_not_submitted;
+        a.typed_not_submitted |= b.typed_not_submitted;
         if all.composer != r.composer {
             // Changing under us: someone is typing, or the screen is being redrawn.
             all.composer = match (all.composer.take(), r.composer) {
                 (Some(a), Some(b)) => Some(if a.is_empty() { b } else { a }),
                 (a, b) => a.or(b),
             };
-            all.typed_not_submitted = true;
+            all.evidence.typed_not_submitted = true;
         }
         for m in r.matched {
             if !all.matched.contains(&m) {
@@ -287,7 +310,7 @@ pub fn combine(readings: Vec<PaneReading>) -> PaneReading {
     }
     if all.evidence.dialog || all.evidence.login_or_trust {
         all.composer = None;
-        all.typed_not_submitted = false;
+        all.evidence.typed_not_submitted = false;
     }
     all
 }

@@ -68,7 +68,7 @@ fn every_captured_screen_reads_as_what_it_showed() {
         assert_eq!(e.text_says_idle, *seen == Seen::Idle, "idle: {why}");
         assert_eq!(e.spinner, *seen == Seen::Busy, "busy: {why}");
         assert_eq!(e.dialog, *seen == Seen::Dialog, "dialog: {why}");
-        assert_eq!(r.typed_not_submitted, *seen == Seen::Typed, "typed: {why}");
+        assert_eq!(r.evidence.typed_not_submitted, *seen == Seen::Typed, "typed: {why}");
         assert_eq!(e.login_or_trust, *seen == Seen::Login, "login: {why}");
         assert!(!e.quota_text, "{why}");
         match seen {
@@ -113,7 +113,7 @@ fn a_profile_without_patterns_senses_nothing() {
         let r = sense(&fixture(file), &PanePatterns::default());
         assert_eq!(r.evidence, PaneEvidence::default(), "{file}");
         assert_eq!(r.composer, None);
-        assert!(!r.typed_not_submitted && r.matched.is_empty());
+        assert!(!r.evidence.typed_not_submitted && r.matched.is_empty());
     }
 }
 
@@ -152,7 +152,7 @@ fn readings_combine_so_that_presence_wins() {
     let both = combine(vec![idle.clone(), dialog]);
     assert!(both.evidence.dialog && both.composer.is_none());
     let both = combine(vec![idle.clone(), typed]);
-    assert!(both.typed_not_submitted);
+    assert!(both.evidence.typed_not_submitted);
     assert_eq!(combine(vec![idle.clone(), idle.clone()]), idle);
 }
 

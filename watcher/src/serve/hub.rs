@@ -10,11 +10,27 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::canonical::Event;
-use crate::decide::Decider;
+use crate::decide::{Ask, Decider, Decision, DeliveryNote, DeliveryStep, Question};
+use crate::deliver::{self, Confirmations, Delivery, Outcome, SessionRef, TurnStarted};
+use crate::error::Error;
+use crate::pane::{self, PaneReading};
+use crate::profile::{PanePatterns, Profile, Profiles};
+use crate::state::StateKind;
 
 use super::protocol::{
-    Answer, Hello, MAX_WAIT, NextAnswer, PROTOCOL_VERSION, QUEUE_PER_SESSION, Reply, Request, parse,
+    Answer, DecisionBrief, DeliverAnswer, DeliverOutcome, DeliverRequest, Hello, MAX_WAIT,
+    NextAnswer, PROTOCOL_VERSION, QUEUE_PER_SESSION, RefusedBy, Reply, Request, parse,
 };
+
+/// How many looks at a pane make the reading a decision or a delivery takes.
+pub const PANE_SAMPLES: usize = 3;
+/// The pause between those looks.
+pub const PANE_GAP: Duration = Duration::from_millis(80);
+/// While a `deliver` waits for an allow and the session is not idle, how often it looks at the
+/// session even when no event arrives.
+const WAIT_STEP: Duration = Duration::from_secs(1);
+/// While it waits at an idle its screen withholds, how soon it reads the pane again.
+const PANE_STEP: Duration = Duration::from_millis(100);
 
 /// What `hello` reports about the server.
 #[derive(Debug, Clone)]
@@ -143,6 +159,206 @@ impl Shared {
         self.lock().decider.take_journal_errors()
     }
 
+    /// The CLI's `[pane]` patterns and profile for a session, by the CLI of its events; every
+    /// profile's patterns together ([`pane::union`]) when it has none yet.
+    fn patterns_for(
+        &self,
+        session: &str,
+        now: &dyn Fn() -> u64,
+    ) -> (PanePatterns, Option<Profile>) {
+        let hub = self.lock();
+        let profiles: &Profiles = hub.decider.tracker().profiles();
+        let profile = hub.decider.view(session, now()).and_then(|v| profiles.get(&v.cli).cloned());
+        match profile {
+            Some(p) => (p.pane.clone(), Some(p)),
+            None => (pane::union(profiles.iter().map(|p| &p.pane)), None),
+        }
+    }
+
+    /// Reads the `tmux` pane of a `decide` and adds what it shows to the caller's evidence.
+    fn with_pane(&self, mut ask: Ask, now: &dyn Fn() -> u64) -> Result<Ask, String> {
+        let Some(tmux) = ask.tmux.clone() else { return Ok(ask) };
+        let (patterns, _) = self.patterns_for(&ask.session, now);
+        let reading = tmux
+            .pane()
+            .sense_settled(&patterns, PANE_SAMPLES, PANE_GAP)
+            .map_err(|e| e.to_string())?;
+        ask.pane = Some(reading.evidence.or(ask.pane));
+        Ok(ask)
+    }
+
+    /// `deliver`: asks the `input` decision with the pane's evidence (waiting up to `wait_ms`
+    /// for an allow), and with the slot types the text, holding no lock, and waits for the
+    /// `turn_start` that confirms it. Every step is journaled. `Err` (nothing typed) for a
+    /// bad text, a pane that cannot be read, or a stopped watcher.
+    fn deliver(&self, r: DeliverRequest, now: &dyn Fn() -> u64) -> Result<DeliverAnswer, String> {
+        let started = Instant::now();
+        deliver::check_text(&r.text).map_err(|p| p.to_string())?;
+        let target = r.tmux.pane();
+        let deadline = started + Duration::from_millis(r.wait_ms).min(MAX_WAIT);
+        // What the last decision was asked on: while waiting, the same idle and the same screen
+        // are not asked about again (each withheld decision is journaled).
+        let mut asked: Option<(u64, crate::decide::PaneEvidence)> = None;
+        let mut first = true;
+        let (decision, profile, session, host_pid) = loop {
+            // While the session is not idle, no screen can earn an allow: wait for its events
+            // without reading the pane (the first look always reads it: a missing pane is an
+            // error at once).
+            if !std::mem::take(&mut first) && Instant::now() < deadline {
+                let hub = self.lock();
+                let idle =
+                    hub.decider.view(&r.session, now()).is_some_and(|v| v.state == StateKind::Idle);
+                if !idle && hub.failure.is_none() {
+                    let left = deadline.saturating_duration_since(Instant::now()).min(WAIT_STEP);
+                    drop(self.arrived.wait_timeout(hub, left).unwrap_or_else(|p| p.into_inner()).0);
+                    continue;
+                }
+            }
+            let (patterns, profile) = self.patterns_for(&r.session, now);
+            let reading = target
+                .sense_settled(&patterns, PANE_SAMPLES, PANE_GAP)
+                .map_err(|e| e.to_string())?;
+            let mut hub = self.lock();
+            if let Some(why) = &hub.failure {
+                return Err(format!("events stopped arriving ({why}): nothing may be typed"));
+            }
+            let view = hub.decider.view(&r.session, now());
+            let last = Instant::now() >= deadline;
+            // While waiting, only an idle not asked about yet, or a changed screen, is worth a
+            // decision.
+            let idle = view.as_ref().filter(|v| v.state == StateKind::Idle);
+            let fresh = idle.is_some_and(|v| asked != Some((v.since_ns, reading.evidence)));
+            if last || fresh {
+                asked = idle.map(|v| (v.since_ns, reading.evidence));
+                let ask = Ask::new(&r.session, Question::Input).pane(reading.evidence);
+                let decision = hub.decider.decide(&ask, now());
+                if decision.allowed() {
+                    let session = match &view {
+                        Some(v) if v.tag.as_deref() == Some(r.session.as_str()) => {
+                            SessionRef::Tag(r.session.clone())
+                        }
+                        Some(v) => {
+                            SessionRef::Id(v.session_id.clone().unwrap_or(r.session.clone()))
+                        }
+                        None => SessionRef::Id(r.session.clone()),
+                    };
+                    break (decision, profile, session, view.and_then(|v| v.host_pid));
+                }
+                if last {
+                    let note = self.note(&r, DeliveryStep::Refused, false, false, started, None);
+                    let (rule, reason) = (decision.rule.clone(), decision.reason.clone());
+                    hub.decider.journal_delivery(&decision, &rule, &reason, note);
+                    return Ok(answer(
+                        &decision,
+                        DeliverOutcome::Refused,
+                        Some(RefusedBy::Decision),
+                        Some((rule, reason)),
+                        started,
+                        Some(&reading),
+                    ));
+                }
+            }
+            // An idle withheld by its screen (a spinner still fading after the turn's end) may
+            // change without an event: look again soon.
+            let step = if idle.is_some() { PANE_STEP } else { WAIT_STEP };
+            let left = deadline.saturating_duration_since(Instant::now()).min(step);
+            drop(self.arrived.wait_timeout(hub, left).unwrap_or_else(|p| p.into_inner()).0);
+        };
+        let allowed_after_ms = elapsed_ms(started);
+        // The slot is ours alone: type without the lock, so events keep arriving meanwhile.
+        let Some(profile) = profile else {
+            return Err("the session's CLI has no profile: nothing typed".into());
+        };
+        let mut delivery = Delivery::new(target, &profile, session, r.text.clone());
+        delivery.host_pid = host_pid;
+        if let Some(ms) = r.confirm_timeout_ms {
+            delivery.options.confirm_timeout = Duration::from_millis(ms).min(MAX_WAIT);
+        }
+        if let Some(ms) = r.heal_after_ms {
+            delivery.options.heal_after = Duration::from_millis(ms).min(MAX_WAIT);
+        }
+        delivery.options.poll = Duration::from_millis(10);
+        let profiles = self.lock().decider.tracker().profiles().clone();
+        let mut confirmations = HubConfirmations {
+            shared: self,
+            session: r.session.clone(),
+            profiles,
+            seen: Vec::new(),
+        };
+        let report = match deliver::deliver(&delivery, &mut confirmations) {
+            Ok(report) => report,
+            Err(e) => {
+                // Nothing was typed: say so in the journal, then answer with the error.
+                let note = self.note(&r, DeliveryStep::Refused, false, false, started, None);
+                let why = format!("nothing typed: {e}");
+                self.lock().decider.journal_delivery(&decision, "pane-unreadable", &why, note);
+                return Err(why);
+            }
+        };
+        let (outcome, refused, event) = match &report.outcome {
+            Outcome::Confirmed { event } => (DeliverOutcome::Confirmed, None, Some(event.clone())),
+            Outcome::Refused { rule, reason } => {
+                (DeliverOutcome::Refused, Some((rule.as_str().to_owned(), reason.clone())), None)
+            }
+            Outcome::Unconfirmed { reason } => (
+                DeliverOutcome::Unconfirmed,
+                Some(("unconfirmed".to_owned(), reason.clone())),
+                None,
+            ),
+        };
+        {
+            let mut hub = self.lock();
+            if report.enter_resent {
+                let note = self.note(&r, DeliveryStep::SelfHeal, true, true, started, None);
+                let why = "the text sat unsubmitted in the composer: Enter pressed once more";
+                hub.decider.journal_delivery(&decision, "self-heal", why, note);
+            }
+            let step = match outcome {
+                DeliverOutcome::Confirmed => DeliveryStep::Confirmed,
+                DeliverOutcome::Refused => DeliveryStep::Refused,
+                DeliverOutcome::Unconfirmed => DeliveryStep::Unconfirmed,
+            };
+            let seq = event.as_ref().map(|e| e.seq);
+            let note = self.note(&r, step, report.delivered, report.enter_resent, started, seq);
+            let (rule, reason) = match (&refused, &event) {
+                (Some((rule, reason)), _) => (rule.clone(), reason.clone()),
+                (None, Some(e)) => (
+                    "confirmed".to_owned(),
+                    format!("turn_start seq {} ({}) confirmed it", e.seq, e.file),
+                ),
+                (None, None) => (decision.rule.clone(), decision.reason.clone()),
+            };
+            hub.decider.journal_delivery(&decision, &rule, &reason, note);
+        }
+        let by = matches!(outcome, DeliverOutcome::Refused).then_some(RefusedBy::Pane);
+        let mut a = answer(&decision, outcome, by, refused, started, report.pane.as_ref());
+        a.delivered = report.delivered;
+        a.enter_resent = report.enter_resent;
+        a.event = event;
+        a.allowed_after_ms = Some(allowed_after_ms);
+        Ok(a)
+    }
+
+    fn note(
+        &self,
+        r: &DeliverRequest,
+        step: DeliveryStep,
+        delivered: bool,
+        enter_resent: bool,
+        started: Instant,
+        confirmed_by: Option<u64>,
+    ) -> DeliveryNote {
+        DeliveryNote {
+            step,
+            tmux: r.tmux.target.clone(),
+            bytes: r.text.len(),
+            delivered,
+            enter_resent,
+            elapsed_ms: elapsed_ms(started),
+            confirmed_by,
+        }
+    }
+
     /// Answers one request line with one reply line (no newline). `now` is the clock.
     pub fn handle(&self, line: &str, now: &dyn Fn() -> u64) -> String {
         match parse(line) {
@@ -152,10 +368,18 @@ impl Shared {
         .to_line()
     }
 
-    /// Answers a request [`parse`] read. `now` is the clock.
+    /// Answers a request [`parse`] read. `now` is the clock. A `deliver` or a `decide` with
+    /// a `tmux` pane reads the pane first, holding no lock.
     pub fn reply(&self, id: Value, request: Request, now: &dyn Fn() -> u64) -> Reply {
         let op = request.op();
-        match self.answer(request, now) {
+        let answer = match request {
+            Request::Deliver(r) => self.deliver(r, now).map(|a| Answer::Deliver(Box::new(a))),
+            Request::Decide(ask) if ask.tmux.is_some() => {
+                self.with_pane(ask, now).and_then(|ask| self.answer(Request::Decide(ask), now))
+            }
+            request => self.answer(request, now),
+        };
+        match answer {
             Ok(answer) => Reply::answer(id, op, answer),
             Err(error) => Reply::error(id, Some(op), error),
         }
@@ -201,6 +425,7 @@ impl Shared {
                 stale(&hub)?;
                 Ok(Answer::Sessions { sessions: hub.decider.tracker().views(now()) })
             }
+            Request::Deliver(_) => Err("a deliver is answered by Shared::reply".into()),
             Request::NextEvent(r) => {
                 let wait = Duration::from_millis(r.timeout_ms).min(MAX_WAIT);
                 let deadline = Instant::now() + wait;
@@ -231,6 +456,72 @@ impl Shared {
                 }
             }
         }
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A `deliver` answer with nothing typed yet (the caller fills in the rest).
+fn answer(
+    decision: &Decision,
+    outcome: DeliverOutcome,
+    refused_by: Option<RefusedBy>,
+    refused: Option<(String, String)>,
+    started: Instant,
+    pane: Option<&PaneReading>,
+) -> DeliverAnswer {
+    let (rule, reason) = refused.unzip();
+    DeliverAnswer {
+        outcome,
+        delivered: false,
+        confirmed: outcome == DeliverOutcome::Confirmed,
+        enter_resent: false,
+        decision: DecisionBrief::from(decision),
+        refused_by,
+        rule,
+        reason,
+        elapsed_ms: elapsed_ms(started),
+        allowed_after_ms: None,
+        event: None,
+        pane: pane.map(|p| p.evidence),
+        composer: pane.and_then(|p| p.composer.clone()),
+    }
+}
+
+/// Confirmations from the hub's live events: a `turn_start` of the session after the paste
+/// ([`deliver::turn_started`]), each handed out once; a call waits briefly for one, so a
+/// confirmation is seen the moment it is applied.
+struct HubConfirmations<'a> {
+    shared: &'a Shared,
+    session: String,
+    profiles: Profiles,
+    seen: Vec<(String, u64)>,
+}
+
+/// How long one look for a confirmation waits for it.
+const CONFIRM_LOOK: Duration = Duration::from_millis(40);
+
+impl Confirmations for HubConfirmations<'_> {
+    fn turn_starts(
+        &mut self,
+        session: &SessionRef,
+        since_ns: u64,
+    ) -> Result<Vec<TurnStarted>, Error> {
+        let (profiles, seen) = (&self.profiles, &self.seen);
+        let found = self
+            .shared
+            .wait_for(&self.session, Instant::now() + CONFIRM_LOOK, |e| {
+                deliver::turn_started(e, profiles, session, since_ns)
+                    .is_some_and(|t| !seen.contains(&(t.file, t.seq)))
+            })
+            .map_err(|why| Error::EventsStopped { why })?;
+        let turn = found.and_then(|e| deliver::turn_started(&e, profiles, session, since_ns));
+        if let Some(t) = &turn {
+            self.seen.push((t.file.clone(), t.seq));
+        }
+        Ok(turn.into_iter().collect())
     }
 }
 
@@ -395,6 +686,31 @@ mod tests {
         assert_eq!(found.source.seq, 2);
         s.fail("gone".into());
         assert!(s.wait_for("s1", soon(), after(0)).unwrap_err().contains("gone"));
+    }
+
+    #[test]
+    fn a_deliver_that_cannot_type_takes_no_slot() {
+        let s = shared(T0);
+        s.apply(&event(1, 1, "UserPromptSubmit.json"));
+        s.apply(&event(2, 2, "Stop.json"));
+        let deliver = |text: &str| {
+            let request = json!({
+                "id": 1, "op": "deliver", "session": "task-1", "text": text,
+                "tmux": {"target": "nowhere:9", "socket": "/nonexistent/hookline-test.sock"},
+            });
+            ask(&s, &request.to_string(), 3)
+        };
+        let reply = deliver("rm -rf /\u{1b}[201~");
+        assert_eq!((reply["ok"].clone(), reply["op"].clone()), (json!(false), json!("deliver")));
+        assert!(reply["error"].as_str().unwrap().contains("U+001B"), "{reply}");
+        let reply = deliver("hello");
+        assert_eq!(reply["ok"], false, "{reply}");
+        assert!(reply["error"].as_str().unwrap().contains("nowhere:9"), "{reply}");
+        // Neither took the idle's slot: a caller that can type still gets it.
+        let reply = ask(&s, r#"{"op": "take_input_slot", "session": "task-1"}"#, 4);
+        assert_eq!(reply["granted"], true, "{reply}");
+        let reply = ask(&s, r#"{"op": "deliver", "session": "task-1", "text": "x"}"#, 4);
+        assert!(reply["error"].as_str().unwrap().contains("missing field `tmux`"), "{reply}");
     }
 
     #[test]

@@ -11,17 +11,23 @@
 //! | op | request fields | reply fields |
 //! |---|---|---|
 //! | `hello` | — | `protocol`, `version`, `generation`, `started_ns`, `events_dir`, `journal`, `policy`, `watching` |
-//! | `decide` | `session`, `question`, optional `pane`, `transcript`, `window_dead`, `expect` | `decision` (see [`Decision`]) |
+//! | `decide` | `session`, `question`, optional `pane`, `transcript`, `window_dead`, `expect`, `tmux` `{target, socket}` (the pane is read and its evidence added) | `decision` (see [`Decision`]) |
 //! | `take_input_slot` | `session`, optional `expect` `{generation, epoch}` | `granted`, then `slot`, or `refusal` and `reason` |
 //! | `state` | `session` | `view` (or `null` when no event was seen for it) |
 //! | `sessions` | — | `sessions`: every view, most recent first |
 //! | `next_event` | `session`, optional `timeout_ms` (default 0, at most 600000) | `event` (or `null`), `timed_out`, `dropped`, `view` |
+//! | `deliver` | `session`, `tmux` `{target, socket}`, `text`, optional `wait_ms`, `confirm_timeout_ms`, `heal_after_ms` | see [`DeliverAnswer`] |
 //!
 //! `next_event` hands out, oldest first and once each, the canonical events of that session
 //! that arrived since `serve` started (up to [`QUEUE_PER_SESSION`] per session are kept;
 //! `dropped` counts the ones lost before they were asked for). It waits at most `timeout_ms`
 //! for one; meanwhile events of every session keep flowing into the tracker, and
 //! [`Shared::handle`](super::hub::Shared::handle) may be called from other threads for other requests.
+//!
+//! `deliver` asks the `input` decision (with the pane's evidence), waiting up to `wait_ms`
+//! for an allow; with it (the slot is taken) it types the text into the pane and waits for the
+//! `turn_start` that confirms it ([`crate::deliver`]). It is answered from a thread of its own,
+//! like a waiting `next_event`, and holds no lock while it types or waits.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -30,8 +36,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::canonical::Event;
-use crate::decide::{Ask, Decision, Policy};
-use crate::state::{Expect, Refusal, Slot, View};
+use crate::decide::PaneEvidence;
+use crate::decide::{Action, Ask, Decision, Policy, Signal, Verdict};
+use crate::deliver::TurnStarted;
+pub use crate::pane::TmuxPane;
+use crate::state::{Expect, Refusal, Slot, StateKind, View};
 
 /// The protocol's version, in `hello`'s reply.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -59,6 +68,8 @@ pub enum Request {
     Sessions(NoFields),
     /// The next canonical event of a session.
     NextEvent(NextRequest),
+    /// Type a text into a session's pane, once allowed, and confirm it.
+    Deliver(DeliverRequest),
 }
 
 /// No fields beyond `op` and `id`.
@@ -100,10 +111,38 @@ pub struct NextRequest {
     pub timeout_ms: u64,
 }
 
+/// `deliver`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeliverRequest {
+    /// A session id or tag.
+    pub session: String,
+    /// The session's pane.
+    pub tmux: TmuxPane,
+    /// The text (checked by [`crate::deliver::check_text`] before anything is asked).
+    pub text: String,
+    /// How long to wait for an allow, in milliseconds (default 0: ask once). At most
+    /// [`MAX_WAIT`].
+    #[serde(default)]
+    pub wait_ms: u64,
+    /// How long to wait for the confirming `turn_start` after the Enter [default 15 s].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm_timeout_ms: Option<u64>,
+    /// When the self-heal may press Enter once more, after the first [default 1.5 s].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heal_after_ms: Option<u64>,
+}
+
 impl Request {
-    /// Whether answering may wait: a `next_event` with a `timeout_ms` above 0.
+    /// Whether answering may wait: a `next_event` with a `timeout_ms` above 0, and every
+    /// `deliver`.
     pub fn may_wait(&self) -> bool {
-        matches!(self, Request::NextEvent(NextRequest { timeout_ms, .. }) if *timeout_ms > 0)
+        match self {
+            Request::NextEvent(NextRequest { timeout_ms, .. }) => *timeout_ms > 0,
+            Request::Deliver(_) => true,
+            _ => false,
+        }
     }
 
     /// The request's operation.
@@ -115,6 +154,7 @@ impl Request {
             Request::State(_) => Op::State,
             Request::Sessions(_) => Op::Sessions,
             Request::NextEvent(_) => Op::NextEvent,
+            Request::Deliver(_) => Op::Deliver,
         }
     }
 }
@@ -136,6 +176,8 @@ pub enum Op {
     Sessions,
     /// `next_event`.
     NextEvent,
+    /// `deliver`.
+    Deliver,
 }
 
 /// Reads one request line: its `id` (or `null`) and the request, or the error reply saying why
@@ -155,7 +197,7 @@ pub fn parse(line: &str) -> Result<(Value, Request), Reply> {
     let request = serde_json::from_value::<Request>(value).map_err(|e| {
         let why = match op {
             None => "missing \"op\": one of hello, decide, take_input_slot, state, sessions, \
-                     next_event"
+                     next_event, deliver"
                 .to_owned(),
             Some(op) => format!("bad {op} request: {e}"),
         };
@@ -239,6 +281,8 @@ pub enum Answer {
     },
     /// `next_event`.
     NextEvent(NextAnswer),
+    /// `deliver`.
+    Deliver(Box<DeliverAnswer>),
 }
 
 /// `hello`'s answer: who is serving.
@@ -306,4 +350,115 @@ pub struct NextAnswer {
     pub dropped: u64,
     /// The session's view.
     pub view: Option<Box<View>>,
+}
+
+/// How a `deliver` ended.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliverOutcome {
+    /// Typed, and a `turn_start` of the session confirmed it: exit 0.
+    Confirmed,
+    /// Nothing was typed (the decision withheld input, or the pane refused it): exit 1.
+    Refused,
+    /// Typed (or possibly typed), and no structured event confirmed it in time: exit 3.
+    Unconfirmed,
+}
+
+impl DeliverOutcome {
+    /// The exit code `hookline deliver` uses: 0 confirmed, 1 refused, 3 unconfirmed.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            DeliverOutcome::Confirmed => 0,
+            DeliverOutcome::Refused => 1,
+            DeliverOutcome::Unconfirmed => 3,
+        }
+    }
+
+    /// The word used on the wire and in the journal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliverOutcome::Confirmed => "confirmed",
+            DeliverOutcome::Refused => "refused",
+            DeliverOutcome::Unconfirmed => "unconfirmed",
+        }
+    }
+}
+
+/// What refused a delivery.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusedBy {
+    /// The `input` decision withheld it (its rule is the decision's).
+    Decision,
+    /// The pane, read after the allow ([`crate::deliver::Rule`]).
+    Pane,
+}
+
+/// The `input` decision a delivery asked for, in brief.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionBrief {
+    /// `allow` or `withhold`.
+    pub verdict: Verdict,
+    /// `proceed`, or what to do instead.
+    pub action: Action,
+    /// The source that decided.
+    pub signal: Signal,
+    /// The rule.
+    pub rule: String,
+    /// Why.
+    pub reason: String,
+    /// The input slot it took, when it allowed.
+    pub slot: Option<Slot>,
+    /// The session's state.
+    pub state: Option<StateKind>,
+}
+
+impl From<&Decision> for DecisionBrief {
+    fn from(d: &Decision) -> DecisionBrief {
+        DecisionBrief {
+            verdict: d.verdict,
+            action: d.action,
+            signal: d.signal,
+            rule: d.rule.clone(),
+            reason: d.reason.clone(),
+            slot: d.slot.clone(),
+            state: d.state,
+        }
+    }
+}
+
+/// `deliver`'s answer.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliverAnswer {
+    /// How it ended.
+    pub outcome: DeliverOutcome,
+    /// Whether anything may have been typed: `false` only when nothing was.
+    pub delivered: bool,
+    /// Whether a structured event confirmed it.
+    pub confirmed: bool,
+    /// Whether the self-heal pressed Enter a second time.
+    pub enter_resent: bool,
+    /// The `input` decision.
+    pub decision: DecisionBrief,
+    /// What refused it, when it was refused.
+    pub refused_by: Option<RefusedBy>,
+    /// The rule that refused it (the decision's, or the pane's [`crate::deliver::Rule`]), when refused.
+    pub rule: Option<String>,
+    /// Why it was refused or is unconfirmed, for people.
+    pub reason: Option<String>,
+    /// From the request to the outcome, in milliseconds.
+    pub elapsed_ms: u64,
+    /// From the request to the allow, in milliseconds, when it was allowed: `elapsed_ms` minus
+    /// this is the allow-to-outcome time (the pane's checks, typing, the confirmation).
+    pub allowed_after_ms: Option<u64>,
+    /// The `turn_start` that confirmed it.
+    pub event: Option<TurnStarted>,
+    /// What the pane showed before typing (several looks, combined).
+    pub pane: Option<PaneEvidence>,
+    /// What the composer held then.
+    pub composer: Option<String>,
 }

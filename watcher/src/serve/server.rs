@@ -19,12 +19,13 @@ use std::thread::{self, JoinHandle};
 use serde_json::Value;
 
 use super::hub::Shared;
-use super::protocol::{MAX_LINE, Op, Reply, parse};
+use super::protocol::{MAX_LINE, Reply, parse};
 use crate::canonical::Event;
 use crate::ingest::follow::{self, Delivery, FollowNotice, Sink, SinkError};
 use crate::ingest::watch::Watcher;
 
-/// The most `next_event` requests waiting at once (each holds a thread while it waits).
+/// The most `next_event` and `deliver` requests waiting at once (each holds a thread while it
+/// waits).
 pub const MAX_WAITING: usize = 64;
 
 /// What the server tells its operator (`hookline serve` prints it on stderr).
@@ -216,10 +217,10 @@ pub fn answer<W: Write + Send + 'static>(
                     Ok((id, request)) if request.may_wait() => {
                         if waiting.len() >= MAX_WAITING {
                             let error = format!(
-                                "{MAX_WAITING} next_event requests are already waiting; wait for \
-                                 one of their replies"
+                                "{MAX_WAITING} next_event requests (or deliveries) are \
+                                 already waiting; wait for one of their replies"
                             );
-                            Reply::error(id, Some(Op::NextEvent), error)
+                            Reply::error(id, Some(request.op()), error)
                         } else {
                             let (shared, out) = (Arc::clone(shared), Arc::clone(&out));
                             waiting.push(thread::spawn(move || {

@@ -1,0 +1,161 @@
+"""What the sync and async clients share: the requests of each op, the checks on replies, and
+where the daemon's socket is. Neither I/O nor state lives here."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Union
+
+from .errors import ProtocolError, Refused
+from .types import Question
+
+#: The protocol version this client speaks (`hello`'s `protocol`).
+PROTOCOL_VERSION = 1
+#: How long a reply may take, beyond the wait a `next_event` (or `deliver`) asked for.
+REPLY_TIMEOUT = 10.0
+#: The daemon's socket, in the events directory.
+SOCKET = ".hookline.sock"
+#: The longest `next_event` wait the protocol accepts, in seconds.
+MAX_WAIT = 600.0
+#: The longest reply line read.
+MAX_LINE = 64 << 20
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def default_events_dir() -> Path:
+    """The relay's events directory: `$HOOKLINE_EVENTS_DIR`, else
+    `$XDG_STATE_HOME/hookline/events`, else `~/.local/state/hookline/events`."""
+    explicit = os.environ.get("HOOKLINE_EVENTS_DIR")
+    if explicit:
+        return Path(explicit)
+    state = os.environ.get("XDG_STATE_HOME")
+    if state:
+        return Path(state) / "hookline" / "events"
+    return Path.home() / ".local" / "state" / "hookline" / "events"
+
+
+def socket_path(events_dir: Optional[PathLike]) -> Path:
+    """The daemon's socket of `events_dir` (the default one when `None`)."""
+    base = Path(events_dir) if events_dir is not None else default_events_dir()
+    return base / SOCKET
+
+
+def encode(request: Mapping[str, Any], request_id: int) -> bytes:
+    """One request line, with our `id`."""
+    if not isinstance(request, Mapping) or "op" not in request:
+        raise TypeError("a request is a mapping with an \"op\"")
+    line = dict(request)
+    line["id"] = request_id
+    return (json.dumps(line, separators=(",", ":")) + "\n").encode()
+
+
+def decode(where: str, line: bytes, request_id: int) -> Optional[Dict[str, Any]]:
+    """The reply in `line` when it answers `request_id` (`None` when it answers an earlier
+    request whose caller gave up waiting). An `"ok": false` reply raises `Refused`; so does an
+    error about the connection itself (`id` null)."""
+    try:
+        reply = json.loads(line)
+    except ValueError as e:
+        raise ProtocolError(where, f"a reply that is not JSON ({e}): {line[:200]!r}") from None
+    if not isinstance(reply, dict):
+        raise ProtocolError(where, f"a reply that is not a JSON object: {line[:200]!r}")
+    if reply.get("id") is not None and reply.get("id") != request_id:
+        return None
+    if reply.get("ok") is not True:
+        raise Refused(where, str(reply.get("error", "no reason given")), reply)
+    return reply
+
+
+def member(where: str, reply: Dict[str, Any], name: str) -> Any:
+    """A member every reply of that op carries."""
+    if name not in reply:
+        raise ProtocolError(where, f"a {reply.get('op')} reply without {name!r}: {reply}")
+    return reply[name]
+
+
+def check_hello(where: str, reply: Dict[str, Any]) -> None:
+    """Refuses a server of another protocol version, as the Rust client does."""
+    protocol = reply.get("protocol")
+    if protocol != PROTOCOL_VERSION:
+        raise ProtocolError(
+            where,
+            f"it speaks protocol {protocol}, this client speaks {PROTOCOL_VERSION}: "
+            "use a client of the same hookline version",
+        )
+
+
+def decide_request(
+    session: str,
+    question: Union[Question, str],
+    evidence: Optional[Mapping[str, Any]],
+    expect: Optional[Mapping[str, Any]],
+) -> Dict[str, Any]:
+    """`decide`: `evidence` is `{"pane": {...}, "transcript": {...}, "window_dead": bool}`
+    (as `hookline decide --evidence`), any of them."""
+    request: Dict[str, Any] = {"op": "decide", "session": session, "question": _str(question)}
+    if evidence:
+        unknown = set(evidence) - {"pane", "transcript", "window_dead"}
+        if unknown:
+            raise ValueError(
+                f"evidence takes pane, transcript and window_dead, not {sorted(unknown)}"
+            )
+        request.update(evidence)
+    if expect is not None:
+        request["expect"] = dict(expect)
+    return request
+
+
+def slot_request(session: str, expect: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """`take_input_slot`."""
+    request: Dict[str, Any] = {"op": "take_input_slot", "session": session}
+    if expect is not None:
+        request["expect"] = dict(expect)
+    return request
+
+
+def next_request(session: str, timeout: float) -> Dict[str, Any]:
+    """`next_event`, waiting up to `timeout` seconds (0 to 600)."""
+    if not 0 <= timeout <= MAX_WAIT:
+        raise ValueError(f"a next_event waits 0 to {MAX_WAIT:g} s, not {timeout}")
+    return {"op": "next_event", "session": session, "timeout_ms": int(timeout * 1000)}
+
+
+def deliver_request(
+    session: str,
+    text: str,
+    target: str,
+    socket: Optional[str],
+    wait_ms: Optional[int],
+    confirm_timeout_ms: Optional[int],
+    heal_after_ms: Optional[int],
+    extra: Mapping[str, Any],
+) -> Dict[str, Any]:
+    """`deliver` (schemas/serve-request.schema.json): the pane as `tmux` {target, socket};
+    only the optional members given are sent."""
+    tmux: Dict[str, Any] = {"target": target}
+    if socket is not None:
+        tmux["socket"] = socket
+    request: Dict[str, Any] = {"op": "deliver", "session": session, "tmux": tmux, "text": text}
+    for key, value in (
+        ("wait_ms", wait_ms),
+        ("confirm_timeout_ms", confirm_timeout_ms),
+        ("heal_after_ms", heal_after_ms),
+    ):
+        if value is not None:
+            request[key] = value
+    request.update(extra)
+    return request
+
+
+def deliver_timeout(wait_ms: Optional[int], confirm_timeout_ms: Optional[int]) -> float:
+    """How long a `deliver` reply may take: the wait for an allow, the confirmation (15 s when
+    not given, as hookline's default) and the usual margin."""
+    confirm = 15_000 if confirm_timeout_ms is None else confirm_timeout_ms
+    return REPLY_TIMEOUT + ((wait_ms or 0) + confirm) / 1000
+
+
+def _str(value: Union[Question, str]) -> str:
+    return value.value if isinstance(value, Question) else str(value)
