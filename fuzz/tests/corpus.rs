@@ -4,17 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-/// A small deterministic generator (xorshift), so that a failure reproduces.
-struct Rng(u64);
+/// The relay's test generator (xorshift), so that a failure reproduces.
+#[path = "../../relay/src/xorshift.rs"]
+mod xorshift;
 
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n.max(1) as u64) as usize
-    }
-}
+use xorshift::Rng;
 
 /// Pieces that push the parsers to their edges.
 const TOKENS: &[&str] = &[

@@ -320,18 +320,7 @@ impl Reader {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A small deterministic generator (xorshift), so that failures reproduce.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-    }
+    use crate::xorshift::Rng;
 
     #[test]
     fn strings_full_of_backslashes_and_quotes_end_where_serde_says_in_any_chunking() {

@@ -10,6 +10,8 @@ mod diagnostics;
 mod input;
 mod payload;
 mod run;
+#[cfg(test)]
+mod xorshift;
 
 use std::panic;
 

@@ -68,6 +68,48 @@ pub fn profiles_for(cli: &str) -> Result<Profiles, hookline::profile::ProfileErr
     Ok(profiles)
 }
 
+/// The payloads captured from one version of a CLI, in `watcher/tests/fixtures/<cli>/<version>`.
+#[cfg(test)]
+pub(crate) struct Fixtures {
+    cli: &'static str,
+    /// The folder they are in.
+    pub(crate) dir: PathBuf,
+}
+
+#[cfg(test)]
+impl Fixtures {
+    /// The payloads captured from `version` of `cli`.
+    pub(crate) fn of(cli: &'static str, version: &str) -> Fixtures {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../watcher/tests/fixtures");
+        Fixtures { cli, dir: dir.join(cli).join(version) }
+    }
+
+    /// The payload `file` and the canonical event `profiles` make of it as the relay wraps it,
+    /// told the native event `native(payload)`.
+    pub(crate) fn map(
+        &self,
+        profiles: &Profiles,
+        file: &str,
+        native: impl FnOnce(&serde_json::Value) -> String,
+    ) -> (serde_json::Value, Canonical) {
+        let text = std::fs::read_to_string(self.dir.join(file)).unwrap();
+        let payload: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let envelope = hookline_relay::envelope::Envelope::built(
+            self.cli,
+            Some(native(&payload)),
+            &payload.clone(),
+        );
+        let source = hookline::canonical::SourceRef {
+            dir: self.dir.clone(),
+            seq: 1,
+            file: file.into(),
+            legacy: false,
+        };
+        let event = hookline::ingest::mapping::map_envelope(profiles, &envelope, source);
+        (payload, event)
+    }
+}
+
 /// One event as a step saw it.
 #[derive(Debug, Clone)]
 struct Row {
@@ -243,6 +285,18 @@ impl AgentSession {
         command.args(args).env("TERM", "dumb");
         output_within(command, timeout)
             .unwrap_or_else(|e| self.fail(&format!("{} {args:?}: {e}", self.cli)))
+    }
+
+    /// `git init` in the sandbox's project folder (a CLI that wants a repository there).
+    pub fn git_init_project(&self) {
+        let output = Command::new("git")
+            .args(["init", "-q"])
+            .arg(self.sandbox.project())
+            .output()
+            .unwrap_or_else(|e| self.fail(&format!("cannot run git: {e}")));
+        if !output.status.success() {
+            self.fail(&format!("git init failed: {}", String::from_utf8_lossy(&output.stderr)));
+        }
     }
 
     /// A command for `program` with exactly the sandbox's environment, in the project.

@@ -71,14 +71,7 @@ pub fn new_session(installed: &Installed, scenario: &str) -> AgentSession {
     fs::create_dir_all(&home)
         .and_then(|()| fs::write(&path, config.to_string()))
         .unwrap_or_else(|e| session.fail(&format!("{}: {e}", path.display())));
-    let output = std::process::Command::new("git")
-        .args(["init", "-q"])
-        .arg(&project)
-        .output()
-        .unwrap_or_else(|e| session.fail(&format!("cannot run git: {e}")));
-    if !output.status.success() {
-        session.fail(&format!("git init failed: {}", String::from_utf8_lossy(&output.stderr)));
-    }
+    session.git_init_project();
     session
 }
 
@@ -127,15 +120,11 @@ pub fn install_hooks(session: &AgentSession) {
 
 #[cfg(test)]
 mod tests {
-    use hookline::canonical::{Kind, SourceRef, WaitReason};
-    use hookline::ingest::mapping::map_envelope;
+    use hookline::canonical::{Kind, WaitReason};
     use hookline::profile::Profiles;
-    use hookline_relay::envelope::Envelope;
 
     use super::*;
-
-    const FIXTURES: &str =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../watcher/tests/fixtures/copilot/1.0.102");
+    use crate::agent_session::Fixtures;
 
     /// Each captured payload, named `<native event>[-<qualifier>][-p].json` (the relay was told
     /// the event with `--event`: camelCase payloads do not carry it), maps to the canonical
@@ -143,17 +132,13 @@ mod tests {
     #[test]
     fn every_captured_payload_maps_to_the_canonical_event_the_suite_saw() {
         let profiles = Profiles::shipped().unwrap();
+        let fixtures = Fixtures::of("copilot", "1.0.102");
         let mut checked = 0;
-        for entry in fs::read_dir(FIXTURES).unwrap() {
+        for entry in fs::read_dir(&fixtures.dir).unwrap() {
             let file = entry.unwrap().file_name().into_string().unwrap();
             let Some(stem) = file.strip_suffix(".json") else { continue };
             let native = stem.split('-').next().unwrap();
-            let text = fs::read_to_string(std::path::Path::new(FIXTURES).join(&file)).unwrap();
-            let payload: Value = serde_json::from_str(&text).unwrap();
-            let envelope = Envelope::built("copilot", Some(native.to_owned()), &payload.clone());
-            let source =
-                SourceRef { dir: FIXTURES.into(), seq: 1, file: file.clone(), legacy: false };
-            let event = map_envelope(&profiles, &envelope, source);
+            let (payload, event) = fixtures.map(&profiles, &file, |_| native.to_owned());
             let expected = match native {
                 "sessionStart" => "session_start",
                 "userPromptSubmitted" => "turn_start",

@@ -46,6 +46,7 @@ pub mod claude_install;
 pub mod codex;
 pub mod copilot;
 pub mod deliver_check;
+pub mod dialog;
 pub mod events;
 pub mod follow;
 pub mod gemini;

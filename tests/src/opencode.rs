@@ -115,15 +115,7 @@ pub fn new_session(installed: &Installed, scenario: &str, bash: Bash) -> AgentSe
     fs::create_dir_all(&dir)
         .and_then(|()| fs::write(&path, text + "\n"))
         .unwrap_or_else(|e| session.fail(&format!("{}: {e}", path.display())));
-    let project = session.sandbox.project();
-    let output = Command::new("git")
-        .args(["init", "-q"])
-        .arg(&project)
-        .output()
-        .unwrap_or_else(|e| session.fail(&format!("cannot run git: {e}")));
-    if !output.status.success() {
-        session.fail(&format!("git init failed: {}", String::from_utf8_lossy(&output.stderr)));
-    }
+    session.git_init_project();
     session
 }
 
@@ -247,15 +239,11 @@ impl Drop for SentinelGuard {
 
 #[cfg(test)]
 mod tests {
-    use hookline::canonical::{Kind, SourceRef};
-    use hookline::ingest::mapping::map_envelope;
+    use hookline::canonical::Kind;
     use hookline::profile::Profiles;
-    use hookline_relay::envelope::Envelope;
 
     use super::*;
-
-    const FIXTURES: &str =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../watcher/tests/fixtures/opencode/1.18.33");
+    use crate::agent_session::Fixtures;
 
     #[test]
     fn the_profile_parses_strictly() {
@@ -275,6 +263,7 @@ mod tests {
     #[test]
     fn every_captured_payload_maps_to_the_canonical_event_the_profile_promises() {
         let profiles = crate::agent_session::profiles_for("opencode").unwrap();
+        let fixtures = Fixtures::of("opencode", "1.18.33");
         let expected = [
             ("session.created.json", "session_start"),
             ("chat.message.json", "turn_start"),
@@ -286,7 +275,7 @@ mod tests {
             ("session.idle.json", "stop"),
             ("hookline.exit.json", "session_end"),
         ];
-        let mut files: Vec<String> = fs::read_dir(FIXTURES)
+        let mut files: Vec<String> = fs::read_dir(&fixtures.dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .filter(|n| n.ends_with(".json"))
@@ -296,13 +285,8 @@ mod tests {
         covered.sort();
         assert_eq!(files, covered, "every fixture has an expectation");
         for (file, kind) in expected {
-            let text = fs::read_to_string(Path::new(FIXTURES).join(file)).unwrap();
-            let payload: Value = serde_json::from_str(&text).unwrap();
-            let native = payload["type"].as_str().unwrap();
-            let envelope = Envelope::built("opencode", Some(native.to_owned()), &payload.clone());
-            let source =
-                SourceRef { dir: FIXTURES.into(), seq: 1, file: file.into(), legacy: false };
-            let event = map_envelope(&profiles, &envelope, source);
+            let (payload, event) = fixtures
+                .map(&profiles, file, |payload| payload["type"].as_str().unwrap().to_owned());
             assert_eq!(event.kind.name(), kind, "{file}: rule {}", event.rule);
             let session = payload["properties"]["sessionID"].as_str();
             let session = session.or(payload["input"]["sessionID"].as_str()).unwrap();

@@ -33,7 +33,21 @@ fn stall_at_each_stop(session: &ClaudeSession) -> Vec<Decision> {
     decisions
 }
 
-fn check_run(session: &ClaudeSession, output: &std::process::Output) {
+/// `claude -p <prompt>` with `allowed_tools`, streaming JSON, in the default permission mode:
+/// it must exit successfully within 90 s.
+fn run_print(session: &mut ClaudeSession, prompt: &str, allowed_tools: &str) {
+    let args = [
+        "-p",
+        prompt,
+        "--allowedTools",
+        allowed_tools,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "default",
+    ];
+    let output = session.run_headless(&args, Duration::from_secs(90));
     if !output.status.success() {
         session.fail(&format!(
             "claude -p exited with {} and stderr {:?}",
@@ -46,20 +60,8 @@ fn check_run(session: &ClaudeSession, output: &std::process::Output) {
 /// A background command: withheld while it runs, named; the gate is gone once it ended.
 pub fn background_task(installed: &Installed) {
     let mut session = ClaudeSession::new(installed, "stall-background", Duration::from_secs(3));
-    let args = [
-        "-p",
-        "RUNBG: sleep 6",
-        "--allowedTools",
-        "Bash",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--permission-mode",
-        "default",
-    ];
     // -p waits for the background command, runs the turn its end starts, then ends.
-    let output = session.run_headless(&args, Duration::from_secs(90));
-    check_run(&session, &output);
+    run_print(&mut session, "RUNBG: sleep 6", "Bash");
     let steps = [Step::new("claude -p with a background command", Action::Wait)
         .expect([
             native("SessionStart").q("startup").canonical("session_start(startup)"),
@@ -99,19 +101,7 @@ pub fn open_task(installed: &Installed) {
     let mut session = ClaudeSession::new(installed, "stall-tasks", Duration::from_secs(3));
     // The task tools are off by default on 2.1.332's default model.
     session.sandbox.set_env("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1");
-    let args = [
-        "-p",
-        "SCRIPT:todo",
-        "--allowedTools",
-        "ToolSearch TaskCreate TaskUpdate",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--permission-mode",
-        "default",
-    ];
-    let output = session.run_headless(&args, Duration::from_secs(90));
-    check_run(&session, &output);
+    run_print(&mut session, "SCRIPT:todo", "ToolSearch TaskCreate TaskUpdate");
     let create = [
         native("PreToolUse").canonical("tool_start(TaskCreate)").state("child_command(TaskCreate)"),
         native("TaskCreated").canonical("todo").unchanged(),

@@ -11,35 +11,33 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hookline_tests::agent_session::{Action, AgentSession, Input, Step, native, step};
+use hookline_tests::agent_session::{Action, Input, Step, native, step};
 use hookline_tests::copilot::{self, APPROVAL_DIALOG, READY};
+use hookline_tests::dialog::{
+    self, Exit, Outcome, dialog_left_open, prompt_for_a_command, quiet_launch,
+};
 use hookline_tests::npm_install::Installed;
 
-/// How long a dialog is left open: nothing may fire meanwhile.
-const DIALOG_OPEN: Duration = Duration::from_secs(3);
+/// Copilot is left with `/exit`.
+const EXIT: Exit = Exit { cli: "copilot", command: "/exit" };
 
 /// Launch, then a prompt up to the open approval dialog.
 fn up_to_the_dialog(out: &Path) -> Vec<Step> {
     vec![
-        step("launch", Action::Wait, "none")
-            .when_shown(READY)
-            .then_quiet_for(Duration::from_secs(2)),
-        step(
-            "prompt asking for a shell command",
-            Action::Type(format!("please RUNBASH: echo hi > {}", out.display())),
-            "waiting_on_human(permission)",
-        )
-        .expect([
-            native("sessionStart", "session_start").q("new").state("unknown"),
-            native("userPromptSubmitted", "turn_start").state("active"),
-            native("preToolUse", "tool_start").state("child_command"),
-            native("notification", "waiting_for_input(permission)")
-                .q("permission_prompt")
-                .state("waiting_on_human(permission)"),
-        ])
-        .then_shown(APPROVAL_DIALOG),
-        step("approval dialog left open", Action::Wait, "waiting_on_human(permission)")
-            .then_quiet_for(DIALOG_OPEN),
+        quiet_launch(READY),
+        prompt_for_a_command(
+            out,
+            [
+                native("sessionStart", "session_start").q("new").state("unknown"),
+                native("userPromptSubmitted", "turn_start").state("active"),
+                native("preToolUse", "tool_start").state("child_command"),
+                native("notification", "waiting_for_input(permission)")
+                    .q("permission_prompt")
+                    .state("waiting_on_human(permission)"),
+            ],
+            APPROVAL_DIALOG,
+        ),
+        dialog_left_open("approval dialog left open"),
     ]
 }
 
@@ -56,10 +54,7 @@ fn exit() -> Step {
 pub fn approved(installed: &Installed) {
     let mut session = copilot::new_session(installed, "approved");
     copilot::install_hooks(&session);
-    let out = session.sandbox.project().join("out.txt");
-    session.launch_tui(&[]);
-    session.run(&up_to_the_dialog(&out));
-    session.run(&[
+    let then = [
         step("approve with Enter", Action::Press("Enter"), "idle")
             .expect([
                 native("postToolUse", "tool_end").state("active"),
@@ -68,33 +63,21 @@ pub fn approved(installed: &Installed) {
             .then_shown(READY)
             .input(Input::Once),
         exit(),
-    ]);
-    finish(&session);
-    match std::fs::read_to_string(&out) {
-        Ok(text) if text == "hi\n" => {}
-        other => session.fail(&format!("the approved command did not write out.txt: {other:?}")),
-    }
-    session.save_report();
+    ];
+    dialog::run(&mut session, "out.txt", up_to_the_dialog, &then, EXIT, Outcome::Ran);
 }
 
 /// Deny with Escape: nothing fires; the session reads waiting_on_human until `/exit`.
 pub fn denied(installed: &Installed) {
     let mut session = copilot::new_session(installed, "denied");
     copilot::install_hooks(&session);
-    let out = session.sandbox.project().join("denied.txt");
-    session.launch_tui(&[]);
-    session.run(&up_to_the_dialog(&out));
-    session.run(&[
+    let then = [
         step("deny with Escape", Action::Press("Escape"), "waiting_on_human(permission)")
             .then_quiet_for(Duration::from_secs(3))
             .then_shown("Confirmation cancelled"),
         exit(),
-    ]);
-    finish(&session);
-    if out.exists() {
-        session.fail("the denied command ran: denied.txt exists");
-    }
-    session.save_report();
+    ];
+    dialog::run(&mut session, "denied.txt", up_to_the_dialog, &then, EXIT, Outcome::NotRun);
 }
 
 /// Deny with "2. No, and tell Copilot what to do differently" and a reason: the call is
@@ -103,10 +86,7 @@ pub fn denied(installed: &Installed) {
 pub fn denied_with_feedback(installed: &Installed) {
     let mut session = copilot::new_session(installed, "denied-feedback");
     copilot::install_hooks(&session);
-    let out = session.sandbox.project().join("denied.txt");
-    session.launch_tui(&[]);
-    session.run(&up_to_the_dialog(&out));
-    session.run(&[
+    let then = [
         step(
             "select 2. No, and tell Copilot",
             Action::Press("Down"),
@@ -118,19 +98,6 @@ pub fn denied_with_feedback(installed: &Installed) {
             .then_shown("The user rejected this tool call")
             .input(Input::Once),
         exit(),
-    ]);
-    finish(&session);
-    if out.exists() {
-        session.fail("the denied command ran: denied.txt exists");
-    }
-    session.save_report();
-}
-
-fn finish(session: &AgentSession) {
-    match session.wait_for_exit(Duration::from_secs(20)) {
-        Some(0) | None => {}
-        Some(status) => session.fail(&format!("copilot exited with status {status} after /exit")),
-    }
-    session.check_one_session_one_epoch();
-    session.check_clean("after /exit");
+    ];
+    dialog::run(&mut session, "denied.txt", up_to_the_dialog, &then, EXIT, Outcome::NotRun);
 }

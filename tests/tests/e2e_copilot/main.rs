@@ -20,28 +20,9 @@
 mod headless;
 mod interactive;
 
-use hookline_tests::npm_install::{self, COPILOT, Installed};
-
-/// The pinned version, installed (or found in the cache).
-fn installed() -> Installed {
-    COPILOT.installed(COPILOT.version())
-}
-
-/// The installer fails loudly when npm cannot reach the registry: the suite never skips.
-#[test]
-fn an_unreachable_registry_fails_the_install_with_a_message_that_says_so() {
-    npm_install::check_unreachable_registry_fails_loudly(&COPILOT, COPILOT.version());
-}
-
-#[test]
-fn interactive_approved() {
-    interactive::approved(&installed());
-}
-
-#[test]
-fn interactive_denied_with_escape() {
-    interactive::denied(&installed());
-}
+// `installed()`, the unreachable-registry test, `interactive_approved` and
+// `interactive_denied_with_escape`.
+hookline_tests::npm_cli_suite!(COPILOT);
 
 #[test]
 fn interactive_denied_with_a_reason() {

@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use hookline_tests::agent_session::{Action, Input, Step, native, step};
 use hookline_tests::deliver_check::{Daemon, deliver_command_confirmed, deliver_confirmed};
+use hookline_tests::dialog::{self, Exit, Outcome, dialog_left_open, prompt_for_a_command};
 use hookline_tests::gemini::{self, APPROVAL_DIALOG, READY};
 use hookline_tests::npm_install::Installed;
 
-/// How long a dialog is left open: nothing may fire meanwhile.
-const DIALOG_OPEN: Duration = Duration::from_secs(3);
+/// Gemini is left with `/quit`.
+const QUIT: Exit = Exit { cli: "gemini", command: "/quit" };
 
 /// Launch, then a prompt up to the open approval dialog.
 fn up_to_the_dialog(out: &Path) -> Vec<Step> {
@@ -24,23 +25,20 @@ fn up_to_the_dialog(out: &Path) -> Vec<Step> {
             .expect([native("SessionStart", "session_start").q("startup").state("unknown")])
             .within(Duration::from_secs(30))
             .then_shown(READY),
-        step(
-            "prompt asking for a shell command",
-            Action::Type(format!("please RUNBASH: echo hi > {}", out.display())),
-            "waiting_on_human(permission)",
+        prompt_for_a_command(
+            out,
+            [
+                native("BeforeAgent", "turn_start").state("active"),
+                native("PreCompress", "notification(pre_compress)").q("auto").state("active"),
+                native("BeforeTool", "tool_start").state("child_command"),
+                native("Notification", "waiting_for_input(permission)")
+                    .q("ToolPermission")
+                    .state("waiting_on_human(permission)"),
+            ],
+            APPROVAL_DIALOG,
         )
-        .when_shown(READY)
-        .expect([
-            native("BeforeAgent", "turn_start").state("active"),
-            native("PreCompress", "notification(pre_compress)").q("auto").state("active"),
-            native("BeforeTool", "tool_start").state("child_command"),
-            native("Notification", "waiting_for_input(permission)")
-                .q("ToolPermission")
-                .state("waiting_on_human(permission)"),
-        ])
-        .then_shown(APPROVAL_DIALOG),
-        step("approval dialog left open", Action::Wait, "waiting_on_human(permission)")
-            .then_quiet_for(DIALOG_OPEN),
+        .when_shown(READY),
+        dialog_left_open("approval dialog left open"),
     ]
 }
 
@@ -57,10 +55,7 @@ fn quit() -> Step {
 pub fn approved(installed: &Installed) {
     let mut session = gemini::new_session(installed, "approved");
     gemini::install_hooks(&session);
-    let out = session.sandbox.project().join("out.txt");
-    session.launch_tui(&[]);
-    session.run(&up_to_the_dialog(&out));
-    session.run(&[
+    let then = [
         step("approve with Enter", Action::Press("Enter"), "idle")
             .expect([
                 native("AfterTool", "tool_end").state("active"),
@@ -70,41 +65,21 @@ pub fn approved(installed: &Installed) {
             .then_shown(READY)
             .input(Input::Once),
         quit(),
-    ]);
-    finish(&session, session.wait_for_exit(Duration::from_secs(20)));
-    match std::fs::read_to_string(&out) {
-        Ok(text) if text == "hi\n" => {}
-        other => session.fail(&format!("the approved command did not write out.txt: {other:?}")),
-    }
-    session.save_report();
+    ];
+    dialog::run(&mut session, "out.txt", up_to_the_dialog, &then, QUIT, Outcome::Ran);
 }
 
 /// Deny with Escape: nothing fires; the session waits for its human until `/quit`.
 pub fn denied(installed: &Installed) {
     let mut session = gemini::new_session(installed, "denied");
     gemini::install_hooks(&session);
-    let out = session.sandbox.project().join("denied.txt");
-    session.launch_tui(&[]);
-    session.run(&up_to_the_dialog(&out));
-    session.run(&[
+    let then = [
         step("deny with Escape", Action::Press("Escape"), "waiting_on_human(permission)")
             .then_quiet_for(Duration::from_secs(3))
             .then_shown("Request cancelled"),
         quit(),
-    ]);
-    finish(&session, session.wait_for_exit(Duration::from_secs(20)));
-    if out.exists() {
-        session.fail("the denied command ran: denied.txt exists");
-    }
-    session.save_report();
-}
-
-fn finish(session: &hookline_tests::agent_session::AgentSession, status: Option<i32>) {
-    if let Some(status) = status.filter(|s| *s != 0) {
-        session.fail(&format!("gemini exited with status {status} after /quit"));
-    }
-    session.check_one_session_one_epoch();
-    session.check_clean("after /quit");
+    ];
+    dialog::run(&mut session, "denied.txt", up_to_the_dialog, &then, QUIT, Outcome::NotRun);
 }
 
 /// A two-line prompt delivered with `hookline::deliver`, then a second through the `hookline

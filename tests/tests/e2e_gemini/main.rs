@@ -19,32 +19,13 @@
 mod headless;
 mod interactive;
 
-use hookline_tests::npm_install::{self, GEMINI, Installed};
-
-/// The pinned version, installed (or found in the cache).
-fn installed() -> Installed {
-    GEMINI.installed(GEMINI.version())
-}
-
-/// The installer fails loudly when npm cannot reach the registry: the suite never skips.
-#[test]
-fn an_unreachable_registry_fails_the_install_with_a_message_that_says_so() {
-    npm_install::check_unreachable_registry_fails_loudly(&GEMINI, GEMINI.version());
-}
+// `installed()`, the unreachable-registry test, `interactive_approved` and
+// `interactive_denied_with_escape`.
+hookline_tests::npm_cli_suite!(GEMINI);
 
 #[test]
 fn interactive_prompt_delivered_and_confirmed() {
     interactive::delivered(&installed());
-}
-
-#[test]
-fn interactive_approved() {
-    interactive::approved(&installed());
-}
-
-#[test]
-fn interactive_denied_with_escape() {
-    interactive::denied(&installed());
 }
 
 #[test]

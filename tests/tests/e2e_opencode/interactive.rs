@@ -10,33 +10,32 @@
 use std::path::Path;
 use std::time::Duration;
 
-use hookline_tests::agent_session::{Action, AgentSession, Input, Step, native, step};
+use hookline_tests::agent_session::{Action, Input, Step, native, step};
+use hookline_tests::dialog::{
+    self, Exit, Outcome, dialog_left_open, prompt_for_a_command, quiet_launch,
+};
 use hookline_tests::npm_install::Installed;
 use hookline_tests::opencode::{self, APPROVAL_DIALOG, Bash, READY, SentinelGuard};
 
-/// How long a dialog is left open: nothing may fire meanwhile.
-const DIALOG_OPEN: Duration = Duration::from_secs(3);
+/// OpenCode is left with `/exit`.
+const EXIT: Exit = Exit { cli: "opencode", command: "/exit" };
 
 /// Launch, then a prompt up to the open permission dialog.
 fn up_to_the_dialog(out: &Path) -> Vec<Step> {
     vec![
-        step("launch", Action::Wait, "none")
-            .when_shown(READY)
-            .then_quiet_for(Duration::from_secs(2)),
-        step(
-            "prompt asking for a shell command",
-            Action::Type(format!("please RUNBASH: echo hi > {}", out.display())),
-            "waiting_on_human(permission)",
-        )
-        .expect([
-            native("session.created", "session_start").state("unknown"),
-            native("chat.message", "turn_start").state("active"),
-            native("tool.execute.before", "tool_start").state("child_command"),
-            native("permission.asked", "permission_request").state("waiting_on_human(permission)"),
-        ])
-        .then_shown(APPROVAL_DIALOG),
-        step("permission dialog left open", Action::Wait, "waiting_on_human(permission)")
-            .then_quiet_for(DIALOG_OPEN),
+        quiet_launch(READY),
+        prompt_for_a_command(
+            out,
+            [
+                native("session.created", "session_start").state("unknown"),
+                native("chat.message", "turn_start").state("active"),
+                native("tool.execute.before", "tool_start").state("child_command"),
+                native("permission.asked", "permission_request")
+                    .state("waiting_on_human(permission)"),
+            ],
+            APPROVAL_DIALOG,
+        ),
+        dialog_left_open("permission dialog left open"),
     ]
 }
 
@@ -54,10 +53,7 @@ pub fn approved(installed: &Installed) {
     let mut session = opencode::new_session(installed, "approved", Bash::Ask);
     let _sentinels = SentinelGuard::new(&session);
     opencode::install_plugin(&session);
-    let out = session.sandbox.project().join("out.txt");
-    session.launch_tui(&[]);
-    session.run(&up_to_the_dialog(&out));
-    session.run(&[
+    let then = [
         step("approve with Enter", Action::Press("Enter"), "idle")
             .expect([
                 native("permission.replied", "notification(permission_replied)")
@@ -68,13 +64,8 @@ pub fn approved(installed: &Installed) {
             .then_shown(READY)
             .input(Input::Once),
         exit(),
-    ]);
-    finish(&session);
-    match std::fs::read_to_string(&out) {
-        Ok(text) if text == "hi\n" => {}
-        other => session.fail(&format!("the approved command did not write out.txt: {other:?}")),
-    }
-    session.save_report();
+    ];
+    dialog::run(&mut session, "out.txt", up_to_the_dialog, &then, EXIT, Outcome::Ran);
 }
 
 /// Deny with Escape: the call is rejected and the turn ends at once; the session is idle with
@@ -83,10 +74,7 @@ pub fn denied(installed: &Installed) {
     let mut session = opencode::new_session(installed, "denied", Bash::Ask);
     let _sentinels = SentinelGuard::new(&session);
     opencode::install_plugin(&session);
-    let out = session.sandbox.project().join("denied.txt");
-    session.launch_tui(&[]);
-    session.run(&up_to_the_dialog(&out));
-    session.run(&[
+    let then = [
         step("deny with Escape", Action::Press("Escape"), "idle")
             .expect([
                 native("permission.replied", "notification(permission_replied)")
@@ -96,19 +84,6 @@ pub fn denied(installed: &Installed) {
             .then_quiet_for(Duration::from_secs(2))
             .input(Input::Once),
         exit(),
-    ]);
-    finish(&session);
-    if out.exists() {
-        session.fail("the denied command ran: denied.txt exists");
-    }
-    session.save_report();
-}
-
-fn finish(session: &AgentSession) {
-    match session.wait_for_exit(Duration::from_secs(20)) {
-        Some(0) | None => {}
-        Some(status) => session.fail(&format!("opencode exited with status {status} after /exit")),
-    }
-    session.check_one_session_one_epoch();
-    session.check_clean("after /exit");
+    ];
+    dialog::run(&mut session, "denied.txt", up_to_the_dialog, &then, EXIT, Outcome::NotRun);
 }

@@ -20,28 +20,9 @@
 mod headless;
 mod interactive;
 
-use hookline_tests::npm_install::{self, Installed, OPENCODE};
-
-/// The pinned version, installed (or found in the cache).
-fn installed() -> Installed {
-    OPENCODE.installed(OPENCODE.version())
-}
-
-/// The installer fails loudly when npm cannot reach the registry: the suite never skips.
-#[test]
-fn an_unreachable_registry_fails_the_install_with_a_message_that_says_so() {
-    npm_install::check_unreachable_registry_fails_loudly(&OPENCODE, OPENCODE.version());
-}
-
-#[test]
-fn interactive_approved() {
-    interactive::approved(&installed());
-}
-
-#[test]
-fn interactive_denied_with_escape() {
-    interactive::denied(&installed());
-}
+// `installed()`, the unreachable-registry test, `interactive_approved` and
+// `interactive_denied_with_escape`.
+hookline_tests::npm_cli_suite!(OPENCODE);
 
 #[test]
 fn headless_run_runs_an_allowed_command() {

@@ -13,17 +13,13 @@ use hookline::format::location::diagnostics_path;
 
 use crate::watch::{hookline, no_follow, relay, run_relay};
 
-/// A small deterministic generator (xorshift), so that a failure reproduces from its seed.
-struct Rng(u64);
+/// The relay's test generator (xorshift), so that a failure reproduces from its seed.
+#[path = "../../../relay/src/xorshift.rs"]
+mod xorshift;
+
+use xorshift::Rng;
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
     }

@@ -306,24 +306,37 @@ fn notify(
     (child, lines)
 }
 
+/// A temporary folder with the events directory's path, the file a rule's command appends to
+/// and the notification config, written.
+struct NotifySetup {
+    tmp: tempfile::TempDir,
+    events: PathBuf,
+    out: PathBuf,
+    config: PathBuf,
+}
+
+/// A [`NotifySetup`] whose `notify.toml` is `rule` of the path its command appends to.
+fn notify_setup(rule: impl FnOnce(&Path) -> String) -> NotifySetup {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    let out = tmp.path().join("fired");
+    let config = tmp.path().join("notify.toml");
+    std::fs::write(&config, rule(&out)).unwrap();
+    NotifySetup { tmp, events, out, config }
+}
+
 fn fired(out: &Path) -> Vec<String> {
     std::fs::read_to_string(out).unwrap_or_default().lines().map(str::to_owned).collect()
 }
 
 #[test]
 fn notify_fires_once_per_transition_across_restarts_and_reports_its_latency() {
-    let tmp = tempfile::tempdir().unwrap();
-    let events = tmp.path().join("events");
-    let out = tmp.path().join("fired");
-    let config = tmp.path().join("notify.toml");
-    std::fs::write(
-        &config,
+    let NotifySetup { tmp, events, out, config } = notify_setup(|out| {
         format!(
             "[[notify]]\nname = \"ask\"\non = [\"waiting_on_human.permission\"]\nrun = [\"sh\", \"-c\", \"echo \\\"$HOOKLINE_SESSION $HOOKLINE_DETAIL $(date +%s%N)\\\" >> {}\"]\n",
             out.display()
-        ),
-    )
-    .unwrap();
+        )
+    });
     // History before the first run is taken as it is: nothing fires for s0.
     for fixture in ["UserPromptSubmit.json", "PreToolUse.json", "PermissionRequest.json"] {
         fire(&events, fixture, "s0", "task-0", None);
@@ -396,18 +409,12 @@ fn notify_refuses_a_config_with_an_unknown_key_naming_it() {
 
 #[test]
 fn notify_announces_a_session_unknown_for_too_long_once_without_an_event() {
-    let tmp = tempfile::tempdir().unwrap();
-    let events = tmp.path().join("events");
-    let out = tmp.path().join("fired");
-    let config = tmp.path().join("notify.toml");
-    std::fs::write(
-        &config,
+    let NotifySetup { tmp, events, out, config } = notify_setup(|out| {
         format!(
             "[[notify]]\nname = \"lost\"\non = [\"unknown\"]\nunknown-after = \"1s\"\nrun = [\"sh\", \"-c\", \"echo \\\"$HOOKLINE_REASON $HOOKLINE_DETAIL $HOOKLINE_AGE_MS\\\" >> {}\"]\n",
             out.display()
-        ),
-    )
-    .unwrap();
+        )
+    });
     let check = hookline().args(["notify", "--check", "--config"]).arg(&config).output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&check.stdout),
