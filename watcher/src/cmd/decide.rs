@@ -7,6 +7,7 @@
 
 use std::process::ExitCode;
 
+use hookline::canonical::SessionKey;
 use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question};
 use hookline::ingest::follow;
 use hookline::ingest::reader::Start;
@@ -18,7 +19,7 @@ use hookline::term::escape;
 
 use super::{
     Outcome, Reading, ask_daemon, caller_tmux_socket, journal, lookup, policy, profiles,
-    reader_config,
+    reader_config, with_fix,
 };
 use crate::cli::DecideArgs;
 
@@ -150,8 +151,8 @@ fn print_text(d: &Decision) {
 
 /// SESSION as the daemon knows it: an exact session id or tag as given, else the one session
 /// whose id or tag it begins (a trailing `…`, as `status` clips, ignored), else as given (the
-/// daemon answers "no structured signal"). Several sessions for one prefix is an error listing
-/// them, as [`Tracker::lookup`] gives it for a replayed tracker.
+/// daemon answers "no structured signal"). Several sessions for one prefix is the library's
+/// [`hookline::Error::AmbiguousSession`], worded as [`Tracker::lookup`] words it.
 pub(super) fn daemon_lookup(views: &[View], query: &str) -> Result<String, String> {
     let query = query.strip_suffix('…').unwrap_or(query);
     let names = |v: &View| [v.session_id.clone(), v.tag.clone()];
@@ -165,17 +166,17 @@ pub(super) fn daemon_lookup(views: &[View], query: &str) -> Result<String, Strin
     match candidates.as_slice() {
         [] => Ok(query.to_owned()),
         [one] => Ok(one.session_id.clone().or_else(|| one.tag.clone()).unwrap_or_default()),
-        many => Err(format!(
-            "{query:?} is the beginning of {} sessions: {}; give more of the id or tag",
-            many.len(),
-            many.iter()
-                .map(|v| format!(
-                    "{} (tag {})",
-                    v.session_id.as_deref().unwrap_or("-"),
-                    v.tag.as_deref().unwrap_or("-")
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        many => {
+            let key = |v: &&View| SessionKey {
+                cli: v.cli.clone(),
+                session_id: v.session_id.clone(),
+                tag: v.tag.clone(),
+            };
+            let error = hookline::Error::AmbiguousSession {
+                query: query.to_owned(),
+                candidates: many.iter().map(|v| key(v).describe()).collect(),
+            };
+            Err(with_fix(error).to_string())
+        }
     }
 }
