@@ -88,6 +88,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod classifier;
 mod decider;
 mod evidence;
 mod journal;
@@ -96,7 +97,7 @@ pub mod precedence;
 mod rules;
 mod verdict;
 
-pub use decider::{Ask, Decider};
+pub use decider::{Ask, Decider, Planned};
 pub use evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
