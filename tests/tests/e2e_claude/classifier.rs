@@ -41,9 +41,11 @@ pub fn run(installed: &Installed) {
     let session = ClaudeSession::new(installed, "classifier", Duration::from_secs(3));
     let sandbox = &session.sandbox;
     // The classifier: the real CLI, headless, with the sandbox's environment (the mock API).
+    // It offers the model no tools: a prompt-injected classifier must have nothing to run.
     let classifier = sandbox.launch_script(
         &session.binary,
-        &["-p", "--model", "haiku", "--permission-mode", "default"],
+        // The configuration docs/classifier.md recommends: no tools, nothing persisted.
+        &["-p", "--model", "haiku", "--tools", "", "--no-session-persistence"],
     );
     let policy = sandbox.root().join("policy.toml");
     fs::write(
@@ -122,9 +124,15 @@ pub fn run(installed: &Installed) {
         .requests()
         .iter()
         .filter(|r| r.body.as_ref().is_some_and(|b| b.to_string().contains(INSTRUCTION_HEAD)))
-        .map(|r| r.body.as_ref().map_or(String::new(), |b| b["model"].to_string()))
+        .map(|r| {
+            let body = r.body.as_ref().expect("a classifier request has a body");
+            let tools = body["tools"].as_array().map_or(0, Vec::len);
+            format!("{} with {tools} tools", body["model"])
+        })
         .collect();
-    if consults.len() != 3 || !consults.iter().all(|m| m.contains("haiku")) {
+    if consults.len() != 3
+        || !consults.iter().all(|m| m.contains("haiku") && m.ends_with(" 0 tools"))
+    {
         let all: Vec<String> = session.api.requests().iter().map(|r| r.summary()).collect();
         session.fail(&format!("the mock saw classifier requests {consults:?} among {all:#?}"));
     }
