@@ -39,11 +39,7 @@ impl Daemon {
         daemon
     }
 
-    /// Spawns a daemon on `dir`; the receiver hears its first stderr line.
-    fn spawn(dir: &Path) -> (Daemon, mpsc::Receiver<String>) {
-        Daemon::spawn_with(dir, &[])
-    }
-
+    /// Spawns a daemon on `dir` with more arguments; the receiver hears its first stderr line.
     fn spawn_with(dir: &Path, args: &[&str]) -> (Daemon, mpsc::Receiver<String>) {
         let mut child = hookline(dir, "daemon", args).stderr(Stdio::piped()).spawn().unwrap();
         let stderr = Arc::new(Mutex::new(String::new()));
