@@ -43,7 +43,7 @@ pub struct DaemonInfo {
 }
 
 impl DaemonInfo {
-    /// How long a `decide` may take beyond [`REPLY_TIMEOUT`]: the classifier consult's
+    /// How long a `decide` may take beyond the client's reply timeout: the classifier consult's
     /// `classifier.timeout` when the daemon's policy names a classifier.
     pub fn consult_allowance(&self) -> Duration {
         let configured = self.policy.get("classifier.command").is_some_and(|c| !c.is_null());
