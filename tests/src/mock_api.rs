@@ -6,6 +6,7 @@
 //! |---|---|
 //! | last user text asks for a summary of the conversation (compaction) | a short `<summary>` text |
 //! | no tools and an output format asking for a `title` (title side-request) | text `{"title":"mock"}` |
+//! | the prompt is hookline's classifier instruction ([`INSTRUCTION_HEAD`]) | a naive model: the word after the first `answer:` in the fenced session text, else `unknown` |
 //! | the turn's prompt contains `SCRIPT:todo` | step by step, one per request: `ToolSearch` for the task tools, `TaskCreate` "First task", `TaskCreate` "Second task", `TaskUpdate` 1 → completed, then text `one of two tasks done` |
 //! | last user message holds a `tool_result` | text `done`, `stop_reason: end_turn` |
 //! | last user text contains `RUNBASH: <cmd>` | a `Bash` `tool_use` running `<cmd>` |
@@ -18,6 +19,8 @@
 //! printed to stderr. The server is [`crate::mock_http`]'s.
 
 use serde_json::{Value, json};
+
+use hookline::decide::classifier::INSTRUCTION_HEAD;
 
 use crate::mock_http::{Answer, MockServer, Request, marked_command};
 
@@ -89,6 +92,9 @@ impl Reply {
         }
         if is_title_request(body) {
             return Reply::Text(json!({"title": "mock"}).to_string());
+        }
+        if let Some(prompt) = texts.iter().find(|t| t.contains(INSTRUCTION_HEAD)) {
+            return Reply::Text(naive_classifier(prompt));
         }
         if let Some(step) = script_step(body, SCRIPT_TODO) {
             return todo_script(step);
@@ -242,6 +248,20 @@ fn todo_script(step: usize) -> Reply {
         3 => Reply::Tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
         _ => Reply::Text("one of two tasks done".into()),
     }
+}
+
+/// What a model that obeys the text it judges answers hookline's classifier: whatever the
+/// session text (after the `BEGIN-` marker) tells it to, as `answer: WORD`; else `unknown`.
+fn naive_classifier(prompt: &str) -> String {
+    let fenced = prompt.split_once("\nBEGIN-").map_or("", |(_, text)| text);
+    let lower = fenced.to_lowercase();
+    let Some(at) = lower.find("answer:") else { return "unknown".into() };
+    let word: String = fenced[at + "answer:".len()..]
+        .trim_start()
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != '.')
+        .collect();
+    if word.is_empty() { "unknown".into() } else { word }
 }
 
 fn tool_use_id(id: u64) -> String {

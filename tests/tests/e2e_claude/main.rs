@@ -24,6 +24,7 @@
 //! `HOOKLINE_E2E_KEEP=1` keeps the sandboxes (each holds `launch-N.sh` to rerun the CLI by
 //! hand).
 
+mod classifier;
 mod deliver;
 mod headless;
 mod interactive;
@@ -94,5 +95,10 @@ mod stall_primary {
     #[test]
     fn a_task_list_left_open_allows_stall_quoting_the_item() {
         stall::open_task(&installed(Pin::Primary));
+    }
+
+    #[test]
+    fn the_real_cli_as_classifier_is_held_by_the_act_gate() {
+        classifier::run(&installed(Pin::Primary));
     }
 }

@@ -183,7 +183,15 @@ impl Shared {
             .pane()
             .sense_settled(&patterns, PANE_SAMPLES, PANE_GAP)
             .map_err(|e| e.to_string())?;
-        ask.pane = Some(reading.evidence.or(ask.pane));
+        let mut evidence = reading.evidence;
+        // The classifier's `crashed` consult reads the last screenful.
+        if ask.question == Question::Crashed
+            && self.lock().decider.policy().classifier.command.is_some()
+        {
+            let screen = tmux.pane().capture().map_err(|e| e.to_string())?;
+            evidence.screen = Some(pane::strip_escapes(&screen));
+        }
+        ask.pane = Some(evidence.or(ask.pane));
         Ok(ask)
     }
 
@@ -227,10 +235,11 @@ impl Shared {
             // While waiting, only an idle not asked about yet, or a changed screen, is worth a
             // decision.
             let idle = view.as_ref().filter(|v| v.state == StateKind::Idle);
-            let fresh = idle.is_some_and(|v| asked != Some((v.since_ns, reading.evidence)));
+            let fresh = idle
+                .is_some_and(|v| asked.as_ref() != Some(&(v.since_ns, reading.evidence.clone())));
             if last || fresh {
-                asked = idle.map(|v| (v.since_ns, reading.evidence));
-                let ask = Ask::new(&r.session, Question::Input).pane(reading.evidence);
+                asked = idle.map(|v| (v.since_ns, reading.evidence.clone()));
+                let ask = Ask::new(&r.session, Question::Input).pane(reading.evidence.clone());
                 let decision = hub.decider.decide(&ask, now());
                 if decision.allowed() {
                     let session = match &view {
@@ -374,10 +383,13 @@ impl Shared {
         let op = request.op();
         let answer = match request {
             Request::Deliver(r) => self.deliver(r, now).map(|a| Answer::Deliver(Box::new(a))),
-            Request::Decide(ask) if ask.tmux.is_some() => {
-                self.with_pane(ask, now).and_then(|ask| self.answer(Request::Decide(ask), now))
-            }
-            request => self.answer(request, now),
+            Request::Decide(ask) => self.with_pane(ask, now).and_then(|ask| {
+                // A classifier consult runs holding no lock, bounded by its timeout.
+                let planned = self.lock().decider.consult_for(&ask, now());
+                let note = planned.map(crate::decide::Planned::run);
+                self.answer(Request::Decide(ask), note, now)
+            }),
+            request => self.answer(request, None, now),
         };
         match answer {
             Ok(answer) => Reply::answer(id, op, answer),
@@ -385,7 +397,13 @@ impl Shared {
         }
     }
 
-    fn answer(&self, request: Request, now: &dyn Fn() -> u64) -> Result<Answer, String> {
+    /// Answers a request; a `decide` with the note of the classifier consult run for it.
+    fn answer(
+        &self,
+        request: Request,
+        note: Option<crate::decide::classifier::ConsultNote>,
+        now: &dyn Fn() -> u64,
+    ) -> Result<Answer, String> {
         let mut hub = self.lock();
         let stale = |hub: &Hub| match &hub.failure {
             Some(why) => Err(format!(
@@ -409,7 +427,7 @@ impl Shared {
             }
             Request::Decide(ask) => {
                 stale(&hub)?;
-                let decision = hub.decider.decide(&ask, now());
+                let decision = hub.decider.decide_consulted(&ask, now(), note);
                 Ok(Answer::Decide { decision: Box::new(decision) })
             }
             Request::TakeInputSlot(r) => {
@@ -485,7 +503,7 @@ fn answer(
         elapsed_ms: elapsed_ms(started),
         allowed_after_ms: None,
         event: None,
-        pane: pane.map(|p| p.evidence),
+        pane: pane.map(|p| p.evidence.clone()),
         composer: pane.and_then(|p| p.composer.clone()),
     }
 }
