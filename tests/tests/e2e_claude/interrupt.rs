@@ -39,23 +39,26 @@ pub enum Esc {
 }
 
 /// What hookline's state must be once Claude wrote the interrupt marker of `esc` to its
-/// transcript. Never idle: no explicit event said the session waits at its prompt.
+/// `transcript`. Never idle: no explicit event said the session waits at its prompt.
 ///
 /// Today (hooks only) the state holds what the last hook said: `active` for the turn,
-/// `waiting_on_human(permission)` for the dialog. With the transcript follower (issue #16)
-/// both must read `waiting_on_human(interrupted)` within seconds, the reason naming the
-/// transcript; the next prompt's `turn_start` clears it.
-pub fn expect_state_after_esc(session: &ClaudeSession, esc: Esc) {
+/// `waiting_on_human(permission)` for the dialog. With the transcript follower (issue #16,
+/// branch t16) both must read `waiting_on_human(interrupted)` within seconds, the reason
+/// naming the transcript, in what `serve`, the daemon and `decide` answer for this session
+/// (the harness's own tracker only folds hooks); the next prompt's `turn_start` clears it,
+/// which [`plain_turn`] already checks.
+pub fn expect_state_after_esc(session: &ClaudeSession, esc: Esc, transcript: &Path) {
     let state = state_label(session.view().as_ref());
+    let what = format!("after the Esc ({esc:?}, transcript {})", transcript.display());
     if state.starts_with("idle") {
-        session.fail(&format!("after the Esc ({esc:?}) the state is {state}: nothing said idle"));
+        session.fail(&format!("{what} the state is {state}: nothing said idle"));
     }
     let today = match esc {
         Esc::Streaming => "active",
         Esc::PermissionDialog => "waiting_on_human(permission)",
     };
     if state != today {
-        session.fail(&format!("after the Esc ({esc:?}) the state is {state}, expected {today}"));
+        session.fail(&format!("{what} the state is {state}, expected {today}"));
     }
 }
 
@@ -119,7 +122,7 @@ pub fn while_streaming(installed: &Installed) {
     if marker["interruptedMessageId"].as_str().is_none_or(str::is_empty) {
         session.fail(&format!("the interrupt marker has no interruptedMessageId: {marker}"));
     }
-    expect_state_after_esc(&session, Esc::Streaming);
+    expect_state_after_esc(&session, Esc::Streaming, &transcript);
     session.run(&plain_turn("next prompt after the interrupt", "after the interrupt, hello"));
     expect_marker_repeated_in_request_blob(&session, &transcript, INTERRUPTED);
     session.run(&[exit()]);
@@ -160,7 +163,7 @@ pub fn at_permission_dialog(installed: &Installed) {
     wait_for_entry(&session, &transcript, "the tool-use interrupt marker", |e| {
         is_user_text(e, INTERRUPTED_TOOL_USE)
     });
-    expect_state_after_esc(&session, Esc::PermissionDialog);
+    expect_state_after_esc(&session, Esc::PermissionDialog, &transcript);
     session.run(&plain_turn("next prompt after the denial", "after the denial, hello"));
     expect_marker_repeated_in_request_blob(&session, &transcript, INTERRUPTED_TOOL_USE);
     session.run(&[exit()]);
