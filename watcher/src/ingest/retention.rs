@@ -6,7 +6,10 @@
 //! ([`RetentionPolicy::without_cursors`], `hookline prune --max-age`). The newest event file is
 //! always kept, so that a lost counter can be rebuilt above every `seq` ever delivered. Temp
 //! files of killed relays go after `temp_age`; quarantined copies after `max_age` (the damaged
-//! originals stay in place, and go like any other event).
+//! originals stay in place, and go like any other event). A bucket (see
+//! [`layout`](crate::format::layout)) left empty goes too, when it is older than the newest
+//! event's: files never move, so ordering is never touched, and a writer that finds its bucket
+//! gone puts its event at the top.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -179,6 +182,30 @@ mod tests {
         prune(tmp.path(), &by_age, later).unwrap();
         let left = source::list(tmp.path()).unwrap().events;
         assert_eq!(left.iter().map(|e| e.name.seq).collect::<Vec<_>>(), [3]);
+    }
+
+    #[test]
+    fn emptied_buckets_go_and_the_newest_events_bucket_stays() {
+        use crate::format::filename::{BUCKET_SPAN, COUNTER_FILE};
+        let tmp = tempfile::tempdir().unwrap();
+        EventsDir::create(tmp.path()).unwrap();
+        let counter = format!("{:020}\n", BUCKET_SPAN - 3);
+        std::fs::write(tmp.path().join(COUNTER_FILE), counter).unwrap();
+        write_events(tmp.path(), 5);
+        let listing = source::list(tmp.path()).unwrap();
+        assert_eq!(listing.buckets, [0, BUCKET_SPAN]);
+        let mut a = Cursor::open(tmp.path(), "a").unwrap();
+        a.position.seq = BUCKET_SPAN + 2;
+        a.save(&a.position).unwrap();
+        let later = SystemTime::now() + Duration::from_secs(8 * 86400);
+        let report = prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
+        assert_eq!((report.events, report.buckets), (4, 1));
+        let left = source::list(tmp.path()).unwrap();
+        assert_eq!(left.buckets, [BUCKET_SPAN], "the emptied bucket went, the newest stays");
+        assert_eq!(left.events.iter().map(|e| e.name.seq).collect::<Vec<_>>(), [BUCKET_SPAN + 2]);
+        // The relay continues in the bucket kept.
+        write_events(tmp.path(), 1);
+        assert_eq!(count(tmp.path()), 2);
     }
 
     #[test]
