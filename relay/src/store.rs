@@ -3,9 +3,10 @@
 //! ## The write protocol
 //! A writer takes an exclusive lock on the counter file `.seq` (bounded wait), reads the last
 //! `seq`, stores `seq + 1`, writes the event to a uniquely named temp file (`O_EXCL`,
-//! `O_NOFOLLOW`, mode 0600), moves it to its final name (`renameat2` with `RENAME_NOREPLACE`,
-//! or a hard link and an unlink where the filesystem lacks it: either fails rather than
-//! replace an existing file) and only then releases the lock. So:
+//! `O_NOFOLLOW`, mode 0600), moves it to its final name in the bucket of its `seq` (see
+//! [`layout`](crate::layout); `renameat2` with `RENAME_NOREPLACE`, or a hard link and an
+//! unlink where the filesystem lacks it: either fails rather than replace an existing file)
+//! and only then releases the lock. So:
 //!
 //! * an event is never visible under its final name before it is complete;
 //! * final names appear in `seq` order: when a reader holds the lock (shared) and reads the
@@ -27,7 +28,7 @@
 //! No fsync by default: an event is a signal whose loss in a machine crash is covered by the
 //! watcher's rescan on start, and fsync costs more than the whole rest of the relay (see the
 //! benchmark in `docs/format.md`). `HOOKLINE_FSYNC=1` makes the relay fsync the file and the
-//! directory.
+//! directory it is in (and the events directory too when the bucket was just created).
 
 use std::fs::{File, Permissions, TryLockError};
 use std::io::{self, IoSlice, Seek, Write};
