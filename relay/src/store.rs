@@ -380,24 +380,21 @@ impl EventsDir {
             let bucket = if name.is_ordered() { self.bucket(name.seq) } else { None };
             let mut synced_top = false;
             let mut place = Place::Top;
-            match &bucket {
-                Some((bucket, created)) => {
-                    match self.dir.rename_noreplace_to(&file.name, bucket, &final_name) {
-                        Ok(()) => {
-                            file.published = true;
-                            place = Place::Bucket;
-                            if options.fsync {
-                                bucket.as_file()?.sync_all()?;
-                            }
-                            synced_top = !created;
+            if let Some((bucket, created)) = &bucket {
+                match self.dir.rename_noreplace_to(&file.name, bucket, &final_name) {
+                    Ok(()) => {
+                        file.published = true;
+                        place = Place::Bucket;
+                        if options.fsync {
+                            bucket.as_file()?.sync_all()?;
                         }
-                        // The bucket was pruned empty since it was opened (only an old one can
-                        // be, after a counter set back): the event goes to the top.
-                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                        Err(e) => return Err(e),
+                        synced_top = !created;
                     }
+                    // The bucket was pruned empty since it was opened (only an old one can be,
+                    // after a counter set back): the event goes to the top.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
                 }
-                None => {}
             }
             if !file.published {
                 self.dir.rename_noreplace(&file.name, &final_name)?;

@@ -690,7 +690,7 @@ fn last_events(dir: &Path) -> BTreeMap<String, (u64, Option<String>)> {
         .unwrap_or(0);
     let after = newest.saturating_sub(NEWEST_EVENTS as u64);
     let mut names = crate::ingest::source::list_after(dir, after).map_or(Vec::new(), |l| l.events);
-    names.sort_unstable_by(|a, b| b.name.cmp(&a.name));
+    names.sort_unstable_by_key(|e| std::cmp::Reverse(e.name));
     let mut last: BTreeMap<String, (u64, Option<String>)> = BTreeMap::new();
     for name in names.into_iter().take(NEWEST_EVENTS) {
         // Never a blocking open: a FIFO named like an event is skipped.
