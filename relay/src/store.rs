@@ -187,8 +187,7 @@ impl EventsDir {
             }
             Err(e) => return Err(Error::io("open dir", path, e)),
         };
-        let meta =
-            dir.as_file().and_then(|f| f.metadata()).map_err(|e| Error::io("stat dir", path, e))?;
+        let meta = dir.metadata().map_err(|e| Error::io("stat dir", path, e))?;
         let us = euid();
         if meta.uid() != us {
             return Err(unsafe_dir(UnsafeReason::ForeignOwner { owner: meta.uid(), us }));
@@ -463,7 +462,7 @@ impl EventsDir {
         for _ in 0..2 {
             match self.dir.open_dir_at(&name) {
                 Ok(bucket) => {
-                    let meta = bucket.as_file().and_then(|f| f.metadata()).ok()?;
+                    let meta = bucket.metadata().ok()?;
                     let usable = meta.uid() == euid() && meta.mode() & 0o022 == 0;
                     return usable.then_some((bucket, created));
                 }

@@ -37,6 +37,15 @@ impl DirFd {
         Ok(File::from(self.0.try_clone()?))
     }
 
+    /// The directory's metadata (`fstat`), without duplicating the fd as [`DirFd::as_file`]
+    /// does: it runs on every write.
+    pub(crate) fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        // SAFETY: the fd is open for the lifetime of `self`; the `File` borrowing it is never
+        // dropped (so never closes it), and lives only for this call.
+        let file = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(self.0.as_raw_fd()) });
+        file.metadata()
+    }
+
     fn open_at(&self, name: &str, flags: libc::c_int, mode: libc::mode_t) -> io::Result<File> {
         let name = cstr(name)?;
         let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;

@@ -1,7 +1,9 @@
 //! The reader: canonical events from an events directory (and legacy directories), in order,
 //! exactly once per cursor.
 //!
-//! Each [`Reader::poll`] lists the directories and queues what is new; [`Reader::next_event`] hands
+//! Each [`Reader::poll`] lists the directories and queues what is new (of the events directory,
+//! its top and only the buckets that can hold a `seq` after the last one listed: see
+//! [`layout`](crate::format::layout)); [`Reader::next_event`] hands
 //! out one event and moves the in-memory position past it; [`Reader::commit`] saves the
 //! position of a named cursor. A consumer that commits after it has handled an event never
 //! sees it again after a restart, and never misses one.
