@@ -3,10 +3,10 @@
 //!
 //! Each [`Reader::poll`] lists the directories and queues what is new (of the events directory,
 //! its top and only the buckets that can hold a `seq` after the last one listed: see
-//! [`layout`](crate::format::layout)); [`Reader::next_event`] hands
-//! out one event and moves the in-memory position past it; [`Reader::commit`] saves the
-//! position of a named cursor. A consumer that commits after it has handled an event never
-//! sees it again after a restart, and never misses one.
+//! [`layout`](crate::format::layout)); [`Reader::next_event`] hands out one event and moves the
+//! in-memory position past it; [`Reader::commit`] saves the position of a named cursor. A
+//! consumer that commits after it has handled an event never sees it again after a restart, and
+//! never misses one.
 //!
 //! Ordering: ordered events are read only up to the *committed* `seq` read under the
 //! counter's shared lock (see `hookline_relay::store`), so an event still being written by a

@@ -580,3 +580,23 @@ fn an_event_at_the_top_beside_its_bucket_is_read_in_its_place() {
         assert!(source::event_path(&event.source).is_file(), "{:?}", event.source);
     }
 }
+
+#[test]
+fn a_hostile_bucket_is_never_read_nor_watched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let elsewhere = tmp.path().join("elsewhere");
+    write(&elsewhere, "Stop", "planted");
+    let planted = source::list(&elsewhere).unwrap().events[0];
+    fs::rename(planted.path(&elsewhere), elsewhere.join(planted.name.to_string())).unwrap();
+    EventsDir::create(&dir).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dir.join(bucket_name(0))).unwrap();
+    let mut reader = Reader::open(config(&dir, Start::Beginning)).unwrap();
+    assert!(drain(&mut reader).is_empty(), "nothing read through the link");
+    assert_eq!(reader.current_bucket(), None, "never watched");
+    // The relay writes beside it, at the top, and that is read.
+    write(&dir, "SessionStart", "s1");
+    let events = drain(&mut reader);
+    assert_eq!(natives(&events), ["SessionStart"]);
+    assert_eq!(source::event_path(&events[0].source), dir.join(events[0].source.file.as_str()));
+}
