@@ -433,16 +433,24 @@ pub fn wait4(pid: u32) -> Result<(i32, libc::rusage)> {
     }
 }
 
-/// The event files in a directory (temp files and the counter excluded).
-fn event_files(dir: &Path) -> Result<Vec<String>> {
-    let mut names = Vec::new();
+/// The event files in a directory, at its top and in its buckets (temp files, the counter and
+/// the buckets themselves excluded).
+fn event_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
     for entry in std::fs::read_dir(dir)? {
-        let name = entry?.file_name().to_string_lossy().into_owned();
-        if !name.starts_with('.') {
-            names.push(name);
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            for inner in std::fs::read_dir(entry.path())? {
+                paths.push(inner?.path());
+            }
+        } else {
+            paths.push(entry.path());
         }
     }
-    Ok(names)
+    Ok(paths)
 }
 
 /// Checks that a variant wrote one event per run, then removes them, keeping the counter.
@@ -452,8 +460,8 @@ fn check_and_clean(variant: &Variant, expected: usize) -> Result<()> {
     if names.len() != expected {
         return Err(format!("{}: {} events for {expected} runs", variant.label, names.len()).into());
     }
-    for name in names {
-        std::fs::remove_file(dir.join(name))?;
+    for path in names {
+        std::fs::remove_file(path)?;
     }
     Ok(())
 }
@@ -490,7 +498,7 @@ fn burst(variant: &Variant, payload: &Arc<[u8]>) -> Result<Burst> {
         let Some(dir) = &variant.events else { continue };
         let mut seqs: Vec<u64> = event_files(dir)?
             .iter()
-            .filter_map(|name| match classify(name) {
+            .filter_map(|path| match classify(&path.file_name()?.to_string_lossy()) {
                 FileKind::Event(event) if event.is_ordered() => Some(event.seq),
                 _ => None,
             })
