@@ -125,21 +125,34 @@ impl Validator {
         let mut i = 0;
         while i < bytes.len() {
             if let State::Str { key } = self.state {
-                // The bulk of a payload: jump to the next byte that means something in a string.
-                let Some(stop) = string_stop(&bytes[i..]) else { return Fed::More };
-                i += stop;
-                match bytes[i] {
-                    b'"' if key => self.state = State::Colon,
-                    b'"' => {
-                        if self.after_value() {
-                            return Fed::Ended(i + 1);
+                // The bulk of a payload: jump from one byte that means something in a string
+                // to the next, and take the common escapes (`\n`, `\"`) in stride.
+                loop {
+                    let Some(stop) = string_stop(&bytes[i..]) else { return Fed::More };
+                    i += stop;
+                    match bytes[i] {
+                        b'\\' => match bytes.get(i + 1) {
+                            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                            // `\u`, an invalid escape, or the chunk ends: byte by byte.
+                            _ => {
+                                self.state = State::Escape { key };
+                                i += 1;
+                                break;
+                            }
+                        },
+                        b'"' => {
+                            i += 1;
+                            if key {
+                                self.state = State::Colon;
+                            } else if self.after_value() {
+                                return Fed::Ended(i);
+                            }
+                            break;
                         }
+                        // A control byte, which serde_json refuses unescaped.
+                        _ => return self.aside(i),
                     }
-                    b'\\' => self.state = State::Escape { key },
-                    // A control byte, which serde_json refuses unescaped.
-                    _ => return self.aside(i),
                 }
-                i += 1;
                 continue;
             }
             let byte = bytes[i];
