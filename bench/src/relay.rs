@@ -203,7 +203,8 @@ fn bench_relay(runs: usize, baseline: Option<PathBuf>) -> Result<()> {
         })
         .collect();
     // Whether a row runs in a round (the 16 MiB rows one round in HUGE_EVERY).
-    let runs_in = |row: &Row, round: usize| row.payload != MIB_16 || round % HUGE_EVERY == 0;
+    let runs_in =
+        |row: &Row, round: usize| row.payload != MIB_16 || round.is_multiple_of(HUGE_EVERY);
     // Events written per variant since its directory was last cleaned.
     let mut pending = vec![0; variants.len()];
 
