@@ -125,33 +125,26 @@ impl Validator {
         let mut i = 0;
         while i < bytes.len() {
             if let State::Str { key } = self.state {
-                // The bulk of a payload: jump from one byte that means something in a string
-                // to the next, and take the common escapes (`\n`, `\"`) in stride.
-                loop {
-                    let Some(stop) = string_stop(&bytes[i..]) else { return Fed::More };
-                    i += stop;
-                    match bytes[i] {
-                        b'\\' => match bytes.get(i + 1) {
-                            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                            // `\u`, an invalid escape, or the chunk ends: byte by byte.
-                            _ => {
-                                self.state = State::Escape { key };
-                                i += 1;
-                                break;
-                            }
-                        },
-                        b'"' => {
-                            i += 1;
-                            if key {
-                                self.state = State::Colon;
-                            } else if self.after_value() {
-                                return Fed::Ended(i);
-                            }
-                            break;
+                // The bulk of a payload: skip to the next byte that ends or interrupts the
+                // string, taking the common escapes (`\n`, `\"`) in stride.
+                let (at, stop) = skip_string(bytes, i);
+                match stop {
+                    Stop::End => return Fed::More,
+                    Stop::Quote => {
+                        i = at + 1;
+                        if key {
+                            self.state = State::Colon;
+                        } else if self.after_value() {
+                            return Fed::Ended(i);
                         }
-                        // A control byte, which serde_json refuses unescaped.
-                        _ => return self.aside(i),
                     }
+                    // `\u`, an invalid escape, or a backslash that ends the chunk: byte by byte.
+                    Stop::Backslash => {
+                        self.state = State::Escape { key };
+                        i = at + 1;
+                    }
+                    // A control byte, which serde_json refuses unescaped.
+                    Stop::Control => return self.aside(at),
                 }
                 continue;
             }
@@ -262,44 +255,106 @@ enum Step {
     Invalid,
 }
 
-/// The index of the first byte in `bytes` that ends a string's plain content: a quote, a
-/// backslash, or a control byte (below 0x20, which JSON allows only escaped).
-fn string_stop(bytes: &[u8]) -> Option<usize> {
+/// What stopped [`skip_string`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The bytes ran out inside the string.
+    End,
+    /// The closing quote.
+    Quote,
+    /// A backslash not followed by a one-byte escape in these bytes (`\u`, an invalid
+    /// escape, or the end of the bytes).
+    Backslash,
+    /// A control byte (below 0x20), which JSON allows only escaped.
+    Control,
+}
+
+/// Whether `byte` after a backslash completes an escape by itself.
+fn short_escape(byte: u8) -> bool {
+    matches!(byte, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+}
+
+/// Skips string content from `bytes[from..]`, one-byte escapes included: the index of the
+/// byte that stopped it (`bytes.len()` for [`Stop::End`]) and what it is.
+fn skip_string(bytes: &[u8], from: usize) -> (usize, Stop) {
+    let mut i = from;
+    'blocks: while i + 64 <= bytes.len() {
+        let base = i;
+        let mut mask = special_bytes(&bytes[base..base + 64]);
+        while mask != 0 {
+            let at = base + mask.trailing_zeros() as usize;
+            match bytes[at] {
+                b'\\' => match bytes.get(at + 1) {
+                    Some(&next) if short_escape(next) => {
+                        let after = at + 2 - base;
+                        if after >= 64 {
+                            i = at + 2;
+                            continue 'blocks;
+                        }
+                        // The escaped byte may itself be special (`\"`, `\\`): passed over.
+                        mask &= u64::MAX << after;
+                    }
+                    _ => return (at, Stop::Backslash),
+                },
+                b'"' => return (at, Stop::Quote),
+                _ => return (at, Stop::Control),
+            }
+        }
+        i = base + 64;
+    }
+    skip_string_bytewise(bytes, i)
+}
+
+/// [`skip_string`] a byte at a time: for the last bytes, and as its reference in tests.
+fn skip_string_bytewise(bytes: &[u8], from: usize) -> (usize, Stop) {
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => match bytes.get(i + 1) {
+                Some(&next) if short_escape(next) => i += 2,
+                _ => return (i, Stop::Backslash),
+            },
+            b'"' => return (i, Stop::Quote),
+            0..0x20 => return (i, Stop::Control),
+            _ => i += 1,
+        }
+    }
+    (bytes.len(), Stop::End)
+}
+
+/// Bit `k` set when `block[k]` is a quote, a backslash or a control byte.
+fn special_bytes(block: &[u8]) -> u64 {
+    debug_assert_eq!(block.len(), 64);
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{
             __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
             _mm_or_si128, _mm_set1_epi8,
         };
-        let mut i = 0;
+        let mut mask = 0u64;
         // SAFETY: SSE2 is part of every x86_64 CPU (the intrinsics are unsafe only for that);
-        // each load reads the 16 bytes from `i`, which are inside `bytes`, unaligned.
+        // the four loads read the 64 bytes of `block`, unaligned.
         unsafe {
             let quote = _mm_set1_epi8(b'"' as i8);
             let backslash = _mm_set1_epi8(b'\\' as i8);
             let control_max = _mm_set1_epi8(0x1f);
-            while i + 16 <= bytes.len() {
-                let v = _mm_loadu_si128(bytes.as_ptr().add(i).cast::<__m128i>());
+            for part in 0..4 {
+                let v = _mm_loadu_si128(block.as_ptr().add(16 * part).cast::<__m128i>());
                 let special = _mm_or_si128(
                     _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
                     // min(v, 0x1f) == v: v is at most 0x1f, unsigned.
                     _mm_cmpeq_epi8(_mm_min_epu8(v, control_max), v),
                 );
-                let mask = _mm_movemask_epi8(special);
-                if mask != 0 {
-                    return Some(i + mask.trailing_zeros() as usize);
-                }
-                i += 16;
+                mask |= u64::from(_mm_movemask_epi8(special) as u16) << (16 * part);
             }
         }
-        string_stop_bytewise(&bytes[i..]).map(|j| i + j)
+        mask
     }
     #[cfg(not(target_arch = "x86_64"))]
-    string_stop_bytewise(bytes)
-}
-
-fn string_stop_bytewise(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+    block
+        .iter()
+        .enumerate()
+        .fold(0, |mask, (k, &b)| mask | (u64::from(b == b'"' || b == b'\\' || b < 0x20) << k))
 }
 
 #[cfg(test)]
@@ -328,15 +383,41 @@ mod tests {
     }
 
     #[test]
-    fn the_string_stop_finds_the_same_byte_as_a_byte_by_byte_search() {
+    fn the_block_skip_stops_where_a_byte_by_byte_skip_does() {
         let mut rng = Rng(7);
-        let alphabet = [b'a', b'"', b'\\', 0x1f, 0x20, 0x7f, 0x80, 0xff, 0];
-        for _ in 0..5000 {
-            let len = rng.below(70);
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| if rng.below(6) == 0 { alphabet[rng.below(alphabet.len())] } else { b'x' })
-                .collect();
-            assert_eq!(string_stop(&bytes), string_stop_bytewise(&bytes), "{bytes:?}");
+        let alphabet = [b'a', b'"', b'\\', b'n', b'u', 0x1f, 0x20, 0x7f, 0x80, 0xff, 0];
+        for _ in 0..20000 {
+            let len = rng.below(300);
+            let rare = rng.below(40) + 2;
+            let bytes: Vec<u8> =
+                (0..len)
+                    .map(|_| {
+                        if rng.below(rare) == 0 {
+                            alphabet[rng.below(alphabet.len())]
+                        } else {
+                            b'x'
+                        }
+                    })
+                    .collect();
+            let from = rng.below(len + 1);
+            assert_eq!(
+                skip_string(&bytes, from),
+                skip_string_bytewise(&bytes, from),
+                "{bytes:?} from {from}"
+            );
+        }
+        // Escapes across the 64-byte blocks' edges.
+        for at in 55..75 {
+            for escape in [&b"\\n"[..], b"\\\"", b"\\\\", b"\\u", b"\\"] {
+                let mut bytes = vec![b'x'; 140];
+                bytes.splice(at..at + escape.len(), escape.iter().copied());
+                bytes[130] = b'"';
+                assert_eq!(
+                    skip_string(&bytes, 0),
+                    skip_string_bytewise(&bytes, 0),
+                    "{at} {escape:?}"
+                );
+            }
         }
     }
 
@@ -483,7 +564,8 @@ mod tests {
             if text.first() != Some(&b'{') || std::str::from_utf8(&text).is_err() {
                 continue;
             }
-            let verdict = vouched(&text, rng.below(8) + 1);
+            let chunk = if round % 3 == 0 { text.len() } else { rng.below(8) + 1 };
+            let verdict = vouched(&text, chunk);
             if let Some(end) = verdict {
                 assert!(serde_accepts(&text[..end]), "{}", String::from_utf8_lossy(&text));
             }
