@@ -104,6 +104,37 @@ pub(crate) fn read_fd(fd: BorrowedFd<'_>, limits: Limits) -> io::Result<Input> {
     }
 }
 
+/// The buffer a large payload is read into, at least.
+const BIG_BUFFER: usize = 4 << 20;
+
+/// Faults in, in one call, the pages of `buf`'s spare capacity that the bytes waiting in the
+/// pipe `fd` will fill: one `madvise` instead of a page fault per 4 KiB page, each dear in a VM.
+/// Only a hint: not a pipe, or a kernel without `MADV_POPULATE_WRITE` (before 5.14), and the
+/// pages fault in as the read fills them.
+#[cfg(target_os = "linux")]
+fn prefault_for_pipe(fd: i32, buf: &mut Vec<u8>) {
+    let mut waiting: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, which is valid.
+    if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut waiting) } != 0 || waiting <= 0 {
+        return;
+    }
+    let spare = buf.spare_capacity_mut();
+    let len = spare.len().min(waiting as usize);
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let start = spare.as_mut_ptr() as usize;
+    // Whole pages inside the spare capacity only: the one the data starts in may hold
+    // bytes already kept, and is faulted in already.
+    let (first, end) = (start.next_multiple_of(page), (start + len) / page * page);
+    if end > first {
+        // SAFETY: the range lies inside this Vec's allocation; populating it writes nothing
+        // a read would not overwrite, and fails harmlessly where unsupported.
+        unsafe {
+            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_POPULATE_WRITE)
+        };
+    }
+}
+
 /// One `read(2)` into `buf`'s spare capacity; the bytes read are appended to `buf`.
 fn read_into(fd: i32, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
     let spare = buf.spare_capacity_mut();
@@ -278,10 +309,19 @@ impl Reader {
             return Ok((n, n > 0 && self.feed(spill)));
         }
         if bytes.len() == bytes.capacity() {
-            // Doubling (at least one pipe's worth), never beyond the cap.
-            bytes.reserve(bytes.len().max(READ_CHUNK).min(room));
+            if bytes.len() < READ_CHUNK {
+                bytes.reserve(READ_CHUNK.min(room));
+            } else {
+                // A large payload is arriving: room for 4 MiB at once (address space only),
+                // rather than a move at every doubling.
+                bytes.reserve(bytes.len().max(BIG_BUFFER.saturating_sub(bytes.len())).min(room));
+            }
         }
         let mut from = bytes.len();
+        if from >= READ_CHUNK {
+            #[cfg(target_os = "linux")]
+            prefault_for_pipe(fd, bytes);
+        }
         let n = read_into(fd, bytes, room)?;
         self.input.total += n as u64;
         if n > 0 && !self.bom_checked {
