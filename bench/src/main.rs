@@ -1,6 +1,7 @@
 //! hookline's benchmarks, each printing markdown tables with its baselines beside:
 //!
-//! * `cargo run --release -p hookline-bench -- relay [--runs N]`: the cost of one hook call;
+//! * `cargo run --release -p hookline-bench -- relay [--runs N] [--baseline BIN]`: the cost of
+//!   one hook call, beside the exec floor, the Python relay and optionally another relay build;
 //! * `cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]`:
 //!   rename-to-delivery latency, backlog throughput and memory of the watcher;
 //! * `cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]`: the cost of
@@ -25,7 +26,7 @@ use std::error::Error;
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
-const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]\n       \
+const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N] [--baseline BIN]\n       \
                      cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]\n       \
                      cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
                      cargo run -p hookline-bench -- deliver [--runs N]

@@ -4,6 +4,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
@@ -410,11 +411,14 @@ impl Relay {
             (Stdin::Pieces(pieces, pause), Some(pipe)) => {
                 (Some(write_in_thread(pipe, pieces, Some(pause))), None)
             }
-            (Stdin::HeldOpen(bytes), Some(mut pipe)) => {
-                // Small enough for the pipe buffer: this does not block.
-                assert!(bytes.len() < 4096);
-                pipe.write_all(&bytes).unwrap();
-                (None, Some(pipe))
+            (Stdin::HeldOpen(bytes), Some(pipe)) => {
+                // Written from a thread through a second descriptor of the pipe (a large input
+                // does not fit in it); this one is held, so the relay never sees EOF.
+                let mut copy = std::fs::File::from(pipe.as_fd().try_clone_to_owned().unwrap());
+                let writer = thread::spawn(move || {
+                    let _ = copy.write_all(&bytes);
+                });
+                (Some(writer), Some(pipe))
             }
             _ => (None, None),
         };
