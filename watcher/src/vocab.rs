@@ -102,7 +102,10 @@ pub enum WaitReason {
     Question,
     /// An MCP server asked for input.
     Elicitation,
-    /// Anything else (e.g. a turn interrupted by the human).
+    /// The human interrupted the turn (Esc while it ran, or at a permission dialog): no hook
+    /// fires for it; the CLI's transcript says so (see `docs/transcripts.md`).
+    Interrupted,
+    /// Anything else (a wait the CLI did not classify).
     #[default]
     Other,
 }
@@ -264,6 +267,19 @@ pub enum Dialect {
     /// (`profiles/opencode-plugin.js`) is one file of its own there, written whole
     /// ([`crate::install::plugin`]); no events are registered.
     OpencodePlugin,
+}
+
+/// How a CLI writes its transcript: the `[transcript]` table's `format` (see
+/// [`crate::transcript`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TranscriptFormat {
+    /// Claude Code's session JSONL (`~/.claude/projects/<dir>/<session>.jsonl`).
+    ClaudeJsonl,
+    /// Codex's rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl`).
+    CodexRollout,
+    /// Gemini CLI's chat JSONL (`~/.gemini/tmp/<project>/chats/session-….jsonl`).
+    GeminiChats,
 }
 
 /// What a `[[notify]]` rule fires `on`: a transition into a state (by its detail, for a wait),
@@ -444,11 +460,15 @@ words!(KindName {
     Unknown = "unknown",
 });
 words!(WaitReason {
-    Permission = "permission", Question = "question", Elicitation = "elicitation", Other = "other",
+    Permission = "permission", Question = "question", Elicitation = "elicitation",
+    Interrupted = "interrupted", Other = "other",
 });
 words!(FailureKind {
     RateLimit = "rate_limit", Billing = "billing", Auth = "auth", Overloaded = "overloaded",
     Server = "server", Other = "other",
+});
+words!(TranscriptFormat {
+    ClaudeJsonl = "claude-jsonl", CodexRollout = "codex-rollout", GeminiChats = "gemini-chats",
 });
 words!(CompactPhase { Pre = "pre", Post = "post" });
 words!(StateKind {
