@@ -272,6 +272,7 @@ pub enum Dialect {
 /// How a CLI writes its transcript: the `[transcript]` table's `format` (see
 /// [`crate::transcript`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum TranscriptFormat {
     /// Claude Code's session JSONL (`~/.claude/projects/<dir>/<session>.jsonl`).

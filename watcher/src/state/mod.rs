@@ -35,6 +35,7 @@
 mod rules;
 mod snapshot;
 mod todo;
+mod transcript;
 mod view;
 mod windows;
 
@@ -51,6 +52,7 @@ use crate::vocab::UnknownReason;
 use rules::{Effect, Turn};
 pub use snapshot::{InputSlot, Snapshot, State};
 pub use todo::{RepeatedCall, TodoItem, TodoList};
+pub use transcript::{TranscriptFacts, TranscriptView};
 pub use view::{Evidence, Refusal, Slot, Stale, Transition, View};
 pub use windows::StaleWindows;
 
@@ -117,6 +119,10 @@ pub struct Session {
     pub cwd: Option<String>,
     /// Its host CLI process, when known.
     pub host_pid: Option<u32>,
+    /// Its transcript file, as its last event that named one said.
+    pub transcript_path: Option<String>,
+    /// What hookline read in its transcript ([`Tracker::observe_transcript`]).
+    transcript: Option<TranscriptFacts>,
     current: Current,
     epoch: u64,
     /// Last applied seq, and time (for unordered and legacy events).
@@ -425,6 +431,12 @@ impl Tracker {
         if event.cwd.is_some() {
             session.cwd.clone_from(&event.cwd);
         }
+        if event.transcript_path.is_some() && session.transcript_path != event.transcript_path {
+            session.transcript_path.clone_from(&event.transcript_path);
+            // Another file (a `/clear`, a resumed session): what was read in the old one no
+            // longer describes this session.
+            session.transcript = None;
+        }
         if let Some(change) = &event.todo {
             session.todos.apply(change);
         }
@@ -633,6 +645,34 @@ impl Tracker {
         })
     }
 
+    /// Records what hookline read in a session's transcript (the session found by its
+    /// session id or tag, or by the key [`Applied::session`] carries). It is rank-2 evidence:
+    /// it can only make the session's state more careful (see `docs/transcripts.md`). Facts
+    /// about another file than the session's `transcript_path` are refused. Returns whether
+    /// the session was found and took them.
+    pub fn observe_transcript(&mut self, id_or_key: &str, facts: TranscriptFacts) -> bool {
+        let key = if self.sessions.contains_key(id_or_key) {
+            Some(id_or_key.to_owned())
+        } else {
+            self.find_key(id_or_key)
+        };
+        let Some(session) = key.and_then(|k| self.sessions.get_mut(&k)) else {
+            return false;
+        };
+        if session.transcript_path.as_deref().is_some_and(|p| p != facts.path) {
+            return false;
+        }
+        session.transcript = Some(facts);
+        true
+    }
+
+    /// Every session's key and transcript path, for a follower of the transcripts.
+    pub fn transcript_paths(&self) -> impl Iterator<Item = (&str, &Session, &str)> {
+        self.sessions
+            .iter()
+            .filter_map(|(k, s)| Some((k.as_str(), s, s.transcript_path.as_deref()?)))
+    }
+
     /// Forgets sessions that ended, or were last heard of, more than `age` before `now_ns`.
     pub fn forget_older_than(&mut self, age: Duration, now_ns: u64) {
         let cutoff = now_ns.saturating_sub(age.as_nanos() as u64);
@@ -659,6 +699,8 @@ impl Session {
             key: event.session(),
             cwd: event.cwd.clone(),
             host_pid: event.host_pid,
+            transcript_path: event.transcript_path.clone(),
+            transcript: None,
             current: Current {
                 state: State::Unknown(UnknownReason::NoEventYet),
                 since_ns: generation.started_ns.min(event.ts_ns),
@@ -739,6 +781,17 @@ impl Session {
             return Some(Ignored::Older);
         }
         None
+    }
+
+    /// What hookline read in its transcript, when it read it.
+    pub fn transcript(&self) -> Option<&TranscriptFacts> {
+        self.transcript.as_ref()
+    }
+
+    /// When its last applied structured event was written, in nanoseconds since the Unix
+    /// epoch: transcript facts count only when they are newer.
+    pub fn last_event_ns(&self) -> u64 {
+        self.ts_ns
     }
 
     /// The last transitions, oldest first.
