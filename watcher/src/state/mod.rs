@@ -581,6 +581,13 @@ impl Tracker {
         self.find(id_or_tag).map(|s| Snapshot::of(s, self, now_ns))
     }
 
+    /// The typed snapshot of a session at `now_ns` as its structured events alone say,
+    /// without the state its transcript sets over theirs: what a decision compares with, so
+    /// that the transcript only ever makes it more careful.
+    pub fn structured_snapshot(&self, id_or_tag: &str, now_ns: u64) -> Option<Snapshot> {
+        self.find(id_or_tag).map(|s| Snapshot::of_with(s, self, now_ns, false))
+    }
+
     /// The typed snapshot at `now_ns` of a session this tracker holds (one [`Tracker::lookup`]
     /// found).
     pub fn snapshot_of(&self, session: &Session, now_ns: u64) -> Snapshot {

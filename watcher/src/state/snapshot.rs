@@ -135,8 +135,19 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub(super) fn of(session: &Session, tracker: &Tracker, now_ns: u64) -> Snapshot {
+        Snapshot::of_with(session, tracker, now_ns, true)
+    }
+
+    /// The snapshot; `with_transcript`: with the state the transcript sets over the
+    /// structured one, if it sets one.
+    pub(super) fn of_with(
+        session: &Session,
+        tracker: &Tracker,
+        now_ns: u64,
+        with_transcript: bool,
+    ) -> Snapshot {
         let current = &session.current;
-        let overlay = transcript::overlay(session, &current.state);
+        let overlay = transcript::overlay(session, &current.state).filter(|_| with_transcript);
         let was = current.state.kind();
         let profile = tracker.profiles.get(&session.key.cli);
         let silence = now_ns.saturating_sub(session.ts_ns.max(current.since_ns));

@@ -13,6 +13,7 @@
 //! never `idle`, so it never opens an input slot.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +66,23 @@ impl TranscriptFacts {
             turn_started_ns: self.reading.turn_started_ns,
             grew_ns: self.grew_ns,
         }
+    }
+}
+
+impl TranscriptView {
+    /// Whether the current turn has produced zero output tokens for longer than `floor` at
+    /// `now_ns`, counting from the later of its first entry and `turn_since_ns` (when the
+    /// structured state said the turn began). A zero `floor` never fires, nor does a turn the
+    /// transcript has not seen start.
+    pub fn zero_tokens_for(&self, floor: Duration, turn_since_ns: u64, now_ns: u64) -> bool {
+        let Some(started) = self.turn_started_ns else {
+            return false;
+        };
+        let from = started.max(turn_since_ns);
+        !floor.is_zero()
+            && self.output_tokens == 0
+            && !self.evidence.interrupted
+            && u128::from(now_ns.saturating_sub(from)) > floor.as_nanos()
     }
 }
 

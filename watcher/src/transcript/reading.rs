@@ -103,6 +103,7 @@ impl Reading {
             interrupted: newer(self.interrupted.map(|i| i.ts_ns)),
             quota_error: newer(self.api_error.map(|e| e.ts_ns)),
             turn_finished: self.finished && newer(self.last_entry_ns),
+            zero_tokens: false,
         }
     }
 }
