@@ -204,6 +204,12 @@ fn replay_with(
     follow::replay(reader_config(source, Reading::Once, Start::Beginning, profiles)?, |event| {
         tracker.apply(&event);
     })?;
+    // The transcripts' tails too: their lines count only where newer than each session's
+    // last event, and only ever make the answer more careful.
+    let (facts, _unreadable) = hookline::transcript::Followers::default().poll(&tracker, now);
+    for (key, facts) in facts {
+        tracker.observe_transcript(&key, facts);
+    }
     Ok(tracker)
 }
 

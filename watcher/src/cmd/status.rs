@@ -76,6 +76,14 @@ fn print_table(views: &[View], source: &str) {
         if v.state == StateKind::Unknown {
             println!("{:>18}{}", "", escape(v.detail.as_deref().unwrap_or_default()));
         }
+        if v.evidence.kind == "transcript" {
+            println!(
+                "{:>18}source: transcript ({}): {}",
+                "",
+                escape(v.evidence.native.as_deref().unwrap_or("-")),
+                escape(&v.evidence.file)
+            );
+        }
     }
 }
 

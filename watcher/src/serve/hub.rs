@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::pane::{self, PaneReading};
 use crate::profile::{PanePatterns, Profile, Profiles};
 use crate::state::StateKind;
+use crate::transcript::Followers;
 
 use super::protocol::{
     Answer, DecisionBrief, DeliverAnswer, DeliverOutcome, DeliverRequest, Hello, MAX_WAIT,
@@ -57,6 +58,8 @@ pub const RECENT_PER_SESSION: usize = 32;
 #[derive(Debug)]
 pub struct Hub {
     decider: Decider,
+    /// The live sessions' transcripts, read before each answer.
+    transcripts: Followers,
     queues: HashMap<String, Queue>,
     info: ServeInfo,
     failure: Option<String>,
@@ -65,7 +68,22 @@ pub struct Hub {
 impl Hub {
     /// A hub around a decider that has already caught up with history.
     pub fn new(decider: Decider, info: ServeInfo) -> Hub {
-        Hub { decider, queues: HashMap::new(), info, failure: None }
+        Hub {
+            decider,
+            transcripts: Followers::default(),
+            queues: HashMap::new(),
+            info,
+            failure: None,
+        }
+    }
+
+    /// Reads what the sessions' transcripts gained and hands it to the decider: rank-2
+    /// evidence, which can only make the answers more careful.
+    fn read_transcripts(&mut self, now_ns: u64) {
+        let (facts, _unreadable) = self.transcripts.poll(self.decider.tracker(), now_ns);
+        for (key, facts) in facts {
+            self.decider.observe_transcript(&key, facts);
+        }
     }
 }
 
@@ -387,6 +405,7 @@ impl Shared {
 
     fn answer(&self, request: Request, now: &dyn Fn() -> u64) -> Result<Answer, String> {
         let mut hub = self.lock();
+        hub.read_transcripts(now());
         let stale = |hub: &Hub| match &hub.failure {
             Some(why) => Err(format!(
                 "events stopped arriving ({why}): answers would be stale; restart hookline serve"

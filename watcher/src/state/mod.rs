@@ -790,6 +790,11 @@ impl Session {
         None
     }
 
+    /// Whether its last structured state is `ended`.
+    pub fn ended(&self) -> bool {
+        self.current.state.kind() == StateKind::Ended
+    }
+
     /// What hookline read in its transcript, when it read it.
     pub fn transcript(&self) -> Option<&TranscriptFacts> {
         self.transcript.as_ref()

@@ -62,6 +62,11 @@ impl Follower {
         self.tail.path()
     }
 
+    /// Whether it has found the file (and read it) at least once.
+    pub fn bound(&self) -> bool {
+        self.tail.identity().is_some()
+    }
+
     /// The format read.
     pub fn format(&self) -> TranscriptFormat {
         self.format

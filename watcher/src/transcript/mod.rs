@@ -11,7 +11,8 @@
 //!   [`Observation`]s;
 //! * [`reading`]: the fold of a session's entries into its current turn, and the
 //!   [`TranscriptEvidence`](crate::decide::TranscriptEvidence) it makes;
-//! * [`follower`]: the three together, for one session.
+//! * [`follower`]: the three together, for one session; [`sessions`]: one per session a
+//!   tracker knows.
 //!
 //! A transcript can only make an answer more careful: its facts count only where they are
 //! newer than the session's last structured event, and nothing here can make a session
@@ -23,11 +24,13 @@ pub mod entry;
 pub mod follower;
 pub mod gemini;
 pub mod reading;
+pub mod sessions;
 pub mod tail;
 
 pub use entry::{Entry, Interrupt, Observation};
 pub use follower::{Follower, Update, read_tail};
 pub use reading::{Reading, Stamped};
+pub use sessions::Followers;
 pub use tail::{Change, Line, Poll, Tail, TailLimits};
 
 #[cfg(test)]
