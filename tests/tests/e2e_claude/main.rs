@@ -27,6 +27,7 @@
 mod deliver;
 mod headless;
 mod interactive;
+mod interrupt;
 mod legacy_relay;
 mod settings_warning;
 mod stall;
@@ -80,6 +81,27 @@ macro_rules! scenarios {
 }
 
 scenarios!(primary => Pin::Primary, second => Pin::Second);
+
+/// Esc at a streaming turn and at a permission dialog, then API errors: no hook fires, the
+/// transcript holds the markers (2.1.332, whose transcript the fixtures come from).
+mod interrupt_primary {
+    use super::*;
+
+    #[test]
+    fn esc_while_an_answer_streams_fires_nothing_and_leaves_the_marker() {
+        interrupt::while_streaming(&installed(Pin::Primary));
+    }
+
+    #[test]
+    fn esc_at_a_permission_dialog_fires_nothing_and_leaves_the_rejection() {
+        interrupt::at_permission_dialog(&installed(Pin::Primary));
+    }
+
+    #[test]
+    fn api_errors_end_the_turn_with_stop_failure_and_an_error_entry() {
+        interrupt::api_errors(&installed(Pin::Primary));
+    }
+}
 
 /// `stall` at the end of real turns: the stop payload's `background_tasks` and the task hooks
 /// as 2.1.332 sends them (the second pin predates the task tools' ToolSearch shape).
