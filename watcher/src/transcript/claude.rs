@@ -15,6 +15,8 @@
 //! * an `assistant` entry's `message.usage.output_tokens` per `message.id`, and its
 //!   `stop_reason` (`end_turn`: the turn's last entry; `tool_use` or none: it goes on).
 //!
+//! * a `system` entry `subtype: "turn_duration"`: the turn ended normally.
+//!
 //! Entries of a subagent (`isSidechain: true`) are skipped: a subagent never changes its
 //! parent's state.
 
@@ -113,6 +115,11 @@ fn assistant(entry: &Value) -> Vec<Observation> {
 }
 
 fn system(entry: &Value) -> Vec<Observation> {
+    // `turn_duration` closes a turn that ended normally (none after an interrupt, a denial or
+    // an API error).
+    if text(entry, "subtype") == Some("turn_duration") {
+        return vec![Observation::TurnFinished];
+    }
     if text(entry, "subtype") != Some("api_error") {
         return Vec::new();
     }

@@ -3,16 +3,21 @@
 //! `error` or `warning`.
 //! * `user`: [`Observation::TurnStarted`];
 //! * `gemini`: the turn goes on, with `tokens.output` output tokens for that message (`id`);
+//! * `info` whose whole `content` is `Request cancelled.` (what 0.61 writes on Esc):
+//!   [`Interrupt::Turn`] (its `AfterAgent` hook fires too);
 //! * `error`: [`Observation::ApiError`] of class `other`.
 //!
-//! Gemini writes no entry that marks an interrupted or a finished turn: the transcript closes
-//! no interrupt hole for it (its `AfterAgent` hook marks the turn's end).
+//! `{"$set": …}` updates name no type and say nothing. 0.61 writes nothing for an API error
+//! (it retries without end) and no entry that marks a finished turn (`AfterAgent` does).
 
 use serde_json::Value;
 
 use crate::vocab::FailureKind;
 
-use super::entry::{Observation, text};
+use super::entry::{Interrupt, Observation, text};
+
+/// The whole `content` of the `info` record Gemini writes when the human cancels a turn.
+pub const CANCELLED: &str = "Request cancelled.";
 
 pub(super) fn read(record: &Value) -> (Option<String>, Vec<Observation>) {
     let session = text(record, "sessionId").map(str::to_owned);
@@ -28,6 +33,9 @@ pub(super) fn read(record: &Value) -> (Option<String>, Vec<Observation>) {
             }
             out.push(Observation::TurnInProgress);
             out
+        }
+        Some("info") if text(record, "content") == Some(CANCELLED) => {
+            vec![Observation::Interrupted(Interrupt::Turn)]
         }
         Some("error") => vec![Observation::ApiError(FailureKind::Other)],
         _ => Vec::new(),

@@ -275,3 +275,97 @@ fn entries_naming_another_session_are_not_folded_in() {
     assert_eq!((update.foreign, update.entries), (1, 0));
     assert_eq!(follower.reading().interrupted, None);
 }
+
+/// Every line of a captured transcript (`watcher/tests/transcript/<cli>/<version>/<name>`),
+/// read: its observations, by 1-based line number.
+fn captured(path: &str, format: TranscriptFormat) -> Vec<(usize, Entry)> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/transcript").join(path);
+    let text = fs::read_to_string(&file).unwrap();
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let entry = entry::read(format, l.as_bytes())
+                .unwrap_or_else(|e| panic!("{path}:{}: {e:?}", i + 1));
+            (i + 1, entry)
+        })
+        .collect()
+}
+
+fn lines_saying(entries: &[(usize, Entry)], what: &Observation) -> Vec<usize> {
+    entries.iter().filter(|(_, e)| e.observations.contains(what)).map(|(n, _)| *n).collect()
+}
+
+/// Folds a captured transcript through a real follower, as `serve` would read it appended
+/// line by line.
+fn follow_captured(path: &str, format: TranscriptFormat) -> (Reading, Update) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/transcript").join(path);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.jsonl");
+    File::create(&file).unwrap();
+    let mut follower = Follower::new(&file, format, None, TailLimits::default(), 1);
+    follower.poll(1).unwrap();
+    let mut total =
+        Update { change: Change::Same, grew: false, entries: 0, unreadable: 0, foreign: 0 };
+    for line in fs::read_to_string(src).unwrap().lines() {
+        append(&file, &format!("{line}\n"));
+        let u = follower.poll(2).unwrap();
+        total.entries += u.entries;
+        total.unreadable += u.unreadable;
+        total.foreign += u.foreign;
+    }
+    (follower.reading().clone(), total)
+}
+
+#[test]
+fn captured_claude_transcripts_say_what_the_readme_says_they_do() {
+    let f = TranscriptFormat::ClaudeJsonl;
+    let turn = Observation::Interrupted(Interrupt::Turn);
+    let tool = Observation::Interrupted(Interrupt::ToolUse);
+    let streaming = captured("claude/2.1.332/esc-while-streaming.jsonl", f);
+    assert_eq!(lines_saying(&streaming, &turn), [24]);
+    assert!(lines_saying(&streaming, &tool).is_empty());
+    let dialog = captured("claude/2.1.332/esc-at-permission-dialog.jsonl", f);
+    assert_eq!(lines_saying(&dialog, &tool), [25, 27]);
+    assert!(lines_saying(&dialog, &turn).is_empty(), "the blob repeating the marker says nothing");
+    let both = captured("claude/2.1.332/interactive-approve-deny-compact.jsonl", f);
+    assert_eq!(lines_saying(&both, &tool), [40, 41]);
+    let errors = captured("claude/2.1.332/api-errors.jsonl", f);
+    assert_eq!(lines_saying(&errors, &Observation::ApiError(FailureKind::Overloaded)), [19]);
+    assert_eq!(lines_saying(&errors, &Observation::ApiError(FailureKind::RateLimit)), [28]);
+    for (name, _) in [("esc-while-streaming", 0), ("esc-at-permission-dialog", 0)] {
+        let (reading, update) = follow_captured(&format!("claude/2.1.332/{name}.jsonl"), f);
+        assert_eq!((update.unreadable, update.foreign), (0, 0), "{name}");
+        // Each ends on a next prompt answered normally: the interrupt is the turn before's.
+        assert_eq!(reading.interrupted, None, "{name}");
+        assert!(reading.finished && reading.output_tokens > 0, "{name}: {reading:?}");
+    }
+}
+
+#[test]
+fn captured_codex_rollouts_say_what_the_readme_says_they_do() {
+    let f = TranscriptFormat::CodexRollout;
+    let turn = Observation::Interrupted(Interrupt::Turn);
+    let dialog = captured("codex/0.171.0/esc-at-approval-dialog.jsonl", f);
+    assert_eq!(lines_saying(&dialog, &turn).len(), 1);
+    let run = captured("codex/0.171.0/esc-while-streaming-then-api-errors.jsonl", f);
+    assert_eq!(lines_saying(&run, &turn).len(), 1);
+    assert_eq!(lines_saying(&run, &Observation::ApiError(FailureKind::Overloaded)), [28]);
+    assert_eq!(lines_saying(&run, &Observation::ApiError(FailureKind::RateLimit)), [34]);
+    let (reading, update) = follow_captured("codex/0.171.0/interactive-approved.jsonl", f);
+    assert_eq!((update.unreadable, update.foreign), (0, 0));
+    assert!(reading.finished, "{reading:?}");
+    let (reading, _) =
+        follow_captured("codex/0.171.0/esc-while-streaming-then-api-errors.jsonl", f);
+    assert_eq!(reading.api_error.map(|e| e.what), Some(FailureKind::RateLimit));
+}
+
+#[test]
+fn captured_gemini_chats_say_what_the_readme_says_they_do() {
+    let f = TranscriptFormat::GeminiChats;
+    let run = captured("gemini/0.61.0/esc-while-streaming-then-api-errors.jsonl", f);
+    assert_eq!(lines_saying(&run, &Observation::Interrupted(Interrupt::Turn)), [5, 14, 19]);
+    let (reading, update) = follow_captured("gemini/0.61.0/interactive-approved.jsonl", f);
+    assert_eq!((update.unreadable, update.foreign), (0, 0));
+    assert!(reading.output_tokens > 0, "{reading:?}");
+    assert_eq!(reading.interrupted, None);
+}
