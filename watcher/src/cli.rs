@@ -140,6 +140,15 @@ pub struct StatusArgs {
     /// Print JSON on a terminal too (output that is not a terminal is always JSON).
     #[arg(long)]
     pub json: bool,
+    /// Also list the sessions whose transcripts are under DIR and that have no hook event
+    /// (the fallback producer: `unknown`, with the transcript as their source). With
+    /// `--transcripts-cli`.
+    #[arg(long, value_name = "DIR", requires = "transcripts_cli")]
+    pub transcripts: Option<PathBuf>,
+    /// The CLI whose transcripts `--transcripts` names (its profile's `[transcript]` says how
+    /// to read them).
+    #[arg(long, value_name = "CLI", requires = "transcripts")]
+    pub transcripts_cli: Option<String>,
 }
 
 /// `hookline explain`.

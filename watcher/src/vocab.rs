@@ -176,6 +176,9 @@ pub enum UnknownReason {
     StopNotInputReady,
     /// The state the events said went stale: the CLI can leave it without any event.
     Stale,
+    /// Only its transcript is read (no hook event at all: the fallback producer): what the
+    /// transcript held when hookline started reading it is history, and says nothing.
+    TranscriptOnly,
 }
 
 /// The session-start sources the state machine tells apart (`session_start`'s `source`, as the
@@ -480,6 +483,7 @@ words!(UnknownReason {
     NoEventYet = "no event of this generation yet", SessionStarted = "session started",
     NewProducer = "new producer",
     StopNotInputReady = "the turn ended but this CLI's stop is not input-ready", Stale = "stale",
+    TranscriptOnly = "no hook event: only the transcript is read",
 });
 words!(StartWord {
     Startup = "startup", Resume = "resume", Clear = "clear", Compact = "compact", Fork = "fork",

@@ -141,6 +141,8 @@ pub struct Session {
     epoch_has_events: bool,
     /// Only legacy directories have reported it so far.
     legacy_only: bool,
+    /// No hook event has reported it: only its transcript is read (the fallback producer).
+    unhooked: bool,
 }
 
 /// What makes an applied event live (of this generation) rather than replayed history.
@@ -426,6 +428,12 @@ impl Tracker {
             let ignored = Some(why);
             return Applied { session: Some(key), rule: why.rule(), changed: false, ignored };
         }
+        if session.unhooked {
+            // Its first event: from now on it is a hooked session like any other.
+            session.unhooked = false;
+            session.transcript = None;
+            session.current.state = State::Unknown(UnknownReason::NoEventYet);
+        }
         session.seq = session.seq.max(if event.source.legacy { 0 } else { event.source.seq });
         session.ts_ns = session.ts_ns.max(event.ts_ns);
         if event.cwd.is_some() {
@@ -673,6 +681,35 @@ impl Tracker {
         true
     }
 
+    /// Records what hookline read in the transcript of a session that no hook event reports
+    /// (the fallback producer, `docs/transcripts.md`): the session `cli:session_id` is
+    /// created `unknown` at `since_ns` (when hookline started reading the file) if the tracker
+    /// does not know it, and only what the transcript writes after that counts. It can hold,
+    /// pause or escalate, never authorize input and never end a session. A session that has
+    /// events takes the facts only about its own transcript file. Returns whether they were
+    /// taken.
+    pub fn observe_unhooked_transcript(
+        &mut self,
+        cli: &str,
+        session_id: &str,
+        facts: TranscriptFacts,
+        since_ns: u64,
+    ) -> bool {
+        let key = format!("{cli}:{session_id}");
+        match self.sessions.get_mut(&key) {
+            Some(session) if session.unhooked => {
+                session.transcript = Some(facts);
+                true
+            }
+            Some(_) => self.observe_transcript(&key, facts),
+            None => {
+                let session = Session::from_transcript(cli, session_id, facts, since_ns);
+                self.sessions.insert(key, session);
+                true
+            }
+        }
+    }
+
     /// Every session's key and transcript path, for a follower of the transcripts.
     pub fn transcript_paths(&self) -> impl Iterator<Item = (&str, &Session, &str)> {
         self.sessions
@@ -726,7 +763,62 @@ impl Session {
             history: VecDeque::new(),
             epoch_has_events: false,
             legacy_only: event.source.legacy,
+            unhooked: false,
         }
+    }
+
+    /// A session no hook event has reported, known from its transcript alone: `unknown`,
+    /// epoch 0, never authoritative; its first event starts its first epoch as usual.
+    fn from_transcript(
+        cli: &str,
+        session_id: &str,
+        facts: TranscriptFacts,
+        since_ns: u64,
+    ) -> Session {
+        let evidence = Evidence {
+            kind: "transcript".into(),
+            native: None,
+            seq: 0,
+            file: facts.path.clone(),
+            ts_ns: since_ns,
+            rule: std::borrow::Cow::Borrowed("transcript-only-session-starts-unknown"),
+            mapped_by: format!("transcript:{}", facts.format),
+        };
+        Session {
+            key: SessionKey {
+                cli: cli.to_owned(),
+                session_id: Some(session_id.to_owned()),
+                tag: None,
+            },
+            cwd: None,
+            host_pid: None,
+            transcript_path: Some(facts.path.clone()),
+            transcript: Some(facts),
+            current: Current {
+                state: State::Unknown(UnknownReason::TranscriptOnly),
+                since_ns,
+                evidence: evidence.clone(),
+                live: false,
+            },
+            epoch: 0,
+            seq: 0,
+            ts_ns: since_ns,
+            last_event: evidence,
+            turn: Turn::default(),
+            todos: TodoList::default(),
+            retired_hosts: Vec::new(),
+            slot_taken: false,
+            moved_since_slot: false,
+            history: VecDeque::new(),
+            epoch_has_events: false,
+            legacy_only: false,
+            unhooked: true,
+        }
+    }
+
+    /// Whether no hook event has reported it: only its transcript is read.
+    pub fn is_unhooked(&self) -> bool {
+        self.unhooked
     }
 
     /// Records an echo; changes the state only to a more careful one (see the module docs).

@@ -101,9 +101,16 @@ pub(super) fn overlay(session: &Session, state: &State) -> Option<(State, u64, E
         rule: Cow::Borrowed(rule),
         mapped_by: format!("transcript:{}", facts.format),
     };
+    // A session only its transcript reports starts `unknown`; what the transcript writes
+    // after hookline started reading it moves it, as carefully.
+    let unhooked = session.unhooked;
     let interrupted = reading.interrupted.filter(|i| i.ts_ns > after);
     if let Some(i) = interrupted
-        && matches!(state, State::Active | State::ChildCommand { .. } | State::WaitingOnHuman(_))
+        && (unhooked
+            || matches!(
+                state,
+                State::Active | State::ChildCommand { .. } | State::WaitingOnHuman(_)
+            ))
     {
         let native = match i.what {
             Interrupt::Turn => "interrupted turn",
@@ -118,10 +125,19 @@ pub(super) fn overlay(session: &Session, state: &State) -> Option<(State, u64, E
     }
     let error = reading.api_error.filter(|e| e.ts_ns > after);
     if let Some(e) = error
-        && matches!(state, State::Active | State::ChildCommand { .. })
+        && (unhooked || matches!(state, State::Active | State::ChildCommand { .. }))
     {
         let rule = "transcript-api-error-after-last-event";
         return Some((State::EnvFault(e.what), e.ts_ns, evidence("api error", rule, e.ts_ns)));
+    }
+    let busy = reading.in_progress && reading.last_entry_ns.is_some_and(|t| t > after);
+    if unhooked && busy {
+        let ts = reading.last_entry_ns.unwrap_or(after);
+        return Some((
+            State::Active,
+            ts,
+            evidence("turn in progress", "transcript-turn-in-progress", ts),
+        ));
     }
     None
 }

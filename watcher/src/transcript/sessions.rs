@@ -2,6 +2,10 @@
 //! events named a transcript and whose CLI's profile says how to read it.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::profile::TranscriptSpec;
 
 use crate::state::{Tracker, TranscriptFacts};
 
@@ -83,5 +87,94 @@ impl Followers {
             }
         }
         (facts, errors)
+    }
+}
+
+/// The fallback producer: follows the transcripts in a CLI's transcript directory, for
+/// sessions that have no hook events (hooks not installed or not trusted, an old CLI, a
+/// hand-started session). Each file is a session, named by the session id it holds (else its
+/// file name); what it holds when first read is history. See
+/// [`Tracker::observe_unhooked_transcript`].
+#[derive(Debug)]
+pub struct Unhooked {
+    cli: String,
+    dir: PathBuf,
+    spec: TranscriptSpec,
+    limits: TailLimits,
+    /// The most files followed: the most recently modified.
+    max_files: usize,
+    by_path: HashMap<PathBuf, Follower>,
+}
+
+impl Unhooked {
+    /// Follows the transcripts under `dir` of CLI `cli`, written as `spec` says.
+    pub fn new(cli: &str, dir: impl Into<PathBuf>, spec: TranscriptSpec) -> Unhooked {
+        Unhooked {
+            cli: cli.to_owned(),
+            dir: dir.into(),
+            spec,
+            limits: TailLimits::default(),
+            max_files: 64,
+            by_path: HashMap::new(),
+        }
+    }
+
+    /// The directory searched.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Finds the newest transcripts under the directory, reads what each gained, and hands
+    /// it to `tracker` as unhooked sessions' facts. Unreadable files are skipped, with their
+    /// errors returned.
+    pub fn poll(&mut self, tracker: &mut Tracker, now_ns: u64) -> Vec<crate::Error> {
+        let mut errors = Vec::new();
+        let mut files = Vec::new();
+        collect(&self.dir, &self.spec.file_suffix, 0, &mut files);
+        files.sort_by_key(|f| std::cmp::Reverse(f.1));
+        files.truncate(self.max_files);
+        let keep: std::collections::HashSet<&PathBuf> = files.iter().map(|(p, _)| p).collect();
+        self.by_path.retain(|p, _| keep.contains(p));
+        for (path, _) in &files {
+            let follower = self.by_path.entry(path.clone()).or_insert_with(|| {
+                Follower::new(path, self.spec.format, None, self.limits, now_ns)
+            });
+            if let Err(e) = follower.poll(now_ns) {
+                errors.push(e);
+                continue;
+            }
+            let id = follower
+                .session_id()
+                .map(str::to_owned)
+                .or_else(|| path.file_stem().and_then(|s| s.to_str()).map(str::to_owned));
+            let Some(id) = id else { continue };
+            let facts = TranscriptFacts {
+                path: path.display().to_string(),
+                format: self.spec.format,
+                reading: follower.reading().clone(),
+                grew_ns: follower.grew_ns(),
+            };
+            tracker.observe_unhooked_transcript(&self.cli, &id, facts, follower.started_ns());
+        }
+        errors
+    }
+}
+
+/// The files under `dir` whose names end in `suffix`, with their modification times, to a
+/// bounded depth.
+fn collect(dir: &Path, suffix: &str, depth: usize, out: &mut Vec<(PathBuf, SystemTime)>) {
+    const MAX_DEPTH: usize = 6;
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else { continue };
+        let path = entry.path();
+        if kind.is_dir() && depth < MAX_DEPTH {
+            collect(&path, suffix, depth + 1, out);
+        } else if kind.is_file()
+            && entry.file_name().to_str().is_some_and(|n| n.ends_with(suffix))
+            && let Ok(modified) = entry.metadata().and_then(|m| m.modified())
+        {
+            out.push((path, modified));
+        }
     }
 }

@@ -369,3 +369,45 @@ fn captured_gemini_chats_say_what_the_readme_says_they_do() {
     assert!(reading.output_tokens > 0, "{reading:?}");
     assert_eq!(reading.interrupted, None);
 }
+
+#[test]
+fn the_fallback_producer_starts_unknown_moves_only_on_new_lines_and_never_to_idle() {
+    use crate::profile::Profiles;
+    use crate::state::{StateKind, Tracker};
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("-work-proj");
+    fs::create_dir_all(&sub).unwrap();
+    let file = sub.join("6b005208-fecb-4457-88ba-747404f8bc01.jsonl");
+    let lines = fixture("claude-esc-interrupts.jsonl");
+    let line = |n: usize| format!("{}\n", lines.lines().nth(n - 1).unwrap());
+    // History: a whole interrupted turn is already there.
+    append(&file, &(line(1) + &line(2) + &line(3)));
+    let profiles = Profiles::shipped().unwrap();
+    let spec = profiles.get("claude").unwrap().transcript.clone().unwrap();
+    let start = parse_rfc3339("2026-12-01T10:00:06.000Z").unwrap();
+    let mut tracker = Tracker::new(profiles, start);
+    let mut producer = Unhooked::new("claude", dir.path(), spec);
+    assert!(producer.poll(&mut tracker, start).is_empty());
+    let id = "6b005208-fecb-4457-88ba-747404f8bc01";
+    let view = tracker.view(id, start).unwrap();
+    assert_eq!(view.state, StateKind::Unknown, "history never hydrates: {view:?}");
+    assert!(!view.authoritative);
+    // New lines move it: a prompt and a tool call (active), then the denial.
+    append(&file, &(line(4) + &line(5)));
+    producer.poll(&mut tracker, start + 1);
+    assert_eq!(tracker.view(id, start + 1).unwrap().state, StateKind::Active);
+    append(&file, &(line(6) + &line(7)));
+    producer.poll(&mut tracker, start + 2);
+    let view = tracker.view(id, start + 2).unwrap();
+    assert_eq!(
+        (view.state, view.detail.as_deref()),
+        (StateKind::WaitingOnHuman, Some("interrupted"))
+    );
+    // A turn that finishes is not idle: only an explicit event is.
+    append(&file, &(line(9) + &line(10) + &line(11)));
+    producer.poll(&mut tracker, start + 3);
+    let view = tracker.view(id, start + 3).unwrap();
+    assert_ne!(view.state, StateKind::Idle, "{view:?}");
+    assert!(tracker.take_input_slot(id, start + 3).is_err());
+    assert_eq!(view.epoch, 0, "the fallback has its own epoch, before any event's");
+}

@@ -491,3 +491,34 @@ fn status_and_decide_read_the_transcript_tail_and_count_only_lines_newer_than_th
     let s1 = row(rows.as_array().unwrap(), "s1");
     assert_eq!(s1["state"], "active", "{s1}");
 }
+
+#[test]
+fn status_lists_sessions_only_a_transcript_reports_as_unknown_with_their_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire_as(&dir, &format!("{C}SessionStart-startup.json"), "s2", "task-2", &[]);
+    let projects = tmp.path().join("projects/-work-proj");
+    std::fs::create_dir_all(&projects).unwrap();
+    let transcript = projects.join("abc.jsonl");
+    // An interrupt already in the file when hookline reads it: history, which says nothing.
+    let old = interrupt_marker("abc", hookline::format::clock::now_ns() - 1_000_000_000);
+    std::fs::write(&transcript, format!("{old}\n")).unwrap();
+    let args = ["--json", "--transcripts", projects.parent().unwrap().to_str().unwrap()];
+    let out = hookline("status", &dir, &[&args[..], &["--transcripts-cli", "claude"]].concat())
+        .output()
+        .unwrap();
+    let rows = json(&out);
+    let abc = row(rows.as_array().unwrap(), "abc");
+    assert_eq!(abc["state"], "unknown", "{abc}");
+    assert_eq!(abc["detail"], "no hook event: only the transcript is read", "{abc}");
+    assert_eq!(abc["authoritative"], false, "{abc}");
+    assert_eq!(abc["evidence"]["kind"], "transcript", "{abc}");
+    assert_eq!(abc["transcript"]["path"], transcript.to_str().unwrap(), "{abc}");
+    assert_eq!(row(rows.as_array().unwrap(), "s2")["state"], "unknown");
+    // A CLI without a [transcript] table is refused, by name.
+    let out = hookline("status", &dir, &[&args[..], &["--transcripts-cli", "copilot"]].concat())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[transcript]"), "{out:?}");
+}
