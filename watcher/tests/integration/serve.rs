@@ -217,3 +217,46 @@ fn a_stepped_clock_neither_makes_history_live_nor_live_events_history() {
     drop(serve.child.stdin.take());
     assert!(serve.child.wait().unwrap().success());
 }
+
+#[test]
+fn serve_follows_a_live_sessions_transcript_and_an_esc_marker_holds_its_answers() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let transcript = tmp.path().join("s1.jsonl");
+    std::fs::write(&transcript, "").unwrap();
+    let mut serve = Serve::start(&dir);
+    let prompt = json!({
+        "session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "hi",
+        "transcript_path": transcript,
+    });
+    super::watch::run_relay(&dir, &["--cli", "claude"], prompt.to_string().as_bytes());
+    let active = |serve: &mut Serve| {
+        serve.send(json!({"id": 1, "op": "state", "session": "s1"}));
+        serve.reply()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while active(&mut serve)["view"]["state"] != "active" {
+        assert!(std::time::Instant::now() < deadline, "the prompt never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Esc: Claude writes its marker, and no hook fires.
+    let marker = json!({
+        "type": "user", "sessionId": "s1",
+        "timestamp": hookline::units::rfc3339(hookline::format::clock::now_ns() + 1_000_000),
+        "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]},
+    });
+    std::fs::write(&transcript, format!("{marker}\n")).unwrap();
+    let view = active(&mut serve)["view"].clone();
+    assert_eq!(
+        (&view["state"], &view["detail"]),
+        (&json!("waiting_on_human"), &json!("interrupted")),
+        "{view}"
+    );
+    assert_eq!(view["evidence"]["kind"], "transcript", "{view}");
+    serve.send(json!({"id": 2, "op": "decide", "session": "s1", "question": "nudge"}));
+    let decision = serve.reply();
+    assert_eq!(decision["decision"]["verdict"], "withhold", "{decision}");
+    drop(serve.child.stdin.take());
+    assert!(serve.child.wait().unwrap().success());
+}
