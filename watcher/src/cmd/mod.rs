@@ -213,6 +213,24 @@ fn replay_with(
     Ok(tracker)
 }
 
+/// The fallback producer `--transcripts DIR --transcripts-cli CLI` asks for, if it does.
+fn unhooked(
+    profiles: &Profiles,
+    args: &crate::cli::TranscriptArgs,
+) -> Result<Option<hookline::transcript::Unhooked>, Box<dyn std::error::Error>> {
+    let (Some(dir), Some(cli)) = (&args.transcripts, &args.transcripts_cli) else {
+        return Ok(None);
+    };
+    let profile = profiles.get(cli).ok_or_else(|| hookline::Error::UnknownCli {
+        name: cli.to_owned(),
+        known: profiles.iter().filter(|p| p.transcript.is_some()).map(|p| p.name.clone()).collect(),
+    })?;
+    let spec = profile.transcript.clone().ok_or_else(|| {
+        format!("profile {cli:?} has no [transcript] table: hookline cannot read its transcripts")
+    })?;
+    Ok(Some(hookline::transcript::Unhooked::new(cli, dir, spec)))
+}
+
 /// Asks the daemon of the events directory, when one answers: its answers are a live
 /// generation's, authoritative. When none does (or it fails to answer), says so on stderr in
 /// one line and returns `None`: the caller replays history instead, which never authorizes.

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use hookline::state::{StateKind, View};
 use hookline::term::escape;
 
-use super::{History, Outcome, ask_daemon, policy, profiles, replay_with};
+use super::{History, Outcome, ask_daemon, policy, profiles, replay_with, unhooked};
 use crate::cli::StatusArgs;
 
 pub fn run(args: StatusArgs) -> Outcome {
@@ -28,8 +28,10 @@ pub fn run(args: StatusArgs) -> Outcome {
                 History::Last(hookline::state::HISTORY),
             )?;
             let now = hookline::format::clock::now_ns();
-            if let (Some(dir), Some(cli)) = (&args.transcripts, &args.transcripts_cli) {
-                unhooked(&profiles, dir, cli, &mut tracker, now)?;
+            if let Some(mut producer) = unhooked(&profiles, &args.transcripts)? {
+                for error in producer.poll(&mut tracker, now) {
+                    eprintln!("hookline: warning: {error}");
+                }
             }
             let snapshots = tracker.snapshots(now);
             let views = snapshots.iter().map(View::from).collect();
@@ -42,28 +44,6 @@ pub fn run(args: StatusArgs) -> Outcome {
     }
     print_table(&views, &source);
     Ok(ExitCode::SUCCESS)
-}
-
-/// The fallback producer, once: the sessions under `dir` that only their transcript reports.
-fn unhooked(
-    profiles: &hookline::profile::Profiles,
-    dir: &std::path::Path,
-    cli: &str,
-    tracker: &mut hookline::state::Tracker,
-    now: u64,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let profile = profiles.get(cli).ok_or_else(|| hookline::Error::UnknownCli {
-        name: cli.to_owned(),
-        known: profiles.iter().filter(|p| p.transcript.is_some()).map(|p| p.name.clone()).collect(),
-    })?;
-    let spec = profile.transcript.clone().ok_or_else(|| {
-        format!("profile {cli:?} has no [transcript] table: hookline cannot read its transcripts")
-    })?;
-    let mut producer = hookline::transcript::Unhooked::new(cli, dir, spec);
-    for error in producer.poll(tracker, now) {
-        eprintln!("hookline: warning: {error}");
-    }
-    Ok(())
 }
 
 fn print_table(views: &[View], source: &str) {

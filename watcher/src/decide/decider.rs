@@ -265,6 +265,18 @@ impl Decider {
         self.tracker.observe_transcript(id_or_key, facts)
     }
 
+    /// Records what hookline read in the transcript of a session no hook event reports (see
+    /// [`Tracker::observe_unhooked_transcript`]).
+    pub fn observe_unhooked_transcript(
+        &mut self,
+        cli: &str,
+        session_id: &str,
+        facts: crate::state::TranscriptFacts,
+        since_ns: u64,
+    ) -> bool {
+        self.tracker.observe_unhooked_transcript(cli, session_id, facts, since_ns)
+    }
+
     /// The caller's evidence with what hookline read in the session's transcript added: its
     /// facts newer than the session's last event, and the zero-token floor. Adding can only
     /// make the answer more careful.

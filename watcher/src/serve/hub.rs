@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::pane::{self, PaneReading};
 use crate::profile::{PanePatterns, Profile, Profiles};
 use crate::state::StateKind;
-use crate::transcript::Followers;
+use crate::transcript::{Followers, Unhooked};
 
 use super::protocol::{
     Answer, DecisionBrief, DeliverAnswer, DeliverOutcome, DeliverRequest, Hello, MAX_WAIT,
@@ -60,6 +60,8 @@ pub struct Hub {
     decider: Decider,
     /// The live sessions' transcripts, read before each answer.
     transcripts: Followers,
+    /// The fallback producers: transcripts of sessions without hooks.
+    unhooked: Vec<Unhooked>,
     queues: HashMap<String, Queue>,
     info: ServeInfo,
     failure: Option<String>,
@@ -71,6 +73,7 @@ impl Hub {
         Hub {
             decider,
             transcripts: Followers::default(),
+            unhooked: Vec::new(),
             queues: HashMap::new(),
             info,
             failure: None,
@@ -83,6 +86,12 @@ impl Hub {
         let (facts, _unreadable) = self.transcripts.poll(self.decider.tracker(), now_ns);
         for (key, facts) in facts {
             self.decider.observe_transcript(&key, facts);
+        }
+        for producer in &mut self.unhooked {
+            let (found, _unreadable) = producer.read(now_ns);
+            for (id, facts, since) in found {
+                self.decider.observe_unhooked_transcript(producer.cli(), &id, facts, since);
+            }
         }
     }
 }
@@ -129,6 +138,17 @@ impl Shared {
     /// learns it only as it goes, such as a JetStream consumer.
     pub fn caught_up(&self) {
         self.lock().decider.caught_up();
+    }
+
+    /// Follows a fallback producer too: the transcripts of sessions without hooks, read
+    /// before each answer from now on (what they hold now is history).
+    pub fn follow_unhooked(&self, mut producer: Unhooked, now_ns: u64) {
+        let mut hub = self.lock();
+        let (found, _unreadable) = producer.read(now_ns);
+        for (id, facts, since) in found {
+            hub.decider.observe_unhooked_transcript(producer.cli(), &id, facts, since);
+        }
+        hub.unhooked.push(producer);
     }
 
     /// Records that events stopped arriving: from now on every request that depends on fresh

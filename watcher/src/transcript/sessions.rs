@@ -128,7 +128,28 @@ impl Unhooked {
     /// it to `tracker` as unhooked sessions' facts. Unreadable files are skipped, with their
     /// errors returned.
     pub fn poll(&mut self, tracker: &mut Tracker, now_ns: u64) -> Vec<crate::Error> {
+        let (found, errors) = self.read(now_ns);
+        for (id, facts, since) in found {
+            tracker.observe_unhooked_transcript(&self.cli, &id, facts, since);
+        }
+        errors
+    }
+
+    /// The CLI whose transcripts these are.
+    pub fn cli(&self) -> &str {
+        &self.cli
+    }
+
+    /// Finds the newest transcripts under the directory and reads what each gained: per file,
+    /// the session id it names (else its file name), its facts, and when hookline started
+    /// reading it; for [`Tracker::observe_unhooked_transcript`].
+    #[allow(clippy::type_complexity)]
+    pub fn read(
+        &mut self,
+        now_ns: u64,
+    ) -> (Vec<(String, TranscriptFacts, u64)>, Vec<crate::Error>) {
         let mut errors = Vec::new();
+        let mut found = Vec::new();
         let mut files = Vec::new();
         collect(&self.dir, &self.spec.file_suffix, 0, &mut files);
         files.sort_by_key(|f| std::cmp::Reverse(f.1));
@@ -154,9 +175,9 @@ impl Unhooked {
                 reading: follower.reading().clone(),
                 grew_ns: follower.grew_ns(),
             };
-            tracker.observe_unhooked_transcript(&self.cli, &id, facts, follower.started_ns());
+            found.push((id, facts, follower.started_ns()));
         }
-        errors
+        (found, errors)
     }
 }
 

@@ -260,3 +260,55 @@ fn serve_follows_a_live_sessions_transcript_and_an_esc_marker_holds_its_answers(
     drop(serve.child.stdin.take());
     assert!(serve.child.wait().unwrap().success());
 }
+
+#[test]
+fn serve_follows_transcripts_of_sessions_without_hooks_that_never_authorize() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let projects = tmp.path().join("projects");
+    std::fs::create_dir_all(projects.join("-work-proj")).unwrap();
+    let transcript = projects.join("-work-proj/abc.jsonl");
+    let entry = |ts_ns: u64, content: serde_json::Value| {
+        json!({
+            "type": "user", "sessionId": "abc", "timestamp": hookline::units::rfc3339(ts_ns),
+            "message": {"role": "user", "content": content},
+        })
+        .to_string()
+            + "\n"
+    };
+    let now = hookline::format::clock::now_ns();
+    std::fs::write(&transcript, entry(now - 5_000_000_000, json!("an old prompt"))).unwrap();
+    let args = [
+        std::ffi::OsStr::new("--transcripts"),
+        projects.as_os_str(),
+        std::ffi::OsStr::new("--transcripts-cli"),
+        std::ffi::OsStr::new("claude"),
+    ];
+    let mut serve = Serve::start_with(&dir, &args);
+    let state = |serve: &mut Serve| {
+        serve.send(json!({"id": 1, "op": "state", "session": "abc"}));
+        serve.reply()["view"].clone()
+    };
+    let view = state(&mut serve);
+    assert_eq!(
+        (&view["state"], &view["authoritative"]),
+        (&json!("unknown"), &json!(false)),
+        "{view}"
+    );
+    let marker = json!([{"type": "text", "text": "[Request interrupted by user]"}]);
+    let later = hookline::format::clock::now_ns() + 1_000_000;
+    let mut file = std::fs::OpenOptions::new().append(true).open(&transcript).unwrap();
+    std::io::Write::write_all(&mut file, entry(later, marker).as_bytes()).unwrap();
+    let view = state(&mut serve);
+    assert_eq!(
+        (&view["state"], &view["detail"]),
+        (&json!("waiting_on_human"), &json!("interrupted")),
+        "{view}"
+    );
+    serve.send(json!({"id": 2, "op": "decide", "session": "abc", "question": "input"}));
+    let decision = serve.reply();
+    assert_eq!(decision["decision"]["verdict"], "withhold", "{decision}");
+    drop(serve.child.stdin.take());
+    assert!(serve.child.wait().unwrap().success());
+}
