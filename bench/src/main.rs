@@ -12,7 +12,9 @@
 //!   central tracker latency and forwarder throughput through one `nats-server`, beside the
 //!   local directory;
 //! * `cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline
-//!   PATH]`: `status` time and memory, and a following `watch`'s idle CPU, over a long history.
+//!   PATH]`: `status` time and memory, and a following `watch`'s idle CPU, over a long history;
+//! * `cargo run --release -p hookline-bench -- transcript [--gib N] [--runs N]`: reading a
+//!   multi-GiB transcript's tail in bounded time and memory.
 
 mod cursor;
 mod deliver;
@@ -20,6 +22,7 @@ mod fleet;
 mod history;
 mod relay;
 mod stats;
+mod transcript;
 mod watcher;
 
 use std::error::Error;
@@ -33,7 +36,9 @@ const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--ru
        \
                      cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]
        \
-                     cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline PATH]";
+                     cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline PATH]
+       \
+                     cargo run --release -p hookline-bench -- transcript [--gib N] [--runs N]";
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
@@ -46,6 +51,7 @@ fn main() {
         Some("deliver") => deliver::run(rest),
         Some("fleet") => fleet::run(rest),
         Some("history") => history::run(rest),
+        Some("transcript") => transcript::run(rest),
         Some("__rss") => relay::rss_launcher(std::env::args_os().skip(2).collect()),
         _ => Err(USAGE.into()),
     };

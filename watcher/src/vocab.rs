@@ -102,7 +102,10 @@ pub enum WaitReason {
     Question,
     /// An MCP server asked for input.
     Elicitation,
-    /// Anything else (e.g. a turn interrupted by the human).
+    /// The human interrupted the turn (Esc while it ran, or at a permission dialog): no hook
+    /// fires for it; the CLI's transcript says so (see `docs/transcripts.md`).
+    Interrupted,
+    /// Anything else (a wait the CLI did not classify).
     #[default]
     Other,
 }
@@ -173,6 +176,9 @@ pub enum UnknownReason {
     StopNotInputReady,
     /// The state the events said went stale: the CLI can leave it without any event.
     Stale,
+    /// Only its transcript is read (no hook event at all: the fallback producer): what the
+    /// transcript held when hookline started reading it is history, and says nothing.
+    TranscriptOnly,
 }
 
 /// The session-start sources the state machine tells apart (`session_start`'s `source`, as the
@@ -264,6 +270,20 @@ pub enum Dialect {
     /// (`profiles/opencode-plugin.js`) is one file of its own there, written whole
     /// ([`crate::install::plugin`]); no events are registered.
     OpencodePlugin,
+}
+
+/// How a CLI writes its transcript: the `[transcript]` table's `format` (see
+/// [`crate::transcript`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum TranscriptFormat {
+    /// Claude Code's session JSONL (`~/.claude/projects/<dir>/<session>.jsonl`).
+    ClaudeJsonl,
+    /// Codex's rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl`).
+    CodexRollout,
+    /// Gemini CLI's chat JSONL (`~/.gemini/tmp/<project>/chats/session-….jsonl`).
+    GeminiChats,
 }
 
 /// What a `[[notify]]` rule fires `on`: a transition into a state (by its detail, for a wait),
@@ -554,11 +574,15 @@ words!(KindName {
     Unknown = "unknown",
 });
 words!(WaitReason {
-    Permission = "permission", Question = "question", Elicitation = "elicitation", Other = "other",
+    Permission = "permission", Question = "question", Elicitation = "elicitation",
+    Interrupted = "interrupted", Other = "other",
 });
 words!(FailureKind {
     RateLimit = "rate_limit", Billing = "billing", Auth = "auth", Overloaded = "overloaded",
     Server = "server", Other = "other",
+});
+words!(TranscriptFormat {
+    ClaudeJsonl = "claude-jsonl", CodexRollout = "codex-rollout", GeminiChats = "gemini-chats",
 });
 words!(CompactPhase { Pre = "pre", Post = "post" });
 words!(StateKind {
@@ -569,6 +593,7 @@ words!(UnknownReason {
     NoEventYet = "no event of this generation yet", SessionStarted = "session started",
     NewProducer = "new producer",
     StopNotInputReady = "the turn ended but this CLI's stop is not input-ready", Stale = "stale",
+    TranscriptOnly = "no hook event: only the transcript is read",
 });
 words!(StartWord {
     Startup = "startup", Resume = "resume", Clear = "clear", Compact = "compact", Fork = "fork",

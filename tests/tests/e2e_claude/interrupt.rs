@@ -41,24 +41,74 @@ pub enum Esc {
 /// What hookline's state must be once Claude wrote the interrupt marker of `esc` to its
 /// `transcript`. Never idle: no explicit event said the session waits at its prompt.
 ///
-/// Today (hooks only) the state holds what the last hook said: `active` for the turn,
-/// `waiting_on_human(permission)` for the dialog. With the transcript follower (issue #16,
-/// branch t16) both must read `waiting_on_human(interrupted)` within seconds, the reason
-/// naming the transcript, in what `serve`, the daemon and `decide` answer for this session
-/// (the harness's own tracker only folds hooks); the next prompt's `turn_start` clears it,
-/// which [`plain_turn`] already checks.
+/// The harness's own tracker folds hooks only: it holds what the last hook said (`active` for
+/// the turn, `waiting_on_human(permission)` for the dialog). hookline itself reads the
+/// transcript (issue #16): `hookline status` must read `waiting_on_human(interrupted)` within
+/// seconds, its evidence naming the transcript; the next prompt's `turn_start` clears it
+/// ([`expect_status_cleared`]).
 pub fn expect_state_after_esc(session: &ClaudeSession, esc: Esc, transcript: &Path) {
     let state = state_label(session.view().as_ref());
     let what = format!("after the Esc ({esc:?}, transcript {})", transcript.display());
     if state.starts_with("idle") {
         session.fail(&format!("{what} the state is {state}: nothing said idle"));
     }
-    let today = match esc {
+    let hooks_only = match esc {
         Esc::Streaming => "active",
         Esc::PermissionDialog => "waiting_on_human(permission)",
     };
-    if state != today {
-        session.fail(&format!("{what} the state is {state}, expected {today}"));
+    if state != hooks_only {
+        session.fail(&format!("{what} the hooks' state is {state}, expected {hooks_only}"));
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let row = status_row(session);
+        let label = row_label(&row);
+        if label.starts_with("idle") {
+            session.fail(&format!("{what} hookline status says {label}: nothing said idle"));
+        }
+        if label == "waiting_on_human(interrupted)" {
+            if row["evidence"]["kind"] != "transcript"
+                || row["evidence"]["file"].as_str() != transcript.to_str()
+            {
+                session.fail(&format!("{what} the state does not name the transcript: {row}"));
+            }
+            return;
+        }
+        if Instant::now() > deadline {
+            session.fail(&format!("{what} hookline status says {label} after 5 s: {row}"));
+        }
+        thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// After the next prompt's turn ended: the interrupt no longer counts (`hookline status`
+/// follows the hooks again).
+pub fn expect_status_cleared(session: &ClaudeSession) {
+    let row = status_row(session);
+    if row_label(&row) != "idle" || row["evidence"]["kind"] == "transcript" {
+        session.fail(&format!("after the next prompt hookline status says {row}; expected idle"));
+    }
+}
+
+/// `hookline status --json`'s row for the session (a one-shot: it reads the transcript's
+/// tail).
+fn status_row(session: &ClaudeSession) -> Value {
+    let mut command = session.sandbox.command(&hookline_tests::binaries::hookline());
+    command.arg("status").arg("--events-dir").arg(session.events.path()).arg("--json");
+    let output = hookline_tests::process::output_within(command, Duration::from_secs(20))
+        .unwrap_or_else(|e| session.fail(&format!("hookline status: {e}")));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let rows: Vec<Value> = serde_json::from_str(&text)
+        .unwrap_or_else(|e| session.fail(&format!("hookline status --json: {e}: {text}")));
+    rows.into_iter()
+        .find(|r| r["tag"] == session.tag.as_str())
+        .unwrap_or_else(|| session.fail(&format!("hookline status shows no session: {text}")))
+}
+
+fn row_label(row: &Value) -> String {
+    match row["detail"].as_str() {
+        Some(detail) => format!("{}({detail})", row["state"].as_str().unwrap_or("?")),
+        None => row["state"].as_str().unwrap_or("?").to_owned(),
     }
 }
 
@@ -124,6 +174,7 @@ pub fn while_streaming(installed: &Installed) {
     }
     expect_state_after_esc(&session, Esc::Streaming, &transcript);
     session.run(&plain_turn("next prompt after the interrupt", "after the interrupt, hello"));
+    expect_status_cleared(&session);
     expect_marker_repeated_in_request_blob(&session, &transcript, INTERRUPTED);
     session.run(&[exit()]);
     session.finish();
@@ -165,6 +216,7 @@ pub fn at_permission_dialog(installed: &Installed) {
     });
     expect_state_after_esc(&session, Esc::PermissionDialog, &transcript);
     session.run(&plain_turn("next prompt after the denial", "after the denial, hello"));
+    expect_status_cleared(&session);
     expect_marker_repeated_in_request_blob(&session, &transcript, INTERRUPTED_TOOL_USE);
     session.run(&[exit()]);
     if denied.exists() {

@@ -74,6 +74,11 @@ pub fn run(args: DecideArgs) -> Outcome {
             follow::replay(config, |event| {
                 decider.apply(&event);
             })?;
+            let (facts, _unreadable) =
+                hookline::transcript::Followers::default().poll(decider.tracker(), now);
+            for (key, facts) in facts {
+                decider.observe_transcript(&key, facts);
+            }
             // A prefix is asked about under the session's own name; a name that matches
             // nothing is asked as given, and answered "no structured signal".
             let session = match lookup(decider.tracker(), &args.session)? {

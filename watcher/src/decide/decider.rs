@@ -312,6 +312,51 @@ impl Decider {
         applied
     }
 
+    /// Records what hookline read in a session's transcript (see
+    /// [`Tracker::observe_transcript`]): rank-2 evidence, which every later answer about the
+    /// session takes into account and which can only make it more careful.
+    pub fn observe_transcript(
+        &mut self,
+        id_or_key: &str,
+        facts: crate::state::TranscriptFacts,
+    ) -> bool {
+        self.tracker.observe_transcript(id_or_key, facts)
+    }
+
+    /// Records what hookline read in the transcript of a session no hook event reports (see
+    /// [`Tracker::observe_unhooked_transcript`]).
+    pub fn observe_unhooked_transcript(
+        &mut self,
+        cli: &str,
+        session_id: &str,
+        facts: crate::state::TranscriptFacts,
+        since_ns: u64,
+    ) -> bool {
+        self.tracker.observe_unhooked_transcript(cli, session_id, facts, since_ns)
+    }
+
+    /// The caller's evidence with what hookline read in the session's transcript added: its
+    /// facts newer than the session's last event, and the zero-token floor. Adding can only
+    /// make the answer more careful.
+    fn caller_evidence(
+        &self,
+        ask: &Ask,
+        snapshot: Option<&Snapshot>,
+        now_ns: u64,
+    ) -> CallerEvidence {
+        let mut evidence = ask.caller();
+        let Some(snapshot) = snapshot else { return evidence };
+        let Some(seen) = &snapshot.transcript else { return evidence };
+        let mut own = seen.evidence;
+        let turn = matches!(snapshot.state.kind(), StateKind::Active | StateKind::ChildCommand);
+        own.zero_tokens =
+            turn && seen.zero_tokens_for(self.policy.zero_tokens_after, snapshot.since_ns, now_ns);
+        if own.any() {
+            evidence.transcript = Some(own.or(evidence.transcript));
+        }
+        evidence
+    }
+
     /// The view of a session at `now_ns`.
     pub fn view(&self, id_or_tag: &str, now_ns: u64) -> Option<View> {
         self.tracker.view(id_or_tag, now_ns)
@@ -595,9 +640,26 @@ impl Decider {
             quota: quota.as_ref(),
             one_shot: self.one_shot,
         };
-        let structured = precedence::enforce(rules::rule(&facts));
+        let mut structured = precedence::enforce(rules::rule(&facts));
+        // A state the transcript set (rank 2) may only make the answer more careful than the
+        // structured events alone would.
+        let plain = snapshot
+            .as_ref()
+            .filter(|v| v.evidence.kind == "transcript")
+            .and_then(|_| self.tracker.structured_snapshot(&ask.session, now_ns));
+        if let Some(plain) = &plain {
+            let without =
+                precedence::enforce(rules::rule(&Facts { snapshot: Some(plain), ..facts }));
+            // An allow is never the transcript's: at proceed, the structured events' own.
+            if without.action > structured.action
+                || (without.action == Action::Proceed && structured.action == Action::Proceed)
+            {
+                structured = without;
+            }
+        }
         let holes = rules::holes(profile, snapshot.as_ref());
-        let (ruling, caller) = precedence::combine(ask.question, &structured, &ask.caller());
+        let evidence = self.caller_evidence(ask, snapshot.as_ref(), now_ns);
+        let (ruling, caller) = precedence::combine(ask.question, &structured, &evidence);
         Deterministic { key, snapshot, counters, quota, host, structured, holes, ruling, caller }
     }
 

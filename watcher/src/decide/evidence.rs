@@ -68,6 +68,34 @@ pub struct TranscriptEvidence {
     /// The last entry says the turn finished. Recorded, never acted on: the transcript is
     /// flushed after `Stop`, and finishing a turn is not being at the prompt.
     pub turn_finished: bool,
+    /// The turn has produced zero output tokens for longer than the policy's
+    /// `env-fault.zero-tokens-after`: env-fault evidence (hookline sets it from the
+    /// transcript's usage entries; a caller may too).
+    pub zero_tokens: bool,
+}
+
+impl TranscriptEvidence {
+    /// What this reading and another say together: a field is set when either sets it (so
+    /// adding a reading can only make an answer more careful).
+    pub fn or(self, other: Option<TranscriptEvidence>) -> TranscriptEvidence {
+        let o = other.unwrap_or_default();
+        TranscriptEvidence {
+            turn_in_progress: self.turn_in_progress || o.turn_in_progress,
+            interrupted: self.interrupted || o.interrupted,
+            quota_error: self.quota_error || o.quota_error,
+            turn_finished: self.turn_finished || o.turn_finished,
+            zero_tokens: self.zero_tokens || o.zero_tokens,
+        }
+    }
+
+    /// Whether any field is set.
+    pub fn any(&self) -> bool {
+        self.turn_in_progress
+            || self.interrupted
+            || self.quota_error
+            || self.turn_finished
+            || self.zero_tokens
+    }
 }
 
 /// Everything a caller can add to a question.
@@ -115,6 +143,13 @@ pub(crate) const EFFECTS: &[Effect] = &[
         source: Signal::Transcript,
         field: "quota_error",
         says: "the transcript shows a quota, rate-limit or billing error",
+        asks: [P, P, P, P, N, P],
+    },
+    Effect {
+        source: Signal::Transcript,
+        field: "zero_tokens",
+        says: "the transcript shows the turn has produced no output token for longer than \
+               env-fault.zero-tokens-after",
         asks: [P, P, P, P, N, P],
     },
     Effect {
@@ -181,6 +216,7 @@ impl CallerEvidence {
                 "interrupted" => t.interrupted,
                 "quota_error" => t.quota_error,
                 "turn_finished" => t.turn_finished,
+                "zero_tokens" => t.zero_tokens,
                 _ => false,
             }),
             Signal::Pane => self.pane.as_ref().is_some_and(|p| match field {
@@ -333,6 +369,7 @@ mod tests {
             interrupted: true,
             quota_error: true,
             turn_finished: true,
+            zero_tokens: true,
         };
         let all = CallerEvidence {
             pane: Some(all_pane.clone()),

@@ -54,6 +54,10 @@ pub struct Policy {
     /// `env-fault.quota-notice-for`: how long a quota notification counts (while it is still
     /// the session's freshest evidence).
     pub quota_notice_for: Duration,
+    /// `env-fault.zero-tokens-after`: a turn whose transcript shows zero output tokens this
+    /// long after it started is env-fault evidence (a session that died before its first
+    /// token looks like a slow one otherwise). Zero turns it off.
+    pub zero_tokens_after: Duration,
     /// `stall.services`: patterns for the commands of long-lived services (dev servers): a
     /// running background shell task whose command holds one (as a whole word) never wakes
     /// the session, so it never gates a stall.
@@ -130,6 +134,7 @@ impl Default for Policy {
                 .map(String::from)
                 .to_vec(),
             quota_notice_for: Duration::from_secs(5 * 3600),
+            zero_tokens_after: Duration::from_secs(600),
             stall_services: [
                 "http.server",
                 "npm run dev",
@@ -212,6 +217,10 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         path: "env-fault.quota-notice-for",
         doc: "How long a quota notification counts, while no later event has changed the session's state.",
+    },
+    KeyDoc {
+        path: "env-fault.zero-tokens-after",
+        doc: "A turn whose transcript shows zero output tokens this long after it started is env-fault evidence (`transcript-zero-tokens`: pause); `\"0s\"` turns it off. Vendor-neutral: only the transcript's token counts are read, never its text.",
     },
     KeyDoc {
         path: "stall.services",
@@ -419,6 +428,7 @@ impl Policy {
                     "env-fault.quota-notification-types" => words(&self.quota_notification_types),
                     "env-fault.quota-messages" => words(&self.quota_messages),
                     "env-fault.quota-notice-for" => duration(self.quota_notice_for),
+                    "env-fault.zero-tokens-after" => duration(self.zero_tokens_after),
                     "stall.services" => words(&self.stall_services),
                     "stall.livelock-repeats" => count(self.livelock_repeats.into()),
                     "escalate.unknown-after" => duration(self.escalate_unknown_after),
@@ -747,6 +757,7 @@ mod wire {
         pub quota_notification_types: Option<Vec<String>>,
         pub quota_messages: Option<Vec<String>>,
         pub quota_notice_for: Option<String>,
+        pub zero_tokens_after: Option<String>,
     }
 
     #[derive(Debug, Default, Deserialize)]
@@ -817,6 +828,11 @@ mod wire {
                 "env-fault.quota-notice-for",
                 &self.env_fault.quota_notice_for,
                 &mut p.quota_notice_for,
+            )?;
+            duration(
+                "env-fault.zero-tokens-after",
+                &self.env_fault.zero_tokens_after,
+                &mut p.zero_tokens_after,
             )?;
             set(&self.stall.services, &mut p.stall_services);
             set(&self.stall.livelock_repeats, &mut p.livelock_repeats);

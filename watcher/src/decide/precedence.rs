@@ -170,6 +170,7 @@ mod tests {
                     interrupted: bit("interrupted"),
                     quota_error: bit("quota_error"),
                     turn_finished: bit("turn_finished"),
+                    zero_tokens: bit("zero_tokens"),
                 }),
                 window_dead: None,
             });

@@ -886,9 +886,75 @@ fn every_caller_evidence() -> Vec<Ask> {
                     interrupted: bit("interrupted"),
                     quota_error: bit("quota_error"),
                     turn_finished: bit("turn_finished"),
+                    zero_tokens: bit("zero_tokens"),
                 })
         })
         .collect()
+}
+
+/// Transcript readings hookline itself could hold for a session asked about at `now`: an
+/// interrupt, an API error, a turn in progress, a turn that never produced a token, written
+/// just before `now` or long before it.
+fn every_transcript_reading(now: u64) -> Vec<crate::transcript::Reading> {
+    use crate::transcript::{Interrupt, Reading, Stamped};
+    let mut all = Vec::new();
+    for ts_ns in [now.saturating_sub(1_000_000_000), now.saturating_sub(3_600_000_000_000)] {
+        for mask in 0u32..16 {
+            let bit = |i: u32| mask & (1 << i) != 0;
+            let mut reading = Reading::default();
+            reading.turn_started_ns = Some(ts_ns.saturating_sub(1));
+            reading.in_progress = bit(0);
+            reading.interrupted = bit(1).then_some(Stamped { what: Interrupt::Turn, ts_ns });
+            reading.api_error =
+                bit(2).then_some(Stamped { what: crate::vocab::FailureKind::RateLimit, ts_ns });
+            reading.finished = bit(3);
+            reading.last_entry_ns = Some(ts_ns);
+            all.push(reading);
+        }
+    }
+    all
+}
+
+#[test]
+fn transcript_facts_hookline_reads_itself_never_flip_withhold_to_allow() {
+    // Every state × every question × every transcript reading the tracker could hold: the
+    // answer is never less careful than without it, and an allow stays the same allow.
+    let policy = Policy::default();
+    for s in SCENARIOS {
+        let events = scenario_events(s);
+        for question in Question::ALL {
+            let (mut plain, now) = replay(s, &events, &policy);
+            let baseline = plain.decide(&Ask::new("s1", question), now);
+            for reading in every_transcript_reading(now) {
+                let (mut decider, _) = replay(s, &events, &policy);
+                let path = decider
+                    .tracker()
+                    .find("s1")
+                    .and_then(|f| f.transcript_path.clone())
+                    .unwrap_or_else(|| "/t.jsonl".into());
+                let facts = crate::state::TranscriptFacts {
+                    path,
+                    format: crate::vocab::TranscriptFormat::ClaudeJsonl,
+                    reading: reading.clone(),
+                    grew_ns: Some(now),
+                };
+                decider.observe_transcript("s1", facts);
+                let decision = decider.decide(&Ask::new("s1", question), now);
+                let here = format!("{} × {question} × {reading:?}", s.name);
+                assert_invariant(&here, &decision);
+                assert!(
+                    decision.action >= baseline.action,
+                    "{here}: {:?} < {:?}",
+                    decision.action,
+                    baseline.action
+                );
+                if decision.allowed() {
+                    assert!(baseline.allowed(), "{here}");
+                    assert_eq!(decision.rule, baseline.rule, "{here}");
+                }
+            }
+        }
+    }
 }
 
 #[test]
@@ -1665,4 +1731,40 @@ mod classifier_consult {
         assert_eq!(decision.evidence.classifier.unwrap().outcome, ConsultOutcome::HourlyCap);
         assert_eq!(std::fs::read_to_string(&ran).unwrap().lines().count(), 2);
     }
+}
+
+#[test]
+fn a_turn_with_zero_output_tokens_past_the_floor_is_env_fault_evidence() {
+    use crate::transcript::{Reading, entry};
+    let active = SCENARIOS.iter().find(|s| s.name == "active").unwrap();
+    let events = scenario_events(active);
+    let prompt = std::fs::read_to_string(
+        crate::testing::fixtures_dir().join("transcript/claude-esc-interrupts.jsonl"),
+    )
+    .unwrap();
+    let prompt = entry::read(
+        crate::vocab::TranscriptFormat::ClaudeJsonl,
+        prompt.lines().next().unwrap().as_bytes(),
+    )
+    .unwrap();
+    let ask = |minutes: u64, tokens: bool| {
+        let (mut decider, _) = replay(active, &events, &Policy::default());
+        let mut reading = Reading::default();
+        reading.apply(&prompt, T0 + 1);
+        if tokens {
+            reading.output_tokens = 7;
+        }
+        let path = decider.tracker().find("s1").unwrap().transcript_path.clone().unwrap();
+        let format = crate::vocab::TranscriptFormat::ClaudeJsonl;
+        let facts = crate::state::TranscriptFacts { path, format, reading, grew_ns: None };
+        assert!(decider.observe_transcript("s1", facts));
+        decider.decide(&Ask::new("s1", Question::EnvFault), T0 + minutes * 60_000_000_000)
+    };
+    let early = ask(9, false);
+    assert_ne!(early.rule, "transcript-zero-tokens", "{early:?}");
+    let late = ask(11, false);
+    assert_eq!((late.action, late.rule.as_str()), (Action::Pause, "transcript-zero-tokens"));
+    assert_eq!(late.signal, Signal::Transcript);
+    let producing = ask(11, true);
+    assert_ne!(producing.rule, "transcript-zero-tokens", "{producing:?}");
 }

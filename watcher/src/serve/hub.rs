@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::pane::{self, PaneReading};
 use crate::profile::{PanePatterns, Profile, Profiles};
 use crate::state::StateKind;
+use crate::transcript::{Followers, Unhooked};
 
 use super::protocol::{
     Answer, DecisionBrief, DeliverAnswer, DeliverOutcome, DeliverRequest, Hello, MAX_WAIT,
@@ -57,6 +58,10 @@ pub const RECENT_PER_SESSION: usize = 32;
 #[derive(Debug)]
 pub struct Hub {
     decider: Decider,
+    /// The live sessions' transcripts, read before each answer.
+    transcripts: Followers,
+    /// The fallback producers: transcripts of sessions without hooks.
+    unhooked: Vec<Unhooked>,
     queues: HashMap<String, Queue>,
     info: ServeInfo,
     failure: Option<String>,
@@ -65,7 +70,29 @@ pub struct Hub {
 impl Hub {
     /// A hub around a decider that has already caught up with history.
     pub fn new(decider: Decider, info: ServeInfo) -> Hub {
-        Hub { decider, queues: HashMap::new(), info, failure: None }
+        Hub {
+            decider,
+            transcripts: Followers::default(),
+            unhooked: Vec::new(),
+            queues: HashMap::new(),
+            info,
+            failure: None,
+        }
+    }
+
+    /// Reads what the sessions' transcripts gained and hands it to the decider: rank-2
+    /// evidence, which can only make the answers more careful.
+    fn read_transcripts(&mut self, now_ns: u64) {
+        let (facts, _unreadable) = self.transcripts.poll(self.decider.tracker(), now_ns);
+        for (key, facts) in facts {
+            self.decider.observe_transcript(&key, facts);
+        }
+        for producer in &mut self.unhooked {
+            let (found, _unreadable) = producer.read(now_ns);
+            for (id, facts, since) in found {
+                self.decider.observe_unhooked_transcript(producer.cli(), &id, facts, since);
+            }
+        }
     }
 }
 
@@ -111,6 +138,17 @@ impl Shared {
     /// learns it only as it goes, such as a JetStream consumer.
     pub fn caught_up(&self) {
         self.lock().decider.caught_up();
+    }
+
+    /// Follows a fallback producer too: the transcripts of sessions without hooks, read
+    /// before each answer from now on (what they hold now is history).
+    pub fn follow_unhooked(&self, mut producer: Unhooked, now_ns: u64) {
+        let mut hub = self.lock();
+        let (found, _unreadable) = producer.read(now_ns);
+        for (id, facts, since) in found {
+            hub.decider.observe_unhooked_transcript(producer.cli(), &id, facts, since);
+        }
+        hub.unhooked.push(producer);
     }
 
     /// Records that events stopped arriving: from now on every request that depends on fresh
@@ -405,6 +443,7 @@ impl Shared {
         now: &dyn Fn() -> u64,
     ) -> Result<Answer, String> {
         let mut hub = self.lock();
+        hub.read_transcripts(now());
         let stale = |hub: &Hub| match &hub.failure {
             Some(why) => Err(format!(
                 "events stopped arriving ({why}): answers would be stale; restart hookline serve"
