@@ -79,6 +79,9 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
     };
     let listing = source::list(dir)?;
     let newest = listing.events.iter().filter(|n| n.is_ordered()).max().copied();
+    // A checkpoint is brought up to date by replaying what came after it: one that an event
+    // about to go is after is removed first (see `crate::checkpoint`).
+    let mut checkpoints = crate::checkpoint::covered_all(dir);
     for name in &listing.events {
         let path = dir.join(name.to_string());
         if Some(*name) == newest || !old(&path, policy.max_age) {
@@ -86,7 +89,11 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
         }
         if !consumed(name) {
             report.unconsumed += 1;
-        } else if remove(&path)? {
+            continue;
+        }
+        checkpoints
+            .retain(|(checkpoint, covers)| covers.covers_name(name) || remove(checkpoint).is_err());
+        if remove(&path)? {
             report.events += 1;
         }
     }
