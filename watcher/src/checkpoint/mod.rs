@@ -355,3 +355,6 @@ pub(crate) fn covered_all(events_dir: &Path) -> Vec<(PathBuf, Position)> {
     };
     [Folder::Tracker, Folder::Decider].into_iter().filter_map(covered).collect()
 }
+
+#[cfg(test)]
+mod tests;
