@@ -182,25 +182,65 @@ fn ignored(config: &ReaderConfig, folder: Folder, why: CheckpointProblem) -> Res
 /// Saves what `tracker` folded from what `reader` handed out (a reader opened with
 /// [`crate::ingest::reader::Start::Beginning`], every event it handed out applied).
 pub fn save_tracker(reader: &Reader, tracker: &Tracker) -> Result<(), Error> {
-    save(reader, tracker, Folder::Tracker, tracker_vocabulary(tracker), None)
+    take_tracker(reader, tracker)?.map_or(Ok(()), Taken::write)
 }
 
 /// [`save_tracker`] for a decider.
 pub fn save_decider(reader: &Reader, decider: &Decider) -> Result<(), Error> {
-    let memory = Some(decider.memory_to_wire());
-    save(reader, decider.tracker(), Folder::Decider, decider_vocabulary(decider), memory)
+    take_decider(reader, decider)?.map_or(Ok(()), Taken::write)
 }
 
-fn save(
+/// A checkpoint taken and not written yet: a consumer that shares its tracker behind a lock
+/// takes it under the lock, then writes it after letting go. `None` when the events directory
+/// is not there.
+pub fn take_tracker(reader: &Reader, tracker: &Tracker) -> Result<Option<Taken>, Error> {
+    take(reader, tracker, Folder::Tracker, tracker_vocabulary(tracker), None)
+}
+
+/// [`take_tracker`] for a decider.
+pub fn take_decider(reader: &Reader, decider: &Decider) -> Result<Option<Taken>, Error> {
+    let memory = Some(decider.memory_to_wire());
+    take(reader, decider.tracker(), Folder::Decider, decider_vocabulary(decider), memory)
+}
+
+/// A checkpoint taken ([`take_tracker`], [`take_decider`]), to write.
+#[derive(Debug)]
+pub struct Taken {
+    path: PathBuf,
+    file: wire::File,
+}
+
+impl Taken {
+    /// The highest ordered `seq` it covers.
+    pub fn seq(&self) -> u64 {
+        self.file.covers.seq
+    }
+
+    /// Writes it atomically, over the one before.
+    pub fn write(self) -> Result<(), Error> {
+        let path = &self.path;
+        let body =
+            serde_json::to_vec(&self.file).map_err(|e| Error::io("encode", path, e.into()))?;
+        let header = format!("{MAGIC} {FORMAT} {} {:016x}\n", body.len(), digest(0, &body));
+        let mut bytes = header.into_bytes();
+        bytes.extend_from_slice(&body);
+        if let Some(cursors) = path.parent() {
+            EventsDir::create(cursors)?;
+        }
+        crate::fsutil::write_atomic(path, &bytes, 0o600)
+    }
+}
+
+fn take(
     reader: &Reader,
     tracker: &Tracker,
     folder: Folder,
     vocabulary: u64,
     decider: Option<std::collections::BTreeMap<String, wire::Memory>>,
-) -> Result<(), Error> {
+) -> Result<Option<Taken>, Error> {
     let events_dir = reader.events_dir();
     let Some(dir) = source::dir_id(events_dir)? else {
-        return Ok(());
+        return Ok(None);
     };
     let history = tracker.history_len();
     let file = wire::File {
@@ -217,13 +257,54 @@ fn save(
         echoes: reader.echoes().to_wire(),
         decider,
     };
-    let path = path(events_dir, folder);
-    let body = serde_json::to_vec(&file).map_err(|e| Error::io("encode", &path, e.into()))?;
-    let header = format!("{MAGIC} {FORMAT} {} {:016x}\n", body.len(), digest(0, &body));
-    let mut bytes = header.into_bytes();
-    bytes.extend_from_slice(&body);
-    EventsDir::create(&events_dir.join(CURSORS_DIR))?;
-    crate::fsutil::write_atomic(&path, &bytes, 0o600)
+    Ok(Some(Taken { path: path(events_dir, folder), file }))
+}
+
+/// When a follower saves its checkpoint: after [`Cadence::EVENTS`] events, or
+/// [`Cadence::EVERY`] after the first event not saved yet, and when it stops.
+#[derive(Debug)]
+pub struct Cadence {
+    unsaved: u64,
+    since: Option<std::time::Instant>,
+}
+
+impl Default for Cadence {
+    fn default() -> Self {
+        Cadence::new()
+    }
+}
+
+impl Cadence {
+    /// Events applied after which a checkpoint is due.
+    pub const EVENTS: u64 = 10_000;
+    /// How long after the first unsaved event a checkpoint is due.
+    pub const EVERY: Duration = Duration::from_secs(30);
+
+    /// Nothing unsaved yet.
+    pub fn new() -> Cadence {
+        Cadence { unsaved: 0, since: None }
+    }
+
+    /// Counts one event applied.
+    pub fn applied(&mut self) {
+        self.unsaved += 1;
+        self.since.get_or_insert_with(std::time::Instant::now);
+    }
+
+    /// Whether a checkpoint is due now; if so, counts it as saved.
+    pub fn due(&mut self) -> bool {
+        let due = self.unsaved >= Cadence::EVENTS
+            || self.since.is_some_and(|t| t.elapsed() >= Cadence::EVERY);
+        if due {
+            *self = Cadence::new();
+        }
+        due
+    }
+
+    /// Whether any event was applied since the last checkpoint.
+    pub fn unsaved(&self) -> bool {
+        self.unsaved > 0
+    }
 }
 
 /// Reads and checks the checkpoint a reader configured as `config` could start from.
