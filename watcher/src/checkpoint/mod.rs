@@ -6,11 +6,11 @@
 //! a decider (`decide`, `serve`, `daemon`). It is written atomically (a temp file renamed over
 //! it) and holds, after a one-line header (`hookline-checkpoint <format> <length> <digest>`)
 //! that tells a cut-short or damaged body from a good one, a JSON document
-//! ([`wire::File`]) with
+//! (`checkpoint/wire.rs`) with
 //!
 //! * the position it covers: every event behind it is folded in, none after it, for the events
 //!   directory and each legacy directory;
-//! * the events directory's identity ([`DirId`]): a checkpoint of a directory deleted and
+//! * the events directory's identity ([`DirId`](crate::ingest::source::DirId)): a checkpoint of a directory deleted and
 //!   created again at the same path is foreign;
 //! * what folded it: the state format ([`FORMAT`]), the hookline version, the digest of the
 //!   profiles (and of the policy words a decider reads), the legacy directories and the number

@@ -79,13 +79,13 @@ fn random_call(rng: &mut Rng, events: &Path, legacy: &Path) {
         }
         _ => {}
     }
-    let tag = (rng.next() % 3 == 0).then(|| format!("task-{session}"));
+    let tag = (rng.next().is_multiple_of(3)).then(|| format!("task-{session}"));
     write(events, native, payload.clone(), tag.as_deref());
-    if rng.next() % 4 == 0 {
+    if rng.next().is_multiple_of(4) {
         // The same call again, as a second install of the relay reports it: an echo.
         write(events, native, payload, tag.as_deref());
     }
-    if matches!(native, "Stop" | "UserPromptSubmit") && rng.next() % 2 == 0 {
+    if matches!(native, "Stop" | "UserPromptSubmit") && rng.next().is_multiple_of(2) {
         write_legacy(legacy, session, native);
     }
 }
