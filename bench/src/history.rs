@@ -9,11 +9,17 @@
 //! * **Idle follower**: `hookline watch` following the same directory with nothing arriving:
 //!   CPU time (utime + stime of `/proc/PID/stat`) over 10 s, after it settled.
 //!
+//! * **Checkpoints** (`history/checkpoints.rs`): `status` and `decide` before and after a
+//!   checkpoint, the time until a starting daemon answers, and the parts of a start (listing,
+//!   loading the checkpoint, replaying, saving).
+//!
 //! The baseline is another build of `hookline`, typically main's, built in a temporary
 //! worktree: `git worktree add /tmp/base main && cargo build --release -p hookline
 //! --manifest-path /tmp/base/Cargo.toml`. The directory is written to `/dev/shm` by default
 //! (tmpfs: the page cache, not the disk, is measured), and removed afterwards unless `--dir`
 //! named an existing one, which is then reused as it is.
+
+mod checkpoints;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -104,7 +110,8 @@ fn measure(args: &Args, binaries: &[(&str, PathBuf)], dir: &Path, home: &Path) -
     for command in [&["status", "--json"][..], &["explain", "session-0001", "--json"]] {
         one_shot_table(args, binaries, dir, home, command)?;
     }
-    idle_table(args, binaries, dir, home)
+    idle_table(args, binaries, dir, home)?;
+    checkpoints::tables(args, binaries, dir, home)
 }
 
 fn one_shot_table(
