@@ -279,6 +279,16 @@ impl Cadence {
     pub const EVENTS: u64 = 10_000;
     /// How long after the first unsaved event a checkpoint is due.
     pub const EVERY: Duration = Duration::from_secs(30);
+    /// Events a one-shot reader replays after a checkpoint before it writes a new one at
+    /// exit: fewer cost less to replay again than the checkpoint costs to write.
+    pub const ONE_SHOT_EVENTS: u64 = 1_000;
+
+    /// Whether a one-shot reader that started as `resumed` and replayed `applied` events
+    /// saves its checkpoint at exit: always when it had none it could use, else after
+    /// [`Cadence::ONE_SHOT_EVENTS`].
+    pub fn one_shot_saves(resumed: &Resumed, applied: u64) -> bool {
+        !matches!(resumed, Resumed::Checkpoint { .. }) || applied >= Cadence::ONE_SHOT_EVENTS
+    }
 
     /// Nothing unsaved yet.
     pub fn new() -> Cadence {

@@ -226,14 +226,14 @@ fn say_resumed(resumed: &Resumed) {
     }
 }
 
-/// Saves a one-shot reader's checkpoint, when it folded something the checkpoint did not
-/// hold. A reader that cannot write it still answers: a note says so on stderr.
+/// Saves a one-shot reader's checkpoint on the cadence of [`Cadence::one_shot_saves`]. A
+/// reader that cannot write it still answers: a note says so on stderr.
 fn save_checkpoint(
     resumed: &Resumed,
     applied: u64,
     save: impl FnOnce() -> Result<(), hookline::Error>,
 ) {
-    if applied == 0 && matches!(resumed, Resumed::Checkpoint { .. }) {
+    if !Cadence::one_shot_saves(resumed, applied) {
         return;
     }
     if let Err(e) = save() {

@@ -1,5 +1,6 @@
 //! hookline integration tests.
 
+mod checkpoint;
 mod daemon;
 mod decide;
 mod demo;
