@@ -148,6 +148,40 @@ pub fn resume_tracker(config: &mut ReaderConfig, tracker: &mut Tracker) -> Resum
     }
 }
 
+/// [`resume_tracker`], only when the checkpoint covers nothing `limit` does not: a consumer
+/// that rebuilds its state up to its own cursor and follows from there (`hookline notify`)
+/// must not take in, unannounced, events after its cursor. A checkpoint ahead of `limit` is
+/// not an error: the reader replays from the beginning, and nothing is said.
+pub fn resume_tracker_within(
+    config: &mut ReaderConfig,
+    tracker: &mut Tracker,
+    limit: &Position,
+) -> Resumed {
+    let vocabulary = tracker_vocabulary(tracker);
+    match load(config, Folder::Tracker, vocabulary, tracker) {
+        Ok(Some(file)) if within(&file.covers, limit) => {
+            let resumed = resumed(&file);
+            match restore(file, tracker, config) {
+                Ok(()) => resumed,
+                Err(why) => ignored(config, Folder::Tracker, why),
+            }
+        }
+        Ok(_) => Resumed::Beginning,
+        Err(why) => ignored(config, Folder::Tracker, why),
+    }
+}
+
+/// Whether everything `inner` covers, `outer` covers too.
+fn within(inner: &Position, outer: &Position) -> bool {
+    let ordered = |seq: &u64| *seq <= outer.seq || outer.ahead.contains(seq);
+    inner.seq <= outer.seq
+        && inner.ahead.iter().all(ordered)
+        && inner.unordered.is_subset(&outer.unordered)
+        && inner.legacy.iter().all(|(dir, files)| {
+            outer.legacy.get(dir).is_some_and(|covered| files.is_subset(covered))
+        })
+}
+
 /// [`resume_tracker`] for a decider (new, nothing applied yet): its tracker and its memory.
 pub fn resume_decider(config: &mut ReaderConfig, decider: &mut Decider) -> Resumed {
     let vocabulary = decider_vocabulary(decider);

@@ -367,3 +367,23 @@ fn retention_removes_a_checkpoint_before_an_event_after_its_cut() {
     let (_, resumed) = fold(&config, true);
     assert_eq!(resumed, Resumed::Beginning);
 }
+
+#[test]
+fn a_checkpoint_past_a_consumers_cursor_is_not_taken_in_by_it() {
+    let (_tmp, events, legacy) = dirs();
+    let config = config(&events, &legacy);
+    a_few_calls(&events, &legacy);
+    checkpoint_now(&config);
+    let covers = covered_all(&events).remove(0).1;
+    let resume = |limit: &Position| {
+        let mut config = config.clone();
+        let mut tracker = Tracker::new(config.profiles.clone(), u64::MAX / 2);
+        resume_tracker_within(&mut config, &mut tracker, limit)
+    };
+    assert!(matches!(resume(&covers), Resumed::Checkpoint { .. }));
+    let behind = Position { seq: covers.seq - 1, ..covers.clone() };
+    assert_eq!(resume(&behind), Resumed::Beginning);
+    let mut legacy_behind = covers.clone();
+    legacy_behind.legacy.clear();
+    assert_eq!(resume(&legacy_behind), Resumed::Beginning);
+}
