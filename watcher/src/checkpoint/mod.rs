@@ -104,15 +104,57 @@ impl Resumed {
 /// The digest of `bytes`, continuing `seed` (FNV-1a, 64 bits): stable across builds and
 /// platforms, for telling files apart, not for security.
 pub(crate) fn digest(seed: u64, bytes: &[u8]) -> u64 {
+    let mut fnv = Fnv(if seed == 0 { Fnv::OFFSET } else { seed });
+    fnv.feed(bytes);
+    fnv.finish()
+}
+
+/// FNV-1a, 64 bits, fed as it goes.
+#[derive(Debug, Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0100_0000_01b3;
-    let mut hash = if seed == 0 { OFFSET } else { seed };
-    for byte in bytes {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(PRIME);
+
+    fn feed(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(Fnv::PRIME);
+        }
     }
-    // A separator, so that ("ab", "c") and ("a", "bc") differ.
-    (hash ^ 0xff).wrapping_mul(PRIME)
+
+    /// With a separator, so that ("ab", "c") and ("a", "bc") differ.
+    fn finish(self) -> u64 {
+        (self.0 ^ 0xff).wrapping_mul(Fnv::PRIME)
+    }
+}
+
+/// A writer that counts and digests what goes through it: a checkpoint is written as it is
+/// encoded, never held whole in memory.
+struct Digesting<W> {
+    inner: W,
+    fnv: Fnv,
+    len: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for Digesting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.fnv.feed(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The header line: the length zero-padded, so that the real one, known only once the body
+/// is written, takes the place of a placeholder of the same width.
+fn header(len: u64, digest: u64) -> String {
+    format!("{MAGIC} {FORMAT} {len:020} {digest:016x}\n")
 }
 
 /// The vocabulary a tracker folds with: its profiles.
@@ -250,18 +292,36 @@ impl Taken {
         self.file.covers.seq
     }
 
-    /// Writes it atomically, over the one before.
+    /// Writes it atomically, over the one before: encoded straight into a temp file in the
+    /// same directory, its header put in place, then renamed over the old one (not synced: a
+    /// checkpoint lost in a crash only means a longer replay).
     pub fn write(self) -> Result<(), Error> {
+        use std::io::{Seek, Write};
+        use std::os::unix::fs::PermissionsExt;
         let path = &self.path;
-        let body =
-            serde_json::to_vec(&self.file).map_err(|e| Error::io("encode", path, e.into()))?;
-        let header = format!("{MAGIC} {FORMAT} {} {:016x}\n", body.len(), digest(0, &body));
-        let mut bytes = header.into_bytes();
-        bytes.extend_from_slice(&body);
-        if let Some(cursors) = path.parent() {
-            EventsDir::create(cursors)?;
-        }
-        crate::fsutil::write_atomic(path, &bytes, 0o600)
+        let dir = path.parent().unwrap_or(Path::new("."));
+        EventsDir::create(dir)?;
+        let mut temp = tempfile::Builder::new()
+            .prefix(".tmp-hookline-")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io("create temp file in", dir, e))?;
+        let io = |e: std::io::Error| Error::io("write", path, e);
+        let (len, digest) = {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
+            out.write_all(header(0, 0).as_bytes()).map_err(io)?;
+            let mut body = Digesting { inner: out, fnv: Fnv(Fnv::OFFSET), len: 0 };
+            serde_json::to_writer(&mut body, &self.file)
+                .map_err(|e| Error::io("encode", path, e.into()))?;
+            body.inner.flush().map_err(io)?;
+            (body.len, body.fnv.finish())
+        };
+        let file = temp.as_file_mut();
+        file.rewind().map_err(io)?;
+        file.write_all(header(len, digest).as_bytes()).map_err(io)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| Error::io("chmod", path, e))?;
+        temp.persist(path).map_err(|e| Error::io("replace", path, e.error))?;
+        Ok(())
     }
 }
 

@@ -245,8 +245,7 @@ fn a_checkpoint_of_another_state_format_is_ignored_with_a_note() {
         let text = fs::read_to_string(path).unwrap();
         let (_, body) = text.split_once('\n').unwrap();
         let body = body.replacen(&format!("\"format\":{FORMAT}"), "\"format\":999", 1);
-        let header =
-            format!("{MAGIC} {FORMAT} {} {:016x}\n", body.len(), digest(0, body.as_bytes()));
+        let header = header(body.len() as u64, digest(0, body.as_bytes()));
         fs::write(path, header + &body).unwrap();
     });
     assert!(matches!(why, CheckpointProblem::Mismatch { what: "state format", .. }), "{why:?}");
