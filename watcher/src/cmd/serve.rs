@@ -58,9 +58,11 @@ pub(super) fn hub(
         applied += 1;
     })?;
     report(notices);
-    super::save_checkpoint(&resumed, applied, || {
-        hookline::checkpoint::save_decider(&reader, &decider)
-    });
+    if hookline::checkpoint::Cadence::one_shot_saves(&resumed, applied)
+        && let Err(e) = hookline::checkpoint::save_decider(&reader, &decider)
+    {
+        eprintln!("hookline: warning: checkpoint not saved: {e}");
+    }
     decider.caught_up();
     let watcher = Watcher::new(reader, WatchOptions { mode, ..WatchOptions::default() })?;
     let info = ServeInfo { events_dir: dir, journal: journal_path };
