@@ -247,7 +247,7 @@ pub fn resume_decider(config: &mut ReaderConfig, decider: &mut Decider) -> Resum
     }
 }
 
-fn resumed(file: &wire::File) -> Resumed {
+fn resumed(file: &wire::File<'_>) -> Resumed {
     Resumed::Checkpoint { seq: file.covers.seq, saved_ns: file.saved_ns }
 }
 
@@ -258,32 +258,39 @@ fn ignored(config: &ReaderConfig, folder: Folder, why: CheckpointProblem) -> Res
 /// Saves what `tracker` folded from what `reader` handed out (a reader opened with
 /// [`crate::ingest::reader::Start::Beginning`], every event it handed out applied).
 pub fn save_tracker(reader: &Reader, tracker: &Tracker) -> Result<(), Error> {
-    take_tracker(reader, tracker)?.map_or(Ok(()), Taken::write)
+    let taken = take(reader, tracker, Folder::Tracker, tracker_vocabulary(tracker), None)?;
+    taken.map_or(Ok(()), |(path, file)| write_file(&path, &file))
 }
 
 /// [`save_tracker`] for a decider.
 pub fn save_decider(reader: &Reader, decider: &Decider) -> Result<(), Error> {
-    take_decider(reader, decider)?.map_or(Ok(()), Taken::write)
+    let memory = Some(decider.memory_to_wire());
+    let vocabulary = decider_vocabulary(decider);
+    let taken = take(reader, decider.tracker(), Folder::Decider, vocabulary, memory)?;
+    taken.map_or(Ok(()), |(path, file)| write_file(&path, &file))
 }
 
 /// A checkpoint taken and not written yet: a consumer that shares its tracker behind a lock
 /// takes it under the lock, then writes it after letting go. `None` when the events directory
 /// is not there.
 pub fn take_tracker(reader: &Reader, tracker: &Tracker) -> Result<Option<Taken>, Error> {
-    take(reader, tracker, Folder::Tracker, tracker_vocabulary(tracker), None)
+    let taken = take(reader, tracker, Folder::Tracker, tracker_vocabulary(tracker), None)?;
+    Ok(taken.map(|(path, file)| Taken { path, file: file.into_owned() }))
 }
 
 /// [`take_tracker`] for a decider.
 pub fn take_decider(reader: &Reader, decider: &Decider) -> Result<Option<Taken>, Error> {
     let memory = Some(decider.memory_to_wire());
-    take(reader, decider.tracker(), Folder::Decider, decider_vocabulary(decider), memory)
+    let vocabulary = decider_vocabulary(decider);
+    let taken = take(reader, decider.tracker(), Folder::Decider, vocabulary, memory)?;
+    Ok(taken.map(|(path, file)| Taken { path, file: file.into_owned() }))
 }
 
 /// A checkpoint taken ([`take_tracker`], [`take_decider`]), to write.
 #[derive(Debug)]
 pub struct Taken {
     path: PathBuf,
-    file: wire::File,
+    file: wire::File<'static>,
 }
 
 impl Taken {
@@ -296,42 +303,48 @@ impl Taken {
     /// same directory, its header put in place, then renamed over the old one (not synced: a
     /// checkpoint lost in a crash only means a longer replay).
     pub fn write(self) -> Result<(), Error> {
-        use std::io::{Seek, Write};
-        use std::os::unix::fs::PermissionsExt;
-        let path = &self.path;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        EventsDir::create(dir)?;
-        let mut temp = tempfile::Builder::new()
-            .prefix(".tmp-hookline-")
-            .tempfile_in(dir)
-            .map_err(|e| Error::io("create temp file in", dir, e))?;
-        let io = |e: std::io::Error| Error::io("write", path, e);
-        let (len, digest) = {
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
-            out.write_all(header(0, 0).as_bytes()).map_err(io)?;
-            let mut body = Digesting { inner: out, fnv: Fnv(Fnv::OFFSET), len: 0 };
-            serde_json::to_writer(&mut body, &self.file)
-                .map_err(|e| Error::io("encode", path, e.into()))?;
-            body.inner.flush().map_err(io)?;
-            (body.len, body.fnv.finish())
-        };
-        let file = temp.as_file_mut();
-        file.rewind().map_err(io)?;
-        file.write_all(header(len, digest).as_bytes()).map_err(io)?;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| Error::io("chmod", path, e))?;
-        temp.persist(path).map_err(|e| Error::io("replace", path, e.error))?;
-        Ok(())
+        write_file(&self.path, &self.file)
     }
 }
 
-fn take(
+/// Writes a checkpoint file atomically: encoded straight into a temp file in its directory,
+/// its header put in place, then renamed over the old one.
+fn write_file(path: &Path, file: &wire::File<'_>) -> Result<(), Error> {
+    use std::io::{Seek, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    EventsDir::create(dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".tmp-hookline-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("create temp file in", dir, e))?;
+    let io = |e: std::io::Error| Error::io("write", path, e);
+    let (len, digest) = {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
+        out.write_all(header(0, 0).as_bytes()).map_err(io)?;
+        let mut body = Digesting { inner: out, fnv: Fnv(Fnv::OFFSET), len: 0 };
+        serde_json::to_writer(&mut body, file).map_err(|e| Error::io("encode", path, e.into()))?;
+        body.inner.flush().map_err(io)?;
+        (body.len, body.fnv.finish())
+    };
+    let out = temp.as_file_mut();
+    out.rewind().map_err(io)?;
+    out.write_all(header(len, digest).as_bytes()).map_err(io)?;
+    out.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| Error::io("chmod", path, e))?;
+    temp.persist(path).map_err(|e| Error::io("replace", path, e.error))?;
+    Ok(())
+}
+
+/// The checkpoint of `tracker` after what `reader` handed out, borrowing the tracker's
+/// evidence, and where it goes.
+fn take<'t>(
     reader: &Reader,
-    tracker: &Tracker,
+    tracker: &'t Tracker,
     folder: Folder,
     vocabulary: u64,
     decider: Option<std::collections::BTreeMap<String, wire::Memory>>,
-) -> Result<Option<Taken>, Error> {
+) -> Result<Option<(PathBuf, wire::File<'t>)>, Error> {
     let events_dir = reader.events_dir();
     let Some(dir) = source::dir_id(events_dir)? else {
         return Ok(None);
@@ -351,7 +364,7 @@ fn take(
         echoes: reader.echoes().to_wire(),
         decider,
     };
-    Ok(Some(Taken { path: path(events_dir, folder), file }))
+    Ok(Some((path(events_dir, folder), file)))
 }
 
 /// When a follower saves its checkpoint: after [`Cadence::EVENTS`] events, or
@@ -417,7 +430,7 @@ fn load(
     folder: Folder,
     vocabulary: u64,
     tracker: &Tracker,
-) -> Result<Option<wire::File>, CheckpointProblem> {
+) -> Result<Option<wire::File<'static>>, CheckpointProblem> {
     let path = path(&config.events_dir, folder);
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
@@ -431,7 +444,7 @@ fn load(
         return Ok(None);
     };
     let body = check_header(&bytes)?;
-    let file: wire::File = serde_json::from_slice(body)
+    let file: wire::File<'static> = serde_json::from_slice(body)
         .map_err(|e| CheckpointProblem::Damaged(format!("cannot be read back: {e}")))?;
     let mismatch = |what, saved: String, current: String| {
         Err(CheckpointProblem::Mismatch { what, saved, current })
@@ -513,7 +526,7 @@ fn check_header(bytes: &[u8]) -> Result<&[u8], CheckpointProblem> {
 
 /// Puts a checked checkpoint into `tracker` and `config`.
 fn restore(
-    file: wire::File,
+    file: wire::File<'_>,
     tracker: &mut Tracker,
     config: &mut ReaderConfig,
 ) -> Result<(), CheckpointProblem> {

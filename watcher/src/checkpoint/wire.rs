@@ -6,6 +6,7 @@
 //! no field says an input slot was taken. A tracker restored from it is exactly as careful as
 //! one that replayed the same events.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -20,7 +21,7 @@ use crate::vocab::{FailureKind, WaitReason};
 /// The whole file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct File {
+pub struct File<'a> {
     /// [`super::FORMAT`] of the writer.
     pub format: u32,
     /// The crate version of the writer: its rules folded the state.
@@ -41,7 +42,7 @@ pub struct File {
     /// When it was written, in nanoseconds since the Unix epoch.
     pub saved_ns: u64,
     /// The tracker's sessions.
-    pub tracker: Tracker,
+    pub tracker: Tracker<'a>,
     /// The reader's memory of the copies it handed out.
     pub echoes: Echoes,
     /// The decider's memory of each session, for [`super::Folder::Decider`].
@@ -52,31 +53,32 @@ pub struct File {
 /// A tracker's sessions.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Tracker {
+pub struct Tracker<'a> {
     /// Sessions by key.
-    pub sessions: BTreeMap<String, Session>,
+    pub sessions: BTreeMap<String, Session<'a>>,
     /// Tag → the key of the session that last changed state under it.
     pub by_tag: BTreeMap<String, String>,
 }
 
-/// One session, as replayed.
+/// One session, as replayed. The evidence, most of a session's size, is borrowed from the
+/// tracker when a checkpoint is written straight away, owned when it is read back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Session {
+pub struct Session<'a> {
     pub key: SessionKey,
     pub cwd: Option<String>,
     pub host_pid: Option<u32>,
     pub state: State,
     pub since_ns: u64,
-    pub evidence: Evidence,
+    pub evidence: Cow<'a, Evidence>,
     pub epoch: u64,
     pub seq: u64,
     pub ts_ns: u64,
-    pub last_event: Evidence,
+    pub last_event: Cow<'a, Evidence>,
     pub turn: Turn,
     pub todos: Vec<TodoItem>,
     pub retired_hosts: Vec<u32>,
-    pub history: Vec<Transition>,
+    pub history: Vec<Transition<'a>>,
     pub epoch_has_events: bool,
     pub legacy_only: bool,
 }
@@ -123,8 +125,8 @@ pub struct Turn {
 /// One transition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Transition {
-    pub evidence: Evidence,
+pub struct Transition<'a> {
+    pub evidence: Cow<'a, Evidence>,
     pub state: Option<StateKind>,
     pub epoch: u64,
 }
@@ -167,4 +169,36 @@ pub struct Copy {
 pub struct Memory {
     pub host_first_seen: Option<(u32, u64)>,
     pub quota: Option<crate::decide::QuotaNotice>,
+}
+
+impl File<'_> {
+    /// The same file owning all it holds: to write after letting go of the state.
+    pub fn into_owned(self) -> File<'static> {
+        File { tracker: self.tracker.into_owned(), ..self }
+    }
+}
+
+impl Tracker<'_> {
+    /// The same sessions, owning their evidence.
+    pub fn into_owned(self) -> Tracker<'static> {
+        let sessions = self.sessions.into_iter().map(|(k, s)| (k, s.into_owned())).collect();
+        Tracker { sessions, by_tag: self.by_tag }
+    }
+}
+
+impl Session<'_> {
+    /// The same session, owning its evidence.
+    pub fn into_owned(self) -> Session<'static> {
+        let owned = |e: Cow<'_, Evidence>| Cow::Owned(e.into_owned());
+        Session {
+            evidence: owned(self.evidence),
+            last_event: owned(self.last_event),
+            history: self
+                .history
+                .into_iter()
+                .map(|t| Transition { evidence: owned(t.evidence), state: t.state, epoch: t.epoch })
+                .collect(),
+            ..self
+        }
+    }
 }

@@ -80,8 +80,8 @@ pub fn run(args: DecideArgs) -> Outcome {
                 decider.apply(&event);
                 applied += 1;
             })?;
-            super::save_checkpoint(&resumed, applied, reader, |reader| {
-                checkpoint::take_decider(reader, &decider)
+            super::save_checkpoint(&resumed, applied, || {
+                checkpoint::save_decider(&reader, &decider)
             });
             // A prefix is asked about under the session's own name; a name that matches
             // nothing is asked as given, and answered "no structured signal".

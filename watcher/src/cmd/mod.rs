@@ -215,7 +215,7 @@ fn replay_with(
         tracker.apply(&event);
         applied += 1;
     })?;
-    save_checkpoint(&resumed, applied, reader, |reader| checkpoint::take_tracker(reader, &tracker));
+    save_checkpoint(&resumed, applied, || checkpoint::save_tracker(&reader, &tracker));
     Ok(tracker)
 }
 
@@ -226,24 +226,17 @@ fn say_resumed(resumed: &Resumed) {
     }
 }
 
-/// Saves a one-shot reader's checkpoint on the cadence of [`Cadence::one_shot_saves`],
-/// taken from what `reader` handed out; the reader (and the buffers of its listing) is let go
-/// before the checkpoint is written, so that the two never take memory at once. A reader that
-/// cannot write it still answers: a note says so on stderr.
+/// Saves a one-shot reader's checkpoint on the cadence of [`Cadence::one_shot_saves`]. A
+/// reader that cannot write it still answers: a note says so on stderr.
 fn save_checkpoint(
     resumed: &Resumed,
     applied: u64,
-    reader: hookline::ingest::reader::Reader,
-    take: impl FnOnce(
-        &hookline::ingest::reader::Reader,
-    ) -> Result<Option<checkpoint::Taken>, hookline::Error>,
+    save: impl FnOnce() -> Result<(), hookline::Error>,
 ) {
     if !Cadence::one_shot_saves(resumed, applied) {
         return;
     }
-    let taken = take(&reader);
-    drop(reader);
-    if let Err(e) = taken.and_then(|taken| taken.map_or(Ok(()), checkpoint::Taken::write)) {
+    if let Err(e) = save() {
         eprintln!("hookline: checkpoint not saved ({e}); the next reader replays more history");
     }
 }

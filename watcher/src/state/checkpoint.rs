@@ -4,6 +4,7 @@
 //! live and whether a slot was taken are not written, and a restored session is replayed
 //! history, as careful as after a full replay.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use crate::checkpoint::wire;
@@ -15,7 +16,7 @@ use super::{Current, Pending, Session, State, Tracker, Transition};
 impl Tracker {
     /// The sessions as a checkpoint writes them, keeping at most `history` transitions of
     /// each.
-    pub(crate) fn to_wire(&self, history: usize) -> wire::Tracker {
+    pub(crate) fn to_wire(&self, history: usize) -> wire::Tracker<'_> {
         let sessions =
             self.sessions.iter().map(|(k, s)| (k.clone(), session_to_wire(s, history))).collect();
         let by_tag = self.by_tag.iter().map(|(t, k)| (t.clone(), k.clone())).collect();
@@ -25,7 +26,7 @@ impl Tracker {
     /// Replaces the sessions with a checkpoint's, as replayed history (never live, no slot
     /// taken), keeping at most this tracker's history length of each. `None` when the
     /// checkpoint contradicts itself (a tag naming no session).
-    pub(crate) fn restore(&mut self, saved: wire::Tracker) -> Option<()> {
+    pub(crate) fn restore(&mut self, saved: wire::Tracker<'_>) -> Option<()> {
         if saved.by_tag.values().any(|key| !saved.sessions.contains_key(key)) {
             return None;
         }
@@ -48,7 +49,7 @@ impl Tracker {
     }
 }
 
-fn session_to_wire(s: &Session, history: usize) -> wire::Session {
+fn session_to_wire(s: &Session, history: usize) -> wire::Session<'_> {
     let skip = s.history.len().saturating_sub(history);
     wire::Session {
         key: s.key.clone(),
@@ -56,11 +57,11 @@ fn session_to_wire(s: &Session, history: usize) -> wire::Session {
         host_pid: s.host_pid,
         state: state_to_wire(&s.current.state),
         since_ns: s.current.since_ns,
-        evidence: s.current.evidence.clone(),
+        evidence: Cow::Borrowed(&s.current.evidence),
         epoch: s.epoch,
         seq: s.seq,
         ts_ns: s.ts_ns,
-        last_event: s.last_event.clone(),
+        last_event: Cow::Borrowed(&s.last_event),
         turn: turn_to_wire(&s.turn),
         todos: s.todos.items().to_vec(),
         retired_hosts: s.retired_hosts.clone(),
@@ -69,7 +70,7 @@ fn session_to_wire(s: &Session, history: usize) -> wire::Session {
             .iter()
             .skip(skip)
             .map(|t| wire::Transition {
-                evidence: t.evidence.clone(),
+                evidence: Cow::Borrowed(&t.evidence),
                 state: t.state,
                 epoch: t.epoch,
             })
@@ -79,13 +80,13 @@ fn session_to_wire(s: &Session, history: usize) -> wire::Session {
     }
 }
 
-fn session_from_wire(s: wire::Session, keep: usize) -> Session {
+fn session_from_wire(s: wire::Session<'_>, keep: usize) -> Session {
     let skip = s.history.len().saturating_sub(keep);
     let history: VecDeque<Transition> = s
         .history
         .into_iter()
         .skip(skip)
-        .map(|t| Transition { evidence: t.evidence, state: t.state, epoch: t.epoch })
+        .map(|t| Transition { evidence: t.evidence.into_owned(), state: t.state, epoch: t.epoch })
         .collect();
     Session {
         key: s.key,
@@ -94,14 +95,14 @@ fn session_from_wire(s: wire::Session, keep: usize) -> Session {
         current: Current {
             state: state_from_wire(s.state),
             since_ns: s.since_ns,
-            evidence: s.evidence,
+            evidence: s.evidence.into_owned(),
             // Replayed history by construction: a checkpoint never makes a state live.
             live: false,
         },
         epoch: s.epoch,
         seq: s.seq,
         ts_ns: s.ts_ns,
-        last_event: s.last_event,
+        last_event: s.last_event.into_owned(),
         turn: turn_from_wire(s.turn),
         todos: super::TodoList::from_items(s.todos),
         retired_hosts: s.retired_hosts,
