@@ -38,7 +38,13 @@ pub(super) fn tables(
         one_shot_table(args, binaries, dir, home, command, folder)?;
     }
     daemon_table(args, binaries, dir, home)?;
-    parts_table(args, dir)
+    parts_table(args, dir)?;
+    // `decide` journals its withheld verdicts beside the events directory.
+    let journal = hookline::decide::Journal::default_path(dir);
+    match std::fs::remove_file(&journal) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 /// Removes a checkpoint, so that the next reader replays everything.
