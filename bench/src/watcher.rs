@@ -255,11 +255,8 @@ fn memory(dir: &Path, profiles: &Profiles, total: usize) -> Result<i64> {
         }
         done += n;
         // Consumed: remove the files as retention would (keeping the counter).
-        for entry in std::fs::read_dir(dir)? {
-            let path = entry?.path();
-            if path.extension().is_some_and(|x| x == "json") {
-                std::fs::remove_file(path)?;
-            }
+        for file in hookline::ingest::source::list(dir)?.events {
+            std::fs::remove_file(file.path(dir))?;
         }
         peak = peak.max(rss_kib());
     }

@@ -78,5 +78,6 @@ pub mod state;
 pub mod term;
 #[cfg(test)]
 mod testing;
+pub mod transcript;
 pub mod units;
 pub mod vocab;

@@ -68,6 +68,7 @@ pub struct Session<'a> {
     pub key: SessionKey,
     pub cwd: Option<String>,
     pub host_pid: Option<u32>,
+    pub transcript_path: Option<String>,
     pub state: State,
     pub since_ns: u64,
     pub evidence: Cow<'a, Evidence>,
@@ -105,6 +106,7 @@ pub enum Unknown {
     NewProducer,
     StopNotInputReady,
     Stale,
+    TranscriptOnly,
 }
 
 /// A session's turn bookkeeping.

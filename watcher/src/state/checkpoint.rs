@@ -17,9 +17,20 @@ impl Tracker {
     /// The sessions as a checkpoint writes them, keeping at most `history` transitions of
     /// each.
     pub(crate) fn to_wire(&self, history: usize) -> wire::Tracker<'_> {
-        let sessions =
-            self.sessions.iter().map(|(k, s)| (k.clone(), session_to_wire(s, history))).collect();
-        let by_tag = self.by_tag.iter().map(|(t, k)| (t.clone(), k.clone())).collect();
+        // A session only its transcript reports (the fallback producer) is no replay of
+        // events: it is left out, and read again from its transcript.
+        let sessions = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| !s.unhooked)
+            .map(|(k, s)| (k.clone(), session_to_wire(s, history)))
+            .collect();
+        let by_tag = self
+            .by_tag
+            .iter()
+            .filter(|(_, k)| self.sessions.get(*k).is_some_and(|s| !s.unhooked))
+            .map(|(t, k)| (t.clone(), k.clone()))
+            .collect();
         wire::Tracker { sessions, by_tag }
     }
 
@@ -55,6 +66,7 @@ fn session_to_wire(s: &Session, history: usize) -> wire::Session<'_> {
         key: s.key.clone(),
         cwd: s.cwd.clone(),
         host_pid: s.host_pid,
+        transcript_path: s.transcript_path.clone(),
         state: state_to_wire(&s.current.state),
         since_ns: s.current.since_ns,
         evidence: Cow::Borrowed(&s.current.evidence),
@@ -92,6 +104,9 @@ fn session_from_wire(s: wire::Session<'_>, keep: usize) -> Session {
         key: s.key,
         cwd: s.cwd,
         host_pid: s.host_pid,
+        transcript_path: s.transcript_path,
+        // What the transcript says is read again from the file, never from a checkpoint.
+        transcript: None,
         current: Current {
             state: state_from_wire(s.state),
             since_ns: s.since_ns,
@@ -112,6 +127,7 @@ fn session_from_wire(s: wire::Session<'_>, keep: usize) -> Session {
         history,
         epoch_has_events: s.epoch_has_events,
         legacy_only: s.legacy_only,
+        unhooked: false,
     }
 }
 
@@ -124,6 +140,7 @@ fn state_to_wire(state: &State) -> wire::State {
                 UnknownReason::NewProducer => wire::Unknown::NewProducer,
                 UnknownReason::StopNotInputReady => wire::Unknown::StopNotInputReady,
                 UnknownReason::Stale => wire::Unknown::Stale,
+                UnknownReason::TranscriptOnly => wire::Unknown::TranscriptOnly,
             },
         },
         State::Active => wire::State::Active,
@@ -145,6 +162,7 @@ fn state_from_wire(state: wire::State) -> State {
             wire::Unknown::NewProducer => UnknownReason::NewProducer,
             wire::Unknown::StopNotInputReady => UnknownReason::StopNotInputReady,
             wire::Unknown::Stale => UnknownReason::Stale,
+            wire::Unknown::TranscriptOnly => UnknownReason::TranscriptOnly,
         }),
         wire::State::Active => State::Active,
         wire::State::ChildCommand { tool } => State::ChildCommand { tool },

@@ -1,6 +1,7 @@
 //! hookline integration tests.
 
 mod checkpoint;
+mod classifier;
 mod daemon;
 mod decide;
 mod demo;
