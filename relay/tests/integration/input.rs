@@ -282,12 +282,9 @@ fn deep_nesting_is_a_payload_kept_verbatim() {
         );
         let sandbox = Sandbox::new();
         sandbox.relay().input(text.clone()).run();
-        let names: Vec<String> = crate::util::entries(&sandbox.events)
-            .into_iter()
-            .filter(|name| name.ends_with(".json"))
-            .collect();
-        assert_eq!(names.len(), 1, "{names:?}");
-        let bytes = std::fs::read(sandbox.events.join(&names[0])).unwrap();
+        let listing = hookline_relay::layout::list(&sandbox.events, 0).unwrap();
+        assert_eq!(listing.events.len(), 1, "{depth}");
+        let bytes = std::fs::read(listing.events[0].path(&sandbox.events)).unwrap();
         let envelope = hookline_relay::envelope::RawEnvelope::parse(&bytes).unwrap();
         assert_eq!(envelope.error, None, "{depth}");
         assert_eq!(envelope.event.as_deref(), Some("Stop"));
