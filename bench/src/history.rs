@@ -13,11 +13,17 @@
 //!   (`ingest::source::list_after`), in the directory as the relay writes it (buckets) and in a
 //!   flat copy of it (hard links at the top, as relays before buckets left it).
 //!
+//! * **Checkpoints** (`history/checkpoints.rs`): `status` and `decide` before and after a
+//!   checkpoint, the time until a starting daemon answers, and the parts of a start (listing,
+//!   loading the checkpoint, replaying, saving).
+//!
 //! The baseline is another build of `hookline`, typically main's, built in a temporary
 //! worktree: `git worktree add /tmp/base main && cargo build --release -p hookline
 //! --manifest-path /tmp/base/Cargo.toml`. The directory is written to `/dev/shm` by default
 //! (tmpfs: the page cache, not the disk, is measured), and removed afterwards unless `--dir`
 //! named an existing one, which is then reused as it is.
+
+mod checkpoints;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -109,7 +115,8 @@ fn measure(args: &Args, binaries: &[(&str, PathBuf)], dir: &Path, home: &Path) -
         one_shot_table(args, binaries, dir, home, command)?;
     }
     listing_table(args, dir)?;
-    idle_table(args, binaries, dir, home)
+    idle_table(args, binaries, dir, home)?;
+    checkpoints::tables(args, binaries, dir, home)
 }
 
 /// Events at the end of the history a reader starts from, in the listing table.

@@ -584,3 +584,68 @@ impl fmt::Display for NotifyConfigError {
 }
 
 impl std::error::Error for NotifyConfigError {}
+
+/// A checkpoint a reader did not start from: it replays the whole history instead (see
+/// [`crate::checkpoint`]). Never fatal; said on stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointIgnored {
+    /// The checkpoint file.
+    pub path: PathBuf,
+    /// Why it was not used.
+    pub why: CheckpointProblem,
+}
+
+/// Why a checkpoint was not used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CheckpointProblem {
+    /// Not a checkpoint file at all (another program's file, or another kind of checkpoint).
+    Foreign(String),
+    /// Shorter or longer than its header says: a write cut short.
+    Truncated {
+        /// The length the header gives.
+        expected: u64,
+        /// The length found.
+        found: u64,
+    },
+    /// Its content does not match its digest, or cannot be read back.
+    Damaged(String),
+    /// Folded by another state format, hookline version, set of profiles, policy, legacy
+    /// directories or history length than this reader's.
+    Mismatch {
+        /// What differs.
+        what: &'static str,
+        /// The checkpoint's.
+        saved: String,
+        /// This reader's.
+        current: String,
+    },
+    /// Saved for another events directory (one deleted and created again at the same path),
+    /// or ahead of the directory's counter.
+    OtherDirectory(String),
+    /// This reader keeps every transition of some sessions (`explain`), which a checkpoint
+    /// does not.
+    NeedsFullHistory,
+}
+
+impl fmt::Display for CheckpointIgnored {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "checkpoint {} not used: ", self.path.display())?;
+        match &self.why {
+            CheckpointProblem::Foreign(why) => write!(f, "not a hookline checkpoint ({why})"),
+            CheckpointProblem::Truncated { expected, found } => {
+                write!(f, "truncated ({found} bytes of {expected})")
+            }
+            CheckpointProblem::Damaged(why) => write!(f, "damaged ({why})"),
+            CheckpointProblem::Mismatch { what, saved, current } => {
+                write!(f, "built with {what} {saved}, this reader has {current}")
+            }
+            CheckpointProblem::OtherDirectory(why) => write!(f, "another events directory ({why})"),
+            CheckpointProblem::NeedsFullHistory => {
+                write!(f, "it keeps the last transitions of each session, this reader needs all")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CheckpointIgnored {}

@@ -55,9 +55,10 @@ pub use hookline_relay as format;
 
 mod error;
 
-pub use error::{ClientError, Error, NotifyConfigError};
+pub use error::{CheckpointIgnored, CheckpointProblem, ClientError, Error, NotifyConfigError};
 
 pub mod canonical;
+pub mod checkpoint;
 pub mod daemon;
 pub mod decide;
 pub mod deliver;

@@ -8,6 +8,7 @@
 use std::process::ExitCode;
 
 use hookline::canonical::SessionKey;
+use hookline::checkpoint;
 use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question};
 use hookline::ingest::follow;
 use hookline::ingest::reader::Start;
@@ -71,9 +72,17 @@ pub fn run(args: DecideArgs) -> Outcome {
             if let Some(journal) = journal {
                 decider = decider.with_journal(journal);
             }
-            follow::replay(config, |event| {
+            let mut config = config;
+            let resumed = checkpoint::resume_decider(&mut config, &mut decider);
+            super::say_resumed(&resumed);
+            let mut applied = 0u64;
+            let (reader, _) = follow::replay(config, |event| {
                 decider.apply(&event);
+                applied += 1;
             })?;
+            super::save_checkpoint(&resumed, applied, || {
+                checkpoint::save_decider(&reader, &decider)
+            });
             let (facts, _unreadable) =
                 hookline::transcript::Followers::default().poll(decider.tracker(), now);
             for (key, facts) in facts {

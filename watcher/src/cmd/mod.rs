@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hookline::checkpoint::{self, Cadence, Resumed};
 use hookline::daemon::{Client, ClientError};
 use hookline::ingest::follow::{self, FollowNotice};
 use hookline::ingest::reader::{ReaderConfig, Start};
@@ -201,9 +202,20 @@ fn replay_with(
         History::AllOf(query) => tracker.with_full_history_of(query),
     }
     .with_stale_windows_over(&policy.stale);
-    follow::replay(reader_config(source, Reading::Once, Start::Beginning, profiles)?, |event| {
+    let mut config = reader_config(source, Reading::Once, Start::Beginning, profiles)?;
+    // `explain` keeps every transition of its session, which a checkpoint does not: it
+    // replays the whole history, and saves what it folded for the others.
+    let resumed = match history {
+        History::AllOf(_) => Resumed::Beginning,
+        History::Last(_) => checkpoint::resume_tracker(&mut config, &mut tracker),
+    };
+    say_resumed(&resumed);
+    let mut applied = 0u64;
+    let (reader, _) = follow::replay(config, |event| {
         tracker.apply(&event);
+        applied += 1;
     })?;
+    save_checkpoint(&resumed, applied, || checkpoint::save_tracker(&reader, &tracker));
     // The transcripts' tails too: their lines count only where newer than each session's
     // last event, and only ever make the answer more careful.
     let (facts, _unreadable) = hookline::transcript::Followers::default().poll(&tracker, now);
@@ -211,6 +223,28 @@ fn replay_with(
         tracker.observe_transcript(&key, facts);
     }
     Ok(tracker)
+}
+
+/// Says on stderr why a checkpoint was set aside, when one was.
+fn say_resumed(resumed: &Resumed) {
+    if let Some(note) = resumed.note() {
+        eprintln!("hookline: {note}; replaying the whole history");
+    }
+}
+
+/// Saves a one-shot reader's checkpoint on the cadence of [`Cadence::one_shot_saves`]. A
+/// reader that cannot write it still answers: a note says so on stderr.
+fn save_checkpoint(
+    resumed: &Resumed,
+    applied: u64,
+    save: impl FnOnce() -> Result<(), hookline::Error>,
+) {
+    if !Cadence::one_shot_saves(resumed, applied) {
+        return;
+    }
+    if let Err(e) = save() {
+        eprintln!("hookline: checkpoint not saved ({e}); the next reader replays more history");
+    }
 }
 
 /// The fallback producer `--transcripts DIR --transcripts-cli CLI` asks for, if it does.
@@ -330,10 +364,12 @@ impl Live {
             tracker: Arc<Mutex<hookline::state::Tracker>>,
             updates: mpsc::Sender<T>,
             wrap: fn(Update) -> T,
+            cadence: Cadence,
         }
         impl<T> Sink for Feed<T> {
             fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
                 self.tracker.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
+                self.cadence.applied();
                 Ok(match self.updates.send((self.wrap)(Update::Event)) {
                     Ok(()) => Delivery::Delivered,
                     Err(_) => Delivery::Closed,
@@ -342,6 +378,18 @@ impl Live {
             fn notice(&mut self, notice: FollowNotice) {
                 let _ = self.updates.send((self.wrap)(Update::Notice(notice)));
             }
+            fn checkpoint(&mut self, reader: &hookline::ingest::reader::Reader, last: bool) {
+                if !(self.cadence.due() || last && self.cadence.unsaved()) {
+                    return;
+                }
+                self.cadence = Cadence::new();
+                // Taken under the lock, written after it. A follower that cannot write it
+                // goes on (a dashboard has no line to say it on): the next start replays more.
+                let tracker = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
+                let taken = checkpoint::take_tracker(reader, &tracker);
+                drop(tracker);
+                let _ = taken.and_then(|taken| taken.map_or(Ok(()), |t| t.write()));
+            }
         }
 
         let profiles = profiles()?;
@@ -349,12 +397,24 @@ impl Live {
         let mut tracker =
             hookline::state::Tracker::new(profiles.clone(), hookline::format::clock::now_ns())
                 .with_stale_windows_over(&policy.stale);
-        let (reader, notices) = follow::replay(
-            reader_config(source, Reading::Following, Start::Beginning, profiles)?,
-            |event| {
-                tracker.apply(&event);
-            },
-        )?;
+        let mut config = reader_config(source, Reading::Following, Start::Beginning, profiles)?;
+        let resumed = checkpoint::resume_tracker(&mut config, &mut tracker);
+        let mut applied = 0u64;
+        let (reader, mut notices) = follow::replay(config, |event| {
+            tracker.apply(&event);
+            applied += 1;
+        })?;
+        if let Some(note) = resumed.note() {
+            notices.insert(
+                0,
+                FollowNotice::Reader(hookline::ingest::reader::Notice::Degraded(format!(
+                    "{note}; replaying the whole history"
+                ))),
+            );
+        }
+        if applied > 0 || !matches!(resumed, Resumed::Checkpoint { .. }) {
+            let _ = checkpoint::save_tracker(&reader, &tracker);
+        }
         let mut watcher = Watcher::new(reader, WatchOptions::default())?;
         let tracker = Arc::new(Mutex::new(tracker));
         for notice in notices {
@@ -362,7 +422,8 @@ impl Live {
         }
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
-            let mut feed = Feed { tracker: Arc::clone(&tracker), updates, wrap };
+            let mut feed =
+                Feed { tracker: Arc::clone(&tracker), updates, wrap, cadence: Cadence::new() };
             let stop = Arc::clone(&stop);
             std::thread::spawn(move || {
                 let stopping = || stop.load(Ordering::Relaxed);

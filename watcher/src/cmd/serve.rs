@@ -52,10 +52,20 @@ pub(super) fn hub(
     if let Some(journal) = journal {
         decider = decider.with_journal(journal);
     }
+    let mut config = config;
+    let resumed = hookline::checkpoint::resume_decider(&mut config, &mut decider);
+    super::say_resumed(&resumed);
+    let mut applied = 0u64;
     let (reader, notices) = follow::replay(config, |event| {
         decider.apply(&event);
+        applied += 1;
     })?;
     report(notices);
+    if hookline::checkpoint::Cadence::one_shot_saves(&resumed, applied)
+        && let Err(e) = hookline::checkpoint::save_decider(&reader, &decider)
+    {
+        eprintln!("hookline: warning: checkpoint not saved: {e}");
+    }
     decider.caught_up();
     let watcher = Watcher::new(reader, WatchOptions { mode, ..WatchOptions::default() })?;
     let info = ServeInfo { events_dir: dir, journal: journal_path };
@@ -66,7 +76,9 @@ pub(super) fn hub(
 pub(super) fn tell(note: Note) {
     match note {
         Note::Follow(notice) => report([notice]),
-        Note::Journal(_) | Note::Connection(_) => eprintln!("hookline: warning: {note}"),
+        Note::Journal(_) | Note::Connection(_) | Note::Checkpoint(_) => {
+            eprintln!("hookline: warning: {note}")
+        }
         Note::WatcherStopped(_) => eprintln!("hookline: error: {note}"),
     }
 }

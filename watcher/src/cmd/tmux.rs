@@ -17,7 +17,7 @@ const REFRESH: Duration = Duration::from_secs(2);
 pub fn run(args: &TmuxArgs) -> Outcome {
     let server = Server { socket: args.tmux_socket.clone() };
     if !args.follow {
-        let tracker = replay(&args.source, &args.policy, History::Last(1))?;
+        let tracker = replay(&args.source, &args.policy, History::Last(hookline::state::HISTORY))?;
         let snapshots = tracker.snapshots(hookline::format::clock::now_ns());
         let (_, summary) = marks::mark(&server, &snapshots)?;
         println!("{summary}");

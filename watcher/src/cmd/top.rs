@@ -24,7 +24,7 @@ pub fn run(args: &TopArgs) -> Outcome {
     if terminal {
         eprintln!("hookline: built without the `tui` feature: printing the table once");
     }
-    let tracker = replay(&args.source, &args.policy, History::Last(1))?;
+    let tracker = replay(&args.source, &args.policy, History::Last(hookline::state::HISTORY))?;
     print_table(&rows(&tracker.snapshots(now_ns())));
     Ok(ExitCode::SUCCESS)
 }

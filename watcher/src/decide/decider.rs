@@ -264,6 +264,40 @@ impl Decider {
         &self.tracker
     }
 
+    /// The tracker, to restore a checkpoint into before any event is applied.
+    pub(crate) fn tracker_mut(&mut self) -> &mut Tracker {
+        &mut self.tracker
+    }
+
+    /// What the decider remembers of each session from its events (not from its decisions:
+    /// streaks and nudges come from the journal), as a checkpoint writes it.
+    pub(crate) fn memory_to_wire(
+        &self,
+    ) -> std::collections::BTreeMap<String, crate::checkpoint::wire::Memory> {
+        self.memory
+            .iter()
+            .map(|(key, m)| {
+                let saved = crate::checkpoint::wire::Memory {
+                    host_first_seen: m.host_first_seen,
+                    quota: m.quota.clone(),
+                };
+                (key.clone(), saved)
+            })
+            .collect()
+    }
+
+    /// Takes back what [`Decider::memory_to_wire`] wrote, beside what the journal said.
+    pub(crate) fn restore_memory(
+        &mut self,
+        saved: std::collections::BTreeMap<String, crate::checkpoint::wire::Memory>,
+    ) {
+        for (key, m) in saved {
+            let memory = self.memory.entry(key).or_default();
+            memory.host_first_seen = m.host_first_seen;
+            memory.quota = m.quota;
+        }
+    }
+
     /// The policy.
     pub fn policy(&self) -> &Policy {
         &self.policy

@@ -63,6 +63,14 @@ impl Position {
         }
     }
 
+    /// Whether the event file `name` of the events directory is behind this position.
+    pub fn covers_name(&self, name: &crate::format::filename::EventFileName) -> bool {
+        match name.unordered_ts_ns {
+            Some(_) => self.unordered.contains(&name.to_string()),
+            None => name.seq <= self.seq || self.ahead.contains(&name.seq),
+        }
+    }
+
     /// Forgets what belongs to an events directory that is gone (its `seq`s and unordered
     /// files), keeping what was read from legacy directories.
     pub fn forget_events_dir(&mut self) {

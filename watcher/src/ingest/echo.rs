@@ -40,6 +40,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::canonical::{CompactPhase, Event, Kind, KindName, SourceRef};
+use crate::checkpoint::wire;
 
 /// The longest time between two copies of one event: the producers of one hook run at
 /// nearly the same time (the older relay starts a Python interpreter), so a few seconds cover
@@ -154,7 +155,7 @@ struct Incoming<'a> {
 }
 
 /// Recognises echoes among the events of one stream, in the order they are handed out.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Echoes {
     /// The copies of each session, by session id; of sessions without one, by tag.
     by_id: HashMap<String, VecDeque<Copy>>,
@@ -268,6 +269,96 @@ impl Echoes {
                 !copies.is_empty()
             });
         }
+    }
+}
+
+impl Echoes {
+    /// The memory as a checkpoint writes it.
+    pub(crate) fn to_wire(&self) -> wire::Echoes {
+        let copies = |sessions: &HashMap<String, VecDeque<Copy>>| {
+            sessions
+                .iter()
+                .map(|(key, copies)| (key.clone(), copies.iter().map(copy_to_wire).collect()))
+                .collect()
+        };
+        wire::Echoes {
+            by_id: copies(&self.by_id),
+            by_tag: copies(&self.by_tag),
+            dirs: self.dirs.clone(),
+            names: self.names.iter().map(|n| n.to_string()).collect(),
+            newest_ns: self.newest_ns,
+            seen: self.seen,
+        }
+    }
+
+    /// The memory a checkpoint kept; `None` when an index in it names nothing (damaged).
+    pub(crate) fn from_wire(saved: wire::Echoes) -> Option<Echoes> {
+        let (dirs, names) = (saved.dirs.len(), saved.names.len());
+        let valid = |c: &wire::Copy| {
+            c.dir < dirs
+                && c.cli < names
+                && c.native.is_none_or(|n| n < names)
+                && c.paired.iter().all(|d| *d < dirs)
+        };
+        let copies = |sessions: std::collections::BTreeMap<String, Vec<wire::Copy>>| {
+            sessions
+                .into_iter()
+                .map(|(key, copies)| {
+                    copies
+                        .into_iter()
+                        .map(|c| valid(&c).then(|| copy_from_wire(c)))
+                        .collect::<Option<VecDeque<Copy>>>()
+                        .map(|copies| (key, copies))
+                })
+                .collect::<Option<HashMap<_, _>>>()
+        };
+        let names: Vec<Box<str>> = saved.names.into_iter().map(Into::into).collect();
+        let name_index = names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect();
+        Some(Echoes {
+            by_id: copies(saved.by_id)?,
+            by_tag: copies(saved.by_tag)?,
+            dirs: saved.dirs,
+            names,
+            name_index,
+            newest_ns: saved.newest_ns,
+            seen: saved.seen,
+        })
+    }
+}
+
+fn copy_to_wire(c: &Copy) -> wire::Copy {
+    wire::Copy {
+        dir: c.dir,
+        seq: c.seq,
+        file: c.file.to_string(),
+        legacy: c.legacy,
+        original: c.original.as_deref().cloned(),
+        cli: c.cli,
+        native: c.native,
+        agent_id: c.agent_id.as_deref().map(ToOwned::to_owned),
+        kind: c.kind,
+        phase: c.phase,
+        digest: c.digest,
+        ts_ns: c.ts_ns,
+        paired: c.paired.clone(),
+    }
+}
+
+fn copy_from_wire(c: wire::Copy) -> Copy {
+    Copy {
+        dir: c.dir,
+        seq: c.seq,
+        file: c.file.into(),
+        legacy: c.legacy,
+        original: c.original.map(Box::new),
+        cli: c.cli,
+        native: c.native,
+        agent_id: c.agent_id.map(Into::into),
+        kind: c.kind,
+        phase: c.phase,
+        digest: c.digest,
+        ts_ns: c.ts_ns,
+        paired: c.paired,
     }
 }
 

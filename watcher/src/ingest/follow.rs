@@ -45,6 +45,14 @@ pub trait Sink {
     /// Something the operator should know: a directory recreated or gone, a file
     /// quarantined, events kept for a cursor.
     fn notice(&mut self, notice: FollowNotice);
+
+    /// Called by [`follow`] with the reader the events come from, after each event delivered
+    /// and on each tick without one (`last` false), and once as following ends (`last`
+    /// true): where a sink that folds state saves its checkpoint, on its own cadence (see
+    /// [`crate::checkpoint::Cadence`]). Nothing by default.
+    fn checkpoint(&mut self, reader: &Reader, last: bool) {
+        let _ = (reader, last);
+    }
 }
 
 /// What a sink that failed says.
@@ -187,14 +195,20 @@ pub fn follow(
         pass_on(watcher.take_notices(), sink);
         let Some(event) = event else {
             saver.retry_if_due(|| watcher.commit(), sink)?;
+            sink.checkpoint(watcher.reader(), false);
             continue;
         };
         let delivery = sink.deliver(event).map_err(Error::Sink)?;
         if let Some(ended) = saver.settle(delivery, || watcher.commit(), sink)? {
+            if ended != Ended::Closed {
+                sink.checkpoint(watcher.reader(), true);
+            }
             return Ok(ended);
         }
+        sink.checkpoint(watcher.reader(), false);
     }
     saver.last(|| watcher.commit(), sink)?;
+    sink.checkpoint(watcher.reader(), true);
     Ok(Ended::Stopped)
 }
 

@@ -67,6 +67,19 @@ pub struct ReaderConfig {
     /// How long after a directory last changed a poll trusts its [`Stamp`] to skip listing
     /// it again ([`source::STAMP_SETTLED`]; tests shorten it).
     pub stamp_settled: Duration,
+    /// With [`Start::Beginning`], start past what a checkpoint folded in instead of at the
+    /// oldest event (see [`crate::checkpoint`]).
+    pub resume: Option<Resume>,
+}
+
+/// Where a reader whose history a checkpoint folded in starts: past the checkpoint's
+/// position, with the memory of the copies handed out before it (so that an echo of an event
+/// before the cut is still recognised). Made by [`crate::checkpoint::resume_tracker`] and
+/// [`crate::checkpoint::resume_decider`].
+#[derive(Debug, Clone)]
+pub struct Resume {
+    pub(crate) position: Position,
+    pub(crate) echoes: Echoes,
 }
 
 impl ReaderConfig {
@@ -80,6 +93,7 @@ impl ReaderConfig {
             batch: 1024,
             lock_bound: Duration::from_millis(200),
             stamp_settled: source::STAMP_SETTLED,
+            resume: None,
         }
     }
 }
@@ -152,18 +166,22 @@ pub struct Reader {
 
 impl Reader {
     /// Opens a reader. With [`Start::Now`], everything already present counts as read.
-    pub fn open(config: ReaderConfig) -> Result<Reader, Error> {
+    pub fn open(mut config: ReaderConfig) -> Result<Reader, Error> {
         let cursor = match &config.start {
             Start::Cursor(name) => Cursor::open(&config.events_dir, name)?,
             Start::Beginning | Start::Now => Cursor::anonymous(),
         };
+        let (position, echoes) = match (&config.start, config.resume.take()) {
+            (Start::Beginning, Some(resume)) => (resume.position, resume.echoes),
+            _ => (cursor.position.clone(), Echoes::new()),
+        };
         let mut reader = Reader {
-            position: cursor.position.clone(),
+            position,
             cursor,
             dir_id: source::dir_id(&config.events_dir)?,
             queue: VecDeque::new(),
             legacy_waiting: Vec::new(),
-            echoes: Echoes::new(),
+            echoes,
             backlog: VecDeque::new(),
             listed_seq: 0,
             listed_names: HashSet::new(),
@@ -524,6 +542,11 @@ impl Reader {
     /// The position after the last event handed out.
     pub fn position(&self) -> &Position {
         &self.position
+    }
+
+    /// The memory of the copies handed out, to recognise echoes (what a checkpoint keeps).
+    pub(crate) fn echoes(&self) -> &Echoes {
+        &self.echoes
     }
 
     /// Saves the position of a named cursor (nothing for an anonymous reader).

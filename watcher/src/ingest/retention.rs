@@ -84,6 +84,9 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
     };
     let listing = source::list(dir)?;
     let newest = listing.events.iter().map(|e| e.name).filter(EventFileName::is_ordered).max();
+    // A checkpoint is brought up to date by replaying what came after it: one that an event
+    // about to go is after is removed first (see `crate::checkpoint`).
+    let mut checkpoints = crate::checkpoint::covered_all(dir);
     for file in &listing.events {
         let path = file.path(dir);
         if Some(file.name) == newest || !old(&path, policy.max_age) {
@@ -91,7 +94,12 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
         }
         if !consumed(&file.name) {
             report.unconsumed += 1;
-        } else if remove(&path)? {
+            continue;
+        }
+        checkpoints.retain(|(checkpoint, covers)| {
+            covers.covers_name(&file.name) || remove(checkpoint).is_err()
+        });
+        if remove(&path)? {
             report.events += 1;
         }
     }

@@ -15,10 +15,11 @@ use std::time::Duration;
 use super::{Mode, Notifier};
 use crate::Error;
 use crate::canonical::Event;
+use crate::checkpoint;
 use crate::format::clock::now_ns;
 use crate::ingest::cursor::CURSORS_DIR;
 use crate::ingest::follow::{self, Delivery, FollowNotice, Sink, SinkError};
-use crate::ingest::reader::{Reader, ReaderConfig, Start};
+use crate::ingest::reader::{Notice, Reader, ReaderConfig, Start};
 use crate::ingest::watch::{WatchOptions, Watcher};
 use crate::state::Tracker;
 
@@ -98,9 +99,21 @@ pub fn run(
     let known = events_dir.join(CURSORS_DIR).join(format!("{CURSOR}.json")).is_file();
     let mut reader =
         Reader::open(ReaderConfig { start: Start::Cursor(CURSOR.into()), ..config.clone() })?;
+    let (mut tracker, mut config) = (tracker, config);
+    let position = reader.position().clone();
+    if known {
+        // The states up to the cursor, from the checkpoint when it covers no event past the
+        // cursor (those are fired, not learnt). The notifier learns the sessions it restored
+        // from the ticks below, as it would have from their events.
+        let resumed = checkpoint::resume_tracker_within(&mut config, &mut tracker, &position);
+        if let Some(why) = resumed.note() {
+            note(FollowNotice::Reader(Notice::Degraded(format!(
+                "{why}; replaying the whole history"
+            ))));
+        }
+    }
     let watched = Arc::new(Mutex::new(Watched { tracker, notifier }));
     if known {
-        let position = reader.position().clone();
         let (_, notices) = follow::replay(config, |event| {
             if position.covers(&event.source) {
                 lock(&watched).apply(&event, Mode::Prime);

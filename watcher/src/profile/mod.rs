@@ -1141,6 +1141,9 @@ pub struct Profiles {
     keys: HashSet<String>,
     /// Warnings from overlays (unknown keys).
     pub warnings: Vec<String>,
+    /// The digest of every profile file read, in order: a checkpoint folded with other
+    /// profiles is not used (see [`Profiles::digest`]).
+    digest: u64,
 }
 
 impl Profiles {
@@ -1148,13 +1151,15 @@ impl Profiles {
     /// released build; it returns the error rather than panic all the same.
     pub fn shipped() -> Result<Profiles, ProfileError> {
         let mut profiles = BTreeMap::new();
+        let mut digest = crate::checkpoint::digest(0, b"profiles");
         for (file, text) in embedded::FILES {
+            digest = crate::checkpoint::digest(digest, text.as_bytes());
             let src = Source { label: format!("embedded:{file}"), text };
             let (wire, _) = src.parse(true)?;
             let profile = Profile::from_wire(&src, &wire)?;
             profiles.insert(profile.name.clone(), profile);
         }
-        let mut set = Profiles { profiles, keys: HashSet::new(), warnings: Vec::new() };
+        let mut set = Profiles { profiles, keys: HashSet::new(), warnings: Vec::new(), digest };
         set.refresh_keys();
         Ok(set)
     }
@@ -1200,6 +1205,8 @@ impl Profiles {
         let src = Source { label: path.display().to_string(), text: &text };
         let (wire, warnings) = src.parse(false)?;
         self.warnings.extend(warnings);
+        self.digest = crate::checkpoint::digest(self.digest, path.as_os_str().as_encoded_bytes());
+        self.digest = crate::checkpoint::digest(self.digest, text.as_bytes());
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let name = wire.name.clone().unwrap_or_else(|| stem.to_owned());
         match self.profiles.get_mut(&name) {
@@ -1224,6 +1231,12 @@ impl Profiles {
         let src = Source { label: path.display().to_string(), text: &text };
         let (wire, _) = src.parse(true)?;
         Profile::from_wire(&src, &wire)
+    }
+
+    /// The digest of the profile files read (shipped, then each overlay, names and text): two
+    /// sets read from the same files have the same digest.
+    pub fn digest(&self) -> u64 {
+        self.digest
     }
 
     /// A profile by name.

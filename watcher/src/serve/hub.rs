@@ -133,6 +133,15 @@ impl Shared {
         self.arrived.notify_all();
     }
 
+    /// Takes a checkpoint of the decider's state after what `reader` handed out (every event
+    /// of which the hub has applied): under the lock, to write after letting go.
+    pub(crate) fn checkpoint(
+        &self,
+        reader: &crate::ingest::reader::Reader,
+    ) -> Result<Option<crate::checkpoint::Taken>, Error> {
+        crate::checkpoint::take_decider(reader, &self.lock().decider)
+    }
+
     /// Says that the history has been applied: every event applied from now on is live (see
     /// [`Tracker::live_by_arrival`](crate::state::Tracker::live_by_arrival)); for a feed that
     /// learns it only as it goes, such as a JetStream consumer.

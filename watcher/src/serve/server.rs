@@ -21,7 +21,9 @@ use serde_json::Value;
 use super::hub::Shared;
 use super::protocol::{MAX_LINE, Reply, parse};
 use crate::canonical::Event;
+use crate::checkpoint::{Cadence, Taken};
 use crate::ingest::follow::{self, Delivery, FollowNotice, Sink, SinkError};
+use crate::ingest::reader::Reader;
 use crate::ingest::watch::Watcher;
 
 /// The most `next_event` and `deliver` requests waiting at once (each holds a thread while it
@@ -39,6 +41,8 @@ pub enum Note {
     WatcherStopped(crate::Error),
     /// A connection to `hookline daemon` could not be served.
     Connection(io::Error),
+    /// The checkpoint could not be saved: the next start replays more history, nothing else.
+    Checkpoint(crate::Error),
 }
 
 impl fmt::Display for Note {
@@ -48,6 +52,7 @@ impl fmt::Display for Note {
             Note::Journal(error) => write!(f, "journal: {error}"),
             Note::WatcherStopped(error) => write!(f, "the watcher stopped: {error}"),
             Note::Connection(error) => write!(f, "a connection could not be served: {error}"),
+            Note::Checkpoint(error) => write!(f, "checkpoint not saved: {error}"),
         }
     }
 }
@@ -125,7 +130,7 @@ impl Feeder {
         F: FnOnce(&mut Feed, &dyn Fn() -> bool) -> Result<(), crate::Error> + Send + 'static,
     {
         let note: Arc<dyn Fn(Note) + Send + Sync> = note;
-        let mut sink = Feed { shared: Arc::clone(shared), note };
+        let mut sink = Feed { shared: Arc::clone(shared), note, cadence: Cadence::new() };
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let stop = Arc::clone(&stop);
@@ -153,6 +158,7 @@ impl Feeder {
 pub struct Feed {
     shared: Arc<Shared>,
     note: Arc<dyn Fn(Note) + Send + Sync>,
+    cadence: Cadence,
 }
 
 impl fmt::Debug for Feed {
@@ -171,11 +177,24 @@ impl Feed {
 impl Sink for Feed {
     fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
         self.shared.apply(&event);
+        self.cadence.applied();
         Ok(Delivery::Delivered)
     }
 
     fn notice(&mut self, notice: FollowNotice) {
         (self.note)(Note::Follow(notice));
+    }
+
+    fn checkpoint(&mut self, reader: &Reader, last: bool) {
+        if !(self.cadence.due() || last && self.cadence.unsaved()) {
+            return;
+        }
+        self.cadence = Cadence::new();
+        // Taken under the hub's lock, written after it: answers do not wait for the disk.
+        let taken = self.shared.checkpoint(reader);
+        if let Err(e) = taken.and_then(|taken| taken.map_or(Ok(()), Taken::write)) {
+            (self.note)(Note::Checkpoint(e));
+        }
     }
 }
 

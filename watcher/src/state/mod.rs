@@ -32,6 +32,7 @@
 //!   id, when there is one; a session first heard of from a legacy directory is taken over by
 //!   the first hookline event of its session id.
 
+mod checkpoint;
 mod rules;
 mod snapshot;
 mod todo;

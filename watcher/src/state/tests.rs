@@ -489,3 +489,79 @@ fn a_full_history_is_kept_only_for_the_sessions_a_query_names() {
     assert_eq!(kept("keep-1"), turns * 2, "every transition of the session asked about");
     assert_eq!(kept("drop-1"), HISTORY, "the others keep the default");
 }
+
+/// A tracker restored from a checkpoint, as the checkpoint file carries it (through its JSON).
+fn through_a_checkpoint(tracker: &Tracker, profiles: &Profiles, started_ns: u64) -> Tracker {
+    let json = serde_json::to_string(&tracker.to_wire(HISTORY)).unwrap();
+    let mut restored = Tracker::new(profiles.clone(), started_ns);
+    restored.restore(serde_json::from_str(&json).unwrap()).unwrap();
+    restored
+}
+
+#[test]
+fn every_story_folded_from_a_checkpoint_at_any_step_ends_as_its_full_replay() {
+    // Replayed history: the trackers start after every event, as a one-shot reader does.
+    let started = u64::MAX / 2;
+    for path in story_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let story: Story = toml::from_str(&text).unwrap();
+        let profiles = Profiles::shipped().unwrap();
+        let run = Run {
+            tracker: Tracker::new(profiles.clone(), started),
+            profiles: profiles.clone(),
+            history: Vec::new(),
+            trace: Vec::new(),
+            wire: String::new(),
+            readings: BTreeMap::new(),
+        };
+        let events: Vec<(Event, u64)> = (story.step.iter().enumerate())
+            .filter_map(|(index, step)| {
+                let at = T0 + parse_duration(&step.at).unwrap().as_nanos() as u64;
+                run.event(&story, index, step, at).map(|e| (e, at))
+            })
+            .collect();
+        let end = events.last().map_or(T0, |(_, at)| *at) + 1_000_000_000;
+        let mut full = Tracker::new(profiles.clone(), started);
+        for (event, _) in &events {
+            full.apply(event);
+        }
+        let want = serde_json::to_string(&full.to_wire(HISTORY)).unwrap();
+        // Sorted: sessions last heard of at the same time come in any order.
+        let views = |t: &Tracker| {
+            let generation = format!("\"generation\":{},", t.generation().id);
+            let mut views: Vec<String> = (t.views(end).iter())
+                .map(|v| serde_json::to_string(v).unwrap().replace(&generation, ""))
+                .collect();
+            views.sort();
+            views
+        };
+        for cut in 0..=events.len() {
+            let mut before = Tracker::new(profiles.clone(), started);
+            for (event, _) in &events[..cut] {
+                before.apply(event);
+            }
+            let mut resumed = through_a_checkpoint(&before, &profiles, started);
+            for (event, _) in &events[cut..] {
+                resumed.apply(event);
+            }
+            let here = format!("{} cut after {cut} events", path.display());
+            assert_eq!(serde_json::to_string(&resumed.to_wire(HISTORY)).unwrap(), want, "{here}");
+            assert_eq!(views(&resumed), views(&full), "{here}");
+        }
+    }
+}
+
+#[test]
+fn a_checkpoint_of_a_live_idle_session_authorizes_nothing() {
+    let profiles = Profiles::shipped().unwrap();
+    let mut live = Tracker::new(profiles.clone(), 0);
+    live.apply(&claude_event(&profiles, "claude-code/2.1.332/UserPromptSubmit.json", 1, "1s"));
+    live.apply(&claude_event(&profiles, "claude-code/2.1.332/Stop.json", 2, "2s"));
+    let now = T0 + 3_000_000_000;
+    assert!(live.view("s1", now).unwrap().authoritative, "the live tracker's idle is live");
+    let mut restored = through_a_checkpoint(&live, &profiles, now);
+    let view = restored.view("s1", now).unwrap();
+    assert_eq!((view.state, view.authoritative), (StateKind::Idle, false));
+    let refusal = restored.take_input_slot("s1", now).unwrap_err();
+    assert!(refusal.to_string().contains("replayed"), "{refusal}");
+}

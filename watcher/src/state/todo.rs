@@ -82,6 +82,18 @@ impl TodoList {
         }
     }
 
+    /// Every item, in order (what a checkpoint keeps).
+    pub(crate) fn items(&self) -> &[TodoItem] {
+        &self.items
+    }
+
+    /// A list of these items, as a checkpoint kept them (at most the list's bound).
+    pub(crate) fn from_items(mut items: Vec<TodoItem>) -> TodoList {
+        let extra = items.len().saturating_sub(MAX_ITEMS);
+        items.drain(..extra);
+        TodoList { items }
+    }
+
     /// The open items, in order.
     pub fn open(&self) -> Vec<TodoItem> {
         self.items.iter().filter(|item| item.is_open()).cloned().collect()

@@ -1,5 +1,6 @@
 //! hookline integration tests.
 
+mod checkpoint;
 mod classifier;
 mod daemon;
 mod decide;
