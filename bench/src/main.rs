@@ -1,8 +1,9 @@
 //! hookline's benchmarks, each printing markdown tables with its baselines beside:
 //!
 //! * `cargo run --release -p hookline-bench -- relay [--runs N]`: the cost of one hook call;
-//! * `cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]`:
-//!   rename-to-delivery latency, backlog throughput and memory of the watcher;
+//! * `cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]
+//!   [--backlog N] [--runs N] [--dir DIR] [--backlog-only]`: rename-to-delivery latency,
+//!   backlog throughput (with and without the read-ahead worker) and memory of the watcher;
 //! * `cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]`: the cost of
 //!   one durable cursor save, against an atomic one that does not sync;
 //! * `cargo run -p hookline-bench -- deliver [--runs N]`: request-to-confirmed latency of
@@ -26,7 +27,7 @@ use std::error::Error;
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]\n       \
-                     cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]\n       \
+                     cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N] [--backlog N] [--runs N] [--dir DIR] [--backlog-only]\n       \
                      cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
                      cargo run -p hookline-bench -- deliver [--runs N]
        \

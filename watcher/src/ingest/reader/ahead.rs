@@ -21,7 +21,7 @@ use super::{Item, Mark, Notice, unreadable};
 use crate::Error;
 use crate::canonical::SourceRef;
 use crate::format::filename::EventFileName;
-use crate::ingest::echo::payload_digest;
+use crate::ingest::echo::payload_text_digest;
 use crate::ingest::mapping::map_envelope;
 use crate::ingest::source;
 use crate::profile::Profiles;
@@ -48,11 +48,7 @@ pub(super) fn read_one(profiles: &Profiles, dir: &Path, name: EventFileName) -> 
     let mut notice = None;
     let event = match source::read_event(dir, &name) {
         Ok(Some(envelope)) => {
-            digest = envelope
-                .payload
-                .as_deref()
-                .and_then(|raw| crate::format::rawjson::decode(raw.get()))
-                .map(|payload| payload_digest(&payload));
+            digest = envelope.payload.as_deref().and_then(|raw| payload_text_digest(raw.get()));
             map_envelope(profiles, &envelope, source)
         }
         Ok(None) => return Ok(None),
