@@ -65,8 +65,10 @@ pub struct ReaderConfig {
     /// it again ([`source::STAMP_SETTLED`]; tests shorten it).
     pub stamp_settled: Duration,
     /// Most listed files a worker thread reads, parses and maps ahead of the consumer on a
-    /// large backlog (see [`ahead`]); 0 reads every file in the consumer's thread. The events
-    /// are handed out, and the cursor moves, exactly as without it.
+    /// large backlog (at least 128 files listed and not read); 0 reads every file in the
+    /// consumer's thread. Only reading, parsing, mapping, digesting and quarantining move to
+    /// the worker: events are handed out, echoes marked and the cursor moved by the consumer,
+    /// exactly as without it.
     pub read_ahead: usize,
 }
 
