@@ -8,6 +8,10 @@
 //!   `wait4`, the child reaped by this process).
 //! * **Idle follower**: `hookline watch` following the same directory with nothing arriving:
 //!   CPU time (utime + stime of `/proc/PID/stat`) over 10 s, after it settled.
+//! * **Listing from a seq**: what listing costs a reader that starts at the last 10 events
+//!   (a resumed cursor, a checkpoint, a follower's rescan), through the library's listing
+//!   (`ingest::source::list_after`), in the directory as the relay writes it (buckets) and in a
+//!   flat copy of it (hard links at the top, as relays before buckets left it).
 //!
 //! The baseline is another build of `hookline`, typically main's, built in a temporary
 //! worktree: `git worktree add /tmp/base main && cargo build --release -p hookline
@@ -104,7 +108,48 @@ fn measure(args: &Args, binaries: &[(&str, PathBuf)], dir: &Path, home: &Path) -
     for command in [&["status", "--json"][..], &["explain", "session-0001", "--json"]] {
         one_shot_table(args, binaries, dir, home, command)?;
     }
+    listing_table(args, dir)?;
     idle_table(args, binaries, dir, home)
+}
+
+/// Events at the end of the history a reader starts from, in the listing table.
+const LAST_EVENTS: u64 = 10;
+
+fn listing_table(args: &Args, dir: &Path) -> Result<()> {
+    use hookline::ingest::source;
+    let flat = dir.with_extension("flat");
+    let _ = std::fs::remove_dir_all(&flat);
+    std::fs::create_dir(&flat)?;
+    let listing = source::list(dir)?;
+    let newest = listing.events.iter().map(|e| e.name.seq).max().unwrap_or(0);
+    for file in &listing.events {
+        std::fs::hard_link(file.path(dir), flat.join(file.name.to_string()))?;
+    }
+    drop(listing);
+    let after = newest.saturating_sub(LAST_EVENTS);
+    let layouts = [("flat (relays before buckets)", flat.as_path()), ("buckets", dir)];
+    let runs = args.runs.max(5);
+    let mut times = vec![Vec::new(); layouts.len()];
+    let mut names = vec![0; layouts.len()];
+    for _ in 0..runs {
+        for (i, (_, path)) in layouts.iter().enumerate() {
+            let start = Instant::now();
+            let listing = source::list_after(path, after)?;
+            times[i].push(start.elapsed());
+            names[i] = listing.events.len();
+        }
+    }
+    std::fs::remove_dir_all(&flat)?;
+    println!(
+        "### Listing for a reader after seq {after} of {newest}\n\n`ingest::source::list_after`, \
+         median of {runs} runs each, interleaved, warm page cache.\n"
+    );
+    println!("| Layout | Listing | Event files listed |\n|---|---:|---:|");
+    for (i, (label, _)) in layouts.iter().enumerate() {
+        println!("| {label} | {} | {} |", ms(median(&times[i])), names[i]);
+    }
+    println!();
+    Ok(())
 }
 
 fn one_shot_table(

@@ -1,6 +1,7 @@
 //! hookline's benchmarks, each printing markdown tables with its baselines beside:
 //!
-//! * `cargo run --release -p hookline-bench -- relay [--runs N]`: the cost of one hook call;
+//! * `cargo run --release -p hookline-bench -- relay [--runs N] [--baseline BIN]`: the cost of
+//!   one hook call, beside the exec floor, the Python relay and optionally another relay build;
 //! * `cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]
 //!   [--backlog N] [--runs N] [--dir DIR] [--backlog-only]`: rename-to-delivery latency,
 //!   backlog throughput (with and without the read-ahead worker) and memory of the watcher;
@@ -12,7 +13,9 @@
 //!   central tracker latency and forwarder throughput through one `nats-server`, beside the
 //!   local directory;
 //! * `cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline
-//!   PATH]`: `status` time and memory, and a following `watch`'s idle CPU, over a long history.
+//!   PATH]`: `status` time and memory, and a following `watch`'s idle CPU, over a long history;
+//! * `cargo run --release -p hookline-bench -- transcript [--gib N] [--runs N]`: reading a
+//!   multi-GiB transcript's tail in bounded time and memory.
 
 mod cursor;
 mod deliver;
@@ -20,20 +23,23 @@ mod fleet;
 mod history;
 mod relay;
 mod stats;
+mod transcript;
 mod watcher;
 
 use std::error::Error;
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
-const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N]\n       \
+const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N] [--baseline BIN]\n       \
                      cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N] [--backlog N] [--runs N] [--dir DIR] [--backlog-only]\n       \
                      cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
                      cargo run -p hookline-bench -- deliver [--runs N]
        \
                      cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]
        \
-                     cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline PATH]";
+                     cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline PATH]
+       \
+                     cargo run --release -p hookline-bench -- transcript [--gib N] [--runs N]";
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
@@ -46,6 +52,7 @@ fn main() {
         Some("deliver") => deliver::run(rest),
         Some("fleet") => fleet::run(rest),
         Some("history") => history::run(rest),
+        Some("transcript") => transcript::run(rest),
         Some("__rss") => relay::rss_launcher(std::env::args_os().skip(2).collect()),
         _ => Err(USAGE.into()),
     };

@@ -263,12 +263,8 @@ fn backlog(tmp: &Path, profiles: &Profiles, options: &Options) -> Result<(f64, f
         Some(dir) => dir.join(format!("backlog-{n}")),
         None => tmp.join("backlog"),
     };
-    let present = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json")))
-            .count(),
-        Err(_) => 0,
-    };
+    // Whatever an earlier run left (at the top and in buckets).
+    let present = source::list(&dir).map_or(0, |listing| listing.events.len());
     let written = Instant::now();
     if present < n {
         write_events(&dir, present, n - present)?;
@@ -326,14 +322,14 @@ fn backlog(tmp: &Path, profiles: &Profiles, options: &Options) -> Result<(f64, f
 fn phases(dir: &Path, profiles: &Profiles) -> Result<()> {
     let names = source::list(dir)?.events;
     let n = names.len() as f64;
-    let timed = |step: &mut dyn FnMut(&hookline::format::filename::EventFileName) -> Result<()>| {
+    let timed = |step: &mut dyn FnMut(&source::EventFile) -> Result<()>| {
         let start = Instant::now();
         for name in &names {
             step(name)?;
         }
         Ok::<_, Box<dyn std::error::Error>>(start.elapsed().as_secs_f64() * 1e6 / n)
     };
-    let path = |name: &hookline::format::filename::EventFileName| dir.join(name.to_string());
+    let path = |file: &source::EventFile| file.path(dir);
     let read = timed(&mut |name| {
         black_box(source::read_file(&path(name))?);
         Ok(())
@@ -454,11 +450,8 @@ fn memory(dir: &Path, profiles: &Profiles, total: usize) -> Result<i64> {
         }
         done += n;
         // Consumed: remove the files as retention would (keeping the counter).
-        for entry in std::fs::read_dir(dir)? {
-            let path = entry?.path();
-            if path.extension().is_some_and(|x| x == "json") {
-                std::fs::remove_file(path)?;
-            }
+        for file in source::list(dir)?.events {
+            std::fs::remove_file(file.path(dir))?;
         }
         peak = peak.max(rss_kib());
     }

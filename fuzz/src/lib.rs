@@ -29,6 +29,9 @@ mod input;
 #[allow(dead_code, unused_imports)]
 #[path = "../../relay/src/payload.rs"]
 mod payload;
+#[allow(dead_code, unused_imports)]
+#[path = "../../relay/src/validate.rs"]
+mod validate;
 
 use input::{Input, Limits};
 use payload::Parsed;
@@ -61,7 +64,20 @@ fn relay_input_capped(data: &[u8], cap: usize) {
         }
     }
     if let (Some(payload), Some(end)) = (parsed.payload, input.json_end) {
-        assert_eq!(payload.get().as_bytes(), input.bytes[..end].trim_ascii(), "the payload text");
+        assert_eq!(payload.as_bytes(), input.bytes[..end].trim_ascii(), "the payload text");
+        // The payload is written as its text without being parsed again: it must be JSON
+        // serde_json accepts, whether the scanner vouched for it or serde_json checked it.
+        assert!(
+            serde_json::from_str::<&serde_json::value::RawValue>(payload).is_ok(),
+            "an accepted payload is valid JSON"
+        );
+    }
+    if let Some(Ok(text)) = input.json_end.map(|end| std::str::from_utf8(&input.bytes[..end])) {
+        // The scanner vouches for an object exactly when serde_json accepts it (UTF-8 is
+        // checked apart, as serde_json's from_str checks it before it parses).
+        let accepted = text.trim_start().starts_with('{')
+            && serde_json::from_str::<&serde_json::value::RawValue>(text).is_ok();
+        assert_eq!(input.vouched, accepted, "vouched for exactly what serde_json accepts");
     }
 
     // The file the relay writes for it (as `run` builds it), read back by the reader.
@@ -85,21 +101,20 @@ fn relay_input_capped(data: &[u8], cap: usize) {
         error: parsed.error.as_deref(),
         raw_encoding,
         raw,
-        payload: parsed.payload,
         ..EnvelopeOut::this_process(7, false, 1, "claude")
     };
-    let (head, body, tail) = out.to_parts();
+    let (head, body, tail) = out.to_parts_with(parsed.payload);
     let file = [&head[..], body, tail].concat();
     let back = RawEnvelope::parse(&file).expect("the reader reads every file the relay writes");
     assert_eq!(back.event, parsed.event, "the event name");
-    assert_eq!(back.payload.as_ref().map(|p| p.get()), parsed.payload.map(|p| p.get()));
+    assert_eq!(back.payload.as_ref().map(|p| p.get()), parsed.payload);
     if raw.is_some() {
         assert_eq!(back.raw_bytes().as_deref(), Some(&input.bytes[..]), "the raw bytes");
     }
     let event = event_from_envelope(profiles(), &back, "f");
     assert_eq!(event.native, back.event, "mapped with its name");
     if let Some(payload) = parsed.payload {
-        for (key, value) in Members::new(payload.get()) {
+        for (key, value) in Members::new(payload) {
             assert!(decode_string(key).is_some(), "key {key}");
             assert!(decode(value).is_some(), "a member of an accepted payload decodes: {value}");
         }

@@ -269,16 +269,23 @@ impl<'a> EnvelopeOut<'a> {
     /// verbatim (borrowed), and the closing brace and newline. The same bytes as serializing
     /// the envelope whole and adding a newline, without copying the payload.
     pub fn to_parts(&self) -> (Vec<u8>, &'a [u8], &'static [u8]) {
+        self.to_parts_with(self.payload.map(RawValue::get))
+    }
+
+    /// [`EnvelopeOut::to_parts`] with `payload` (the text of a JSON object) written as the
+    /// payload in place of the envelope's own: for a writer that has checked the text already
+    /// (the relay validates its input as it reads it), where a `RawValue` would parse it again.
+    pub fn to_parts_with(&self, payload: Option<&'a str>) -> (Vec<u8>, &'a [u8], &'static [u8]) {
         let rest = Envelope { payload: None, ..*self };
         let mut head = Vec::with_capacity(512 + self.raw.map_or(0, |r| r.len() + r.len() / 8));
         // Serializing borrowed strings and numbers into a Vec cannot fail.
         let _ = serde_json::to_writer(&mut head, &rest);
-        match self.payload {
+        match payload {
             Some(payload) => {
                 // `payload` is the last field: reopen the object to add it.
                 head.pop();
                 head.extend_from_slice(b",\"payload\":");
-                (head, payload.get().as_bytes(), b"}\n")
+                (head, payload.as_bytes(), b"}\n")
             }
             None => {
                 head.push(b'\n');

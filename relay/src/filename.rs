@@ -8,6 +8,9 @@
 //!   `seq` and before the next one.
 //! * Temp files start with `.tmp-` and are never visible under a final name until complete.
 //! * `.seq` is the counter, `.seq.at-SSSSSSSSSSSSSSSSSSSS` its witness; other dot files belong to hookline (cursors, quarantine).
+//! * Buckets: `bSSSSSSSSSSSSSSSSSSSS`, a sub-directory holding the ordered events whose `seq`
+//!   lies in `[S, S + BUCKET_SPAN)`, `S` a multiple of [`BUCKET_SPAN`] (see
+//!   [`layout`](crate::layout)).
 //!
 //! Only digits, `-`, `u`, `.` and the fixed words above appear in a name: nothing from a payload
 //! ever reaches a path.
@@ -26,6 +29,11 @@ pub const COUNTER_WITNESS_PREFIX: &str = ".seq.at-";
 pub const TEMP_PREFIX: &str = ".tmp-";
 /// Extension of event files.
 pub const EVENT_EXTENSION: &str = ".json";
+
+/// Prefix of a bucket's name.
+pub const BUCKET_PREFIX: &str = "b";
+/// How many consecutive `seq`s one bucket holds.
+pub const BUCKET_SPAN: u64 = 10_000;
 
 const SEQ_DIGITS: usize = 20;
 const PID_DIGITS: usize = 10;
@@ -120,6 +128,8 @@ pub enum FileKind {
     Temp,
     /// Any other dot file: the counter, hookline's own state.
     Hidden,
+    /// A bucket of ordered events, by the first `seq` it can hold.
+    Bucket(u64),
     /// Anything else: not written by hookline.
     Foreign,
 }
@@ -130,9 +140,28 @@ pub fn classify(name: &str) -> FileKind {
         FileKind::Temp
     } else if name.starts_with('.') {
         FileKind::Hidden
+    } else if let Some(first) = parse_bucket(name) {
+        FileKind::Bucket(first)
     } else {
         EventFileName::parse(name).map_or(FileKind::Foreign, FileKind::Event)
     }
+}
+
+/// The first `seq` of the bucket an ordered event of `seq` goes into.
+pub fn bucket_of(seq: u64) -> u64 {
+    seq - seq % BUCKET_SPAN
+}
+
+/// The name of the bucket whose first `seq` is `first` (a multiple of [`BUCKET_SPAN`]).
+pub fn bucket_name(first: u64) -> String {
+    format!("{BUCKET_PREFIX}{first:0SEQ_DIGITS$}")
+}
+
+/// Parses a bucket's name into its first `seq`; `None` for anything else (a number that is
+/// not a multiple of [`BUCKET_SPAN`] included).
+pub fn parse_bucket(name: &str) -> Option<u64> {
+    let first = digits(name.strip_prefix(BUCKET_PREFIX)?, SEQ_DIGITS)?;
+    (first % BUCKET_SPAN == 0).then_some(first)
 }
 
 /// The name of the counter's witness for a counter value.
@@ -187,5 +216,23 @@ mod tests {
         assert_eq!(classify(".tmp-1-a"), FileKind::Temp);
         assert_eq!(classify(".seq"), FileKind::Hidden);
         assert_eq!(classify("notes.txt"), FileKind::Foreign);
+    }
+
+    #[test]
+    fn buckets_are_named_by_their_first_seq_and_sort_like_it() {
+        assert_eq!(bucket_of(1), 0);
+        assert_eq!(bucket_of(BUCKET_SPAN - 1), 0);
+        assert_eq!(bucket_of(BUCKET_SPAN), BUCKET_SPAN);
+        assert_eq!(bucket_of(u64::MAX), u64::MAX - u64::MAX % BUCKET_SPAN);
+        assert_eq!(bucket_name(420_000), "b00000000000000420000");
+        assert!(bucket_name(BUCKET_SPAN) < bucket_name(100 * BUCKET_SPAN));
+        for first in [0, BUCKET_SPAN, bucket_of(u64::MAX)] {
+            assert_eq!(classify(&bucket_name(first)), FileKind::Bucket(first));
+        }
+        for name in ["b00000000000000420001", "b0000000000000042000", "b", "B00000000000000420000"]
+        {
+            assert_eq!(parse_bucket(name), None, "{name}");
+            assert_ne!(classify(name), FileKind::Bucket(420_000), "{name}");
+        }
     }
 }

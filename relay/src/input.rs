@@ -6,17 +6,31 @@
 //! text) is read to EOF, the cap or the deadline, so that it is kept whole. Input beyond
 //! [`MAX_INPUT_BYTES`] is read (so the host never blocks on a full pipe) but not kept: the
 //! event is marked truncated.
+//!
+//! Stdin is read straight into the buffer that is later written out (no intermediate copy),
+//! and a JSON object is validated as it arrives ([`crate::validate`]), so that a large payload
+//! is looked at once, while the host is still writing it, and not parsed a second time.
 
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
 use hookline_relay::envelope::MAX_INPUT_BYTES;
 
+use crate::validate::{Fed, Validator};
+
 /// How long the relay waits for input to complete: 2 s.
 pub(crate) const DEFAULT_DEADLINE: Duration = Duration::from_secs(2);
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The first read's size, and the least a read asks for: a pipe's default capacity.
+const READ_CHUNK: usize = 64 << 10;
+
+/// What a pipe on stdin is grown to once a first read fills a default pipe: Linux's default
+/// limit for unprivileged processes (`/proc/sys/fs/pipe-max-size`). A large payload then
+/// arrives in a few reads instead of one per 64 KiB, each a wake-up of the relay and the host.
+const BIG_PIPE: libc::c_int = 1 << 20;
 
 /// Bounds for reading input.
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +54,9 @@ pub(crate) struct Input {
     pub(crate) bytes: Vec<u8>,
     /// Where the first complete JSON value ends in `bytes`, when one was seen.
     pub(crate) json_end: Option<usize>,
+    /// The value ending at `json_end` is an object the scanner checked as it read it: serde_json
+    /// accepts it, given it is UTF-8 ([`crate::validate`]). When false, nothing is known.
+    pub(crate) vouched: bool,
     /// Bytes seen in total, including any beyond the cap and the BOM.
     pub(crate) total: u64,
     /// More input arrived than was kept.
@@ -60,25 +77,75 @@ impl Input {
 /// Reads a file descriptor (stdin) until a JSON value completes, EOF, or the deadline.
 pub(crate) fn read_fd(fd: BorrowedFd<'_>, limits: Limits) -> io::Result<Input> {
     let start = Instant::now();
+    let fd = fd.as_raw_fd();
     let mut reader = Reader::new(limits.max_bytes);
-    let mut file = std::mem::ManuallyDrop::new(std::fs::File::from(fd.try_clone_to_owned()?));
-    let mut chunk = vec![0u8; 64 << 10];
+    let mut spill = Vec::new();
+    let mut first = true;
     loop {
         let Some(remaining) = limits.deadline.checked_sub(start.elapsed()) else {
             return Ok(reader.finish(true));
         };
-        if !wait_readable(fd.as_raw_fd(), remaining)? {
+        if !wait_readable(fd, remaining)? {
             return Ok(reader.finish(true));
         }
-        let n = match file.read(&mut chunk) {
-            Ok(n) => n,
+        let (n, done) = match reader.read_once(fd, &mut spill) {
+            Ok(read) => read,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        if n == 0 || reader.feed(&chunk[..n]) {
+        if n == 0 || done {
             return Ok(reader.finish(false));
         }
+        if std::mem::take(&mut first) && n >= READ_CHUNK {
+            // A full default pipe: more is coming. Not a pipe, or over the limit: no matter.
+            // SAFETY: F_SETPIPE_SZ takes an int; on any other file it fails with EBADF/EINVAL.
+            unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, BIG_PIPE) };
+        }
     }
+}
+
+/// The buffer a large payload is read into, at least.
+const BIG_BUFFER: usize = 4 << 20;
+
+/// Faults in, in one call, the pages of `buf`'s spare capacity that the bytes waiting in the
+/// pipe `fd` will fill: one `madvise` instead of a page fault per 4 KiB page, each dear in a VM.
+/// Only a hint: not a pipe, or a kernel without `MADV_POPULATE_WRITE` (before 5.14), and the
+/// pages fault in as the read fills them.
+#[cfg(target_os = "linux")]
+fn prefault_for_pipe(fd: i32, buf: &mut Vec<u8>) {
+    let mut waiting: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, which is valid.
+    if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut waiting) } != 0 || waiting <= 0 {
+        return;
+    }
+    let spare = buf.spare_capacity_mut();
+    let len = spare.len().min(waiting as usize);
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let start = spare.as_mut_ptr() as usize;
+    // Whole pages inside the spare capacity only: the one the data starts in may hold
+    // bytes already kept, and is faulted in already.
+    let (first, end) = (start.next_multiple_of(page), (start + len) / page * page);
+    if end > first {
+        // SAFETY: the range lies inside this Vec's allocation; populating it writes nothing
+        // a read would not overwrite, and fails harmlessly where unsupported.
+        unsafe {
+            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_POPULATE_WRITE)
+        };
+    }
+}
+
+/// One `read(2)` into `buf`'s spare capacity; the bytes read are appended to `buf`.
+fn read_into(fd: i32, buf: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+    let spare = buf.spare_capacity_mut();
+    let len = spare.len().min(max);
+    // SAFETY: the kernel writes at most `len` bytes into the spare capacity, which is at least
+    // that long; they are initialized once read returns their count.
+    let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), len) };
+    let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
+    // SAFETY: `n <= len` bytes after the length were just written by read.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
 }
 
 /// Waits until `fd` can be read without blocking (data, EOF or an error), at most `timeout`.
@@ -98,20 +165,31 @@ fn wait_readable(fd: i32, timeout: Duration) -> io::Result<bool> {
     }
 }
 
-/// Accumulates input and tracks, byte by byte, whether one JSON value has completed.
+/// Accumulates input and tracks whether one JSON value has completed.
 struct Reader {
     input: Input,
     max_bytes: usize,
     bom_checked: bool,
+    scanner: Scanner,
+}
+
+/// Finds where the first JSON value ends, across chunks.
+struct Scanner {
     scan: Scan,
-    /// Bytes fed so far, after the BOM (kept or not).
+    /// Bytes scanned so far, after the BOM (kept or not).
     offset: usize,
+    /// The value that ended is an object [`Validator`] vouched for.
+    vouched: bool,
+    /// Checks the top-level object while the scan is [`Scan::Object`].
+    validator: Validator,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Scan {
     /// Before the first non-whitespace byte.
     Start,
+    /// Inside a top-level object, checked as it goes by the scanner's [`Validator`].
+    Object,
     /// Inside an object or array.
     Nested { depth: u32, in_string: bool, escaped: bool },
     /// Inside a top-level string.
@@ -197,8 +275,12 @@ impl Reader {
             input: Input::default(),
             max_bytes,
             bom_checked: false,
-            scan: Scan::Start,
-            offset: 0,
+            scanner: Scanner {
+                scan: Scan::Start,
+                offset: 0,
+                vouched: false,
+                validator: Validator::after_open_brace(),
+            },
         }
     }
 
@@ -209,9 +291,107 @@ impl Reader {
             self.bom_checked = true;
             chunk = chunk.strip_prefix(BOM).unwrap_or(chunk);
         }
+        let end = self.scanner.scan(chunk);
+        self.keep(chunk);
+        self.ended(end)
+    }
+
+    /// Reads once from `fd`: straight into the kept bytes while they are under the cap, into
+    /// `spill` (counted and scanned, not kept) beyond it. Returns the bytes read (0 at EOF)
+    /// and whether a JSON value has completed.
+    fn read_once(&mut self, fd: i32, spill: &mut Vec<u8>) -> io::Result<(usize, bool)> {
+        let bytes = &mut self.input.bytes;
+        let room = self.max_bytes - bytes.len();
+        if room == 0 {
+            spill.clear();
+            spill.reserve(READ_CHUNK);
+            let n = read_into(fd, spill, READ_CHUNK)?;
+            return Ok((n, n > 0 && self.feed(spill)));
+        }
+        if bytes.len() == bytes.capacity() {
+            if bytes.len() < READ_CHUNK {
+                bytes.reserve(READ_CHUNK.min(room));
+            } else {
+                // A large payload is arriving: room for 4 MiB at once (address space only),
+                // rather than a move at every doubling.
+                bytes.reserve(bytes.len().max(BIG_BUFFER.saturating_sub(bytes.len())).min(room));
+            }
+        }
+        let mut from = bytes.len();
+        if from >= READ_CHUNK {
+            #[cfg(target_os = "linux")]
+            prefault_for_pipe(fd, bytes);
+        }
+        let n = read_into(fd, bytes, room)?;
+        self.input.total += n as u64;
+        if n > 0 && !self.bom_checked {
+            self.bom_checked = true;
+            if bytes.starts_with(BOM) {
+                bytes.drain(..BOM.len());
+                from = 0;
+            }
+        }
+        let end = self.scanner.scan(&self.input.bytes[from..]);
+        Ok((n, self.ended(end)))
+    }
+
+    /// Records where a value ended, if one did; true when one did.
+    fn ended(&mut self, end: Option<usize>) -> bool {
+        match end {
+            Some(end) => {
+                // A value that ends beyond the cap was not kept whole: not usable.
+                self.input.json_end = Some(end).filter(|&end| end <= self.max_bytes);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn keep(&mut self, chunk: &[u8]) {
+        let room = self.max_bytes - self.input.bytes.len();
+        if chunk.len() > room {
+            self.input.truncated = true;
+        }
+        self.input.bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+
+    fn finish(mut self, timed_out: bool) -> Input {
+        let scanner = &self.scanner;
+        let complete = scanner.scan == Scan::Done;
+        if !complete && !timed_out && matches!(scanner.scan, Scan::TopScalar { .. }) {
+            // EOF ends a top-level scalar.
+            self.input.json_end = Some(scanner.offset).filter(|&end| end <= self.max_bytes);
+        }
+        self.input.vouched = complete && scanner.vouched && self.input.json_end.is_some();
+        self.input.timed_out = timed_out && !complete;
+        self.input
+    }
+}
+
+impl Scanner {
+    /// Scans the next chunk; where the value ended (counted from the first byte scanned), if
+    /// it did in this chunk.
+    fn scan(&mut self, chunk: &[u8]) -> Option<usize> {
         let mut end = None;
         let mut i = 0;
         while i < chunk.len() {
+            if self.scan == Scan::Object {
+                match self.validator.feed(&chunk[i..]) {
+                    Fed::More => break,
+                    Fed::Ended(len) => {
+                        self.scan = Scan::Done;
+                        self.vouched = true;
+                        end = Some(self.offset + i + len);
+                        break;
+                    }
+                    // Not valid (or too deep) from this byte on: the structural scan goes on
+                    // from here, and serde_json will say what is wrong.
+                    Fed::Aside { at, depth, in_string, escaped } => {
+                        self.scan = Scan::Nested { depth, in_string, escaped };
+                        i += at;
+                    }
+                }
+            }
             // The bulk of a large payload is string content (file text, tool output), full of
             // escapes (`\n`, `\"`): jump from quote to quote instead of stepping through every
             // byte, and tell an escaped quote by the run of backslashes before it.
@@ -241,24 +421,8 @@ impl Reader {
             }
             i += 1;
         }
-        self.keep(chunk);
         self.offset += chunk.len();
-        match end {
-            Some(end) => {
-                // A value that ends beyond the cap was not kept whole: not usable.
-                self.input.json_end = Some(end).filter(|&end| end <= self.max_bytes);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn keep(&mut self, chunk: &[u8]) {
-        let room = self.max_bytes - self.input.bytes.len();
-        if chunk.len() > room {
-            self.input.truncated = true;
-        }
-        self.input.bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        end
     }
 
     /// Advances the scanner by one byte.
@@ -268,7 +432,8 @@ impl Reader {
             Scan::Done => return Ended::No,
             Scan::Start if ws => Scan::Start,
             Scan::Start => match byte {
-                b'{' | b'[' => Scan::Nested { depth: 1, in_string: false, escaped: false },
+                b'{' => Scan::Object,
+                b'[' => Scan::Nested { depth: 1, in_string: false, escaped: false },
                 b'"' => Scan::TopString { escaped: false },
                 _ => {
                     let literal = LITERALS.into_iter().find(|l| l[0] == byte);
@@ -290,6 +455,7 @@ impl Reader {
             }
             scalar @ Scan::TopScalar { .. } => scalar.push(byte),
             Scan::Garbage => Scan::Garbage,
+            Scan::Object => unreachable!("objects are scanned by the validator"),
             Scan::Nested { depth, in_string: true, escaped } => Scan::Nested {
                 depth,
                 in_string: byte != b'"' || escaped,
@@ -304,16 +470,6 @@ impl Reader {
             },
         };
         if self.scan == Scan::Done { Ended::After } else { Ended::No }
-    }
-
-    fn finish(mut self, timed_out: bool) -> Input {
-        let complete = self.scan == Scan::Done;
-        if !complete && !timed_out && matches!(self.scan, Scan::TopScalar { .. }) {
-            // EOF ends a top-level scalar.
-            self.input.json_end = Some(self.offset).filter(|&end| end <= self.max_bytes);
-        }
-        self.input.timed_out = timed_out && !complete;
-        self.input
     }
 }
 

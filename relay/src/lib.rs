@@ -10,6 +10,8 @@
 //!
 //! * [`envelope`]: the JSON document inside each event file, and its bounds.
 //! * [`filename`]: how event files, temp files and the counter are named.
+//! * [`layout`]: where event files are (buckets by `seq`, the flat layout of older relays) and
+//!   how to list only those after a given `seq`.
 //! * [`store`]: the events directory itself: safety checks, sequence allocation, atomic writes,
 //!   and the committed-sequence read that lets readers never miss an event.
 //! * [`location`]: where the events directory and the diagnostics file live.
@@ -24,6 +26,7 @@ pub mod diag;
 pub mod envelope;
 mod error;
 pub mod filename;
+pub mod layout;
 pub mod location;
 pub mod rawjson;
 pub mod store;

@@ -2,7 +2,7 @@
 //!
 //! The program lives here, private to the binary: [`args`] (the command line), [`input`]
 //! (reading stdin within a size cap and a deadline), [`payload`] (the input understood),
-//! [`run`] (the whole run) and [`diagnostics`] (what a run reports). The on-disk format it
+//! [`run`] (the whole run), [`validate`] (checking a JSON object as it arrives) and [`diagnostics`] (what a run reports). The on-disk format it
 //! writes is the `hookline_relay` library.
 
 mod args;
@@ -10,6 +10,7 @@ mod diagnostics;
 mod input;
 mod payload;
 mod run;
+mod validate;
 #[cfg(test)]
 mod xorshift;
 

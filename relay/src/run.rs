@@ -134,7 +134,7 @@ pub(crate) fn run(
         _ => (None, None),
     };
     let write = |body: &Body<'_>| {
-        let size = body.payload.map_or(0, |p| p.get().len()) + body.raw.map_or(0, str::len);
+        let size = body.payload.map_or(0, str::len) + body.raw.map_or(0, str::len);
         events.write_event_sized(pid, ts_ns, &options, size, |seq, seq_unordered| {
             let envelope = EnvelopeOut {
                 event: report.event.as_deref(),
@@ -147,10 +147,10 @@ pub(crate) fn run(
                 error: body.error,
                 raw_encoding: body.raw_encoding,
                 raw: body.raw,
-                payload: body.payload,
                 ..EnvelopeOut::this_process(seq, seq_unordered, ts_ns, &args.cli)
             };
-            let (head, body, tail) = envelope.to_parts();
+            // The payload was validated as it was read: written as its text, not parsed again.
+            let (head, body, tail) = envelope.to_parts_with(body.payload);
             Content { head, body, tail }
         })
     };
@@ -226,7 +226,8 @@ pub(crate) fn run(
 /// What an event file carries besides the envelope's fixed fields.
 #[derive(Clone, Copy)]
 struct Body<'a> {
-    payload: Option<&'a RawValue>,
+    /// The payload's text: a JSON object serde_json accepts.
+    payload: Option<&'a str>,
     raw_encoding: Option<RawEncoding>,
     raw: Option<&'a str>,
     dropped: &'a [&'a str],
@@ -251,7 +252,7 @@ impl<'a> Body<'a> {
         if let Some(payload) = self.payload {
             let mut kept = String::with_capacity(4096);
             let mut dropped = Vec::new();
-            for (key, value) in Members::new(payload.get()) {
+            for (key, value) in Members::new(payload) {
                 if value.len() > LEAN_MEMBER_MAX {
                     dropped.push(key.strip_prefix('"').and_then(|k| k.strip_suffix('"'))?);
                 } else {
@@ -283,7 +284,7 @@ impl<'a> Lean<'a> {
     /// The lean event's body; what it does not replace comes from `full`.
     fn body<'b>(&'b self, full: &Body<'b>) -> Body<'b> {
         match &self.payload {
-            Some(payload) => Body { payload: Some(payload), dropped: &self.dropped, ..*full },
+            Some(payload) => Body { payload: Some(payload.get()), dropped: &self.dropped, ..*full },
             None => Body {
                 raw: None,
                 raw_encoding: None,

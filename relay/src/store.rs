@@ -3,9 +3,10 @@
 //! ## The write protocol
 //! A writer takes an exclusive lock on the counter file `.seq` (bounded wait), reads the last
 //! `seq`, stores `seq + 1`, writes the event to a uniquely named temp file (`O_EXCL`,
-//! `O_NOFOLLOW`, mode 0600), moves it to its final name (`renameat2` with `RENAME_NOREPLACE`,
-//! or a hard link and an unlink where the filesystem lacks it: either fails rather than
-//! replace an existing file) and only then releases the lock. So:
+//! `O_NOFOLLOW`, mode 0600), moves it to its final name in the bucket of its `seq` (see
+//! [`layout`](crate::layout); `renameat2` with `RENAME_NOREPLACE`, or a hard link and an
+//! unlink where the filesystem lacks it: either fails rather than replace an existing file)
+//! and only then releases the lock. So:
 //!
 //! * an event is never visible under its final name before it is complete;
 //! * final names appear in `seq` order: when a reader holds the lock (shared) and reads the
@@ -27,7 +28,7 @@
 //! No fsync by default: an event is a signal whose loss in a machine crash is covered by the
 //! watcher's rescan on start, and fsync costs more than the whole rest of the relay (see the
 //! benchmark in `docs/format.md`). `HOOKLINE_FSYNC=1` makes the relay fsync the file and the
-//! directory.
+//! directory it is in (and the events directory too when the bucket was just created).
 
 use std::fs::{File, Permissions, TryLockError};
 use std::io::{self, IoSlice, Seek, Write};
@@ -39,9 +40,9 @@ use std::time::{Duration, Instant};
 use crate::envelope::EnvelopeOut;
 use crate::error::{Error, UnsafeReason};
 use crate::filename::{
-    COUNTER_FILE, COUNTER_WITNESS_PREFIX, EventFileName, FileKind, classify,
-    counter_witness as witness, temp_name,
+    COUNTER_FILE, EventFileName, bucket_name, bucket_of, counter_witness as witness, temp_name,
 };
+use crate::layout::Place;
 use crate::sys::{DirFd, euid};
 
 /// How long a writer waits for the counter lock before writing an unordered event.
@@ -96,6 +97,8 @@ impl From<Vec<u8>> for Content<'_> {
 pub struct Written {
     /// The event's file name.
     pub name: EventFileName,
+    /// Where the file is: in its bucket (an ordered event), else at the top.
+    pub place: Place,
     /// The counter was missing or unreadable and was rebuilt from the directory's files.
     pub counter_recovered: bool,
     /// Something other than a regular file (a symlink, a directory) is where the counter
@@ -184,8 +187,7 @@ impl EventsDir {
             }
             Err(e) => return Err(Error::io("open dir", path, e)),
         };
-        let meta =
-            dir.as_file().and_then(|f| f.metadata()).map_err(|e| Error::io("stat dir", path, e))?;
+        let meta = dir.metadata().map_err(|e| Error::io("stat dir", path, e))?;
         let us = euid();
         if meta.uid() != us {
             return Err(unsafe_dir(UnsafeReason::ForeignOwner { owner: meta.uid(), us }));
@@ -288,9 +290,10 @@ impl EventsDir {
             let name = EventFileName::ordered(seq, pid);
             let content = render(seq, false).into();
             match self.publish(&name, &content, &mut temp, pid, ts_ns, options) {
-                Ok(()) => {
+                Ok(place) => {
                     return Ok(Written {
                         name,
+                        place,
                         counter_recovered: recovered,
                         counter_unusable: false,
                         counter_repaired: repaired,
@@ -330,9 +333,10 @@ impl EventsDir {
         for bump in 0..u64::from(LINK_ATTEMPTS) {
             let name = EventFileName::unordered(seq, ts_ns + bump, pid);
             match self.publish(&name, &content, &mut temp, pid, ts_ns + bump, options) {
-                Ok(()) => {
+                Ok(place) => {
                     return Ok(Written {
                         name,
+                        place,
                         counter_recovered: false,
                         counter_unusable: false,
                         counter_repaired: None,
@@ -360,23 +364,45 @@ impl EventsDir {
         pid: u32,
         nonce: u64,
         options: &WriteOptions,
-    ) -> io::Result<()> {
+    ) -> io::Result<Place> {
         let body_written = temp.is_some();
         let file = match temp {
             Some(file) => file,
             None => temp.insert(self.create_temp(pid, nonce)?),
         };
-        let result = (|| -> io::Result<()> {
+        let result = (|| -> io::Result<Place> {
             file.fill(content, body_written)?;
             if options.fsync {
                 file.file.sync_all()?;
             }
-            self.dir.rename_noreplace(&file.name, &name.to_string())?;
-            file.published = true;
-            if options.fsync {
+            let final_name = name.to_string();
+            let bucket = if name.is_ordered() { self.bucket(name.seq) } else { None };
+            let mut synced_top = false;
+            let mut place = Place::Top;
+            if let Some((bucket, created)) = &bucket {
+                match self.dir.rename_noreplace_to(&file.name, bucket, &final_name) {
+                    Ok(()) => {
+                        file.published = true;
+                        place = Place::Bucket;
+                        if options.fsync {
+                            bucket.as_file()?.sync_all()?;
+                        }
+                        synced_top = !created;
+                    }
+                    // The bucket was pruned empty since it was opened (only an old one can be,
+                    // after a counter set back): the event goes to the top.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            if !file.published {
+                self.dir.rename_noreplace(&file.name, &final_name)?;
+                file.published = true;
+            }
+            if options.fsync && !synced_top {
                 self.dir.as_file()?.sync_all()?;
             }
-            Ok(())
+            Ok(place)
         })();
         if !matches!(&result, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {
             *temp = None;
@@ -418,23 +444,40 @@ impl EventsDir {
         Ok(newest)
     }
 
+    /// The highest seq among the event files (at the top and in the newest bucket holding one)
+    /// and the counter's witnesses.
     fn scan(&self) -> Result<(u64, Vec<String>), Error> {
-        let entries =
-            std::fs::read_dir(&self.path).map_err(|e| Error::io("list dir", &self.path, e))?;
-        let mut max = 0;
-        let mut witnesses = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io("list dir", &self.path, e))?;
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-            match classify(&name) {
-                FileKind::Event(event) => max = max.max(event.seq),
-                FileKind::Hidden if name.starts_with(COUNTER_WITNESS_PREFIX) => {
-                    witnesses.push(name)
+        let listing = crate::layout::list_newest(&self.path)?;
+        let max = listing.events.iter().map(|e| e.name.seq).max().unwrap_or(0);
+        Ok((max, listing.witnesses))
+    }
+
+    /// The bucket an ordered event of `seq` goes into, created if missing (mode 0700); `None`
+    /// when it cannot be used (something else under its name: a symlink, a file, a directory
+    /// of another user or writable by others), and the event goes to the top instead. The
+    /// flag says whether it was created here (its entry in the top directory needs an fsync).
+    fn bucket(&self, seq: u64) -> Option<(DirFd, bool)> {
+        let name = bucket_name(bucket_of(seq));
+        let mut created = false;
+        for _ in 0..2 {
+            match self.dir.open_dir_at(&name) {
+                Ok(bucket) => {
+                    let meta = bucket.metadata().ok()?;
+                    let usable = meta.uid() == euid() && meta.mode() & 0o022 == 0;
+                    return usable.then_some((bucket, created));
                 }
-                _ => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    match self.dir.mkdir_at(&name, 0o700) {
+                        Ok(()) => created = true,
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                        Err(_) => return None,
+                    }
+                }
+                // A symlink (ELOOP), a file (ENOTDIR), or no access.
+                Err(_) => return None,
             }
         }
-        Ok((max, witnesses))
+        None
     }
 
     /// The counter, opened (created if missing); `None` when something that is not a regular
@@ -584,8 +627,12 @@ mod tests {
         let mode = std::fs::metadata(events.path()).unwrap().mode() & 0o777;
         assert_eq!(mode, 0o700);
         let written = events.write_event(7, 1, &WriteOptions::default(), |_, _| b"{}".to_vec());
-        let file = events.path().join(written.unwrap().name.to_string());
-        assert_eq!(std::fs::metadata(file).unwrap().mode() & 0o777, 0o600);
+        let written = written.unwrap();
+        assert_eq!(written.place, Place::Bucket);
+        let file = crate::layout::EventFile { name: written.name, place: written.place };
+        assert_eq!(std::fs::metadata(file.path(events.path())).unwrap().mode() & 0o777, 0o600);
+        let bucket = events.path().join(bucket_name(0));
+        assert_eq!(std::fs::symlink_metadata(bucket).unwrap().mode() & 0o777, 0o700);
     }
 
     #[test]
@@ -608,7 +655,10 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .filter(|n| !n.starts_with('.'))
             .collect();
-        assert_eq!(names.len(), 5, "no temp file is left: {names:?}");
+        assert_eq!(names, [bucket_name(0)], "no temp file is left, all are in their bucket");
+        let listing = crate::layout::list(events.path(), 0).unwrap();
+        assert_eq!(listing.events.len(), 5);
+        assert!(listing.temps.is_empty());
     }
 
     #[test]

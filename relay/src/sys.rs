@@ -37,6 +37,15 @@ impl DirFd {
         Ok(File::from(self.0.try_clone()?))
     }
 
+    /// The directory's metadata (`fstat`), without duplicating the fd as [`DirFd::as_file`]
+    /// does: it runs on every write.
+    pub(crate) fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        // SAFETY: the fd is open for the lifetime of `self`; the `File` borrowing it is never
+        // dropped (so never closes it), and lives only for this call.
+        let file = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(self.0.as_raw_fd()) });
+        file.metadata()
+    }
+
     fn open_at(&self, name: &str, flags: libc::c_int, mode: libc::mode_t) -> io::Result<File> {
         let name = cstr(name)?;
         let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
@@ -63,30 +72,60 @@ impl DirFd {
         self.open_at(name, libc::O_RDONLY | libc::O_NONBLOCK, 0)
     }
 
-    /// Makes `from` visible under `to` too; fails with `AlreadyExists` rather than replace `to`.
-    pub(crate) fn link(&self, from: &str, to: &str) -> io::Result<()> {
+    /// Opens a sub-directory without following a symlink at `name`.
+    pub(crate) fn open_dir_at(&self, name: &str) -> io::Result<DirFd> {
+        let name = cstr(name)?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: the directory fd is open for the lifetime of `self`; `name` is NUL-terminated.
+        let fd = check(unsafe { libc::openat(self.0.as_raw_fd(), name.as_ptr(), flags) })?;
+        // SAFETY: `fd` was just returned by openat and is owned by nobody else.
+        Ok(DirFd(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Creates a sub-directory; fails with `AlreadyExists` when the name is taken.
+    pub(crate) fn mkdir_at(&self, name: &str, mode: libc::mode_t) -> io::Result<()> {
+        let name = cstr(name)?;
+        // SAFETY: the directory fd is open for the lifetime of `self`; `name` is NUL-terminated.
+        check(unsafe { libc::mkdirat(self.0.as_raw_fd(), name.as_ptr(), mode) }).map(drop)
+    }
+
+    /// Makes `from` visible under `to` in `to_dir` too; fails with `AlreadyExists` rather than
+    /// replace `to`.
+    pub(crate) fn link_to(&self, from: &str, to_dir: &DirFd, to: &str) -> io::Result<()> {
         let (from, to) = (cstr(from)?, cstr(to)?);
-        let fd = self.0.as_raw_fd();
-        // SAFETY: both names are NUL-terminated and the fd is open.
-        check(unsafe { libc::linkat(fd, from.as_ptr(), fd, to.as_ptr(), 0) }).map(drop)
+        let (fd, to_fd) = (self.0.as_raw_fd(), to_dir.0.as_raw_fd());
+        // SAFETY: both names are NUL-terminated and both fds are open.
+        check(unsafe { libc::linkat(fd, from.as_ptr(), to_fd, to.as_ptr(), 0) }).map(drop)
     }
 
     /// Moves `from` to `to` within the directory, failing with `AlreadyExists` rather than
-    /// replace `to`: one `renameat2(RENAME_NOREPLACE)` where the filesystem has it, else a hard
-    /// link and an unlink. Afterwards `from` is gone either way, unless an error is returned.
+    /// replace `to` (see [`DirFd::rename_noreplace_to`]).
     pub(crate) fn rename_noreplace(&self, from: &str, to: &str) -> io::Result<()> {
+        self.rename_noreplace_to(from, self, to)
+    }
+
+    /// Moves `from` to `to` in `to_dir` (this directory or another on the same filesystem),
+    /// failing with `AlreadyExists` rather than replace `to`: one `renameat2(RENAME_NOREPLACE)`
+    /// where the filesystem has it, else a hard link and an unlink. Afterwards `from` is gone
+    /// either way, unless an error is returned.
+    pub(crate) fn rename_noreplace_to(
+        &self,
+        from: &str,
+        to_dir: &DirFd,
+        to: &str,
+    ) -> io::Result<()> {
         #[cfg(target_os = "linux")]
         {
             let (from_c, to_c) = (cstr(from)?, cstr(to)?);
-            let fd = self.0.as_raw_fd();
-            // SAFETY: both names are NUL-terminated and the fd is open; renameat2 takes two
+            let (fd, to_fd) = (self.0.as_raw_fd(), to_dir.0.as_raw_fd());
+            // SAFETY: both names are NUL-terminated and both fds are open; renameat2 takes two
             // dir fds, two paths and flags.
             let ret = unsafe {
                 libc::syscall(
                     libc::SYS_renameat2,
                     fd,
                     from_c.as_ptr(),
-                    fd,
+                    to_fd,
                     to_c.as_ptr(),
                     libc::RENAME_NOREPLACE,
                 )
@@ -100,7 +139,7 @@ impl DirFd {
                 return Err(e);
             }
         }
-        self.link(from, to)?;
+        self.link_to(from, to_dir, to)?;
         let _ = self.unlink(from);
         Ok(())
     }

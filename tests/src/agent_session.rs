@@ -166,6 +166,7 @@ impl Drop for AgentSession {
     fn drop(&mut self) {
         // Kill the CLI before its sandbox is removed, or it recreates files in it as it dies.
         self.tmux.take();
+        crate::transcripts::capture(&self.label, &self.sandbox);
     }
 }
 

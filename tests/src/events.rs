@@ -6,7 +6,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hookline_relay::envelope::Envelope;
-use hookline_relay::filename::{FileKind, classify};
 
 /// How often waits poll the directory.
 pub const POLL: Duration = Duration::from_millis(50);
@@ -82,29 +81,22 @@ impl EventsDir {
     /// with an event name that does not parse is an error (the relay writes atomically, so
     /// that is a bug).
     pub fn read(&self) -> Result<Vec<Event>, String> {
-        let entries = match std::fs::read_dir(&self.path) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(format!("{}: {e}", self.path.display())),
+        // The library's listing: the top of the directory and its buckets.
+        let listing = match hookline_relay::layout::list(&self.path, 0) {
+            Ok(listing) => listing,
+            Err(_) if !self.path.exists() => return Ok(Vec::new()),
+            Err(e) => return Err(e.to_string()),
         };
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| format!("{}: {e}", self.path.display()))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            match classify(&name) {
-                FileKind::Event(parsed) => names.push((parsed, name)),
-                FileKind::Temp | FileKind::Hidden => {}
-                FileKind::Foreign => {
-                    return Err(format!("unexpected file {name} in the events dir"));
-                }
-            }
+        if let Some(name) = listing.foreign.first() {
+            return Err(format!("unexpected file {name} in the events dir"));
         }
-        names.sort();
-        names
+        listing
+            .events
             .into_iter()
-            .map(|(_, file)| {
-                let path = self.path.join(&file);
-                let bytes = std::fs::read(&path).map_err(|e| format!("{file}: {e}"))?;
+            .map(|listed| {
+                let file = listed.name.to_string();
+                let bytes =
+                    std::fs::read(listed.path(&self.path)).map_err(|e| format!("{file}: {e}"))?;
                 let envelope = Envelope::from_slice(&bytes).map_err(|e| format!("{file}: {e}"))?;
                 Ok(Event { file, envelope })
             })

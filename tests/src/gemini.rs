@@ -42,7 +42,10 @@ pub fn settings_path(session: &AgentSession) -> PathBuf {
 pub fn test_settings() -> Value {
     json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        // One attempt per request: an API error (the mock's `APIERROR:`) ends the turn at once
+        // instead of after ten attempts with backoff.
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false,
+                    "maxAttempts": 1},
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false},
     })

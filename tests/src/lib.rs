@@ -21,6 +21,7 @@
 //! * [`events`]: reading the events directory back and waiting for events.
 //! * [`follow`]: `hookline watch` following the events directory, for canonical events.
 //! * [`labels`]: how tables write canonical events and session states.
+//! * [`transcripts`]: the CLIs' own transcripts, read back and captured for the fixtures.
 //!
 //! The step harnesses the scenarios are written with:
 //! * [`scenario`]: the steps and expectations a scenario is a table of.
@@ -63,4 +64,5 @@ pub mod sandbox;
 pub mod scenario;
 pub mod session;
 pub mod tmux;
+pub mod transcripts;
 pub mod version;

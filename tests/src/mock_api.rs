@@ -6,10 +6,13 @@
 //! |---|---|
 //! | last user text asks for a summary of the conversation (compaction) | a short `<summary>` text |
 //! | no tools and an output format asking for a `title` (title side-request) | text `{"title":"mock"}` |
+//! | the prompt is hookline's classifier instruction ([`INSTRUCTION_HEAD`]) | a naive model: the word after the first `answer:` in the fenced session text, else `unknown` |
 //! | the turn's prompt contains `SCRIPT:todo` | step by step, one per request: `ToolSearch` for the task tools, `TaskCreate` "First task", `TaskCreate` "Second task", `TaskUpdate` 1 → completed, then text `one of two tasks done` |
 //! | last user message holds a `tool_result` | text `done`, `stop_reason: end_turn` |
 //! | last user text contains `RUNBASH: <cmd>` | a `Bash` `tool_use` running `<cmd>` |
 //! | last user text contains `RUNBG: <cmd>` | a `Bash` `tool_use` running `<cmd>` with `run_in_background: true` |
+//! | last user text contains `SLOW:` | text of [`SLOW_WORDS`](crate::mock_http::SLOW_WORDS) words streamed one word per event, [`SLOW_PACE`] apart (about 20 s), so Esc lands mid-stream |
+//! | last user text contains `APIERROR: rate_limit` / `APIERROR: overloaded` | `429` `rate_limit_error` / `529` `overloaded_error`, as the real API refuses a request (retried by Claude unless `CLAUDE_CODE_MAX_RETRIES=0`) |
 //! | anything else (a `<task-notification>` prompt too) | text `ok` |
 //!
 //! `POST /v1/messages` answers with server-sent events when the body says `"stream": true`
@@ -19,7 +22,11 @@
 
 use serde_json::{Value, json};
 
-use crate::mock_http::{Answer, MockServer, Request, marked_command};
+use hookline::decide::classifier::INSTRUCTION_HEAD;
+
+use crate::mock_http::{
+    Answer, ApiError, MockServer, Request, SLOW, SLOW_PACE, marked_command, slow_words,
+};
 
 /// The marker a prompt uses to ask the mock for a Bash tool call: `RUNBASH: <command>`.
 pub const RUNBASH: &str = "RUNBASH: ";
@@ -48,8 +55,15 @@ fn messages(request: &Request<'_>) -> Answer {
     let body = request.body.unwrap_or(&Value::Null);
     let reply = Reply::for_request(body);
     let model = body["model"].as_str().unwrap_or("claude-mock");
+    if let Reply::ApiError(error) = reply {
+        return error_answer(error);
+    }
     if body["stream"].as_bool().unwrap_or(false) {
-        Answer::sse(reply.sse(model, request.id), reply.describe())
+        let answer = Answer::sse(reply.sse(model, request.id), reply.describe());
+        match reply {
+            Reply::Slow(_) => answer.paced(SLOW_PACE),
+            _ => answer,
+        }
     } else {
         Answer::json(&reply.message(model, request.id), reply.describe())
     }
@@ -64,6 +78,25 @@ pub enum Reply {
     Bash(String),
     /// A tool call: the tool's name and its input.
     Tool(&'static str, Value),
+    /// Assistant text ending the turn, streamed slowly, one word per event.
+    Slow(String),
+    /// An error status instead of a message.
+    ApiError(ApiError),
+}
+
+/// The Anthropic API's answer to `error`.
+fn error_answer(error: ApiError) -> Answer {
+    let (status, kind, message) = match error {
+        ApiError::RateLimit => (
+            "429 Too Many Requests",
+            "rate_limit_error",
+            "This request would exceed the rate limit for your organization.",
+        ),
+        ApiError::Overloaded => ("529 Overloaded", "overloaded_error", "Overloaded"),
+    };
+    let body = json!({"type": "error", "error": {"type": kind, "message": message},
+                      "request_id": "req_mock"});
+    Answer::error(status, &body, kind)
 }
 
 impl Reply {
@@ -90,6 +123,9 @@ impl Reply {
         if is_title_request(body) {
             return Reply::Text(json!({"title": "mock"}).to_string());
         }
+        if let Some(prompt) = texts.iter().find(|t| t.contains(INSTRUCTION_HEAD)) {
+            return Reply::Text(naive_classifier(prompt));
+        }
         if let Some(step) = script_step(body, SCRIPT_TODO) {
             return todo_script(step);
         }
@@ -104,12 +140,20 @@ impl Reply {
                                "run_in_background": true});
             return Reply::Tool("Bash", input);
         }
+        if let Some(error) = ApiError::asked_in(texts.iter().copied()) {
+            return Reply::ApiError(error);
+        }
+        if texts.iter().any(|t| t.contains(SLOW)) {
+            return Reply::Slow(slow_words().concat());
+        }
         Reply::Text("ok".into())
     }
 
     fn describe(&self) -> String {
         match self {
             Reply::Text(text) => format!("text {:?}", truncate(text, 40)),
+            Reply::Slow(text) => format!("slow text {:?}", truncate(text, 40)),
+            Reply::ApiError(error) => format!("{error:?}"),
             Reply::Bash(command) => format!("Bash {command:?}"),
             Reply::Tool(name, input) => format!("{name} {}", truncate(&input.to_string(), 60)),
         }
@@ -117,7 +161,7 @@ impl Reply {
 
     fn stop_reason(&self) -> &'static str {
         match self {
-            Reply::Text(_) => "end_turn",
+            Reply::Text(_) | Reply::Slow(_) | Reply::ApiError(_) => "end_turn",
             Reply::Bash(_) | Reply::Tool(..) => "tool_use",
         }
     }
@@ -125,7 +169,7 @@ impl Reply {
     /// The tool call, when the reply is one.
     fn tool(&self) -> Option<(&str, Value)> {
         match self {
-            Reply::Text(_) => None,
+            Reply::Text(_) | Reply::Slow(_) | Reply::ApiError(_) => None,
             Reply::Bash(command) => Some(("Bash", Reply::tool_input(command))),
             Reply::Tool(name, input) => Some((name, input.clone())),
         }
@@ -138,14 +182,14 @@ impl Reply {
     /// The reply as one non-streaming message object.
     pub fn message(&self, model: &str, id: u64) -> Value {
         let content = match (self, self.tool()) {
-            (Reply::Text(text), _) => json!([{"type": "text", "text": text}]),
+            (Reply::Text(text) | Reply::Slow(text), _) => json!([{"type": "text", "text": text}]),
             (_, Some((name, input))) => json!([{
                 "type": "tool_use",
                 "id": tool_use_id(id),
                 "name": name,
                 "input": input,
             }]),
-            (_, None) => unreachable!("only text has no tool"),
+            (_, None) => json!([]),
         };
         json!({
             "id": format!("msg_mock_{id:016x}"),
@@ -165,26 +209,34 @@ impl Reply {
         start["content"] = json!([]);
         start["stop_reason"] = Value::Null;
         start["usage"]["output_tokens"] = json!(1);
-        let (block, delta) = match (self, self.tool()) {
-            (Reply::Text(text), _) => {
-                (json!({"type": "text", "text": ""}), json!({"type": "text_delta", "text": text}))
-            }
+        let text_delta = |text: &str| json!({"type": "text_delta", "text": text});
+        let (block, deltas) = match (self, self.tool()) {
+            (Reply::Text(text), _) => (json!({"type": "text", "text": ""}), vec![text_delta(text)]),
+            // One word per event, each but the first after a space.
+            (Reply::Slow(_), _) => (
+                json!({"type": "text", "text": ""}),
+                slow_words().iter().map(|w| text_delta(w)).collect(),
+            ),
             (_, Some((name, input))) => (
                 json!({"type": "tool_use", "id": tool_use_id(id), "name": name, "input": {}}),
-                json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+                vec![json!({"type": "input_json_delta", "partial_json": input.to_string()})],
             ),
-            (_, None) => unreachable!("only text has no tool"),
+            (_, None) => (json!({"type": "text", "text": ""}), Vec::new()),
         };
-        let events = [
+        let mut events = vec![
             ("message_start", json!({"type": "message_start", "message": start})),
             (
                 "content_block_start",
                 json!({"type": "content_block_start", "index": 0, "content_block": block}),
             ),
+        ];
+        events.extend(deltas.into_iter().map(|delta| {
             (
                 "content_block_delta",
                 json!({"type": "content_block_delta", "index": 0, "delta": delta}),
-            ),
+            )
+        }));
+        events.extend([
             ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
             (
                 "message_delta",
@@ -195,7 +247,7 @@ impl Reply {
                 }),
             ),
             ("message_stop", json!({"type": "message_stop"})),
-        ];
+        ]);
         events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
     }
 }
@@ -242,6 +294,20 @@ fn todo_script(step: usize) -> Reply {
         3 => Reply::Tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
         _ => Reply::Text("one of two tasks done".into()),
     }
+}
+
+/// What a model that obeys the text it judges answers hookline's classifier: whatever the
+/// session text (after the `BEGIN-` marker) tells it to, as `answer: WORD`; else `unknown`.
+fn naive_classifier(prompt: &str) -> String {
+    let fenced = prompt.split_once("\nBEGIN-").map_or("", |(_, text)| text);
+    let lower = fenced.to_lowercase();
+    let Some(at) = lower.find("answer:") else { return "unknown".into() };
+    let word: String = fenced[at + "answer:".len()..]
+        .trim_start()
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != '.')
+        .collect();
+    if word.is_empty() { "unknown".into() } else { word }
 }
 
 fn tool_use_id(id: u64) -> String {
@@ -384,6 +450,41 @@ mod tests {
             {"type": "text", "text": "Your task is to create a detailed summary of the conversation"}
         ]}]});
         assert!(matches!(Reply::for_request(&summary), Reply::Text(t) if t.contains("<summary>")));
+    }
+
+    #[test]
+    fn a_slow_prompt_streams_one_word_per_event_paced() {
+        let api = start().unwrap();
+        let body = json!({"stream": true, "messages": [{"role": "user", "content": "SLOW: go"}]});
+        let started = std::time::Instant::now();
+        let (status, response) = send(&api.base_url(), "POST", "/v1/messages", &body);
+        assert_eq!(status, 200);
+        let deltas: Vec<Value> = response
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .filter(|d: &Value| d["type"] == "content_block_delta")
+            .collect();
+        assert_eq!(deltas.len(), crate::mock_http::SLOW_WORDS);
+        assert_eq!(deltas[1]["delta"]["text"], " word2");
+        // message_start, content_block_start, the deltas, then three more: paced between each.
+        let pauses = (crate::mock_http::SLOW_WORDS + 4) as u32;
+        assert!(started.elapsed() >= SLOW_PACE * pauses, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn an_apierror_prompt_is_answered_with_the_api_s_error_status() {
+        let api = start().unwrap();
+        for (name, status, kind) in
+            [("rate_limit", 429, "rate_limit_error"), ("overloaded", 529, "overloaded_error")]
+        {
+            let body = json!({"stream": true, "messages": [
+                {"role": "user", "content": format!("APIERROR: {name}")}]});
+            let (got, response) = send(&api.base_url(), "POST", "/v1/messages", &body);
+            assert_eq!(got, status, "{response}");
+            let error: Value = serde_json::from_str(crate::mock_http::body_of(&response)).unwrap();
+            assert_eq!(error["error"]["type"], kind);
+        }
     }
 
     #[test]

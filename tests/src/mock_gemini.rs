@@ -5,6 +5,8 @@
 //! |---|---|
 //! | `…:streamGenerateContent?alt=sse` whose last turn holds a `functionResponse` | text `done` |
 //! | `…:streamGenerateContent?alt=sse` whose last user text contains `RUNBASH: <cmd>` | a `run_shell_command` function call |
+//! | `…:streamGenerateContent?alt=sse` whose last user text contains `APIERROR: rate_limit` / `APIERROR: overloaded` | `429` `RESOURCE_EXHAUSTED` / `503` `UNAVAILABLE`, as the real API refuses a request (retried by the CLI unless `general.maxAttempts` is 1) |
+//! | `…:streamGenerateContent?alt=sse` whose last user text contains `SLOW:` | text streamed one word per event, about 20 s ([`crate::mock_http::SLOW`]), so Esc lands mid-stream |
 //! | `…:streamGenerateContent?alt=sse`, anything else | text `ok` |
 //! | `…:generateContent` asking for JSON with a schema (the model router, every turn) | JSON filling the schema: integers at their minimum or 1 (the router's `complexity_score` must be ≥ 1), strings `mock` |
 //! | `…:generateContent`, anything else (`/compress`) | a short summary text |
@@ -15,7 +17,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::mock_http::{Answer, MockServer, Request, marked_command};
+use crate::mock_http::{
+    Answer, ApiError, MockServer, Request, SLOW, SLOW_PACE, marked_command, slow_words,
+};
 
 /// `RUNBASH: <command>`: the mock answers with a `run_shell_command` call.
 pub const RUNBASH: &str = "RUNBASH: ";
@@ -42,8 +46,47 @@ pub fn start() -> std::io::Result<MockServer> {
 
 fn stream(request: &Request<'_>, model: &str) -> Answer {
     let reply = Reply::for_request(request.body.unwrap_or(&Value::Null));
-    let data = response(model, reply.part());
-    Answer::sse(format!("data: {data}\r\n\r\n"), format!("{model} {}", reply.describe()))
+    let note = format!("{model} {}", reply.describe());
+    match &reply {
+        Reply::ApiError(error) => error_answer(*error),
+        Reply::Slow => {
+            // One response per word; only the last says why the candidate ended.
+            let words = slow_words();
+            let events: String = words
+                .iter()
+                .enumerate()
+                .map(|(i, word)| {
+                    let mut data = response(model, json!({"text": word}));
+                    if i + 1 < words.len() {
+                        data["candidates"][0].as_object_mut().map(|c| c.remove("finishReason"));
+                    }
+                    format!("data: {data}\r\n\r\n")
+                })
+                .collect();
+            Answer::sse(events, note).paced(SLOW_PACE)
+        }
+        _ => Answer::sse(format!("data: {}\r\n\r\n", response(model, reply.part())), note),
+    }
+}
+
+/// The Gemini API's answer to `error`.
+fn error_answer(error: ApiError) -> Answer {
+    let (status, code, text, message) = match error {
+        ApiError::RateLimit => (
+            "429 Too Many Requests",
+            429,
+            "RESOURCE_EXHAUSTED",
+            "Resource has been exhausted (e.g. check quota).",
+        ),
+        ApiError::Overloaded => (
+            "503 Service Unavailable",
+            503,
+            "UNAVAILABLE",
+            "The model is overloaded. Please try again later.",
+        ),
+    };
+    let body = json!({"error": {"code": code, "message": message, "status": text}});
+    Answer::error(status, &body, text)
 }
 
 fn generate(request: &Request<'_>, model: &str) -> Answer {
@@ -86,6 +129,10 @@ pub enum Reply {
     Text(String),
     /// A `run_shell_command` call.
     Shell(String),
+    /// Model text streamed slowly, one word per event.
+    Slow,
+    /// An error status instead of a stream.
+    ApiError(ApiError),
 }
 
 impl Reply {
@@ -100,20 +147,25 @@ impl Reply {
             return Reply::Text("done".into());
         }
         let last_user = contents.iter().rev().find(|c| c["role"] == "user").map(parts);
-        let command = last_user
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .find_map(|text| marked_command(text, RUNBASH));
-        match command {
-            Some(command) => Reply::Shell(command),
-            None => Reply::Text("ok".into()),
+        let last_user = last_user.unwrap_or_default();
+        let texts = || last_user.iter().filter_map(|p| p["text"].as_str());
+        if let Some(command) = texts().find_map(|text| marked_command(text, RUNBASH)) {
+            return Reply::Shell(command);
         }
+        let texts: Vec<&str> = texts().collect();
+        if let Some(error) = ApiError::asked_in(texts.iter().copied()) {
+            return Reply::ApiError(error);
+        }
+        if texts.iter().any(|t| t.contains(SLOW)) {
+            return Reply::Slow;
+        }
+        Reply::Text("ok".into())
     }
 
     fn part(&self) -> Value {
         match self {
             Reply::Text(text) => json!({"text": text}),
+            Reply::Slow | Reply::ApiError(_) => json!({"text": ""}),
             Reply::Shell(command) => json!({"functionCall": {
                 "name": "run_shell_command",
                 "args": {"command": command, "description": "Run the requested command"},
@@ -124,6 +176,8 @@ impl Reply {
     fn describe(&self) -> String {
         match self {
             Reply::Text(text) => format!("text {text:?}"),
+            Reply::Slow => "slow text".into(),
+            Reply::ApiError(error) => format!("{error:?}"),
             Reply::Shell(command) => format!("run_shell_command {command:?}"),
         }
     }
@@ -179,6 +233,39 @@ mod tests {
         assert_eq!(call["name"], "run_shell_command");
         assert_eq!(call["args"]["command"], "echo hi > /tmp/out.txt");
         assert_eq!(event["modelVersion"], "gemini-3.8-flash");
+    }
+
+    #[test]
+    fn slow_and_apierror_prompts_stream_slowly_or_fail_as_the_api_does() {
+        let server = start().unwrap();
+        let path = "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse";
+        let started = std::time::Instant::now();
+        let body = json!({"contents": [user("SLOW: go")]});
+        let (status, response) = send(&server.base_url(), "POST", path, &body);
+        assert_eq!(status, 200);
+        let events: Vec<Value> = body_of(&response)
+            .split("\r\n\r\n")
+            .filter_map(|e| e.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect();
+        assert_eq!(events.len(), crate::mock_http::SLOW_WORDS);
+        assert!(started.elapsed() >= SLOW_PACE * (events.len() as u32 - 1));
+        let text: String = events
+            .iter()
+            .map(|e| e["candidates"][0]["content"]["parts"][0]["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(text, slow_words().concat());
+        assert_eq!(events.last().unwrap()["candidates"][0]["finishReason"], "STOP");
+        assert!(events[0]["candidates"][0]["finishReason"].is_null());
+        for (name, status, text) in
+            [("rate_limit", 429, "RESOURCE_EXHAUSTED"), ("overloaded", 503, "UNAVAILABLE")]
+        {
+            let body = json!({"contents": [user(&format!("APIERROR: {name}"))]});
+            let (got, response) = send(&server.base_url(), "POST", path, &body);
+            assert_eq!(got, status, "{response}");
+            let error: Value = serde_json::from_str(body_of(&response)).unwrap();
+            assert_eq!(error["error"]["status"], text);
+        }
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub struct Answer {
     pub body: Vec<u8>,
     /// Sent without a length, ended by closing the connection (server-sent events).
     pub stream: bool,
+    /// For a stream: the pause before each server-sent event after the first (a slow
+    /// stream, so a person can interrupt it while it is still arriving).
+    pub pace: Option<Duration>,
     /// One line for reports: what was answered.
     pub note: String,
 }
@@ -41,7 +44,21 @@ impl Answer {
             content_type: "application/json",
             body: value.to_string().into_bytes(),
             stream: false,
+            pace: None,
             note: format!("200 {}", note.into()),
+        }
+    }
+
+    /// An error status (`429 Too Many Requests`) with a JSON body, as an API answers a
+    /// request it refuses.
+    pub fn error(status: &'static str, body: &Value, note: impl Into<String>) -> Answer {
+        Answer {
+            status,
+            content_type: "application/json",
+            body: body.to_string().into_bytes(),
+            stream: false,
+            pace: None,
+            note: format!("{status} {}", note.into()),
         }
     }
 
@@ -52,8 +69,16 @@ impl Answer {
             content_type: "text/event-stream",
             body: text.into_bytes(),
             stream: true,
+            pace: None,
             note: format!("200 {} (sse)", note.into()),
         }
+    }
+
+    /// The same stream, sent one event (up to a blank line) at a time, `pace` apart.
+    pub fn paced(mut self, pace: Duration) -> Answer {
+        self.pace = Some(pace);
+        self.note = format!("{}, one event every {} ms", self.note, pace.as_millis());
+        self
     }
 
     /// An empty `text/plain` body (a reachability check).
@@ -63,6 +88,7 @@ impl Answer {
             content_type: "text/plain",
             body: Vec::new(),
             stream: false,
+            pace: None,
             note: "200 empty".into(),
         }
     }
@@ -75,6 +101,7 @@ impl Answer {
             content_type: "application/json",
             body: body.to_string().into_bytes(),
             stream: false,
+            pace: None,
             note: "404 not mocked".into(),
         }
     }
@@ -227,13 +254,48 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
         method: request.method,
         path: request.path,
         body,
-        reply: answer.note,
+        reply: answer.note.clone(),
     });
     let length = (!answer.stream).then_some(answer.body.len());
     let _ = write_head(&mut writer, answer.status, answer.content_type, length)
-        .and_then(|()| writer.write_all(&answer.body))
+        .and_then(|()| write_body(&mut writer, &answer))
         .and_then(|()| writer.flush());
     let _ = writer.shutdown(Shutdown::Write);
+}
+
+/// The body at once, or for a paced stream one event at a time; stops at the first write
+/// error (the client went away: an interrupted stream).
+fn write_body(writer: &mut impl Write, answer: &Answer) -> std::io::Result<()> {
+    let Some(pace) = answer.pace.filter(|_| answer.stream) else {
+        return writer.write_all(&answer.body);
+    };
+    for (i, event) in sse_events(&answer.body).into_iter().enumerate() {
+        if i > 0 {
+            thread::sleep(pace);
+        }
+        writer.write_all(event)?;
+        writer.flush()?;
+    }
+    Ok(())
+}
+
+/// A server-sent-events body cut after each blank line (`\n\n` or `\r\n\r\n`), separators
+/// kept.
+fn sse_events(body: &[u8]) -> Vec<&[u8]> {
+    let mut events = Vec::new();
+    let mut start = 0;
+    for i in 1..body.len() {
+        let blank =
+            body[i] == b'\n' && (body[i - 1] == b'\n' || (i >= 3 && &body[i - 3..i] == b"\r\n\r"));
+        if blank {
+            events.push(&body[start..=i]);
+            start = i + 1;
+        }
+    }
+    if start < body.len() {
+        events.push(&body[start..]);
+    }
+    events
 }
 
 /// A request as read off the connection.
@@ -325,6 +387,46 @@ fn write_head(
     }
     head.push_str("\r\n");
     writer.write_all(head.as_bytes())
+}
+
+/// The marker of a slow streamed answer (every mock): text streamed one word per event,
+/// [`SLOW_PACE`] apart, so an Esc lands mid-stream.
+pub const SLOW: &str = "SLOW:";
+
+/// How many words a [`SLOW`] answer streams.
+pub const SLOW_WORDS: usize = 80;
+
+/// The pause between two events of a [`SLOW`] answer: [`SLOW_WORDS`] of them take about 20 s.
+pub const SLOW_PACE: Duration = Duration::from_millis(250);
+
+/// The text of a [`SLOW`] answer, word by word: `word1`, ` word2`, ...
+pub fn slow_words() -> Vec<String> {
+    (1..=SLOW_WORDS).map(|i| if i == 1 { "word1".into() } else { format!(" word{i}") }).collect()
+}
+
+/// The marker of an API error answer (every mock): `APIERROR: rate_limit` or
+/// `APIERROR: overloaded`, answered with the status and body the real API sends.
+pub const APIERROR: &str = "APIERROR: ";
+
+/// The errors a prompt can ask a mock for after [`APIERROR`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiError {
+    /// `rate_limit`: the API's 429.
+    RateLimit,
+    /// `overloaded`: the API's overload answer (529 for Anthropic, 503 for OpenAI and Gemini).
+    Overloaded,
+}
+
+impl ApiError {
+    /// The error the last of `texts` that holds [`APIERROR`] asks for (the last: a failed turn
+    /// leaves its prompt in the next request).
+    pub fn asked_in<'t>(texts: impl DoubleEndedIterator<Item = &'t str>) -> Option<ApiError> {
+        match texts.rev().find_map(|t| marked_command(t, APIERROR))?.as_str() {
+            "rate_limit" => Some(ApiError::RateLimit),
+            "overloaded" => Some(ApiError::Overloaded),
+            _ => None,
+        }
+    }
 }
 
 /// The command a prompt asks the mock to run: the text after `marker` (`RUNBASH: `), up to the

@@ -12,6 +12,8 @@
 //! | the last input item is a `function_call_output` | text `done` |
 //! | the last user text contains `RUNBASH_ESC: <cmd>` | `exec_command` with `sandbox_permissions: require_escalated`: the TUI asks for approval |
 //! | the last user text contains `RUNBASH: <cmd>` | `exec_command` running `<cmd>` in the sandbox, no approval |
+//! | the last user text contains `APIERROR: rate_limit` / `APIERROR: overloaded` | `429` `rate_limit_exceeded` / `503` `server_is_overloaded`, as the real API refuses a request (the sandbox's provider sets no retries) |
+//! | the last user text contains `SLOW:` | text streamed one word per event, about 20 s ([`crate::mock_http::SLOW`]), so Esc lands mid-stream |
 //! | anything else | text `ok` |
 //!
 //! Codex reports the wire tool `exec_command {cmd}` to hooks as `tool_name: "Bash"`,
@@ -32,7 +34,9 @@
 
 use serde_json::{Value, json};
 
-use crate::mock_http::{Answer, MockServer, Request, marked_command};
+use crate::mock_http::{
+    Answer, ApiError, MockServer, Request, SLOW, SLOW_PACE, marked_command, slow_words,
+};
 
 /// `RUNBASH: <command>`: a shell command the sandbox allows, run without asking.
 pub const RUNBASH: &str = "RUNBASH: ";
@@ -54,7 +58,31 @@ fn answer(request: &Request<'_>) -> Answer {
     let body = request.body.unwrap_or(&Value::Null);
     let reply = Reply::for_request(body);
     let model = body["model"].as_str().unwrap_or("gpt-mock");
-    Answer::sse(reply.sse(model, request.id), reply.describe())
+    match reply {
+        Reply::ApiError(error) => error_answer(error),
+        Reply::Slow => Answer::sse(reply.sse(model, request.id), reply.describe()).paced(SLOW_PACE),
+        _ => Answer::sse(reply.sse(model, request.id), reply.describe()),
+    }
+}
+
+/// The OpenAI API's answer to `error`.
+fn error_answer(error: ApiError) -> Answer {
+    let (status, kind, code, message) = match error {
+        ApiError::RateLimit => (
+            "429 Too Many Requests",
+            "requests",
+            "rate_limit_exceeded",
+            "Rate limit reached for requests. Please try again in 20s.",
+        ),
+        ApiError::Overloaded => (
+            "503 Service Unavailable",
+            "server_error",
+            "server_is_overloaded",
+            "The server is overloaded. Please try again later.",
+        ),
+    };
+    let body = json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
+    Answer::error(status, &body, code)
 }
 
 fn chat_answer(request: &Request<'_>) -> Answer {
@@ -80,6 +108,10 @@ pub enum Reply {
         /// Whether it asks for `require_escalated`.
         escalated: bool,
     },
+    /// Assistant text streamed slowly, one word per event.
+    Slow,
+    /// An error status instead of a stream.
+    ApiError(ApiError),
 }
 
 impl Reply {
@@ -109,12 +141,20 @@ impl Reply {
                 return Reply::Exec { cmd, escalated: false };
             }
         }
+        if let Some(error) = ApiError::asked_in(last_user_text.iter().map(String::as_str)) {
+            return Reply::ApiError(error);
+        }
+        if last_user_text.iter().any(|t| t.contains(SLOW)) {
+            return Reply::Slow;
+        }
         Reply::Text("ok".into())
     }
 
     fn describe(&self) -> String {
         match self {
             Reply::Text(text) => format!("text {text:?}"),
+            Reply::Slow => "slow text".into(),
+            Reply::ApiError(error) => format!("{error:?}"),
             Reply::Exec { cmd, escalated: true } => format!("exec_command escalated {cmd:?}"),
             Reply::Exec { cmd, escalated: false } => format!("exec_command {cmd:?}"),
         }
@@ -123,6 +163,8 @@ impl Reply {
     /// The output item, complete.
     fn item(&self, id: u64) -> Value {
         match self {
+            Reply::Slow => Reply::Text(slow_words().concat()).item(id),
+            Reply::ApiError(_) => Reply::Text(String::new()).item(id),
             Reply::Text(text) => json!({
                 "type": "message",
                 "id": format!("msg_mock_{id:08x}"),
@@ -153,36 +195,40 @@ impl Reply {
         let response_id = format!("resp_mock_{id:08x}");
         let item = self.item(id);
         let mut added = item.clone();
-        let delta = match self {
-            Reply::Text(text) => {
-                added["content"] = json!([]);
-                added["status"] = json!("in_progress");
-                json!({
-                    "type": "response.output_text.delta",
-                    "item_id": item["id"],
-                    "output_index": 0,
-                    "content_index": 0,
-                    "delta": text,
-                })
-            }
-            Reply::Exec { .. } => {
-                added["arguments"] = json!("");
-                added["status"] = json!("in_progress");
-                json!({
-                    "type": "response.function_call_arguments.delta",
-                    "item_id": item["id"],
-                    "output_index": 0,
-                    "delta": item["arguments"],
-                })
-            }
+        let text_delta = |text: &str| {
+            json!({
+                "type": "response.output_text.delta",
+                "item_id": item["id"],
+                "output_index": 0,
+                "content_index": 0,
+                "delta": text,
+            })
         };
-        let events = [
+        let deltas = match self {
+            Reply::Text(text) => vec![text_delta(text)],
+            Reply::Slow => slow_words().iter().map(|w| text_delta(w)).collect(),
+            Reply::ApiError(_) => Vec::new(),
+            Reply::Exec { .. } => vec![json!({
+                "type": "response.function_call_arguments.delta",
+                "item_id": item["id"],
+                "output_index": 0,
+                "delta": item["arguments"],
+            })],
+        };
+        match self {
+            Reply::Exec { .. } => added["arguments"] = json!(""),
+            _ => added["content"] = json!([]),
+        }
+        added["status"] = json!("in_progress");
+        let mut events = vec![
             json!({
                 "type": "response.created",
                 "response": {"id": response_id, "object": "response", "status": "in_progress", "model": model, "output": []},
             }),
             json!({"type": "response.output_item.added", "output_index": 0, "item": added}),
-            delta,
+        ];
+        events.extend(deltas);
+        events.extend([
             json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
             json!({
                 "type": "response.completed",
@@ -201,7 +247,7 @@ impl Reply {
                     },
                 },
             }),
-        ];
+        ]);
         events
             .iter()
             .map(|data| format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap_or("")))
@@ -397,6 +443,33 @@ mod tests {
             server.requests()[0].reply,
             "200 exec_command escalated \"echo hi > /tmp/out.txt\" (sse)"
         );
+    }
+
+    #[test]
+    fn slow_and_apierror_prompts_stream_slowly_or_fail_as_the_api_does() {
+        let server = start().unwrap();
+        let slow = json!({"stream": true, "input": [user("SLOW: go")]});
+        let started = std::time::Instant::now();
+        let (status, response) = send(&server.base_url(), "POST", "/v1/responses", &slow);
+        assert_eq!(status, 200);
+        let deltas: Vec<Value> = data_lines(&response)
+            .into_iter()
+            .filter(|e| e["type"] == "response.output_text.delta")
+            .collect();
+        assert_eq!(deltas.len(), crate::mock_http::SLOW_WORDS);
+        assert!(started.elapsed() >= SLOW_PACE * deltas.len() as u32);
+        let done = data_lines(&response).pop().unwrap();
+        assert_eq!(done["response"]["output"][0]["content"][0]["text"], slow_words().concat());
+        for (name, status, code) in [
+            ("rate_limit", 429, "rate_limit_exceeded"),
+            ("overloaded", 503, "server_is_overloaded"),
+        ] {
+            let body = json!({"input": [user(&format!("APIERROR: {name}"))]});
+            let (got, response) = send(&server.base_url(), "POST", "/v1/responses", &body);
+            assert_eq!(got, status, "{response}");
+            let error: Value = serde_json::from_str(body_of(&response)).unwrap();
+            assert_eq!(error["error"]["code"], code);
+        }
     }
 
     #[test]

@@ -129,6 +129,7 @@ impl Drop for ClaudeSession {
         // in it as they die.
         self.tmux.take();
         self.follower.take();
+        crate::transcripts::capture(&self.label, &self.sandbox);
     }
 }
 

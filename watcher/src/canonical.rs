@@ -363,11 +363,12 @@ impl SessionKey {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SourceRef {
-    /// The directory the file was read from.
+    /// The events directory (or legacy directory) the file was read from.
     pub dir: PathBuf,
     /// The envelope's `seq` (0 for legacy files, which have none).
     pub seq: u64,
-    /// The file's name in that directory.
+    /// The file's name: at the top of that directory, or in its bucket for an ordered event
+    /// (`ingest::source::event_path` finds it).
     pub file: String,
     /// Whether the file came from a legacy directory.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -140,6 +140,22 @@ pub struct StatusArgs {
     /// Print JSON on a terminal too (output that is not a terminal is always JSON).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub transcripts: TranscriptArgs,
+}
+
+/// The fallback producer: sessions only their transcripts report.
+#[derive(Debug, Args)]
+pub struct TranscriptArgs {
+    /// Also follow the sessions whose transcripts are under DIR and that have no hook event
+    /// (the fallback producer: `unknown` at first, with the transcript as their source). With
+    /// `--transcripts-cli`.
+    #[arg(long, value_name = "DIR", requires = "transcripts_cli")]
+    pub transcripts: Option<PathBuf>,
+    /// The CLI whose transcripts `--transcripts` names (its profile's `[transcript]` says how
+    /// to read them).
+    #[arg(long, value_name = "CLI", requires = "transcripts")]
+    pub transcripts_cli: Option<String>,
 }
 
 /// `hookline explain`.
@@ -274,6 +290,8 @@ pub struct ServeArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub transcripts: TranscriptArgs,
     /// Poll the directory instead of using filesystem notifications.
     #[arg(long)]
     pub poll: bool,
@@ -418,6 +436,8 @@ pub struct DaemonArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub transcripts: TranscriptArgs,
     #[command(flatten)]
     pub nats: CentralArgs,
 }

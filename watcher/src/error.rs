@@ -198,6 +198,12 @@ pub enum Error {
         /// The file.
         path: PathBuf,
     },
+    /// A transcript path names something that is not a regular file (a directory, a FIFO
+    /// that would block a reader): it is not followed.
+    TranscriptNotAFile {
+        /// The path.
+        path: PathBuf,
+    },
 }
 
 impl Error {
@@ -338,6 +344,9 @@ impl fmt::Display for Error {
                     EventsDirProblem::NotADirectory => "not a directory",
                 };
                 write!(f, "{from} {}: {problem}", path.display())
+            }
+            Error::TranscriptNotAFile { path } => {
+                write!(f, "transcript {} is not a regular file; not followed", path.display())
             }
             Error::AmbiguousSession { query, candidates } => {
                 let list: Vec<String> = candidates.iter().map(|c| format!("{c:?}")).collect();

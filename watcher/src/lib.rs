@@ -77,5 +77,6 @@ pub mod state;
 pub mod term;
 #[cfg(test)]
 mod testing;
+pub mod transcript;
 pub mod units;
 pub mod vocab;

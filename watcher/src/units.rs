@@ -75,6 +75,57 @@ pub fn rfc3339(ns: u64) -> String {
     )
 }
 
+/// Parses an RFC 3339 UTC time as the CLIs write it in transcripts
+/// (`2026-12-01T09:04:15.801Z`, fractional seconds optional, `Z` or `+00:00`) into
+/// nanoseconds since the Unix epoch. `None` for anything else, or a time before 1970.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(r)?;
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let mut rest = &text[19..];
+    let mut frac_ns = 0u64;
+    if let Some(f) = rest.strip_prefix('.') {
+        let digits = f.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        for (i, c) in f[..digits].bytes().take(9).enumerate() {
+            frac_ns += u64::from(c - b'0') * 10u64.pow(8 - i as u32);
+        }
+        rest = &f[digits..];
+    }
+    if !matches!(rest, "Z" | "z" | "+00:00" | "-00:00") {
+        return None;
+    }
+    let days = days_from_civil(y, mo as u32, d as u32);
+    let secs = days * 86400 + h * 3600 + mi * 60 + s;
+    u64::try_from(secs).ok().map(|s| s * 1_000_000_000 + frac_ns)
+}
+
+/// (year, month, day) → days since 1970-01-01, the inverse of [`civil_from_days`].
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from(if m > 2 { m - 3 } else { m + 9 });
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
@@ -151,6 +202,29 @@ impl fmt::Display for Version {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn rfc3339_times_parse_back_to_what_rfc3339_writes() {
+        for ns in
+            [0, 1_796_048_674_123_000_000, 1_000_000_000_000_000_000, 4_102_444_800_000_000_000]
+        {
+            assert_eq!(parse_rfc3339(&rfc3339(ns)), Some(ns), "{ns}");
+        }
+        assert_eq!(
+            parse_rfc3339("2026-12-01T09:04:15Z"),
+            parse_rfc3339("2026-12-01T09:04:15.000+00:00")
+        );
+        for bad in [
+            "",
+            "2026-12-01",
+            "2026-13-01T00:00:00Z",
+            "2026-12-01T09:04:15+02:00",
+            "2026-12-01T09:04:15.Z",
+            "x026-12-01T09:04:15Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad:?}");
+        }
+    }
     use super::*;
 
     #[test]

@@ -102,7 +102,10 @@ pub enum WaitReason {
     Question,
     /// An MCP server asked for input.
     Elicitation,
-    /// Anything else (e.g. a turn interrupted by the human).
+    /// The human interrupted the turn (Esc while it ran, or at a permission dialog): no hook
+    /// fires for it; the CLI's transcript says so (see `docs/transcripts.md`).
+    Interrupted,
+    /// Anything else (a wait the CLI did not classify).
     #[default]
     Other,
 }
@@ -173,6 +176,9 @@ pub enum UnknownReason {
     StopNotInputReady,
     /// The state the events said went stale: the CLI can leave it without any event.
     Stale,
+    /// Only its transcript is read (no hook event at all: the fallback producer): what the
+    /// transcript held when hookline started reading it is history, and says nothing.
+    TranscriptOnly,
 }
 
 /// The session-start sources the state machine tells apart (`session_start`'s `source`, as the
@@ -264,6 +270,20 @@ pub enum Dialect {
     /// (`profiles/opencode-plugin.js`) is one file of its own there, written whole
     /// ([`crate::install::plugin`]); no events are registered.
     OpencodePlugin,
+}
+
+/// How a CLI writes its transcript: the `[transcript]` table's `format` (see
+/// [`crate::transcript`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum TranscriptFormat {
+    /// Claude Code's session JSONL (`~/.claude/projects/<dir>/<session>.jsonl`).
+    ClaudeJsonl,
+    /// Codex's rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl`).
+    CodexRollout,
+    /// Gemini CLI's chat JSONL (`~/.gemini/tmp/<project>/chats/session-….jsonl`).
+    GeminiChats,
 }
 
 /// What a `[[notify]]` rule fires `on`: a transition into a state (by its detail, for a wait),
@@ -432,6 +452,116 @@ pub enum Signal {
     Pane,
     /// No structured signal: hookline cannot tell, the caller keeps its own behaviour.
     None,
+    /// The configured classifier's verdict, through the act-gate
+    /// ([`crate::decide::classifier::gate`]): it may make `stall` allow only where the
+    /// structural answer was `fall_back`, and otherwise only make an answer more careful.
+    Classifier,
+}
+
+/// What a classifier may answer about a silent session before `crashed` (the first line of
+/// its stdout, one word). Anything else it says reads `unknown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CrashedVerdict {
+    /// The screen shows the session waiting on its human (a dialog, a question).
+    WaitingOnHuman,
+    /// The screen shows it working quietly.
+    Working,
+    /// The screen shows it stuck (hung, looping, a crash message).
+    Wedged,
+    /// The classifier cannot tell, or did not answer.
+    Unknown,
+}
+
+/// What a classifier may answer about the end of a turn with no structural signal, for
+/// `stall` (the first line of its stdout, one word). Anything else it says reads `unknown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum StallVerdict {
+    /// The last message trails off with work left: a nudge is wanted.
+    Stalled,
+    /// The last message says the work is done: withhold the nudge (it ends nothing).
+    Finished,
+    /// The classifier cannot tell, or did not answer.
+    Unknown,
+}
+
+/// A classifier verdict, of the vocabulary of the question it was consulted on. On the wire
+/// it is the word alone (`unknown` reads back as the `crashed` one; the record beside it
+/// names the question).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum ClassifierVerdict {
+    /// Consulted before `crashed`.
+    Crashed(CrashedVerdict),
+    /// Consulted at `stall`'s `fall_back`.
+    Stall(StallVerdict),
+}
+
+impl ClassifierVerdict {
+    /// The `unknown` of a question's vocabulary; `None` for a question that is never
+    /// consulted.
+    pub fn unknown(question: Question) -> Option<ClassifierVerdict> {
+        match question {
+            Question::Crashed => Some(ClassifierVerdict::Crashed(CrashedVerdict::Unknown)),
+            Question::Stall => Some(ClassifierVerdict::Stall(StallVerdict::Unknown)),
+            _ => None,
+        }
+    }
+
+    /// A classifier's answer line as a verdict of `question`'s vocabulary: trimmed, any
+    /// case, exactly one word of it; anything else is `unknown`.
+    pub fn parse(question: Question, line: &str) -> Option<ClassifierVerdict> {
+        let word = line.trim().to_ascii_lowercase();
+        match question {
+            Question::Crashed => Some(ClassifierVerdict::Crashed(
+                CrashedVerdict::from_word(&word).unwrap_or(CrashedVerdict::Unknown),
+            )),
+            Question::Stall => Some(ClassifierVerdict::Stall(
+                StallVerdict::from_word(&word).unwrap_or(StallVerdict::Unknown),
+            )),
+            _ => None,
+        }
+    }
+
+    /// The word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClassifierVerdict::Crashed(v) => v.as_str(),
+            ClassifierVerdict::Stall(v) => v.as_str(),
+        }
+    }
+
+    /// Whether it is its vocabulary's `unknown` (which changes nothing).
+    pub fn is_unknown(self) -> bool {
+        matches!(
+            self,
+            ClassifierVerdict::Crashed(CrashedVerdict::Unknown)
+                | ClassifierVerdict::Stall(StallVerdict::Unknown)
+        )
+    }
+
+    /// Every verdict of `question`'s vocabulary (none for a question never consulted).
+    pub fn all_for(question: Question) -> Vec<ClassifierVerdict> {
+        match question {
+            Question::Crashed => {
+                CrashedVerdict::ALL.into_iter().map(ClassifierVerdict::Crashed).collect()
+            }
+            Question::Stall => {
+                StallVerdict::ALL.into_iter().map(ClassifierVerdict::Stall).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for ClassifierVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 // The wire words of every vocabulary above, variant by variant.
@@ -444,11 +574,15 @@ words!(KindName {
     Unknown = "unknown",
 });
 words!(WaitReason {
-    Permission = "permission", Question = "question", Elicitation = "elicitation", Other = "other",
+    Permission = "permission", Question = "question", Elicitation = "elicitation",
+    Interrupted = "interrupted", Other = "other",
 });
 words!(FailureKind {
     RateLimit = "rate_limit", Billing = "billing", Auth = "auth", Overloaded = "overloaded",
     Server = "server", Other = "other",
+});
+words!(TranscriptFormat {
+    ClaudeJsonl = "claude-jsonl", CodexRollout = "codex-rollout", GeminiChats = "gemini-chats",
 });
 words!(CompactPhase { Pre = "pre", Post = "post" });
 words!(StateKind {
@@ -459,6 +593,7 @@ words!(UnknownReason {
     NoEventYet = "no event of this generation yet", SessionStarted = "session started",
     NewProducer = "new producer",
     StopNotInputReady = "the turn ended but this CLI's stop is not input-ready", Stale = "stale",
+    TranscriptOnly = "no hook event: only the transcript is read",
 });
 words!(StartWord {
     Startup = "startup", Resume = "resume", Clear = "clear", Compact = "compact", Fork = "fork",
@@ -491,8 +626,13 @@ words!(Trigger {
 });
 words!(Signal {
     StructuredEvent = "structured_event", HostProcess = "host_process", Window = "window",
-    Transcript = "transcript", Pane = "pane", None = "none",
+    Transcript = "transcript", Pane = "pane", None = "none", Classifier = "classifier",
 });
+words!(CrashedVerdict {
+    WaitingOnHuman = "waiting_on_human", Working = "working", Wedged = "wedged",
+    Unknown = "unknown",
+});
+words!(StallVerdict { Stalled = "stalled", Finished = "finished", Unknown = "unknown" });
 
 #[cfg(test)]
 mod tests {
@@ -517,13 +657,42 @@ mod tests {
         }
         round_trip! {
             KindName, WaitReason, FailureKind, CompactPhase, StateKind, StartWord, EndWord,
-            Dialect, Question, TodoStatus, Verdict, Action, Signal, Trigger
+            Dialect, Question, TodoStatus, Verdict, Action, Signal, Trigger, CrashedVerdict,
+            StallVerdict
         }
         for state in StateKind::ALL {
             assert_eq!(StateKind::from_word(state.as_str()), Some(state));
         }
         assert_eq!(StateKind::from_word("busy"), None);
         assert_eq!(StateKind::WORDS.len(), StateKind::COUNT);
+    }
+
+    #[test]
+    fn a_classifier_answer_is_exactly_one_word_of_its_questions_vocabulary() {
+        let crashed = |line: &str| ClassifierVerdict::parse(Question::Crashed, line).unwrap();
+        let stall = |line: &str| ClassifierVerdict::parse(Question::Stall, line).unwrap();
+        assert_eq!(
+            crashed("  WAITING_ON_HUMAN \r"),
+            ClassifierVerdict::Crashed(CrashedVerdict::WaitingOnHuman)
+        );
+        assert_eq!(stall("Finished"), ClassifierVerdict::Stall(StallVerdict::Finished));
+        for line in [
+            "finished",
+            "working.",
+            "working wedged",
+            "\"working\"",
+            "",
+            "idle",
+            "{\"action\":\"proceed\"}",
+        ] {
+            assert!(crashed(line).is_unknown(), "{line:?}");
+        }
+        for line in ["working", "stalled!", "stalled finished", "Enter", "allow"] {
+            assert!(stall(line).is_unknown(), "{line:?}");
+        }
+        assert_eq!(ClassifierVerdict::parse(Question::Input, "working"), None);
+        assert_eq!(ClassifierVerdict::all_for(Question::Crashed).len(), CrashedVerdict::COUNT);
+        assert_eq!(ClassifierVerdict::all_for(Question::Nudge), Vec::new());
     }
 
     #[test]

@@ -86,10 +86,7 @@ fn two_hundred_fifty_six_relays_of_four_mebibytes_at_once_are_all_ordered() {
     for relay in running {
         relay.wait();
     }
-    let names: Vec<String> = crate::util::entries(&sandbox.events)
-        .into_iter()
-        .filter(|name| name.ends_with(".json"))
-        .collect();
+    let names: Vec<String> = sandbox.events().into_iter().map(|e| e.file).collect();
     assert_eq!(names.len(), 256);
     let unordered: Vec<&String> = names.iter().filter(|n| !is_safe_ordered_name(n)).collect();
     assert!(

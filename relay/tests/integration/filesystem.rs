@@ -5,7 +5,7 @@ use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
 use hookline_relay::diag::Level;
-use hookline_relay::filename::counter_witness;
+use hookline_relay::filename::{bucket_name, counter_witness};
 
 use crate::util::{
     NOBODY, Sandbox, entries, fixture, is_root, is_safe_ordered_name, is_safe_unordered_name,
@@ -159,8 +159,15 @@ fn nothing_from_a_payload_or_the_environment_reaches_a_path() {
         "state/hookline/events/.seq".to_owned(),
         // The counter's witness, named after its value.
         format!("state/hookline/events/{}", counter_witness(events.len() as u64)),
+        // The bucket of the first seqs, named after the first.
+        format!("state/hookline/events/{}", bucket_name(0)),
     ];
-    expected.extend(events.iter().map(|e| format!("state/hookline/events/{}", e.file)));
+    let root = sandbox.root();
+    expected.extend(
+        events.iter().map(|e| {
+            e.dir.join(&e.file).strip_prefix(root).unwrap().to_string_lossy().into_owned()
+        }),
+    );
     expected.sort();
     assert_eq!(sandbox.all_paths(), expected, "no other path was created");
 }

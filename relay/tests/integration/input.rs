@@ -187,3 +187,107 @@ fn codex_notify_passes_the_json_as_the_last_argument() {
     assert!(event.text.ends_with(&format!("\"payload\":{json}}}\n")), "verbatim");
     assert!(sandbox.diagnostics().is_empty(), "{:?}", sandbox.diagnostics());
 }
+
+// The relay checks an object as it reads it and writes the text it checked without parsing it
+// again: what it vouches for must be exactly what serde_json accepts, whatever the size.
+
+/// A `PostToolUse` object of exactly `len` bytes, its bulk a string full of escapes.
+fn escaped_object(len: usize) -> Vec<u8> {
+    let head = br#"{"hook_event_name":"PostToolUse","session_id":"s","tool_response":""#;
+    let line = br#"    let x = \"a\\b\"; // \u00e9 \/ \t\n"#;
+    let mut text = head.to_vec();
+    while text.len() + line.len() + 2 <= len {
+        text.extend_from_slice(line);
+    }
+    text.resize(len - 2, b' ');
+    text.extend_from_slice(b"\"}");
+    text
+}
+
+#[test]
+fn an_object_ending_exactly_where_a_read_ends_is_complete_while_stdin_stays_open() {
+    // 64 KiB: the first read's size and a default pipe's; the others, later reads' ends.
+    for len in [64 << 10, 128 << 10, 1 << 20] {
+        let sandbox = Sandbox::new();
+        let payload = escaped_object(len);
+        let run = sandbox.relay().stdin(Stdin::HeldOpen(payload.clone())).run();
+        assert!(run.elapsed < Duration::from_secs(1), "{len}: took {:?}", run.elapsed);
+        let event = sandbox.only_event();
+        assert_eq!(event.envelope.error, None, "{len}");
+        assert_eq!(event.envelope.event.as_deref(), Some("PostToolUse"));
+        let text = std::str::from_utf8(&payload).unwrap();
+        assert!(event.text.ends_with(&format!("\"payload\":{text}}}\n")), "{len}: verbatim");
+    }
+}
+
+#[test]
+fn a_large_object_arriving_in_pieces_is_the_same_payload() {
+    let payload = escaped_object(300 << 10);
+    // Cut inside escapes and \u sequences alike, whatever the reads return.
+    let pieces: Vec<Vec<u8>> = payload.chunks(4099).map(<[u8]>::to_vec).collect();
+    let sandbox = Sandbox::new();
+    sandbox.relay().stdin(Stdin::Pieces(pieces, Duration::from_millis(1))).run();
+    let event = sandbox.only_event();
+    assert_eq!(event.envelope.error, None);
+    let text = std::str::from_utf8(&payload).unwrap();
+    assert!(event.text.ends_with(&format!("\"payload\":{text}}}\n")));
+}
+
+#[test]
+fn invalid_utf8_inside_a_string_is_kept_raw_and_names_its_event() {
+    let mut text = br#"{"hook_event_name":"Stop","x":"caf"#.to_vec();
+    text.extend_from_slice(b"\xe9\"}");
+    let e = event_for(Stdin::Bytes(text.clone()));
+    assert!(error_of(&e).starts_with("input is not UTF-8"), "{e:?}");
+    assert_eq!(e.raw_encoding, Some(RawEncoding::Base64));
+    assert_eq!(e.raw_bytes().as_deref(), Some(&text[..]));
+    assert_eq!(e.event.as_deref(), Some("Stop"));
+    assert_eq!(e.payload, None);
+}
+
+#[test]
+fn a_nul_or_other_control_byte_inside_a_string_is_invalid_json_kept_raw() {
+    for control in [0u8, 0x1f, b'\n'] {
+        let mut text = br#"{"hook_event_name":"Stop","x":"a"#.to_vec();
+        text.push(control);
+        text.extend_from_slice(b"b\"}");
+        let e = event_for(Stdin::Bytes(text.clone()));
+        assert!(error_of(&e).starts_with("invalid JSON: control character"), "{e:?}");
+        assert_eq!(e.raw_bytes().as_deref(), Some(&text[..]), "{control}");
+        assert_eq!(e.event.as_deref(), Some("Stop"));
+        assert_eq!(e.payload, None);
+    }
+}
+
+#[test]
+fn a_large_object_that_goes_wrong_near_its_end_is_kept_raw_whole() {
+    let mut text = escaped_object(1 << 20);
+    let at = text.len() - 10;
+    text[at] = b'\x01';
+    let e = event_for(Stdin::Bytes(text.clone()));
+    assert!(error_of(&e).starts_with("invalid JSON: control character"), "{e:?}");
+    assert_eq!(e.raw_bytes().as_deref(), Some(&text[..]));
+    assert_eq!(e.event.as_deref(), Some("PostToolUse"), "salvaged");
+}
+
+#[test]
+fn deep_nesting_is_a_payload_kept_verbatim() {
+    // Deeper than a full decode goes (serde_json's 128): the relay accepts any depth it can
+    // store, and readers keep what they cannot decode as text.
+    for depth in [100, 5000] {
+        let text = format!(
+            r#"{{"hook_event_name":"Stop","deep":{}1{}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let sandbox = Sandbox::new();
+        sandbox.relay().input(text.clone()).run();
+        let listing = hookline_relay::layout::list(&sandbox.events, 0).unwrap();
+        assert_eq!(listing.events.len(), 1, "{depth}");
+        let bytes = std::fs::read(listing.events[0].path(&sandbox.events)).unwrap();
+        let envelope = hookline_relay::envelope::RawEnvelope::parse(&bytes).unwrap();
+        assert_eq!(envelope.error, None, "{depth}");
+        assert_eq!(envelope.event.as_deref(), Some("Stop"));
+        assert_eq!(envelope.payload.map(|p| p.get().to_owned()), Some(text), "{depth}");
+    }
+}

@@ -59,11 +59,12 @@ fn a_relay_killed_at_any_point_leaves_no_partial_event_file() {
         }
         relay.kill();
 
-        for file in entries(&sandbox.events) {
-            if !matches!(classify(&file), FileKind::Event(_)) || !checked.insert(file.clone()) {
+        for event in hookline_relay::layout::list(&sandbox.events, 0).unwrap().events {
+            let file = event.name.to_string();
+            if !checked.insert(file.clone()) {
                 continue;
             }
-            let bytes = std::fs::read(sandbox.events.join(&file)).unwrap();
+            let bytes = std::fs::read(event.path(&sandbox.events)).unwrap();
             Envelope::from_slice(&bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
             assert!(
                 bytes.ends_with(verbatim.as_bytes()),

@@ -5,6 +5,7 @@
 mod util;
 
 mod args;
+mod buckets;
 mod concurrency;
 mod diagnostics;
 mod envelope;

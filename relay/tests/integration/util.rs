@@ -4,6 +4,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
@@ -12,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use hookline_relay::diag;
 use hookline_relay::envelope::Envelope;
-use hookline_relay::filename::{COUNTER_WITNESS_PREFIX, EventFileName, FileKind, classify};
+use hookline_relay::filename::{
+    COUNTER_WITNESS_PREFIX, EventFileName, FileKind, bucket_of, classify,
+};
 
 /// The relay binary under test (the debug build of this package).
 pub const RELAY: &str = env!("CARGO_BIN_EXE_hookline-relay");
@@ -169,9 +172,11 @@ pub struct Event {
     pub envelope: Envelope,
     /// The file's permission bits.
     pub mode: u32,
+    /// The directory it is in (the events directory or one of its buckets).
+    pub dir: PathBuf,
 }
 
-/// The event files of a directory (see [`Sandbox::events`]).
+/// The event files of a directory (see [`Sandbox::events`]): at its top and in its buckets.
 pub fn events_in(dir: &Path) -> Vec<Event> {
     let mut events = Vec::new();
     for file in entries(dir) {
@@ -185,28 +190,49 @@ pub fn events_in(dir: &Path) -> Vec<Event> {
                 continue;
             }
             FileKind::Foreign => panic!("unexpected file {file:?} in {}", dir.display()),
+            FileKind::Bucket(first) => {
+                let bucket = dir.join(&file);
+                let meta = std::fs::symlink_metadata(&bucket).unwrap();
+                if !meta.is_dir() || meta.mode() & 0o7777 != 0o700 {
+                    // Not the relay's: a test put it there, and the relay never writes into it.
+                    continue;
+                }
+                for file in entries(&bucket) {
+                    let name = EventFileName::parse(&file).unwrap_or_else(|| {
+                        panic!("unexpected file {file:?} in {}", bucket.display())
+                    });
+                    assert!(
+                        is_safe_ordered_name(&file) && bucket_of(name.seq) == first,
+                        "{file:?} does not belong in {}",
+                        bucket.display()
+                    );
+                    events.push(read_event(&bucket, file, name));
+                }
+            }
             FileKind::Event(name) => {
                 assert!(
                     is_safe_ordered_name(&file) || is_safe_unordered_name(&file),
                     "{file:?} is not a safe event name"
                 );
-                let path = dir.join(&file);
-                let bytes = std::fs::read(&path).unwrap();
-                let envelope = Envelope::from_slice(&bytes).unwrap_or_else(|e| {
-                    panic!(
-                        "{file}: {e}: {:?}",
-                        String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
-                    )
-                });
-                assert!(bytes.ends_with(b"}\n"), "{file} is complete, newline-terminated");
-                let mode = std::fs::symlink_metadata(&path).unwrap().mode() & 0o7777;
-                let text = String::from_utf8(bytes).expect("an event file is UTF-8");
-                events.push(Event { file, name, text, envelope, mode });
+                events.push(read_event(dir, file, name));
             }
         }
     }
     events.sort_by(|a, b| a.file.cmp(&b.file));
     events
+}
+
+/// Reads back one event file, checking it is complete.
+fn read_event(dir: &Path, file: String, name: EventFileName) -> Event {
+    let path = dir.join(&file);
+    let bytes = std::fs::read(&path).unwrap();
+    let envelope = Envelope::from_slice(&bytes).unwrap_or_else(|e| {
+        panic!("{file}: {e}: {:?}", String::from_utf8_lossy(&bytes[..bytes.len().min(300)]))
+    });
+    assert!(bytes.ends_with(b"}\n"), "{file} is complete, newline-terminated");
+    let mode = std::fs::symlink_metadata(&path).unwrap().mode() & 0o7777;
+    let text = String::from_utf8(bytes).expect("an event file is UTF-8");
+    Event { file, name, text, envelope, mode, dir: dir.to_owned() }
 }
 
 /// The names in a directory, unsorted; empty when it does not exist.
@@ -385,11 +411,14 @@ impl Relay {
             (Stdin::Pieces(pieces, pause), Some(pipe)) => {
                 (Some(write_in_thread(pipe, pieces, Some(pause))), None)
             }
-            (Stdin::HeldOpen(bytes), Some(mut pipe)) => {
-                // Small enough for the pipe buffer: this does not block.
-                assert!(bytes.len() < 4096);
-                pipe.write_all(&bytes).unwrap();
-                (None, Some(pipe))
+            (Stdin::HeldOpen(bytes), Some(pipe)) => {
+                // Written from a thread through a second descriptor of the pipe (a large input
+                // does not fit in it); this one is held, so the relay never sees EOF.
+                let mut copy = std::fs::File::from(pipe.as_fd().try_clone_to_owned().unwrap());
+                let writer = thread::spawn(move || {
+                    let _ = copy.write_all(&bytes);
+                });
+                (Some(writer), Some(pipe))
             }
             _ => (None, None),
         };

@@ -24,9 +24,11 @@
 //! `HOOKLINE_E2E_KEEP=1` keeps the sandboxes (each holds `launch-N.sh` to rerun the CLI by
 //! hand).
 
+mod classifier;
 mod deliver;
 mod headless;
 mod interactive;
+mod interrupt;
 mod legacy_relay;
 mod settings_warning;
 mod stall;
@@ -81,6 +83,27 @@ macro_rules! scenarios {
 
 scenarios!(primary => Pin::Primary, second => Pin::Second);
 
+/// Esc at a streaming turn and at a permission dialog, then API errors: no hook fires, the
+/// transcript holds the markers (2.1.332, whose transcript the fixtures come from).
+mod interrupt_primary {
+    use super::*;
+
+    #[test]
+    fn esc_while_an_answer_streams_fires_nothing_and_leaves_the_marker() {
+        interrupt::while_streaming(&installed(Pin::Primary));
+    }
+
+    #[test]
+    fn esc_at_a_permission_dialog_fires_nothing_and_leaves_the_rejection() {
+        interrupt::at_permission_dialog(&installed(Pin::Primary));
+    }
+
+    #[test]
+    fn api_errors_end_the_turn_with_stop_failure_and_an_error_entry() {
+        interrupt::api_errors(&installed(Pin::Primary));
+    }
+}
+
 /// `stall` at the end of real turns: the stop payload's `background_tasks` and the task hooks
 /// as 2.1.332 sends them (the second pin predates the task tools' ToolSearch shape).
 mod stall_primary {
@@ -94,5 +117,10 @@ mod stall_primary {
     #[test]
     fn a_task_list_left_open_allows_stall_quoting_the_item() {
         stall::open_task(&installed(Pin::Primary));
+    }
+
+    #[test]
+    fn the_real_cli_as_classifier_is_held_by_the_act_gate() {
+        classifier::run(&installed(Pin::Primary));
     }
 }

@@ -18,6 +18,7 @@
 
 mod headless;
 mod interactive;
+mod interrupt;
 mod trusted;
 
 use hookline_tests::npm_install::{self, CODEX, Installed};
@@ -66,4 +67,9 @@ fn headless_exec_rejects_an_escalation() {
 #[test]
 fn doctor_reports_untrusted_hooks_then_trusted_ones_fire_in_the_daemon() {
     trusted::run(&installed());
+}
+
+#[test]
+fn interrupt_esc_mid_stream_and_api_errors() {
+    interrupt::run(&installed());
 }

@@ -18,6 +18,7 @@
 
 mod headless;
 mod interactive;
+mod interrupt;
 
 // `installed()`, the unreachable-registry test, `interactive_approved` and
 // `interactive_denied_with_escape`.
@@ -31,4 +32,9 @@ fn interactive_prompt_delivered_and_confirmed() {
 #[test]
 fn headless_yolo_runs_the_command() {
     headless::run(&installed());
+}
+
+#[test]
+fn interrupt_esc_mid_stream_and_api_errors() {
+    interrupt::run(&installed());
 }

@@ -18,6 +18,9 @@ pub fn run(args: DaemonArgs) -> Outcome {
         return from_nats(url, &args, claim);
     }
     let (shared, watcher) = serve::hub(&args.source, &args.policy, Mode::Notify)?;
+    if let Some(producer) = super::unhooked(&super::profiles()?, &args.transcripts)? {
+        shared.follow_unhooked(producer, now_ns());
+    }
     let listening = claim.listen().map_err(with_fix)?;
     serving(&listening);
     listening.serve(&shared, watcher, now_ns, serve::tell, &stopping)?;

@@ -44,7 +44,7 @@ pub fn run(args: DecideArgs) -> Outcome {
     });
     // The daemon reads the pane itself, with the patterns of the session's CLI.
     let ask_about = |session: String| Ask {
-        pane: evidence.pane,
+        pane: evidence.pane.clone(),
         transcript: evidence.transcript,
         window_dead: evidence.window_dead,
         tmux: tmux.clone(),
@@ -74,6 +74,11 @@ pub fn run(args: DecideArgs) -> Outcome {
             follow::replay(config, |event| {
                 decider.apply(&event);
             })?;
+            let (facts, _unreadable) =
+                hookline::transcript::Followers::default().poll(decider.tracker(), now);
+            for (key, facts) in facts {
+                decider.observe_transcript(&key, facts);
+            }
             // A prefix is asked about under the session's own name; a name that matches
             // nothing is asked as given, and answered "no structured signal".
             let session = match lookup(decider.tracker(), &args.session)? {
@@ -91,7 +96,13 @@ pub fn run(args: DecideArgs) -> Outcome {
                     _ => pane::union(profiles.iter().map(|p| &p.pane)),
                 };
                 let reading = tmux.pane().sense_settled(&patterns, PANE_SAMPLES, PANE_GAP)?;
-                ask.pane = Some(reading.evidence.or(ask.pane));
+                let mut evidence = reading.evidence;
+                if ask.question == Question::Crashed
+                    && decider.policy().classifier.command.is_some()
+                {
+                    evidence.screen = Some(pane::strip_escapes(&tmux.pane().capture()?));
+                }
+                ask.pane = Some(evidence.or(ask.pane));
             }
             let decision = decider.decide(&ask, hookline::format::clock::now_ns());
             for error in decider.take_journal_errors() {
@@ -143,6 +154,9 @@ fn print_text(d: &Decision) {
             "  ask again in {}",
             hookline::units::format_duration(std::time::Duration::from_millis(ms))
         );
+    }
+    if let Some(c) = &d.evidence.classifier {
+        println!("  {}", super::explain::consult_line(c));
     }
     for hole in &d.evidence.holes {
         println!("  hole {}: {}", escape(&hole.id), escape(&hole.description));

@@ -124,12 +124,10 @@ pub fn run(args: DemoArgs) -> Outcome {
     script.join().map_err(|_| "the script thread panicked")??;
 
     if !args.json {
-        let first = std::fs::read_dir(&events_dir)?
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|n| !n.starts_with('.'))
-            .min()
-            .ok_or("no event file written")?;
-        let text = std::fs::read_to_string(events_dir.join(&first))?;
+        let listing = hookline::ingest::source::list(&events_dir)?;
+        let first = listing.events.first().ok_or("no event file written")?;
+        let text = std::fs::read_to_string(first.path(&events_dir))?;
+        let first = first.name;
         let value: serde_json::Value = serde_json::from_str(&text)?;
         println!("\nThe relay wrote {} files; the first, {first}:", STORY.len());
         println!("{}", serde_json::to_string_pretty(&value)?);

@@ -102,6 +102,28 @@ pub fn run(args: ExplainArgs) -> Outcome {
                 escape(&r.reason)
             ),
         }
+        if let Some(c) = &r.consult {
+            println!("    {}", consult_line(c));
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A classifier consult, for people: what it said, how, and whether it changed the decision.
+pub(crate) fn consult_line(c: &hookline::decide::classifier::ConsultNote) -> String {
+    let changed = match (c.changed, c.deterministic) {
+        (true, Some(was)) => format!("changed the decision from {}", was.as_str()),
+        (true, None) => "changed the decision".to_owned(),
+        (false, _) => "decision unchanged".to_owned(),
+    };
+    let answer = c.answer.lines().next().unwrap_or("").trim();
+    format!(
+        "classifier: {} ({}, {} ms, input {} bytes sha256 {}): {changed}; answered {:?}",
+        c.verdict,
+        c.outcome.as_str(),
+        c.latency_ms,
+        c.input_bytes,
+        &c.input_sha256[..c.input_sha256.len().min(16)],
+        escape(answer)
+    )
 }

@@ -204,7 +204,31 @@ fn replay_with(
     follow::replay(reader_config(source, Reading::Once, Start::Beginning, profiles)?, |event| {
         tracker.apply(&event);
     })?;
+    // The transcripts' tails too: their lines count only where newer than each session's
+    // last event, and only ever make the answer more careful.
+    let (facts, _unreadable) = hookline::transcript::Followers::default().poll(&tracker, now);
+    for (key, facts) in facts {
+        tracker.observe_transcript(&key, facts);
+    }
     Ok(tracker)
+}
+
+/// The fallback producer `--transcripts DIR --transcripts-cli CLI` asks for, if it does.
+fn unhooked(
+    profiles: &Profiles,
+    args: &crate::cli::TranscriptArgs,
+) -> Result<Option<hookline::transcript::Unhooked>, Box<dyn std::error::Error>> {
+    let (Some(dir), Some(cli)) = (&args.transcripts, &args.transcripts_cli) else {
+        return Ok(None);
+    };
+    let profile = profiles.get(cli).ok_or_else(|| hookline::Error::UnknownCli {
+        name: cli.to_owned(),
+        known: profiles.iter().filter(|p| p.transcript.is_some()).map(|p| p.name.clone()).collect(),
+    })?;
+    let spec = profile.transcript.clone().ok_or_else(|| {
+        format!("profile {cli:?} has no [transcript] table: hookline cannot read its transcripts")
+    })?;
+    Ok(Some(hookline::transcript::Unhooked::new(cli, dir, spec)))
 }
 
 /// Asks the daemon of the events directory, when one answers: its answers are a live

@@ -25,6 +25,9 @@ pub fn run(args: ServeArgs) -> Outcome {
     }
     let mode = if args.poll { Mode::Poll } else { Mode::Notify };
     let (shared, watcher) = hub(&args.source, &args.policy, mode)?;
+    if let Some(producer) = super::unhooked(&profiles()?, &args.transcripts)? {
+        shared.follow_unhooked(producer, now_ns());
+    }
     server::run(&shared, watcher, io::stdin().lock(), io::stdout(), now_ns, tell)?;
     Ok(ExitCode::SUCCESS)
 }

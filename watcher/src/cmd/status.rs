@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use hookline::state::{StateKind, View};
 use hookline::term::escape;
 
-use super::{History, Outcome, ask_daemon, policy, profiles, replay_with};
+use super::{History, Outcome, ask_daemon, policy, profiles, replay_with, unhooked};
 use crate::cli::StatusArgs;
 
 pub fn run(args: StatusArgs) -> Outcome {
@@ -21,13 +21,19 @@ pub fn run(args: StatusArgs) -> Outcome {
     let (views, source) = match live {
         Some((generation, views)) => (views, format!("live: daemon generation {generation}")),
         None => {
-            let tracker = replay_with(
+            let mut tracker = replay_with(
                 &args.source,
-                profiles,
+                profiles.clone(),
                 &policy,
                 History::Last(hookline::state::HISTORY),
             )?;
-            let snapshots = tracker.snapshots(hookline::format::clock::now_ns());
+            let now = hookline::format::clock::now_ns();
+            if let Some(mut producer) = unhooked(&profiles, &args.transcripts)? {
+                for error in producer.poll(&mut tracker, now) {
+                    eprintln!("hookline: warning: {error}");
+                }
+            }
+            let snapshots = tracker.snapshots(now);
             let views = snapshots.iter().map(View::from).collect();
             (views, "replayed from history: never authoritative".to_owned())
         }
@@ -75,6 +81,14 @@ fn print_table(views: &[View], source: &str) {
         );
         if v.state == StateKind::Unknown {
             println!("{:>18}{}", "", escape(v.detail.as_deref().unwrap_or_default()));
+        }
+        if v.evidence.kind == "transcript" {
+            println!(
+                "{:>18}source: transcript ({}): {}",
+                "",
+                escape(v.evidence.native.as_deref().unwrap_or("-")),
+                escape(&v.evidence.file)
+            );
         }
     }
 }

@@ -37,6 +37,21 @@ pub struct DaemonInfo {
     pub journal: Option<PathBuf>,
     /// Whether events still arrive.
     pub watching: bool,
+    /// The policy in force, key by key as `hello` writes it (read for `classifier.timeout`).
+    #[serde(default)]
+    pub policy: serde_json::Map<String, Value>,
+}
+
+impl DaemonInfo {
+    /// How long a `decide` may take beyond the client's reply timeout: the classifier consult's
+    /// `classifier.timeout` when the daemon's policy names a classifier.
+    pub fn consult_allowance(&self) -> Duration {
+        let configured = self.policy.get("classifier.command").is_some_and(|c| !c.is_null());
+        match self.policy.get("classifier.timeout").and_then(Value::as_str) {
+            Some(text) if configured => crate::units::parse_duration(text).unwrap_or_default(),
+            _ => Duration::ZERO,
+        }
+    }
 }
 
 /// `next_event`'s answer.
@@ -141,7 +156,9 @@ impl Client {
         let mut request =
             serde_json::to_value(ask).map_err(|e| self.channel.protocol(e.to_string()))?;
         request["op"] = "decide".into();
-        let reply: WireDecide = self.channel.typed(request, REPLY_TIMEOUT)?;
+        // A classifier consult runs inside the request, bounded by its own timeout.
+        let timeout = REPLY_TIMEOUT + self.info.consult_allowance();
+        let reply: WireDecide = self.channel.typed(request, timeout)?;
         Ok(reply.decision)
     }
 

@@ -7,16 +7,22 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::canonical::{Event, Kind};
-use crate::state::{Applied, Expect, Refusal, Slot, StateKind, Tracker, View};
+use crate::state::{Applied, Expect, Refusal, Slot, Snapshot, StateKind, Tracker, View};
 
-use super::evidence::{CallerEvidence, HostProbe, KillProbe, PaneEvidence, TranscriptEvidence};
+use super::classifier::{
+    self, ClassifierVerdict, Consult, ConsultInput, ConsultNote, ConsultOutcome, CrashedVerdict,
+    GateFacts,
+};
+use super::evidence::{
+    CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
+};
 use super::journal::{Journal, Record};
 use super::policy::Policy;
 use super::precedence;
 use super::rules::{self, Facts};
 use super::verdict::{
-    Action, Counters, Decision, DecisionEvidence, HostCheck, Question, QuotaNotice, Ruling, Signal,
-    Verdict,
+    Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, Question,
+    QuotaNotice, Ruling, Signal, Verdict,
 };
 
 /// One question about one session, with the caller's evidence.
@@ -87,9 +93,58 @@ impl Ask {
 
     fn caller(&self) -> CallerEvidence {
         CallerEvidence {
-            pane: self.pane,
+            pane: self.pane.clone(),
             transcript: self.transcript,
             window_dead: self.window_dead,
+        }
+    }
+}
+
+/// What a decision's deterministic part found.
+struct Deterministic {
+    key: Option<String>,
+    snapshot: Option<Snapshot>,
+    counters: Counters,
+    quota: Option<QuotaNotice>,
+    host: Option<(u32, HostStatus)>,
+    structured: Ruling,
+    holes: Vec<HoleNote>,
+    /// The structured ruling with the caller's evidence applied.
+    ruling: Ruling,
+    caller: Vec<Finding>,
+}
+
+/// A consult that ran, as the caps and `classifier.waiting-in-a-row` count it.
+#[derive(Debug, Clone)]
+struct Mark {
+    ts_ns: u64,
+    session: String,
+    key: Option<String>,
+    question: Question,
+    verdict: ClassifierVerdict,
+}
+
+impl Mark {
+    fn concerns(&self, session: &str, key: Option<&str>) -> bool {
+        self.session == session || (key.is_some() && self.key.as_deref() == key)
+    }
+}
+
+/// A classifier consult [`Decider::consult_for`] plans.
+#[derive(Debug, Clone)]
+pub enum Planned {
+    /// Run it ([`Consult::run`]).
+    Run(Consult),
+    /// Do not: a cap is reached; the note says which.
+    Skip(ConsultNote),
+}
+
+impl Planned {
+    /// The note of the consult: run now (for at most its timeout), or the skipped one.
+    pub fn run(self) -> ConsultNote {
+        match self {
+            Planned::Run(consult) => consult.run(),
+            Planned::Skip(note) => note,
         }
     }
 }
@@ -128,6 +183,8 @@ pub struct Decider {
     /// Whether its withheld verdicts count toward `escalate.withheld-in-a-row`.
     counts: bool,
     journal_errors: Vec<String>,
+    /// The consults this decider ran, for the caps when it has no journal.
+    consults: Vec<Mark>,
 }
 
 impl std::fmt::Debug for Decider {
@@ -157,6 +214,7 @@ impl Decider {
             one_shot: false,
             counts: true,
             journal_errors: Vec::new(),
+            consults: Vec::new(),
         }
     }
 
@@ -254,60 +312,192 @@ impl Decider {
         applied
     }
 
+    /// Records what hookline read in a session's transcript (see
+    /// [`Tracker::observe_transcript`]): rank-2 evidence, which every later answer about the
+    /// session takes into account and which can only make it more careful.
+    pub fn observe_transcript(
+        &mut self,
+        id_or_key: &str,
+        facts: crate::state::TranscriptFacts,
+    ) -> bool {
+        self.tracker.observe_transcript(id_or_key, facts)
+    }
+
+    /// Records what hookline read in the transcript of a session no hook event reports (see
+    /// [`Tracker::observe_unhooked_transcript`]).
+    pub fn observe_unhooked_transcript(
+        &mut self,
+        cli: &str,
+        session_id: &str,
+        facts: crate::state::TranscriptFacts,
+        since_ns: u64,
+    ) -> bool {
+        self.tracker.observe_unhooked_transcript(cli, session_id, facts, since_ns)
+    }
+
+    /// The caller's evidence with what hookline read in the session's transcript added: its
+    /// facts newer than the session's last event, and the zero-token floor. Adding can only
+    /// make the answer more careful.
+    fn caller_evidence(
+        &self,
+        ask: &Ask,
+        snapshot: Option<&Snapshot>,
+        now_ns: u64,
+    ) -> CallerEvidence {
+        let mut evidence = ask.caller();
+        let Some(snapshot) = snapshot else { return evidence };
+        let Some(seen) = &snapshot.transcript else { return evidence };
+        let mut own = seen.evidence;
+        let turn = matches!(snapshot.state.kind(), StateKind::Active | StateKind::ChildCommand);
+        own.zero_tokens =
+            turn && seen.zero_tokens_for(self.policy.zero_tokens_after, snapshot.since_ns, now_ns);
+        if own.any() {
+            evidence.transcript = Some(own.or(evidence.transcript));
+        }
+        evidence
+    }
+
     /// The view of a session at `now_ns`.
     pub fn view(&self, id_or_tag: &str, now_ns: u64) -> Option<View> {
         self.tracker.view(id_or_tag, now_ns)
     }
 
     /// Answers one question at `now_ns`. An allowed `input` or `nudge` has taken the session's
-    /// input slot (see [`Decision::slot`]); a withheld verdict is journaled.
+    /// input slot (see [`Decision::slot`]); a withheld verdict is journaled. At a consult
+    /// point with `[classifier]` configured, the classifier is run first, here, for at most
+    /// `classifier.timeout` (see [`super::classifier`]; [`Decider::consult_for`] and
+    /// [`Decider::decide_consulted`] split the two for a caller that must not hold a lock
+    /// while it runs).
     pub fn decide(&mut self, ask: &Ask, now_ns: u64) -> Decision {
-        let key = self.tracker.session_key(&ask.session);
-        let snapshot = self.tracker.snapshot(&ask.session, now_ns);
-        let profile = snapshot.as_ref().and_then(|v| self.tracker.profiles().get(&v.cli));
-        let memory = key.as_ref().and_then(|k| self.memory.get(k)).cloned().unwrap_or_default();
-        let mut counters = Counters {
-            withheld_in_a_row: match (memory.streak, &snapshot) {
-                (Some(s), Some(v)) if s.state == v.state.kind() && s.since_ns == v.since_ns => {
-                    s.count
-                }
-                _ => 0,
-            },
-            nudges_in_a_row: match &snapshot {
-                Some(v) if memory.nudge_epoch == v.epoch => memory.nudges,
-                _ => 0,
-            },
+        let note = self.consult_for(ask, now_ns).map(Planned::run);
+        self.decide_consulted(ask, now_ns, note)
+    }
+
+    /// The classifier consult deciding `ask` at `now_ns` would make: none unless
+    /// `[classifier]` names a command, the question is at a consult point (`stall` at its
+    /// structural `fall_back` with a last message; `crashed` on a silent session with a
+    /// screen) and there is text to show; a note saying so when a cap stops it.
+    pub fn consult_for(&self, ask: &Ask, now_ns: u64) -> Option<Planned> {
+        let command = self.policy.classifier.command.clone()?;
+        let det = self.deterministic(ask, now_ns);
+        let input = match ask.question {
+            Question::Stall
+                if det.structured.rule == "stall-no-structural-signal"
+                    && det.ruling.action == Action::FallBack =>
+            {
+                ConsultInput::last_message(det.snapshot.as_ref()?.last_message.as_deref()?)?
+            }
+            Question::Crashed
+                if matches!(
+                    det.structured.rule.as_str(),
+                    "no-completion-signal" | "unknown-state"
+                ) && det.ruling.action <= Action::Hold =>
+            {
+                ConsultInput::screen(ask.pane.as_ref()?.screen.as_deref()?)?
+            }
+            _ => return None,
         };
-        let quota = memory.quota.clone().filter(|notice| {
-            snapshot.as_ref().is_some_and(|v| notice.ts_ns >= v.evidence.ts_ns)
-                && u128::from(now_ns.saturating_sub(notice.ts_ns))
-                    <= self.policy.quota_notice_for.as_nanos()
-        });
-        let host = match (&snapshot, ask.question) {
-            (Some(v), Question::Crashed) if self.policy.check_host_pid => v.host_pid.map(|pid| {
-                let first_seen = memory
-                    .host_first_seen
-                    .filter(|(known, _)| *known == pid)
-                    .map_or(u64::MAX, |(_, ts)| ts);
-                (pid, self.probe.probe(pid, first_seen))
-            }),
-            _ => None,
-        };
-        let facts = Facts {
-            question: ask.question,
-            session: &ask.session,
-            snapshot: snapshot.as_ref(),
-            profile,
-            policy: &self.policy,
+        let history = self.consult_history();
+        let hour_ago = now_ns.saturating_sub(3_600_000_000_000);
+        let of_session =
+            history.iter().filter(|m| m.concerns(&ask.session, det.key.as_deref())).count();
+        let last_hour = history.iter().filter(|m| m.ts_ns > hour_ago).count();
+        let caps = &self.policy.classifier;
+        if of_session >= caps.max_per_session as usize {
+            return Some(Planned::Skip(Consult::skipped(&input, ConsultOutcome::SessionCap)));
+        }
+        if last_hour >= caps.max_per_hour as usize {
+            return Some(Planned::Skip(Consult::skipped(&input, ConsultOutcome::HourlyCap)));
+        }
+        Some(Planned::Run(Consult { command, input, timeout: caps.timeout }))
+    }
+
+    /// Answers one question at `now_ns` as [`Decider::decide`] does, with the classifier's
+    /// note of a consult already run (or skipped) for it, which only the act-gate
+    /// ([`super::classifier::gate`]) reads; a note of another question is ignored.
+    pub fn decide_consulted(
+        &mut self,
+        ask: &Ask,
+        now_ns: u64,
+        note: Option<ConsultNote>,
+    ) -> Decision {
+        let Deterministic {
+            key,
+            snapshot,
+            mut counters,
+            quota,
             host,
-            window_dead: ask.window_dead,
-            counters,
-            quota: quota.as_ref(),
-            one_shot: self.one_shot,
-        };
-        let structured = precedence::enforce(rules::rule(&facts));
-        let holes = rules::holes(profile, snapshot.as_ref());
-        let (mut ruling, caller) = precedence::combine(ask.question, &structured, &ask.caller());
+            structured,
+            holes,
+            ruling: deterministic,
+            caller,
+        } = self.deterministic(ask, now_ns);
+        let mut note = note.filter(|n| n.question == ask.question);
+        let mut ruling = deterministic.clone();
+        if let Some(note) = &mut note {
+            let history = self.consult_history();
+            let waiting = ClassifierVerdict::Crashed(CrashedVerdict::WaitingOnHuman);
+            note.waiting_in_a_row = if note.verdict == waiting
+                && note.outcome == ConsultOutcome::Answered
+            {
+                let before = history
+                    .iter()
+                    .rev()
+                    .filter(|m| {
+                        m.question == Question::Crashed && m.concerns(&ask.session, key.as_deref())
+                    })
+                    .take_while(|m| m.verdict == waiting)
+                    .count();
+                u32::try_from(before).unwrap_or(u32::MAX).saturating_add(1)
+            } else {
+                0
+            };
+            let no_structural_signal = structured.action == Action::FallBack
+                && structured.rule == "stall-no-structural-signal"
+                && snapshot.as_ref().is_some_and(|v| {
+                    v.state.kind() == StateKind::Idle
+                        && !rules::pending_wakes(&self.policy, v).iter().any(|w| w.gates)
+                });
+            let said = snapshot
+                .as_ref()
+                .and_then(|v| v.last_message.as_deref())
+                .and_then(rules::last_sentence);
+            let nudge_text = match said {
+                Some(said) => format!(
+                    "You ended your turn on {said:?} with the work not done. Please carry on \
+                     with it; if it is done, say so."
+                ),
+                None => "You ended your turn with the work not done. Please carry on with it; \
+                         if it is done, say so."
+                    .to_owned(),
+            };
+            let facts = GateFacts {
+                question: ask.question,
+                deterministic: &deterministic,
+                no_structural_signal,
+                waiting_in_a_row: note.waiting_in_a_row,
+                waiting_limit: self.policy.classifier.waiting_in_a_row,
+                nudge_text: &nudge_text,
+            };
+            // Only an answer is a verdict: a note of a consult that did not answer changes
+            // nothing, whatever it holds.
+            let verdict = match note.outcome {
+                ConsultOutcome::Answered => note.verdict,
+                _ => ClassifierVerdict::unknown(ask.question).unwrap_or(note.verdict),
+            };
+            ruling = precedence::enforce(classifier::gate(&facts, verdict));
+            note.changed = ruling != deterministic;
+            note.deterministic = Some(deterministic.action);
+            if note.outcome.ran() {
+                self.consults.push(Mark {
+                    ts_ns: now_ns,
+                    session: ask.session.clone(),
+                    key: key.clone(),
+                    question: ask.question,
+                    verdict: note.verdict,
+                });
+            }
+        }
         let mut slot = None;
         if ruling.action == Action::Proceed
             && matches!(ask.question, Question::Input | Question::Nudge)
@@ -394,13 +584,105 @@ impl Decider {
                     }
                     _ => Vec::new(),
                 },
+                classifier: note,
                 view: snapshot.as_ref().map(View::from),
             },
         };
-        if decision.verdict == Verdict::Withhold {
+        // A consult is journaled whatever the verdict: the caps are counted there.
+        if decision.verdict == Verdict::Withhold || decision.evidence.classifier.is_some() {
             self.record(&Record::of(&decision, key.as_deref(), self.counts));
         }
         decision
+    }
+
+    /// What the structured layer and the caller's evidence say, before any classifier.
+    fn deterministic(&self, ask: &Ask, now_ns: u64) -> Deterministic {
+        let key = self.tracker.session_key(&ask.session);
+        let snapshot = self.tracker.snapshot(&ask.session, now_ns);
+        let profile = snapshot.as_ref().and_then(|v| self.tracker.profiles().get(&v.cli));
+        let memory = key.as_ref().and_then(|k| self.memory.get(k)).cloned().unwrap_or_default();
+        let counters = Counters {
+            withheld_in_a_row: match (memory.streak, &snapshot) {
+                (Some(s), Some(v)) if s.state == v.state.kind() && s.since_ns == v.since_ns => {
+                    s.count
+                }
+                _ => 0,
+            },
+            nudges_in_a_row: match &snapshot {
+                Some(v) if memory.nudge_epoch == v.epoch => memory.nudges,
+                _ => 0,
+            },
+        };
+        let quota = memory.quota.clone().filter(|notice| {
+            snapshot.as_ref().is_some_and(|v| notice.ts_ns >= v.evidence.ts_ns)
+                && u128::from(now_ns.saturating_sub(notice.ts_ns))
+                    <= self.policy.quota_notice_for.as_nanos()
+        });
+        let host = match (&snapshot, ask.question) {
+            (Some(v), Question::Crashed) if self.policy.check_host_pid => v.host_pid.map(|pid| {
+                let first_seen = memory
+                    .host_first_seen
+                    .filter(|(known, _)| *known == pid)
+                    .map_or(u64::MAX, |(_, ts)| ts);
+                (pid, self.probe.probe(pid, first_seen))
+            }),
+            _ => None,
+        };
+        let facts = Facts {
+            question: ask.question,
+            session: &ask.session,
+            snapshot: snapshot.as_ref(),
+            profile,
+            policy: &self.policy,
+            host,
+            window_dead: ask.window_dead,
+            counters,
+            quota: quota.as_ref(),
+            one_shot: self.one_shot,
+        };
+        let mut structured = precedence::enforce(rules::rule(&facts));
+        // A state the transcript set (rank 2) may only make the answer more careful than the
+        // structured events alone would.
+        let plain = snapshot
+            .as_ref()
+            .filter(|v| v.evidence.kind == "transcript")
+            .and_then(|_| self.tracker.structured_snapshot(&ask.session, now_ns));
+        if let Some(plain) = &plain {
+            let without =
+                precedence::enforce(rules::rule(&Facts { snapshot: Some(plain), ..facts }));
+            // An allow is never the transcript's: at proceed, the structured events' own.
+            if without.action > structured.action
+                || (without.action == Action::Proceed && structured.action == Action::Proceed)
+            {
+                structured = without;
+            }
+        }
+        let holes = rules::holes(profile, snapshot.as_ref());
+        let evidence = self.caller_evidence(ask, snapshot.as_ref(), now_ns);
+        let (ruling, caller) = precedence::combine(ask.question, &structured, &evidence);
+        Deterministic { key, snapshot, counters, quota, host, structured, holes, ruling, caller }
+    }
+
+    /// The consults that ran, oldest first: the journal's (shared with every other decider
+    /// writing it) when there is one, else this decider's own.
+    fn consult_history(&self) -> Vec<Mark> {
+        match &self.journal {
+            Some(journal) if self.policy.journal_enabled => journal
+                .read()
+                .into_iter()
+                .filter_map(|r| {
+                    let note = r.consult.filter(|n| n.outcome.ran())?;
+                    Some(Mark {
+                        ts_ns: r.ts_ns,
+                        session: r.session,
+                        key: r.key,
+                        question: note.question,
+                        verdict: note.verdict,
+                    })
+                })
+                .collect(),
+            _ => self.consults.clone(),
+        }
     }
 
     /// Takes a session's input slot directly (see [`Tracker::take_input_slot_expecting`]); a
@@ -442,6 +724,7 @@ impl Decider {
                     epoch: view.as_ref().map(|v| v.epoch),
                     generation: view.as_ref().map(|v| v.generation),
                     delivery: None,
+                    consult: None,
                     counted: self.counts,
                 };
                 self.record(&record);

@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::verdict::{Action, Question, Signal};
 
-/// What the caller's pane heuristics see (tmux `capture-pane`, a PTY's screen). Every field
+/// What the caller's pane heuristics see (tmux `capture-pane`, a PTY's screen). Every flag
 /// defaults to `false`; unknown fields are refused, so a misspelt flag is not silently lost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct PaneEvidence {
@@ -28,11 +28,16 @@ pub struct PaneEvidence {
     /// The input prompt is on screen and its composer holds text the CLI has not been given
     /// (a person typing, an earlier delivery left unsubmitted): typing now would glue onto it.
     pub typed_not_submitted: bool,
+    /// The screen's text, for the classifier's `crashed` consult alone (its last screenful,
+    /// bounded; docs/classifier.md). No rule reads it: it can act only through the act-gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<String>,
 }
 
 impl PaneEvidence {
     /// What this reading and the caller's own evidence say together: a field is set when
     /// either sets it (so adding a reading can only make an answer more careful).
+    /// The screen text is the caller's when it gave one, else this reading's.
     pub fn or(self, other: Option<PaneEvidence>) -> PaneEvidence {
         let o = other.unwrap_or_default();
         PaneEvidence {
@@ -42,6 +47,7 @@ impl PaneEvidence {
             login_or_trust: self.login_or_trust || o.login_or_trust,
             quota_text: self.quota_text || o.quota_text,
             typed_not_submitted: self.typed_not_submitted || o.typed_not_submitted,
+            screen: o.screen.or(self.screen),
         }
     }
 }
@@ -62,10 +68,38 @@ pub struct TranscriptEvidence {
     /// The last entry says the turn finished. Recorded, never acted on: the transcript is
     /// flushed after `Stop`, and finishing a turn is not being at the prompt.
     pub turn_finished: bool,
+    /// The turn has produced zero output tokens for longer than the policy's
+    /// `env-fault.zero-tokens-after`: env-fault evidence (hookline sets it from the
+    /// transcript's usage entries; a caller may too).
+    pub zero_tokens: bool,
+}
+
+impl TranscriptEvidence {
+    /// What this reading and another say together: a field is set when either sets it (so
+    /// adding a reading can only make an answer more careful).
+    pub fn or(self, other: Option<TranscriptEvidence>) -> TranscriptEvidence {
+        let o = other.unwrap_or_default();
+        TranscriptEvidence {
+            turn_in_progress: self.turn_in_progress || o.turn_in_progress,
+            interrupted: self.interrupted || o.interrupted,
+            quota_error: self.quota_error || o.quota_error,
+            turn_finished: self.turn_finished || o.turn_finished,
+            zero_tokens: self.zero_tokens || o.zero_tokens,
+        }
+    }
+
+    /// Whether any field is set.
+    pub fn any(&self) -> bool {
+        self.turn_in_progress
+            || self.interrupted
+            || self.quota_error
+            || self.turn_finished
+            || self.zero_tokens
+    }
 }
 
 /// Everything a caller can add to a question.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CallerEvidence {
     /// The pane heuristics' findings.
@@ -109,6 +143,13 @@ pub(crate) const EFFECTS: &[Effect] = &[
         source: Signal::Transcript,
         field: "quota_error",
         says: "the transcript shows a quota, rate-limit or billing error",
+        asks: [P, P, P, P, N, P],
+    },
+    Effect {
+        source: Signal::Transcript,
+        field: "zero_tokens",
+        says: "the transcript shows the turn has produced no output token for longer than \
+               env-fault.zero-tokens-after",
         asks: [P, P, P, P, N, P],
     },
     Effect {
@@ -175,9 +216,10 @@ impl CallerEvidence {
                 "interrupted" => t.interrupted,
                 "quota_error" => t.quota_error,
                 "turn_finished" => t.turn_finished,
+                "zero_tokens" => t.zero_tokens,
                 _ => false,
             }),
-            Signal::Pane => self.pane.is_some_and(|p| match field {
+            Signal::Pane => self.pane.as_ref().is_some_and(|p| match field {
                 "text_says_idle" => p.text_says_idle,
                 "spinner" => p.spinner,
                 "dialog" => p.dialog,
@@ -320,20 +362,22 @@ mod tests {
             login_or_trust: true,
             quota_text: true,
             typed_not_submitted: true,
+            screen: None,
         };
         let all_transcript = TranscriptEvidence {
             turn_in_progress: true,
             interrupted: true,
             quota_error: true,
             turn_finished: true,
+            zero_tokens: true,
         };
         let all = CallerEvidence {
-            pane: Some(all_pane),
+            pane: Some(all_pane.clone()),
             transcript: Some(all_transcript),
             window_dead: None,
         };
         assert_eq!(all.set_fields().len(), EFFECTS.len());
-        let pane_fields = serde_json::to_value(all_pane).unwrap();
+        let pane_fields = serde_json::to_value(&all_pane).unwrap();
         let transcript_fields = serde_json::to_value(all_transcript).unwrap();
         for e in EFFECTS {
             let fields = if e.source == Signal::Pane { &pane_fields } else { &transcript_fields };

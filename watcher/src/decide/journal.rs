@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::classifier::ConsultNote;
 use super::verdict::{Action, Decision, Question, Signal, Verdict};
 use crate::format::caplog;
 use crate::state::StateKind;
@@ -35,7 +36,7 @@ pub struct Record {
     /// The question.
     pub question: Question,
     /// `withhold` (allowed verdicts are not journaled), except in a delivery's record, where
-    /// it is the `input` decision's verdict.
+    /// it is the `input` decision's verdict, and in a decision with a classifier consult.
     pub verdict: Verdict,
     /// What to do instead.
     pub action: Action,
@@ -63,6 +64,10 @@ pub struct Record {
     /// What a delivery did, in a delivery's record (absent in a decision's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<DeliveryNote>,
+    /// The classifier consult the decision made (or skipped at a cap). A decision with one is
+    /// journaled even when allowed: the caps are counted here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consult: Option<ConsultNote>,
 }
 
 /// A step of a delivery worth a journal line.
@@ -132,6 +137,7 @@ impl Record {
             epoch: view.map(|v| v.epoch),
             generation: view.map(|v| v.generation),
             delivery: None,
+            consult: decision.evidence.classifier.clone(),
             counted,
         }
     }
@@ -209,6 +215,7 @@ mod tests {
             epoch: Some(1),
             generation: Some(7),
             delivery: None,
+            consult: None,
             counted: true,
         }
     }

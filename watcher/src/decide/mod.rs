@@ -22,6 +22,11 @@
 //! | `escalate` | nothing calls for a human | `escalate` `unknown` for `escalate.unknown-after`, waiting on its human for `escalate.waiting-after`, `escalate.withheld-in-a-row` withheld nudge/crashed verdicts on one state, the nudge cap, an unclassified error |
 //! | `stall` | at the end of a turn, no pending wake (a running task or one-shot wake; not a `stall.services` dev server, not a recurring cron), and a livelock (`stall.livelock-repeats` identical consecutive calls) or an open item of the session's own task list: a nudge is wanted, its text in `nudge_text` (no slot is taken: ask `nudge` before typing) | `hold` not at an explicit idle (waiting on its human, a running tool, a turn in progress, a session end) or a pending wake; `pause`/`escalate` an env fault; `fall_back` `unknown`, no events, or no structural signal either way |
 //!
+//! Where no structural signal answers (`stall`'s `fall_back`, `crashed` on a silent session), a
+//! classifier the policy's `[classifier]` names may be consulted inside the request; its
+//! verdicts act only through the act-gate ([`classifier::gate`]), which can only make an answer
+//! more careful except `stalled` at `stall`'s `fall_back` (docs/classifier.md).
+//!
 //! Signal precedence is documented and enforced in [`precedence`]. The thresholds are in
 //! [`Policy`]; withheld verdicts go to the [`Journal`]. `docs/decide.md` has every rule by
 //! name, and the `hookline serve` protocol ([`crate::serve`]) for other languages.
@@ -88,6 +93,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod classifier;
 mod decider;
 mod evidence;
 mod journal;
@@ -96,12 +102,12 @@ pub mod precedence;
 mod rules;
 mod verdict;
 
-pub use decider::{Ask, Decider};
+pub use decider::{Ask, Decider, Planned};
 pub use evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
 pub use journal::{DeliveryNote, DeliveryStep, Journal, Record};
-pub use policy::{Policy, PolicyError};
+pub use policy::{ClassifierPolicy, Policy, PolicyError};
 pub use verdict::{
     Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, PendingWake,
     Question, QuotaNotice, Ruling, Signal, Verdict, WakeSource,

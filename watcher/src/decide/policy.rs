@@ -54,6 +54,10 @@ pub struct Policy {
     /// `env-fault.quota-notice-for`: how long a quota notification counts (while it is still
     /// the session's freshest evidence).
     pub quota_notice_for: Duration,
+    /// `env-fault.zero-tokens-after`: a turn whose transcript shows zero output tokens this
+    /// long after it started is env-fault evidence (a session that died before its first
+    /// token looks like a slow one otherwise). Zero turns it off.
+    pub zero_tokens_after: Duration,
     /// `stall.services`: patterns for the commands of long-lived services (dev servers): a
     /// running background shell task whose command holds one (as a whole word) never wakes
     /// the session, so it never gates a stall.
@@ -77,6 +81,40 @@ pub struct Policy {
     /// `[stale]`: staleness windows replacing the profiles' `stale-after`; empty: the
     /// profiles' own.
     pub stale: StaleWindows,
+    /// `[classifier]`: the act-gated classifier consult (off unless a command is set).
+    pub classifier: ClassifierPolicy,
+}
+
+/// `[classifier]`: the external command consulted at the `stall` and `crashed` consult points
+/// (docs/classifier.md). Its verdicts go through the act-gate: they can only make an answer
+/// more careful, except `stalled` at `stall`'s `fall_back`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassifierPolicy {
+    /// `classifier.command`: the argv to run; `None` (the default): never consulted.
+    pub command: Option<Vec<String>>,
+    /// `classifier.timeout`: how long one consult may take; the command's process group is
+    /// killed then, and the answer is the deterministic one.
+    pub timeout: Duration,
+    /// `classifier.max-per-session`: consults of one session the journal may hold; past it,
+    /// the answer is the deterministic one.
+    pub max_per_session: u32,
+    /// `classifier.max-per-hour`: consults, all sessions together, in the last hour.
+    pub max_per_hour: u32,
+    /// `classifier.waiting-in-a-row`: this many consecutive `waiting_on_human` verdicts for a
+    /// session escalate.
+    pub waiting_in_a_row: u32,
+}
+
+impl Default for ClassifierPolicy {
+    fn default() -> ClassifierPolicy {
+        ClassifierPolicy {
+            command: None,
+            timeout: Duration::from_secs(30),
+            max_per_session: 20,
+            max_per_hour: 60,
+            waiting_in_a_row: 3,
+        }
+    }
 }
 
 impl Default for Policy {
@@ -96,6 +134,7 @@ impl Default for Policy {
                 .map(String::from)
                 .to_vec(),
             quota_notice_for: Duration::from_secs(5 * 3600),
+            zero_tokens_after: Duration::from_secs(600),
             stall_services: [
                 "http.server",
                 "npm run dev",
@@ -126,6 +165,7 @@ impl Default for Policy {
             journal_path: None,
             journal_max_bytes: 1 << 20,
             stale: StaleWindows::default(),
+            classifier: ClassifierPolicy::default(),
         }
     }
 }
@@ -179,6 +219,10 @@ pub const KEYS: &[KeyDoc] = &[
         doc: "How long a quota notification counts, while no later event has changed the session's state.",
     },
     KeyDoc {
+        path: "env-fault.zero-tokens-after",
+        doc: "A turn whose transcript shows zero output tokens this long after it started is env-fault evidence (`transcript-zero-tokens`: pause); `\"0s\"` turns it off. Vendor-neutral: only the transcript's token counts are read, never its text.",
+    },
+    KeyDoc {
         path: "stall.services",
         doc: "Long-lived services (dev servers): a running background `shell` task whose command contains one of these, as whole words, never ends, so it never wakes the session and never gates `stall` or `nudge`. Every other running task does.",
     },
@@ -209,6 +253,26 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         path: "journal.max-bytes",
         doc: "At this size the journal is renamed to `<journal>.1` (replacing the previous one) and started again.",
+    },
+    KeyDoc {
+        path: "classifier.command",
+        doc: "The classifier to consult at `stall`'s `fall_back` and before `crashed` on a silent session, as an argv array (`[\"claude\", \"-p\", \"--model\", \"haiku\"]`); it reads hookline's instruction and the bounded input on stdin and answers one word on its first stdout line. Unset: never consulted. Its verdicts are act-gated (docs/classifier.md).",
+    },
+    KeyDoc {
+        path: "classifier.timeout",
+        doc: "How long one consult may take. At the timeout the command's process group is killed and the answer is the deterministic one.",
+    },
+    KeyDoc {
+        path: "classifier.max-per-session",
+        doc: "Consults of one session the journal may hold; past it, the answer is the deterministic one. At least 1.",
+    },
+    KeyDoc {
+        path: "classifier.max-per-hour",
+        doc: "Consults in the last hour, all sessions together (counted in the journal, so one-shot `hookline decide` runs share it); past it, the answer is the deterministic one. At least 1.",
+    },
+    KeyDoc {
+        path: "classifier.waiting-in-a-row",
+        doc: "This many consecutive `waiting_on_human` verdicts for one session escalate `crashed` (a session that talks its classifier into a pause gets a human). At least 1.",
     },
 ];
 
@@ -364,6 +428,7 @@ impl Policy {
                     "env-fault.quota-notification-types" => words(&self.quota_notification_types),
                     "env-fault.quota-messages" => words(&self.quota_messages),
                     "env-fault.quota-notice-for" => duration(self.quota_notice_for),
+                    "env-fault.zero-tokens-after" => duration(self.zero_tokens_after),
                     "stall.services" => words(&self.stall_services),
                     "stall.livelock-repeats" => count(self.livelock_repeats.into()),
                     "escalate.unknown-after" => duration(self.escalate_unknown_after),
@@ -374,6 +439,13 @@ impl Policy {
                         self.journal_path.as_ref().map(|p| p.display().to_string().into())
                     }
                     "journal.max-bytes" => count(self.journal_max_bytes),
+                    "classifier.command" => self.classifier.command.as_ref().map(|argv| {
+                        toml::Value::Array(argv.iter().cloned().map(toml::Value::String).collect())
+                    }),
+                    "classifier.timeout" => duration(self.classifier.timeout),
+                    "classifier.max-per-session" => count(self.classifier.max_per_session.into()),
+                    "classifier.max-per-hour" => count(self.classifier.max_per_hour.into()),
+                    "classifier.waiting-in-a-row" => count(self.classifier.waiting_in_a_row.into()),
                     other => unreachable!("KEYS lists {other} but Policy::values does not"),
                 };
                 (k.path, value)
@@ -402,6 +474,9 @@ impl Policy {
             }
             match value {
                 Some(value) => out.push_str(&format!("{name} = {value}\n")),
+                None if path == "classifier.command" => out.push_str(&format!(
+                    "# {name} = [\"claude\", \"-p\", \"--model\", \"haiku\"]\n"
+                )),
                 None => out.push_str(&format!("# {name} = \"/path/to/file\"\n")),
             }
         }
@@ -497,6 +572,9 @@ impl schemars::JsonSchema for Policy {
         let mut properties = serde_json::Map::new();
         for ((path, value), key) in Policy::default().values().into_iter().zip(KEYS) {
             let kind = match value {
+                None if path == "classifier.command" => serde_json::json!({
+                    "type": ["array", "null"], "items": {"type": "string"}
+                }),
                 None => serde_json::json!({"type": ["string", "null"]}),
                 Some(toml::Value::Integer(_)) => {
                     serde_json::json!({"type": "integer", "minimum": 0})
@@ -646,6 +724,7 @@ mod wire {
         pub stall: Stall,
         pub escalate: Escalate,
         pub journal: Journal,
+        pub classifier: Classifier,
         /// Parsed by hand: its keys are states and CLIs.
         pub stale: Option<toml::Table>,
     }
@@ -678,6 +757,7 @@ mod wire {
         pub quota_notification_types: Option<Vec<String>>,
         pub quota_messages: Option<Vec<String>>,
         pub quota_notice_for: Option<String>,
+        pub zero_tokens_after: Option<String>,
     }
 
     #[derive(Debug, Default, Deserialize)]
@@ -701,6 +781,16 @@ mod wire {
         pub enabled: Option<bool>,
         pub path: Option<PathBuf>,
         pub max_bytes: Option<u64>,
+    }
+
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(default, rename_all = "kebab-case")]
+    pub(super) struct Classifier {
+        pub command: Option<Vec<String>>,
+        pub timeout: Option<String>,
+        pub max_per_session: Option<u32>,
+        pub max_per_hour: Option<u32>,
+        pub waiting_in_a_row: Option<u32>,
     }
 
     type Fault = (&'static str, String);
@@ -739,6 +829,11 @@ mod wire {
                 &self.env_fault.quota_notice_for,
                 &mut p.quota_notice_for,
             )?;
+            duration(
+                "env-fault.zero-tokens-after",
+                &self.env_fault.zero_tokens_after,
+                &mut p.zero_tokens_after,
+            )?;
             set(&self.stall.services, &mut p.stall_services);
             set(&self.stall.livelock_repeats, &mut p.livelock_repeats);
             if p.livelock_repeats < 2 {
@@ -765,6 +860,53 @@ mod wire {
             }
             if p.escalate_withheld_in_a_row == 0 {
                 return Err(("escalate.withheld-in-a-row", "must be at least 1".into()));
+            }
+            self.classifier.apply(&mut p.classifier)
+        }
+    }
+
+    impl Classifier {
+        fn apply(&self, c: &mut ClassifierPolicy) -> Result<(), Fault> {
+            if let Some(argv) = &self.command {
+                match argv.first() {
+                    None => {
+                        return Err((
+                            "classifier.command",
+                            "is empty: give the argv to run (`[\"claude\", \"-p\"]`), or \
+                             remove the key to turn the classifier off"
+                                .into(),
+                        ));
+                    }
+                    Some(program) if program.trim().is_empty() => {
+                        return Err((
+                            "classifier.command",
+                            format!("the program (first word) is blank: {program:?}"),
+                        ));
+                    }
+                    Some(_) => c.command = Some(argv.clone()),
+                }
+            }
+            duration("classifier.timeout", &self.timeout, &mut c.timeout)?;
+            if c.timeout.is_zero() {
+                return Err((
+                    "classifier.timeout",
+                    format!(
+                        "{:?} is no time at all: give the longest a consult may take, such as \
+                         \"30s\"",
+                        self.timeout.as_deref().unwrap_or("")
+                    ),
+                ));
+            }
+            for (key, value, into) in [
+                ("classifier.max-per-session", self.max_per_session, &mut c.max_per_session),
+                ("classifier.max-per-hour", self.max_per_hour, &mut c.max_per_hour),
+                ("classifier.waiting-in-a-row", self.waiting_in_a_row, &mut c.waiting_in_a_row),
+            ] {
+                match value {
+                    Some(0) => return Err((key, "is 0: must be at least 1".into())),
+                    Some(n) => *into = n,
+                    None => {}
+                }
             }
             Ok(())
         }
@@ -833,6 +975,7 @@ keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to 
                 Some((_, Some(toml::Value::String(_)))) if key.path.ends_with("path") => {
                     "\"/x\"".to_owned()
                 }
+                Some((_, None)) if key.path == "classifier.command" => "[\"/x\"]".to_owned(),
                 Some((_, None)) => "\"/x\"".to_owned(),
                 Some((_, Some(toml::Value::String(_)))) => "\"7m\"".to_owned(),
                 Some((_, Some(toml::Value::Integer(_)))) => "99999".to_owned(),
@@ -943,6 +1086,36 @@ keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to 
         assert_eq!(none.service_in("python3 -m http.server"), None);
         let e = Policy::parse("[stall]\nlivelock-repeats = 1\n", "p").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("stall.livelock-repeats"));
+    }
+
+    #[test]
+    fn the_classifier_is_off_by_default_and_its_keys_are_checked_with_their_values() {
+        assert_eq!(Policy::default().classifier.command, None);
+        let p = Policy::parse(
+            "[classifier]\ncommand = [\"claude\", \"-p\"]\ntimeout = \"5s\"\n\
+             waiting-in-a-row = 2\n",
+            "p",
+        )
+        .unwrap();
+        assert_eq!(p.classifier.command, Some(vec!["claude".to_owned(), "-p".to_owned()]));
+        assert_eq!(p.classifier.timeout, Duration::from_secs(5));
+        assert_eq!(p.classifier.waiting_in_a_row, 2);
+        let cases = [
+            ("command = []", "classifier.command", "is empty"),
+            ("command = [\" \"]", "classifier.command", "\" \""),
+            ("command = \"claude -p\"", "", "expected a sequence"),
+            ("timeout = \"soon\"", "classifier.timeout", "soon"),
+            ("timeout = \"0s\"", "classifier.timeout", "\"0s\" is no time at all"),
+            ("max-per-session = 0", "classifier.max-per-session", "is 0"),
+            ("max-per-hour = 0", "classifier.max-per-hour", "is 0"),
+            ("waiting-in-a-row = 0", "classifier.waiting-in-a-row", "is 0"),
+            ("comand = [\"x\"]", "classifier.comand", "did you mean classifier.command?"),
+        ];
+        for (line, key, message) in cases {
+            let e = Policy::parse(&format!("[classifier]\n{line}\n"), "p").unwrap_err();
+            assert_eq!(e.key.as_deref().unwrap_or(""), key, "{line}: {e}");
+            assert!(e.to_string().contains(message), "{line}: {e}");
+        }
     }
 
     #[test]

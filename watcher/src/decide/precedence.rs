@@ -67,6 +67,16 @@ pub const PRECEDENCE: &[Rank] = &[
         more_careful: true,
     },
     Rank {
+        rank: Some(4),
+        signals: &[Signal::Classifier],
+        source: "the configured classifier's verdict (`[classifier]`, through the act-gate)",
+        allows: true,
+        can_allow: "`stall` only, and only `stalled` where the structural answer was \
+                    `fall_back` at an explicit idle with no pending wake (a nudge is wanted: no \
+                    keystroke, no slot)",
+        more_careful: true,
+    },
+    Rank {
         rank: None,
         signals: &[Signal::None],
         source: "none",
@@ -153,12 +163,14 @@ mod tests {
                     login_or_trust: bit("login_or_trust"),
                     quota_text: bit("quota_text"),
                     typed_not_submitted: bit("typed_not_submitted"),
+                    screen: None,
                 }),
                 transcript: Some(TranscriptEvidence {
                     turn_in_progress: bit("turn_in_progress"),
                     interrupted: bit("interrupted"),
                     quota_error: bit("quota_error"),
                     turn_finished: bit("turn_finished"),
+                    zero_tokens: bit("zero_tokens"),
                 }),
                 window_dead: None,
             });
@@ -220,16 +232,18 @@ mod tests {
                 | Signal::Window
                 | Signal::Transcript
                 | Signal::Pane
+                | Signal::Classifier
                 | Signal::None => {}
             }
         }
         seen.sort_by_key(|s| s.as_str());
         seen.dedup();
-        assert_eq!(seen.len(), 6, "{seen:?}");
+        assert_eq!(seen.len(), 7, "{seen:?}");
         // Caller evidence is ranked as it is applied: the transcript before the pane.
         let rank = |s: Signal| PRECEDENCE.iter().find(|r| r.signals.contains(&s)).unwrap().rank;
         assert!(rank(Signal::StructuredEvent) < rank(Signal::Transcript));
         assert!(rank(Signal::Transcript) < rank(Signal::Pane));
+        assert!(rank(Signal::Pane) < rank(Signal::Classifier));
         let table = precedence_table();
         crate::testing::assert_generated_section("docs/decide.md", "signal-precedence", &table);
     }

@@ -17,9 +17,13 @@ impl Action {
 }
 
 impl Signal {
-    /// Whether this source may ever allow something.
+    /// Whether this source may ever allow something (the classifier: `stall` only, as the
+    /// act-gate says).
     pub fn may_allow(self) -> bool {
-        matches!(self, Signal::StructuredEvent | Signal::HostProcess | Signal::Window)
+        matches!(
+            self,
+            Signal::StructuredEvent | Signal::HostProcess | Signal::Window | Signal::Classifier
+        )
     }
 }
 
@@ -175,6 +179,10 @@ pub struct DecisionEvidence {
     /// of it gates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_wakes: Vec<PendingWake>,
+    /// The classifier consult (`[classifier]`): what it was shown (by hash), what it said,
+    /// and whether the act-gate let that change the decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classifier: Option<super::classifier::ConsultNote>,
 }
 
 /// A notification that reported a quota.

@@ -285,7 +285,7 @@ impl Sink for Forwarder {
         let (host, prefix) = (self.options.host.clone(), self.options.prefix.clone());
         let id = message_id(&host, &self.dir_id, &event);
         if self.options.raw {
-            let file = event.source.dir.join(&event.source.file);
+            let file = crate::ingest::source::event_path(&event.source);
             // A file pruned meanwhile has no raw envelope left to send; its event still goes.
             if let Ok(bytes) = std::fs::read(&file) {
                 let subject = raw_subject(&prefix, &host, &event);

@@ -1,10 +1,12 @@
 //! The reader: canonical events from an events directory (and legacy directories), in order,
 //! exactly once per cursor.
 //!
-//! Each [`Reader::poll`] lists the directories and queues what is new; [`Reader::next_event`] hands
-//! out one event and moves the in-memory position past it; [`Reader::commit`] saves the
-//! position of a named cursor. A consumer that commits after it has handled an event never
-//! sees it again after a restart, and never misses one.
+//! Each [`Reader::poll`] lists the directories and queues what is new (of the events directory,
+//! its top and only the buckets that can hold a `seq` after the last one listed: see
+//! [`layout`](crate::format::layout)); [`Reader::next_event`] hands out one event and moves the
+//! in-memory position past it; [`Reader::commit`] saves the position of a named cursor. A
+//! consumer that commits after it has handled an event never sees it again after a restart, and
+//! never misses one.
 //!
 //! Ordering: ordered events are read only up to the *committed* `seq` read under the
 //! counter's shared lock (see `hookline_relay::store`), so an event still being written by a
@@ -27,12 +29,13 @@ use std::time::{Duration, SystemTime};
 use crate::Error;
 use crate::canonical::{CANONICAL_VERSION, Event, Kind, SourceRef};
 use crate::format::envelope::RawEnvelope;
-use crate::format::filename::EventFileName;
+use crate::format::filename::{EventFileName, bucket_name, bucket_of};
+use crate::format::layout::usable_bucket;
 use crate::format::store::EventsDir;
 use crate::ingest::cursor::{Cursor, Position};
 use crate::ingest::echo::Echoes;
 use crate::ingest::mapping::map_envelope;
-use crate::ingest::source::{self, DirId, LegacyName, Stamp};
+use crate::ingest::source::{self, DirId, EventFile, LegacyName, Stamp};
 use crate::profile::Profiles;
 
 /// Where a reader starts.
@@ -144,7 +147,7 @@ pub struct Reader {
     /// The copies handed out, to recognise echoes.
     echoes: Echoes,
     /// Listed event files not read yet, nor sent to the worker.
-    backlog: VecDeque<EventFileName>,
+    backlog: VecDeque<EventFile>,
     /// The worker reading listed files ahead, once a backlog is large enough.
     ahead: Option<ahead::ReadAhead>,
     /// The worker was lost: files are read in the consumer's thread from then on.
@@ -159,10 +162,11 @@ pub struct Reader {
     notices: Vec<Notice>,
     /// The last listing saw ordered files above the committed seq (writers in progress).
     uncommitted: bool,
-    /// The events directory's settled stamp and committed seq at the last listing, when that
-    /// listing left nothing to wait for: while both stay the same nothing can have appeared,
-    /// and a poll does not list again (see [`Stamp`]).
-    quiet: Option<(Stamp, u64)>,
+    /// The events directory's settled stamp, its current bucket's (see
+    /// [`Reader::current_bucket`]) and the committed seq at the last listing, when that listing
+    /// left nothing to wait for: while all stay the same nothing can have appeared, and a poll
+    /// does not list again (see [`Stamp`]).
+    quiet: Option<(Stamp, Option<Stamp>, u64)>,
     /// The same for each legacy directory: its settled stamp at its last listing.
     legacy_quiet: HashMap<PathBuf, Stamp>,
     /// Tests count the listings of the events directory.
@@ -216,7 +220,7 @@ impl Reader {
         if self.dir_id.is_some() {
             let dir = &self.config.events_dir;
             let committed = EventsDir::open(dir)?.committed_seq(self.config.lock_bound)?;
-            for name in source::list(dir)?.events {
+            for EventFile { name, .. } in source::list_newest(dir)?.events {
                 match name.unordered_ts_ns {
                     None => self.position.seq = self.position.seq.max(name.seq),
                     Some(_) => drop(self.position.unordered.insert(name.to_string())),
@@ -238,6 +242,16 @@ impl Reader {
     /// The events directory.
     pub fn events_dir(&self) -> &Path {
         &self.config.events_dir
+    }
+
+    /// The bucket the next ordered event goes into, when it exists and is usable (see
+    /// [`layout`](crate::format::layout)): where a watcher waits for new events besides the
+    /// top of the directory.
+    pub fn current_bucket(&self) -> Option<PathBuf> {
+        let next = self.listed_seq.saturating_add(1);
+        let path = self.config.events_dir.join(bucket_name(bucket_of(next)));
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        usable_bucket(&meta).then_some(path)
     }
 
     /// The legacy directories read.
@@ -313,9 +327,11 @@ impl Reader {
         // seen by the next poll.
         let now = SystemTime::now();
         let stamp = source::stamp(dir);
+        let bucket =
+            source::stamp(&dir.join(bucket_name(bucket_of(self.listed_seq.saturating_add(1)))));
         let counter = committed;
         match (self.quiet.take(), stamp, counter) {
-            (Some(quiet), Some(stamp), Some(counter)) if quiet == (stamp, counter) => {
+            (Some(quiet), Some(stamp), Some(counter)) if quiet == (stamp, bucket, counter) => {
                 self.quiet = Some(quiet);
                 return Ok(());
             }
@@ -325,8 +341,12 @@ impl Reader {
         {
             self.listings += 1;
         }
-        let listing = source::list(dir)?;
-        let last_gone = !listing.events.iter().any(|n| n.is_ordered() && n.seq >= self.listed_seq);
+        // Only the buckets that can hold what was not read yet (from the one holding the last
+        // seq read, to see it is still there): the listing costs the same however long the
+        // history before it.
+        let listing = source::list_after(dir, self.listed_seq.saturating_sub(1))?;
+        let ordered = || listing.events.iter().map(|e| e.name).filter(EventFileName::is_ordered);
+        let last_gone = !ordered().any(|n| n.seq >= self.listed_seq);
         if committed.is_some_and(|c| c < self.listed_seq) && last_gone {
             // The counter never goes back and the newest file is never pruned (see `cursor`):
             // the directory was recreated, in a way its identity could not tell (the same
@@ -340,26 +360,30 @@ impl Reader {
             // below a file that was visible is behind the files (set back by a restored backup,
             // or a write lost in a crash): those files are complete, and once they are older
             // than a writer in progress can be, they are delivered whatever it says.
-            Some(c) if listing.events.iter().any(|n| n.is_ordered() && n.seq > c) => {
+            Some(c) if ordered().any(|n| n.seq > c) => {
                 events_dir.committed_seq(self.config.lock_bound)?.map(|again| {
-                    let above = listing.events.iter().filter(|n| n.is_ordered() && n.seq > again);
+                    let above = listing.events.iter();
+                    let above = above.filter(|e| e.name.is_ordered() && e.name.seq > again);
                     // Sorted by seq: settled up to the first file that is not.
-                    above.take_while(|n| settled(dir, n)).last().map_or(again, |n| n.seq)
+                    above.take_while(|e| settled(dir, e)).last().map_or(again, |e| e.name.seq)
                 })
             }
             other => other,
         };
-        self.uncommitted = listing.events.iter().any(|n| {
-            n.is_ordered() && n.seq > self.listed_seq && committed.is_none_or(|c| n.seq > c)
-        });
-        let present: HashSet<String> =
-            listing.events.iter().filter(|n| !n.is_ordered()).map(ToString::to_string).collect();
+        self.uncommitted =
+            ordered().any(|n| n.seq > self.listed_seq && committed.is_none_or(|c| n.seq > c));
+        let present: HashSet<String> = listing
+            .events
+            .iter()
+            .filter(|e| !e.name.is_ordered())
+            .map(|e| e.name.to_string())
+            .collect();
         // Unordered files pruned since: forget them so the cursor stays small.
         self.position.unordered.retain(|f| present.contains(f));
         // The listing becomes the backlog in place: one buffer of names however long the
         // history, not a listing and a copy of most of it.
         let mut events = listing.events;
-        events.retain(|name| match name.unordered_ts_ns {
+        events.retain(|EventFile { name, .. }| match name.unordered_ts_ns {
             None => {
                 let new = name.seq > self.listed_seq && committed.is_some_and(|c| name.seq <= c);
                 if new {
@@ -379,7 +403,11 @@ impl Reader {
             self.backlog.extend(events);
         }
         if !self.uncommitted {
-            self.quiet = stamp.filter(|s| s.settled(now, self.config.stamp_settled)).zip(counter);
+            let settled = |s: &Stamp| s.settled(now, self.config.stamp_settled);
+            self.quiet = stamp
+                .filter(|s| settled(s) && bucket.as_ref().is_none_or(settled))
+                .zip(counter)
+                .map(|(stamp, counter)| (stamp, bucket, counter));
         }
         Ok(())
     }
@@ -558,9 +586,8 @@ const SETTLED_AFTER: Duration = Duration::from_secs(1);
 
 /// Whether an event file is older than [`SETTLED_AFTER`] (or dated in the future: a clock
 /// stepped back), so that no writer can still be writing an event that sorts before it.
-fn settled(dir: &Path, name: &EventFileName) -> bool {
-    let path = dir.join(name.to_string());
-    match std::fs::symlink_metadata(path).and_then(|m| m.modified()) {
+fn settled(dir: &Path, file: &EventFile) -> bool {
+    match std::fs::symlink_metadata(file.path(dir)).and_then(|m| m.modified()) {
         Ok(modified) => !modified.elapsed().is_ok_and(|age| age < SETTLED_AFTER),
         Err(_) => false,
     }

@@ -6,13 +6,16 @@
 //! ([`RetentionPolicy::without_cursors`], `hookline prune --max-age`). The newest event file is
 //! always kept, so that a lost counter can be rebuilt above every `seq` ever delivered. Temp
 //! files of killed relays go after `temp_age`; quarantined copies after `max_age` (the damaged
-//! originals stay in place, and go like any other event).
+//! originals stay in place, and go like any other event). A bucket (see
+//! [`layout`](crate::format::layout)) left empty goes too, when it is older than the newest
+//! event's: files never move, so ordering is never touched, and a writer that finds its bucket
+//! gone puts its event at the top.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use crate::Error;
-use crate::format::filename::EventFileName;
+use crate::format::filename::{EventFileName, bucket_name, bucket_of};
 use crate::ingest::cursor;
 use crate::ingest::source::{self, QUARANTINE_DIR};
 
@@ -49,6 +52,8 @@ pub struct PruneReport {
     pub quarantined: usize,
     /// Event files old enough to go but kept because a cursor has not consumed them.
     pub unconsumed: usize,
+    /// Buckets removed once empty.
+    pub buckets: usize,
 }
 
 /// Prunes an events directory as of `now`. A missing directory is not an error.
@@ -78,16 +83,29 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
         Err(e) => Err(Error::io("remove", path, e)),
     };
     let listing = source::list(dir)?;
-    let newest = listing.events.iter().filter(|n| n.is_ordered()).max().copied();
-    for name in &listing.events {
-        let path = dir.join(name.to_string());
-        if Some(*name) == newest || !old(&path, policy.max_age) {
+    let newest = listing.events.iter().map(|e| e.name).filter(EventFileName::is_ordered).max();
+    for file in &listing.events {
+        let path = file.path(dir);
+        if Some(file.name) == newest || !old(&path, policy.max_age) {
             continue;
         }
-        if !consumed(name) {
+        if !consumed(&file.name) {
             report.unconsumed += 1;
         } else if remove(&path)? {
             report.events += 1;
+        }
+    }
+    // Buckets left empty go, below the newest event's (a writer may be about to link into
+    // that one, or a newer one): `rmdir` refuses one that is not empty, and a writer that
+    // finds its bucket gone puts its event at the top.
+    let newest_bucket = newest.map_or(0, |n| bucket_of(n.seq));
+    for first in listing.buckets.iter().filter(|b| **b < newest_bucket) {
+        let path = dir.join(bucket_name(*first));
+        match std::fs::remove_dir(&path) {
+            Ok(()) => report.buckets += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if e.raw_os_error() == Some(libc::ENOTEMPTY) => {}
+            Err(e) => return Err(Error::io("remove empty bucket", &path, e)),
         }
     }
     for temp in &listing.temps {
@@ -163,7 +181,31 @@ mod tests {
         let by_age = RetentionPolicy { without_cursors: true, ..RetentionPolicy::default() };
         prune(tmp.path(), &by_age, later).unwrap();
         let left = source::list(tmp.path()).unwrap().events;
-        assert_eq!(left.iter().map(|n| n.seq).collect::<Vec<_>>(), [3]);
+        assert_eq!(left.iter().map(|e| e.name.seq).collect::<Vec<_>>(), [3]);
+    }
+
+    #[test]
+    fn emptied_buckets_go_and_the_newest_events_bucket_stays() {
+        use crate::format::filename::{BUCKET_SPAN, COUNTER_FILE};
+        let tmp = tempfile::tempdir().unwrap();
+        EventsDir::create(tmp.path()).unwrap();
+        let counter = format!("{:020}\n", BUCKET_SPAN - 3);
+        std::fs::write(tmp.path().join(COUNTER_FILE), counter).unwrap();
+        write_events(tmp.path(), 5);
+        let listing = source::list(tmp.path()).unwrap();
+        assert_eq!(listing.buckets, [0, BUCKET_SPAN]);
+        let mut a = Cursor::open(tmp.path(), "a").unwrap();
+        a.position.seq = BUCKET_SPAN + 2;
+        a.save(&a.position).unwrap();
+        let later = SystemTime::now() + Duration::from_secs(8 * 86400);
+        let report = prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
+        assert_eq!((report.events, report.buckets), (4, 1));
+        let left = source::list(tmp.path()).unwrap();
+        assert_eq!(left.buckets, [BUCKET_SPAN], "the emptied bucket went, the newest stays");
+        assert_eq!(left.events.iter().map(|e| e.name.seq).collect::<Vec<_>>(), [BUCKET_SPAN + 2]);
+        // The relay continues in the bucket kept.
+        write_events(tmp.path(), 1);
+        assert_eq!(count(tmp.path()), 2);
     }
 
     #[test]
@@ -185,19 +227,20 @@ mod tests {
     fn a_damaged_file_goes_once_every_cursor_passed_it_and_its_copy_by_age() {
         let tmp = tempfile::tempdir().unwrap();
         write_events(tmp.path(), 3);
-        let bad = source::list(tmp.path()).unwrap().events[1].to_string();
-        std::fs::write(tmp.path().join(&bad), "{").unwrap();
-        source::quarantine(tmp.path(), &bad, "not a valid envelope").unwrap();
+        let listed = source::list(tmp.path()).unwrap().events[1];
+        let bad = listed.path(tmp.path());
+        std::fs::write(&bad, "{").unwrap();
+        source::quarantine(tmp.path(), &listed, "not a valid envelope").unwrap();
         let mut a = Cursor::open(tmp.path(), "a").unwrap();
         a.position.seq = 1;
         a.save(&a.position).unwrap();
         let later = SystemTime::now() + Duration::from_secs(8 * 86400);
         prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
-        assert!(tmp.path().join(&bad).exists(), "not consumed yet: kept");
+        assert!(bad.exists(), "not consumed yet: kept");
         a.position.seq = 3;
         a.save(&a.position).unwrap();
         prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
-        assert!(!tmp.path().join(&bad).exists());
+        assert!(!bad.exists());
         assert_eq!(std::fs::read_dir(tmp.path().join(QUARANTINE_DIR)).unwrap().count(), 0);
     }
 

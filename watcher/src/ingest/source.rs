@@ -13,7 +13,6 @@ use serde_json::{Map, Value};
 
 use crate::Error;
 use crate::format::envelope::{EnvelopeError, RawEnvelope};
-use crate::format::filename::{EventFileName, FileKind, classify};
 
 /// Largest event file read: the largest the relay writes (about 21 MiB: 16 MiB of input as
 /// base64, plus the other fields), as the format's owner declares it.
@@ -46,16 +45,7 @@ impl DirId {
     }
 }
 
-/// What a directory listing found.
-#[derive(Debug, Default)]
-pub struct Listing {
-    /// Event files, sorted (by `seq`).
-    pub events: Vec<EventFileName>,
-    /// Temp files of writers in progress or killed.
-    pub temps: Vec<String>,
-    /// Files hookline did not write.
-    pub foreign: Vec<String>,
-}
+pub use crate::format::layout::{EventFile, Listing, Place};
 
 /// The identity of a directory, or `None` when it does not exist.
 pub fn dir_id(dir: &Path) -> Result<Option<DirId>, Error> {
@@ -121,24 +111,45 @@ pub fn stamp(dir: &Path) -> Option<Stamp> {
     })
 }
 
-/// Lists an events directory.
+/// Lists a whole events directory: its top and every bucket (see
+/// [`layout`](crate::format::layout)).
 pub fn list(dir: &Path) -> Result<Listing, Error> {
-    let mut listing = Listing::default();
-    for entry in std::fs::read_dir(dir).map_err(|e| Error::io("list", dir, e))? {
-        let entry = entry.map_err(|e| Error::io("list", dir, e))?;
-        let Ok(name) = entry.file_name().into_string() else {
-            listing.foreign.push(entry.file_name().to_string_lossy().into_owned());
-            continue;
-        };
-        match classify(&name) {
-            FileKind::Event(event) => listing.events.push(event),
-            FileKind::Temp => listing.temps.push(name),
-            FileKind::Hidden => {}
-            FileKind::Foreign => listing.foreign.push(name),
-        }
+    list_after(dir, 0)
+}
+
+/// Lists the top of an events directory and the buckets that can hold an ordered event above
+/// `seq`: what a reader that has read up to `seq` needs, at a cost that does not grow with the
+/// history before it.
+pub fn list_after(dir: &Path, seq: u64) -> Result<Listing, Error> {
+    Ok(crate::format::layout::list(dir, seq)?)
+}
+
+/// Lists the top of an events directory and its newest bucket holding an event: enough to
+/// know the highest `seq` present and the unordered events.
+pub fn list_newest(dir: &Path) -> Result<Listing, Error> {
+    Ok(crate::format::layout::list_newest(dir)?)
+}
+
+/// Where the file an event was read from is (`dir/file`, or for an ordered event of hookline's
+/// relay, `dir/<bucket>/file` when it is there): [`SourceRef`] names an event by its events
+/// directory, which is stable, rather than by the bucket it sits in.
+///
+/// [`SourceRef`]: crate::canonical::SourceRef
+pub fn event_path(source: &crate::canonical::SourceRef) -> PathBuf {
+    let flat = source.dir.join(&source.file);
+    if source.legacy {
+        return flat;
     }
-    listing.events.sort_unstable();
-    Ok(listing)
+    match crate::format::filename::EventFileName::parse(&source.file) {
+        Some(name) if name.is_ordered() => {
+            let file = EventFile { name, place: Place::Bucket };
+            let usable = std::fs::symlink_metadata(file.dir(&source.dir))
+                .is_ok_and(|meta| crate::format::layout::usable_bucket(&meta));
+            let bucketed = file.path(&source.dir);
+            if usable && std::fs::symlink_metadata(&bucketed).is_ok() { bucketed } else { flat }
+        }
+        _ => flat,
+    }
 }
 
 /// Reads a file without following a symlink, refusing anything larger than
@@ -187,10 +198,12 @@ pub struct ReadProblem {
     pub quarantine: bool,
 }
 
-/// Reads and parses an event file; `Ok(None)` when it vanished since it was listed.
-pub fn read_event(dir: &Path, name: &EventFileName) -> Result<Option<RawEnvelope>, ReadProblem> {
+/// Reads and parses an event file of the events directory `dir`; `Ok(None)` when it vanished
+/// since it was listed.
+pub fn read_event(dir: &Path, file: &EventFile) -> Result<Option<RawEnvelope>, ReadProblem> {
     let damaged = |reason: String| ReadProblem { reason, quarantine: true };
-    let bytes = match read_file(&dir.join(name.to_string())) {
+    let name = &file.name;
+    let bytes = match read_file(&file.path(dir)) {
         Ok((bytes, _)) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(damaged(e.to_string())),
@@ -209,21 +222,22 @@ pub fn read_event(dir: &Path, name: &EventFileName) -> Result<Option<RawEnvelope
     Ok(Some(envelope))
 }
 
-/// Copies a damaged file into the directory's quarantine for inspection, with a note of the
-/// reason beside it, and leaves the original where it is: every other consumer still reads it at
-/// its position and reports it too, and retention removes it once every cursor has passed it.
-/// The copy is a hard link when the filesystem allows one. Calling this again for the same file
-/// (a second reader hitting it) changes nothing. Returns where the copy is; a file that vanished
-/// meanwhile is not an error (`None`).
-pub fn quarantine(dir: &Path, file: &str, reason: &str) -> Result<Option<PathBuf>, Error> {
+/// Copies a damaged event file of the events directory `dir` into its quarantine for
+/// inspection, with a note of the reason beside it, and leaves the original where it is: every
+/// other consumer still reads it at its position and reports it too, and retention removes it
+/// once every cursor has passed it. The copy is a hard link when the filesystem allows one.
+/// Calling this again for the same file (a second reader hitting it) changes nothing. Returns
+/// where the copy is; a file that vanished meanwhile is not an error (`None`).
+pub fn quarantine(dir: &Path, event: &EventFile, reason: &str) -> Result<Option<PathBuf>, Error> {
     let target_dir = dir.join(QUARANTINE_DIR);
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(&target_dir)
         .map_err(|e| Error::io("create quarantine dir", &target_dir, e))?;
-    let original = dir.join(file);
-    let target = target_dir.join(file);
+    let file = event.name.to_string();
+    let original = event.path(dir);
+    let target = target_dir.join(&file);
     match std::fs::hard_link(&original, &target) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}

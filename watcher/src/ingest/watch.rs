@@ -6,6 +6,12 @@
 //! listed again, and it is also listed every `rescan_interval` whatever happens, so a dropped
 //! notification delays an event by at most that interval and never loses it. A directory that
 //! does not exist yet is waited for through its parent.
+//!
+//! Ordered events appear in the bucket of their `seq` (see
+//! [`layout`](crate::format::layout)), not at the top: the bucket the next one goes into is
+//! watched as well as the top (where a new bucket, an unordered event or an event of an older
+//! relay appears), and a rescan lists only the top and that bucket, so neither waiting nor the
+//! safety net costs more as the history grows.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::ops::ControlFlow;
@@ -121,7 +127,7 @@ impl Watcher {
                 Err(e) => watcher.fall_back_to_polling(&e.to_string()),
             }
         }
-        watcher.arm();
+        let _ = watcher.arm();
         Ok(watcher)
     }
 
@@ -135,11 +141,14 @@ impl Watcher {
         )));
     }
 
-    /// Watches what exists of: the events directory (else its parent, to see it appear) and
-    /// each legacy directory (else its parent).
-    fn arm(&mut self) {
+    /// Watches what exists of: the events directory (else its parent, to see it appear), the
+    /// bucket the next ordered event goes into (new events appear there, not at the top; a new
+    /// bucket appearing at the top is a notification too), and each legacy directory (else its
+    /// parent). Returns whether something new is watched: what changed in it before its watch
+    /// began was not notified, so the caller lists again.
+    fn arm(&mut self) -> bool {
         let Some(notifier) = &mut self.notifier else {
-            return;
+            return false;
         };
         let mut wanted = Vec::new();
         let dirs = std::iter::once(self.reader.events_dir().to_owned())
@@ -152,25 +161,38 @@ impl Watcher {
             };
             wanted.extend(target);
         }
+        wanted.extend(self.reader.current_bucket());
         wanted.sort();
         wanted.dedup();
         if wanted == self.watched {
-            return;
+            return false;
         }
         for path in &self.watched {
-            let _ = notifier.unwatch(path);
+            if wanted.binary_search(path).is_err() {
+                let _ = notifier.unwatch(path);
+            }
         }
-        self.watched.clear();
         let mut failure = None;
+        let mut added = false;
+        let mut watched = Vec::new();
         for path in wanted {
+            if self.watched.binary_search(&path).is_ok() {
+                watched.push(path);
+                continue;
+            }
             match notifier.watch(&path, RecursiveMode::NonRecursive) {
-                Ok(()) => self.watched.push(path),
+                Ok(()) => {
+                    watched.push(path);
+                    added = true;
+                }
                 Err(e) => failure = Some(format!("{}: {e}", path.display())),
             }
         }
+        self.watched = watched;
         if let Some(why) = failure {
             self.fall_back_to_polling(&why);
         }
+        added
     }
 
     fn scan(&mut self) -> Result<(), Error> {
@@ -181,8 +203,8 @@ impl Watcher {
         self.dirty = false;
         self.reader.poll()?;
         self.notices.extend(self.reader.take_notices());
-        self.arm();
-        if self.reader.has_pending() || self.reader.needs_rescan() {
+        let newly_watched = self.arm();
+        if newly_watched || self.reader.has_pending() || self.reader.needs_rescan() {
             self.dirty = true;
         }
         let period = match self.options.mode {

@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use hookline_relay::diag::{self, Level as DiagLevel};
 use hookline_relay::envelope::RawEnvelope;
-use hookline_relay::filename::{FileKind, classify};
 use hookline_relay::location;
 use hookline_relay::store::EventsDir;
 
@@ -685,20 +684,17 @@ fn euid() -> u32 {
 
 /// The newest event of each CLI: `cli → (ts_ns, native event)`, from the newest files.
 fn last_events(dir: &Path) -> BTreeMap<String, (u64, Option<String>)> {
-    let mut names: Vec<_> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| match e.file_name().to_str().map(classify) {
-            Some(FileKind::Event(name)) => Some(name),
-            _ => None,
-        })
-        .collect();
-    names.sort_unstable_by(|a, b| b.cmp(a));
+    // The buckets of the newest seqs only, however long the history.
+    let newest = crate::ingest::source::list_newest(dir)
+        .map(|l| l.events.iter().map(|e| e.name.seq).max().unwrap_or(0))
+        .unwrap_or(0);
+    let after = newest.saturating_sub(NEWEST_EVENTS as u64);
+    let mut names = crate::ingest::source::list_after(dir, after).map_or(Vec::new(), |l| l.events);
+    names.sort_unstable_by_key(|e| std::cmp::Reverse(e.name));
     let mut last: BTreeMap<String, (u64, Option<String>)> = BTreeMap::new();
     for name in names.into_iter().take(NEWEST_EVENTS) {
         // Never a blocking open: a FIFO named like an event is skipped.
-        let Ok(Some(bytes)) = file::read(&dir.join(name.to_string())) else {
+        let Ok(Some(bytes)) = file::read(&name.path(dir)) else {
             continue;
         };
         let Ok(envelope) = RawEnvelope::parse(&bytes) else {

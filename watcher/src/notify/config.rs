@@ -131,7 +131,10 @@ impl Trigger {
                 | (Trigger::Permission, State::WaitingOnHuman(WaitReason::Permission))
                 | (Trigger::Question, State::WaitingOnHuman(WaitReason::Question))
                 | (Trigger::Elicitation, State::WaitingOnHuman(WaitReason::Elicitation))
-                | (Trigger::Interrupted, State::WaitingOnHuman(WaitReason::Other))
+                | (
+                    Trigger::Interrupted,
+                    State::WaitingOnHuman(WaitReason::Other | WaitReason::Interrupted)
+                )
                 | (Trigger::Idle, State::Idle)
                 | (Trigger::EnvFault, State::EnvFault(_))
                 | (Trigger::Ended, State::Ended(_))

@@ -179,6 +179,7 @@ pub fn sense(screen: &str, patterns: &PanePatterns) -> PaneReading {
             login_or_trust: login,
             quota_text: quota,
             typed_not_submitted: typed,
+            screen: None,
         },
         composer,
         matched,

@@ -63,7 +63,7 @@ fn every_captured_screen_reads_as_what_it_showed() {
     for (cli, file, seen) in SCREENS {
         let screen = fixture(file);
         let r = sense(&screen, &patterns(cli));
-        let e = r.evidence;
+        let e = r.evidence.clone();
         let why = format!("{file}: {r:?}");
         assert_eq!(e.text_says_idle, *seen == Seen::Idle, "idle: {why}");
         assert_eq!(e.spinner, *seen == Seen::Busy, "busy: {why}");

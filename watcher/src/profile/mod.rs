@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::canonical::FieldType;
 use crate::units::{Version, parse_duration};
-use crate::vocab::{Dialect, KindName, StateKind, TodoStatus, words};
+use crate::vocab::{Dialect, KindName, StateKind, TodoStatus, TranscriptFormat, words};
 
 /// The profile schema version this build reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -64,6 +64,8 @@ pub struct Profile {
     pub pane: PanePatterns,
     /// How text is typed into the CLI.
     pub deliver: DeliverSpec,
+    /// How the CLI writes its transcript, when hookline reads it (the `[transcript]` table).
+    pub transcript: Option<TranscriptSpec>,
     /// The files this profile was built from, base first.
     pub origins: Vec<String>,
 }
@@ -344,6 +346,56 @@ pub struct DeliverSpec {
     /// Where the `turn_start` event's payload holds the submitted prompt, when the CLI
     /// reports it: a delivery is confirmed only by a turn whose prompt matches.
     pub prompt_field: Option<FieldPath>,
+}
+
+/// How a CLI writes its transcript: the `[transcript]` table. The path of a session's
+/// transcript comes from its events (`fields.transcript-path`); `dir` is where the CLI keeps
+/// them, for sessions that have no events (the fallback producer, `docs/transcripts.md`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptSpec {
+    /// The entry format, which says which entries mean what (see [`crate::transcript`]).
+    pub format: TranscriptFormat,
+    /// Where the CLI writes its transcripts, as a path template (`${VAR:-default}`, `~`), when
+    /// known: a tree searched for files ending in `file-suffix`.
+    pub dir: Option<String>,
+    /// The end of a transcript file's name (`.jsonl`).
+    pub file_suffix: String,
+}
+
+fn transcript_spec(
+    src: &Source<'_>,
+    w: &wire::Transcript,
+    base: Option<&TranscriptSpec>,
+) -> Result<TranscriptSpec, ProfileError> {
+    let format = match (&w.format, base) {
+        (None, Some(base)) => base.format,
+        (given, _) => {
+            let word = given.as_deref().unwrap_or_default();
+            TranscriptFormat::from_word(word).ok_or_else(|| {
+                let known = TranscriptFormat::WORDS;
+                src.error(
+                    Some("transcript.format"),
+                    format!("{word:?} is not a transcript format ({known:?})"),
+                )
+            })?
+        }
+    };
+    let file_suffix = w
+        .file_suffix
+        .clone()
+        .or_else(|| base.map(|b| b.file_suffix.clone()))
+        .unwrap_or_else(|| ".jsonl".into());
+    if file_suffix.is_empty() || file_suffix.contains('/') {
+        return Err(src.error(
+            Some("transcript.file-suffix"),
+            format!("{file_suffix:?}: give the end of a file name, such as \".jsonl\""),
+        ));
+    }
+    Ok(TranscriptSpec {
+        format,
+        dir: w.dir.clone().or_else(|| base.and_then(|b| b.dir.clone())),
+        file_suffix,
+    })
 }
 
 fn pane_patterns(w: &wire::Pane, base: &PanePatterns) -> PanePatterns {
@@ -907,6 +959,7 @@ impl Profile {
                 .map(|d| deliver_spec(src, d, &DeliverSpec::default()))
                 .transpose()?
                 .unwrap_or_default(),
+            transcript: w.transcript.as_ref().map(|t| transcript_spec(src, t, None)).transpose()?,
             origins: vec![src.label.clone()],
             name,
         })
@@ -997,6 +1050,9 @@ impl Profile {
         }
         if let Some(deliver) = &w.deliver {
             self.deliver = deliver_spec(src, deliver, &self.deliver)?;
+        }
+        if let Some(transcript) = &w.transcript {
+            self.transcript = Some(transcript_spec(src, transcript, self.transcript.as_ref())?);
         }
         self.origins.push(src.label.clone());
         Ok(())

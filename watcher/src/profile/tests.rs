@@ -208,7 +208,9 @@ fn words_a_profile_names_are_read_into_their_vocabularies_and_errors_list_them()
     assert!(claude.holes_in(StateKind::WaitingOnHuman).next().is_some());
     let states = format!("{:?}", StateKind::WORDS);
     let dialects = format!("{:?}", Dialect::WORDS);
+    let formats = format!("{:?}", TranscriptFormat::WORDS);
     let cases = [
+        ("format = \"claude-jsonl\"", "format = \"jsonl\"", "transcript.format", formats.as_str()),
         ("state = \"active\"", "state = \"busy\"", "holes.0.state", states.as_str()),
         ("dialect = \"claude\"", "dialect = \"vim\"", "install.dialect", dialects.as_str()),
         ("as = \"count-active\"", "as = \"tally\"", "", "text, bool, count, count-active, word"),
@@ -222,6 +224,32 @@ fn words_a_profile_names_are_read_into_their_vocabularies_and_errors_list_them()
         assert!(err.key.as_deref().unwrap_or_default().ends_with(key), "{to}: {err}");
         assert!(err.message.contains(listed), "{to}: {err}");
     }
+}
+
+#[test]
+fn the_transcript_table_names_a_format_per_cli_that_writes_one() {
+    let profiles = Profiles::shipped().unwrap();
+    let format = |cli: &str| profiles.get(cli).unwrap().transcript.as_ref().map(|t| t.format);
+    assert_eq!(format("claude"), Some(TranscriptFormat::ClaudeJsonl));
+    assert_eq!(format("codex"), Some(TranscriptFormat::CodexRollout));
+    assert_eq!(format("gemini"), Some(TranscriptFormat::GeminiChats));
+    for profile in profiles.iter().filter(|p| p.transcript.is_some()) {
+        assert!(!profile.fields.transcript_path.is_empty(), "{}", profile.name);
+        let key = profile.fields.transcript_path[0].top_key();
+        assert!(profiles.wants_key(key), "{}: {key} must be decoded", profile.name);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let overlay = write(tmp.path(), "claude.toml", "[transcript]\ndir = \"/elsewhere\"\n");
+    let mut set = Profiles::shipped().unwrap();
+    set.overlay_file(&overlay).unwrap();
+    let spec = set.get("claude").unwrap().transcript.clone().unwrap();
+    assert_eq!(
+        (spec.format, spec.dir.as_deref()),
+        (TranscriptFormat::ClaudeJsonl, Some("/elsewhere"))
+    );
+    let bad = write(tmp.path(), "claude.toml", "[transcript]\nfile-suffix = \"a/b\"\n");
+    let err = set.overlay_file(&bad).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("transcript.file-suffix"), "{err}");
 }
 
 #[test]

@@ -25,6 +25,16 @@ pub(crate) struct ProfileFile {
     pub install: Option<Install>,
     pub pane: Option<Pane>,
     pub deliver: Option<Deliver>,
+    pub transcript: Option<Transcript>,
+}
+
+/// `[transcript]`: how the CLI writes its transcript (see `crate::transcript`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Transcript {
+    pub format: Option<String>,
+    pub dir: Option<String>,
+    pub file_suffix: Option<String>,
 }
 
 /// `[pane]`: what the CLI's screen looks like (see `crate::pane`).

@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::pane::{self, PaneReading};
 use crate::profile::{PanePatterns, Profile, Profiles};
 use crate::state::StateKind;
+use crate::transcript::{Followers, Unhooked};
 
 use super::protocol::{
     Answer, DecisionBrief, DeliverAnswer, DeliverOutcome, DeliverRequest, Hello, MAX_WAIT,
@@ -57,6 +58,10 @@ pub const RECENT_PER_SESSION: usize = 32;
 #[derive(Debug)]
 pub struct Hub {
     decider: Decider,
+    /// The live sessions' transcripts, read before each answer.
+    transcripts: Followers,
+    /// The fallback producers: transcripts of sessions without hooks.
+    unhooked: Vec<Unhooked>,
     queues: HashMap<String, Queue>,
     info: ServeInfo,
     failure: Option<String>,
@@ -65,7 +70,29 @@ pub struct Hub {
 impl Hub {
     /// A hub around a decider that has already caught up with history.
     pub fn new(decider: Decider, info: ServeInfo) -> Hub {
-        Hub { decider, queues: HashMap::new(), info, failure: None }
+        Hub {
+            decider,
+            transcripts: Followers::default(),
+            unhooked: Vec::new(),
+            queues: HashMap::new(),
+            info,
+            failure: None,
+        }
+    }
+
+    /// Reads what the sessions' transcripts gained and hands it to the decider: rank-2
+    /// evidence, which can only make the answers more careful.
+    fn read_transcripts(&mut self, now_ns: u64) {
+        let (facts, _unreadable) = self.transcripts.poll(self.decider.tracker(), now_ns);
+        for (key, facts) in facts {
+            self.decider.observe_transcript(&key, facts);
+        }
+        for producer in &mut self.unhooked {
+            let (found, _unreadable) = producer.read(now_ns);
+            for (id, facts, since) in found {
+                self.decider.observe_unhooked_transcript(producer.cli(), &id, facts, since);
+            }
+        }
     }
 }
 
@@ -111,6 +138,17 @@ impl Shared {
     /// learns it only as it goes, such as a JetStream consumer.
     pub fn caught_up(&self) {
         self.lock().decider.caught_up();
+    }
+
+    /// Follows a fallback producer too: the transcripts of sessions without hooks, read
+    /// before each answer from now on (what they hold now is history).
+    pub fn follow_unhooked(&self, mut producer: Unhooked, now_ns: u64) {
+        let mut hub = self.lock();
+        let (found, _unreadable) = producer.read(now_ns);
+        for (id, facts, since) in found {
+            hub.decider.observe_unhooked_transcript(producer.cli(), &id, facts, since);
+        }
+        hub.unhooked.push(producer);
     }
 
     /// Records that events stopped arriving: from now on every request that depends on fresh
@@ -183,7 +221,15 @@ impl Shared {
             .pane()
             .sense_settled(&patterns, PANE_SAMPLES, PANE_GAP)
             .map_err(|e| e.to_string())?;
-        ask.pane = Some(reading.evidence.or(ask.pane));
+        let mut evidence = reading.evidence;
+        // The classifier's `crashed` consult reads the last screenful.
+        if ask.question == Question::Crashed
+            && self.lock().decider.policy().classifier.command.is_some()
+        {
+            let screen = tmux.pane().capture().map_err(|e| e.to_string())?;
+            evidence.screen = Some(pane::strip_escapes(&screen));
+        }
+        ask.pane = Some(evidence.or(ask.pane));
         Ok(ask)
     }
 
@@ -227,10 +273,11 @@ impl Shared {
             // While waiting, only an idle not asked about yet, or a changed screen, is worth a
             // decision.
             let idle = view.as_ref().filter(|v| v.state == StateKind::Idle);
-            let fresh = idle.is_some_and(|v| asked != Some((v.since_ns, reading.evidence)));
+            let fresh = idle
+                .is_some_and(|v| asked.as_ref() != Some(&(v.since_ns, reading.evidence.clone())));
             if last || fresh {
-                asked = idle.map(|v| (v.since_ns, reading.evidence));
-                let ask = Ask::new(&r.session, Question::Input).pane(reading.evidence);
+                asked = idle.map(|v| (v.since_ns, reading.evidence.clone()));
+                let ask = Ask::new(&r.session, Question::Input).pane(reading.evidence.clone());
                 let decision = hub.decider.decide(&ask, now());
                 if decision.allowed() {
                     let session = match &view {
@@ -374,10 +421,13 @@ impl Shared {
         let op = request.op();
         let answer = match request {
             Request::Deliver(r) => self.deliver(r, now).map(|a| Answer::Deliver(Box::new(a))),
-            Request::Decide(ask) if ask.tmux.is_some() => {
-                self.with_pane(ask, now).and_then(|ask| self.answer(Request::Decide(ask), now))
-            }
-            request => self.answer(request, now),
+            Request::Decide(ask) => self.with_pane(ask, now).and_then(|ask| {
+                // A classifier consult runs holding no lock, bounded by its timeout.
+                let planned = self.lock().decider.consult_for(&ask, now());
+                let note = planned.map(crate::decide::Planned::run);
+                self.answer(Request::Decide(ask), note, now)
+            }),
+            request => self.answer(request, None, now),
         };
         match answer {
             Ok(answer) => Reply::answer(id, op, answer),
@@ -385,8 +435,15 @@ impl Shared {
         }
     }
 
-    fn answer(&self, request: Request, now: &dyn Fn() -> u64) -> Result<Answer, String> {
+    /// Answers a request; a `decide` with the note of the classifier consult run for it.
+    fn answer(
+        &self,
+        request: Request,
+        note: Option<crate::decide::classifier::ConsultNote>,
+        now: &dyn Fn() -> u64,
+    ) -> Result<Answer, String> {
         let mut hub = self.lock();
+        hub.read_transcripts(now());
         let stale = |hub: &Hub| match &hub.failure {
             Some(why) => Err(format!(
                 "events stopped arriving ({why}): answers would be stale; restart hookline serve"
@@ -409,7 +466,7 @@ impl Shared {
             }
             Request::Decide(ask) => {
                 stale(&hub)?;
-                let decision = hub.decider.decide(&ask, now());
+                let decision = hub.decider.decide_consulted(&ask, now(), note);
                 Ok(Answer::Decide { decision: Box::new(decision) })
             }
             Request::TakeInputSlot(r) => {
@@ -485,7 +542,7 @@ fn answer(
         elapsed_ms: elapsed_ms(started),
         allowed_after_ms: None,
         event: None,
-        pane: pane.map(|p| p.evidence),
+        pane: pane.map(|p| p.evidence.clone()),
         composer: pane.and_then(|p| p.composer.clone()),
     }
 }

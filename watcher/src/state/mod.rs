@@ -35,6 +35,7 @@
 mod rules;
 mod snapshot;
 mod todo;
+mod transcript;
 mod view;
 mod windows;
 
@@ -51,6 +52,7 @@ use crate::vocab::UnknownReason;
 use rules::{Effect, Turn};
 pub use snapshot::{InputSlot, Snapshot, State};
 pub use todo::{RepeatedCall, TodoItem, TodoList};
+pub use transcript::{TranscriptFacts, TranscriptView};
 pub use view::{Evidence, Refusal, Slot, Stale, Transition, View};
 pub use windows::StaleWindows;
 
@@ -117,6 +119,10 @@ pub struct Session {
     pub cwd: Option<String>,
     /// Its host CLI process, when known.
     pub host_pid: Option<u32>,
+    /// Its transcript file, as its last event that named one said.
+    pub transcript_path: Option<String>,
+    /// What hookline read in its transcript ([`Tracker::observe_transcript`]).
+    transcript: Option<TranscriptFacts>,
     current: Current,
     epoch: u64,
     /// Last applied seq, and time (for unordered and legacy events).
@@ -135,6 +141,8 @@ pub struct Session {
     epoch_has_events: bool,
     /// Only legacy directories have reported it so far.
     legacy_only: bool,
+    /// No hook event has reported it: only its transcript is read (the fallback producer).
+    unhooked: bool,
 }
 
 /// What makes an applied event live (of this generation) rather than replayed history.
@@ -420,10 +428,22 @@ impl Tracker {
             let ignored = Some(why);
             return Applied { session: Some(key), rule: why.rule(), changed: false, ignored };
         }
+        if session.unhooked {
+            // Its first event: from now on it is a hooked session like any other.
+            session.unhooked = false;
+            session.transcript = None;
+            session.current.state = State::Unknown(UnknownReason::NoEventYet);
+        }
         session.seq = session.seq.max(if event.source.legacy { 0 } else { event.source.seq });
         session.ts_ns = session.ts_ns.max(event.ts_ns);
         if event.cwd.is_some() {
             session.cwd.clone_from(&event.cwd);
+        }
+        if event.transcript_path.is_some() && session.transcript_path != event.transcript_path {
+            session.transcript_path.clone_from(&event.transcript_path);
+            // Another file (a `/clear`, a resumed session): what was read in the old one no
+            // longer describes this session.
+            session.transcript = None;
         }
         if let Some(change) = &event.todo {
             session.todos.apply(change);
@@ -569,6 +589,13 @@ impl Tracker {
         self.find(id_or_tag).map(|s| Snapshot::of(s, self, now_ns))
     }
 
+    /// The typed snapshot of a session at `now_ns` as its structured events alone say,
+    /// without the state its transcript sets over theirs: what a decision compares with, so
+    /// that the transcript only ever makes it more careful.
+    pub fn structured_snapshot(&self, id_or_tag: &str, now_ns: u64) -> Option<Snapshot> {
+        self.find(id_or_tag).map(|s| Snapshot::of_with(s, self, now_ns, false))
+    }
+
     /// The typed snapshot at `now_ns` of a session this tracker holds (one [`Tracker::lookup`]
     /// found).
     pub fn snapshot_of(&self, session: &Session, now_ns: u64) -> Snapshot {
@@ -633,6 +660,63 @@ impl Tracker {
         })
     }
 
+    /// Records what hookline read in a session's transcript (the session found by its
+    /// session id or tag, or by the key [`Applied::session`] carries). It is rank-2 evidence:
+    /// it can only make the session's state more careful (see `docs/transcripts.md`). Facts
+    /// about another file than the session's `transcript_path` are refused. Returns whether
+    /// the session was found and took them.
+    pub fn observe_transcript(&mut self, id_or_key: &str, facts: TranscriptFacts) -> bool {
+        let key = if self.sessions.contains_key(id_or_key) {
+            Some(id_or_key.to_owned())
+        } else {
+            self.find_key(id_or_key)
+        };
+        let Some(session) = key.and_then(|k| self.sessions.get_mut(&k)) else {
+            return false;
+        };
+        if session.transcript_path.as_deref().is_some_and(|p| p != facts.path) {
+            return false;
+        }
+        session.transcript = Some(facts);
+        true
+    }
+
+    /// Records what hookline read in the transcript of a session that no hook event reports
+    /// (the fallback producer, `docs/transcripts.md`): the session `cli:session_id` is
+    /// created `unknown` at `since_ns` (when hookline started reading the file) if the tracker
+    /// does not know it, and only what the transcript writes after that counts. It can hold,
+    /// pause or escalate, never authorize input and never end a session. A session that has
+    /// events takes the facts only about its own transcript file. Returns whether they were
+    /// taken.
+    pub fn observe_unhooked_transcript(
+        &mut self,
+        cli: &str,
+        session_id: &str,
+        facts: TranscriptFacts,
+        since_ns: u64,
+    ) -> bool {
+        let key = format!("{cli}:{session_id}");
+        match self.sessions.get_mut(&key) {
+            Some(session) if session.unhooked => {
+                session.transcript = Some(facts);
+                true
+            }
+            Some(_) => self.observe_transcript(&key, facts),
+            None => {
+                let session = Session::from_transcript(cli, session_id, facts, since_ns);
+                self.sessions.insert(key, session);
+                true
+            }
+        }
+    }
+
+    /// Every session's key and transcript path, for a follower of the transcripts.
+    pub fn transcript_paths(&self) -> impl Iterator<Item = (&str, &Session, &str)> {
+        self.sessions
+            .iter()
+            .filter_map(|(k, s)| Some((k.as_str(), s, s.transcript_path.as_deref()?)))
+    }
+
     /// Forgets sessions that ended, or were last heard of, more than `age` before `now_ns`.
     pub fn forget_older_than(&mut self, age: Duration, now_ns: u64) {
         let cutoff = now_ns.saturating_sub(age.as_nanos() as u64);
@@ -659,6 +743,8 @@ impl Session {
             key: event.session(),
             cwd: event.cwd.clone(),
             host_pid: event.host_pid,
+            transcript_path: event.transcript_path.clone(),
+            transcript: None,
             current: Current {
                 state: State::Unknown(UnknownReason::NoEventYet),
                 since_ns: generation.started_ns.min(event.ts_ns),
@@ -677,7 +763,62 @@ impl Session {
             history: VecDeque::new(),
             epoch_has_events: false,
             legacy_only: event.source.legacy,
+            unhooked: false,
         }
+    }
+
+    /// A session no hook event has reported, known from its transcript alone: `unknown`,
+    /// epoch 0, never authoritative; its first event starts its first epoch as usual.
+    fn from_transcript(
+        cli: &str,
+        session_id: &str,
+        facts: TranscriptFacts,
+        since_ns: u64,
+    ) -> Session {
+        let evidence = Evidence {
+            kind: "transcript".into(),
+            native: None,
+            seq: 0,
+            file: facts.path.clone(),
+            ts_ns: since_ns,
+            rule: std::borrow::Cow::Borrowed("transcript-only-session-starts-unknown"),
+            mapped_by: format!("transcript:{}", facts.format),
+        };
+        Session {
+            key: SessionKey {
+                cli: cli.to_owned(),
+                session_id: Some(session_id.to_owned()),
+                tag: None,
+            },
+            cwd: None,
+            host_pid: None,
+            transcript_path: Some(facts.path.clone()),
+            transcript: Some(facts),
+            current: Current {
+                state: State::Unknown(UnknownReason::TranscriptOnly),
+                since_ns,
+                evidence: evidence.clone(),
+                live: false,
+            },
+            epoch: 0,
+            seq: 0,
+            ts_ns: since_ns,
+            last_event: evidence,
+            turn: Turn::default(),
+            todos: TodoList::default(),
+            retired_hosts: Vec::new(),
+            slot_taken: false,
+            moved_since_slot: false,
+            history: VecDeque::new(),
+            epoch_has_events: false,
+            legacy_only: false,
+            unhooked: true,
+        }
+    }
+
+    /// Whether no hook event has reported it: only its transcript is read.
+    pub fn is_unhooked(&self) -> bool {
+        self.unhooked
     }
 
     /// Records an echo; changes the state only to a more careful one (see the module docs).
@@ -739,6 +880,22 @@ impl Session {
             return Some(Ignored::Older);
         }
         None
+    }
+
+    /// Whether its last structured state is `ended`.
+    pub fn ended(&self) -> bool {
+        self.current.state.kind() == StateKind::Ended
+    }
+
+    /// What hookline read in its transcript, when it read it.
+    pub fn transcript(&self) -> Option<&TranscriptFacts> {
+        self.transcript.as_ref()
+    }
+
+    /// When its last applied structured event was written, in nanoseconds since the Unix
+    /// epoch: transcript facts count only when they are newer.
+    pub fn last_event_ns(&self) -> u64 {
+        self.ts_ns
     }
 
     /// The last transitions, oldest first.

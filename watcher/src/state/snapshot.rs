@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::units::format_age;
 use crate::vocab::{EndReason, FailureKind, StateKind, UnknownReason, WaitReason};
 
+use super::transcript::{self, TranscriptView};
 use super::view::from_profile;
 use super::windows::WindowFrom;
 use super::{Evidence, Pending, Refusal, RepeatedCall, Session, Stale, TodoItem, Tracker};
@@ -128,15 +129,29 @@ pub struct Snapshot {
     pub host_pid: Option<u32>,
     /// Whether an input slot could be taken now (and why not).
     pub input: InputSlot,
+    /// What hookline read in the session's transcript, when it read it.
+    pub transcript: Option<TranscriptView>,
 }
 
 impl Snapshot {
     pub(super) fn of(session: &Session, tracker: &Tracker, now_ns: u64) -> Snapshot {
+        Snapshot::of_with(session, tracker, now_ns, true)
+    }
+
+    /// The snapshot; `with_transcript`: with the state the transcript sets over the
+    /// structured one, if it sets one.
+    pub(super) fn of_with(
+        session: &Session,
+        tracker: &Tracker,
+        now_ns: u64,
+        with_transcript: bool,
+    ) -> Snapshot {
         let current = &session.current;
+        let overlay = transcript::overlay(session, &current.state).filter(|_| with_transcript);
         let was = current.state.kind();
         let profile = tracker.profiles.get(&session.key.cli);
         let silence = now_ns.saturating_sub(session.ts_ns.max(current.since_ns));
-        let stale = profile.and_then(|p| {
+        let stale = profile.filter(|_| overlay.is_none()).and_then(|p| {
             p.holes_in(was).find_map(|hole| {
                 let (after, from) = tracker.stale.window(&p.name, was, hole.stale_after);
                 let after = after?;
@@ -153,12 +168,14 @@ impl Snapshot {
                 })
             })
         });
-        let (state, since_ns) = match &stale {
-            Some(stale) => (
+        let (state, since_ns, evidence) = match (&stale, overlay) {
+            (_, Some((state, since_ns, evidence))) => (state, since_ns, evidence),
+            (Some(stale), None) => (
                 State::Unknown(UnknownReason::Stale),
                 session.ts_ns.max(current.since_ns) + stale.after_ms * 1_000_000,
+                current.evidence.clone(),
             ),
-            None => (current.state.clone(), current.since_ns),
+            (None, None) => (current.state.clone(), current.since_ns, current.evidence.clone()),
         };
         let mut snapshot = Snapshot {
             session_id: session.key.session_id.clone(),
@@ -177,10 +194,11 @@ impl Snapshot {
             open_todos: session.todos.open(),
             repeated_call: session.turn.calls.clone(),
             last_message: session.turn.last_message.clone(),
-            evidence: current.evidence.clone(),
+            evidence,
             last_event: session.last_event.clone(),
             host_pid: session.host_pid,
             input: InputSlot::Available,
+            transcript: session.transcript.as_ref().map(|t| t.view(session.ts_ns)),
         };
         if let Err(refusal) = snapshot.slot_refusal(session.slot_taken) {
             snapshot.input = InputSlot::Refused(refusal);

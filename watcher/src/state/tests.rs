@@ -55,7 +55,20 @@ struct Step {
     restart: bool,
     /// Look the session up by this id or tag instead of the step's session id.
     view: Option<String>,
+    /// A transcript line the session's transcript follower reads at this step.
+    transcript: Option<TranscriptStep>,
     expect: Option<Expectation>,
+}
+
+/// One line of a transcript fixture (`watcher/tests/fixtures/transcript`), read at the step's
+/// time; `written` is when the CLI wrote it (default: the step's time), for lag.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct TranscriptStep {
+    fixture: String,
+    /// 1-based.
+    line: usize,
+    written: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -89,6 +102,8 @@ struct Run {
     trace: Vec<String>,
     /// Every session's view, as JSON, after each step (the generation id written as 0).
     wire: String,
+    /// What each session's transcript said so far.
+    readings: BTreeMap<String, crate::transcript::Reading>,
 }
 
 impl Run {
@@ -104,6 +119,28 @@ impl Run {
             unordered: step.unordered,
         };
         call.event(&self.profiles, step.seq.unwrap_or(index as u64 + 1), at)
+    }
+}
+
+impl Run {
+    fn read_transcript(&mut self, id: &str, step: &TranscriptStep, at: u64, here: &str) {
+        use crate::transcript::entry;
+        let dir = crate::testing::fixtures_dir().join("transcript");
+        let text = std::fs::read_to_string(dir.join(&step.fixture)).unwrap();
+        let line = text.lines().nth(step.line - 1).unwrap_or_else(|| panic!("{here}: no line"));
+        let session = self.tracker.find(id).unwrap_or_else(|| panic!("{here}: no session {id}"));
+        let spec = self.profiles.get(&session.key.cli).and_then(|p| p.transcript.clone());
+        let format = spec.unwrap_or_else(|| panic!("{here}: no [transcript]")).format;
+        let path = session.transcript_path.clone().unwrap_or_else(|| "/transcript.jsonl".into());
+        let entry = entry::read(format, line.as_bytes()).unwrap();
+        let written = step
+            .written
+            .as_deref()
+            .map_or(at, |d| T0 + parse_duration(d).unwrap().as_nanos() as u64);
+        let reading = self.readings.entry(id.to_owned()).or_default();
+        reading.apply(&entry, written);
+        let facts = TranscriptFacts { path, format, reading: reading.clone(), grew_ns: Some(at) };
+        assert!(self.tracker.observe_transcript(id, facts), "{here}: transcript refused");
     }
 }
 
@@ -128,6 +165,7 @@ fn run_story_on_the_wire(path: &Path) -> (Vec<String>, String) {
         history: Vec::new(),
         trace: Vec::new(),
         wire: String::new(),
+        readings: BTreeMap::new(),
     };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     for (index, step) in story.step.iter().enumerate() {
@@ -145,6 +183,10 @@ fn run_story_on_the_wire(path: &Path) -> (Vec<String>, String) {
         if let Some(event) = run.event(&story, index, step, at) {
             run.tracker.apply(&event);
             run.history.push(event);
+        }
+        if let Some(t) = &step.transcript {
+            let id = step.session.as_deref().unwrap_or(&story.session);
+            run.read_transcript(id, t, at, &here);
         }
         let session = step.view.as_deref().or(step.session.as_deref()).unwrap_or(&story.session);
         // One line a view, sorted: sessions last heard of at the same time come in any order.

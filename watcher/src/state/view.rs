@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::canonical::Event;
 use crate::units::{format_duration, rfc3339};
 
-use super::{Pending, RepeatedCall, Snapshot, StateKind, TodoItem};
+use super::{Pending, RepeatedCall, Snapshot, StateKind, TodoItem, TranscriptView};
 
 /// The event behind a state, and the rule that read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,6 +135,10 @@ pub struct View {
     pub host_pid: Option<u32>,
     /// Whether an input slot could be taken now (and why not).
     pub input: String,
+    /// What hookline read in the session's transcript, when it read it: the source of a
+    /// state whose evidence `kind` is `transcript`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptView>,
 }
 
 impl From<&Snapshot> for View {
@@ -167,6 +171,7 @@ impl From<&Snapshot> for View {
             last_event: s.last_event.clone(),
             host_pid: s.host_pid,
             input: s.input.to_string(),
+            transcript: s.transcript.clone(),
         }
     }
 }

@@ -27,16 +27,21 @@ struct Daemon {
 impl Daemon {
     /// Starts a daemon on `dir` and waits until it serves.
     fn start(dir: &Path) -> Daemon {
-        let (mut daemon, first) = Daemon::spawn(dir);
+        Daemon::start_with(dir, &[])
+    }
+
+    /// Starts a daemon on `dir` with more arguments and waits until it serves.
+    fn start_with(dir: &Path, args: &[&str]) -> Daemon {
+        let (mut daemon, first) = Daemon::spawn_with(dir, args);
         let line = first.recv_timeout(Duration::from_secs(30)).expect("the daemon says something");
         assert!(line.contains("serving"), "{line}\n{}", daemon.stderr());
         assert!(daemon.child.try_wait().unwrap().is_none(), "{}", daemon.stderr());
         daemon
     }
 
-    /// Spawns a daemon on `dir`; the receiver hears its first stderr line.
-    fn spawn(dir: &Path) -> (Daemon, mpsc::Receiver<String>) {
-        let mut child = hookline(dir, "daemon", &[]).stderr(Stdio::piped()).spawn().unwrap();
+    /// Spawns a daemon on `dir` with more arguments; the receiver hears its first stderr line.
+    fn spawn_with(dir: &Path, args: &[&str]) -> (Daemon, mpsc::Receiver<String>) {
+        let mut child = hookline(dir, "daemon", args).stderr(Stdio::piped()).spawn().unwrap();
         let stderr = Arc::new(Mutex::new(String::new()));
         let (first, heard) = mpsc::channel();
         let reader = BufReader::new(child.stderr.take().unwrap());
@@ -405,4 +410,31 @@ fn a_session_prefix_reaches_the_daemon_as_the_sessions_name_and_an_ambiguous_one
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let said = stderr(&out);
     assert!(said.contains("75a87ff6-e91a-4c2e") && said.contains("75a87ff6-f00d-4c2e"), "{said}");
+}
+
+#[test]
+fn a_classifier_consult_longer_than_the_reply_timeout_is_waited_for_through_the_daemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Longer than the client's REPLY_TIMEOUT (10 s): the client must wait for the consult
+    // rather than give up and answer from history.
+    let policy = tmp.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[classifier]\ncommand = [\"/bin/sh\", \"-c\", \"cat >/dev/null; sleep 11; echo stalled\"]\n\
+         timeout = \"30s\"\n",
+    )
+    .unwrap();
+    let _daemon = Daemon::start_with(&dir, &["--policy", policy.to_str().unwrap()]);
+    live_turn(&dir, "s1", "task-1");
+    let out = decide(&dir, &["task-1", "stall", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!stderr(&out).contains("replayed history"), "{}", stderr(&out));
+    let d = json(&out);
+    assert_eq!(
+        (&d["signal"], &d["rule"]),
+        (&"classifier".into(), &"stall-classifier-stalled".into())
+    );
+    assert_eq!(d["evidence"]["view"]["replayed"], false, "{d}");
 }

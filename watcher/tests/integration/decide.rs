@@ -229,3 +229,104 @@ fn polling_a_one_shot_nudge_never_escalates_a_session_unless_asked_to_count() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(json(&out)["rule"], "withheld-in-a-row");
 }
+
+#[test]
+fn a_one_shot_consults_the_classifier_at_stalls_fall_back_and_explain_shows_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    let trailing = "I read the module. Next I will update the renderer.";
+    fire(&dir, &format!("{C}Stop.json"), &[("last_assistant_message", trailing)]);
+    // A stub classifier: it checks it was given hookline's instruction and the message.
+    let policy = tmp.path().join("policy.toml");
+    fs::write(
+        &policy,
+        "[classifier]\ncommand = [\"/bin/sh\", \"-c\", 'in=$(cat); case \"$in\" in \
+         *\"hookline classifier\"*\"update the renderer\"*) echo stalled;; esac']\n\
+         timeout = \"10s\"\n",
+    )
+    .unwrap();
+    let policy = policy.to_str().unwrap();
+    let out = decide(&dir, &["task-1", "stall", "--json", "--policy", policy]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let d = json(&out);
+    assert_eq!(
+        (&d["signal"], &d["rule"]),
+        (&"classifier".into(), &"stall-classifier-stalled".into())
+    );
+    assert!(d.get("slot").is_none(), "{d}");
+    let c = &d["evidence"]["classifier"];
+    assert_eq!(
+        (&c["verdict"], &c["outcome"], &c["changed"]),
+        (&"stalled".into(), &"answered".into(), &true.into())
+    );
+    assert_eq!(c["deterministic"], "fall_back");
+    assert_eq!(c["input_sha256"].as_str().unwrap().len(), 64);
+    assert!(d["nudge_text"].as_str().unwrap().contains("Next I will update the renderer"), "{d}");
+    // Without the policy: today's deterministic answer.
+    let plain = decide(&dir, &["task-1", "stall", "--json"]);
+    assert_eq!(plain.status.code(), Some(3), "{plain:?}");
+    assert!(json(&plain)["evidence"].get("classifier").is_none());
+
+    let text =
+        String::from_utf8_lossy(&decide(&dir, &["task-1", "stall", "--policy", policy]).stdout)
+            .into_owned();
+    assert!(text.contains("  classifier: stalled (answered, "), "{text}");
+    assert!(text.contains("changed the decision from fall_back; answered \"stalled\""), "{text}");
+    let explain = Command::new(env!("CARGO_BIN_EXE_hookline"))
+        .args(["explain", "--events-dir"])
+        .arg(&dir)
+        .arg("task-1")
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    let explained = String::from_utf8_lossy(&explain.stdout);
+    assert_eq!(explained.matches("    classifier: stalled (answered").count(), 2, "{explained}");
+    assert!(
+        explained.contains("stall allow (proceed)  rule stall-classifier-stalled"),
+        "{explained}"
+    );
+}
+
+#[test]
+fn a_one_shot_crashed_consults_on_the_screen_the_caller_gives_and_a_hanging_classifier_changes_nothing()
+ {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire(&dir, &format!("{C}UserPromptSubmit.json"), &[]);
+    let policy = tmp.path().join("policy.toml");
+    let write = |script: &str, timeout: &str| {
+        fs::write(
+            &policy,
+            format!("[classifier]\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\ntimeout = \"{timeout}\"\n"),
+        )
+        .unwrap();
+    };
+    let evidence = r#"{"pane": {"screen": "Do you want to proceed?\n> 1. Yes\n  2. No"}}"#;
+    let ask = |policy: &Path| {
+        json(&decide(
+            &dir,
+            &[
+                "task-1",
+                "crashed",
+                "--json",
+                "--policy",
+                policy.to_str().unwrap(),
+                "--evidence",
+                evidence,
+            ],
+        ))
+    };
+    write("grep -q 'Do you want to proceed' && echo wedged", "10s");
+    let d = ask(&policy);
+    assert_eq!(
+        (&d["action"], &d["rule"]),
+        (&"escalate".into(), &"crashed-classifier-wedged".into())
+    );
+    write("sleep 300 & echo working; sleep 300", "300ms");
+    let d = ask(&policy);
+    assert_eq!((&d["action"], &d["rule"]), (&"hold".into(), &"no-completion-signal".into()));
+    assert_eq!(d["evidence"]["classifier"]["outcome"], "timed_out");
+    assert_eq!(d["evidence"]["classifier"]["verdict"], "unknown");
+}

@@ -464,12 +464,7 @@ fn raw_envelopes_go_on_their_own_prefix_and_the_central_reader_skips_them() {
     fire(&dir, PROMPT, "s");
     fire(&dir, STOP, "s");
     wait_forwarded(&dir, 2, 20);
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .max()
-        .unwrap();
+    let file = hookline::ingest::source::list(&dir).unwrap().events.last().unwrap().path(&dir);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let raw = runtime.block_on(async {
         let client = async_nats::connect(server.url()).await.unwrap();

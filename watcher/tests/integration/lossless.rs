@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use hookline::format::diag;
 use hookline::format::envelope::RawEnvelope;
-use hookline::format::filename::{COUNTER_FILE, FileKind, classify};
+use hookline::format::filename::COUNTER_FILE;
 use hookline::format::location::diagnostics_path;
 
 use crate::watch::{hookline, no_follow, relay, run_relay};
@@ -126,16 +126,11 @@ fn every_payload_the_relay_accepts_is_delivered_with_its_event_name_and_session(
     }
 
     // The relay accepted each as a payload (the premise of the test)...
-    let mut files: Vec<String> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|name| matches!(classify(name), FileKind::Event(_)))
-        .collect();
-    files.sort();
+    let files = hookline::ingest::source::list(&dir).unwrap().events;
     assert_eq!(files.len(), expected.len());
     for file in &files {
-        let envelope = RawEnvelope::parse(&fs::read(dir.join(file)).unwrap()).unwrap();
-        assert!(envelope.payload.is_some() && envelope.error.is_none(), "{file}: {envelope:?}");
+        let envelope = RawEnvelope::parse(&fs::read(file.path(&dir)).unwrap()).unwrap();
+        assert!(envelope.payload.is_some() && envelope.error.is_none(), "{file:?}: {envelope:?}");
     }
     // ...and the reader delivers each, in order, with its name and session.
     let events = no_follow(&dir, &["--from-start"]);

@@ -1,5 +1,6 @@
 //! hookline integration tests.
 
+mod classifier;
 mod daemon;
 mod decide;
 mod demo;

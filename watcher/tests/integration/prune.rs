@@ -1,7 +1,7 @@
 //! `hookline prune`, and the periodic prune of `hookline watch --cursor`: nothing unconsumed
 //! is removed.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, SystemTime};
@@ -18,23 +18,18 @@ fn relay_events(dir: &Path, n: usize) {
 /// Makes every event file a month old.
 fn age_events(dir: &Path) {
     let month_ago = SystemTime::now() - Duration::from_secs(30 * 86400);
-    for name in event_files(dir) {
-        File::options().write(true).open(dir.join(name)).unwrap().set_modified(month_ago).unwrap();
+    for file in hookline::ingest::source::list(dir).unwrap().events {
+        let path = file.path(dir);
+        File::options().write(true).open(path).unwrap().set_modified(month_ago).unwrap();
     }
 }
 
-fn event_files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| !n.starts_with('.'))
-        .collect();
-    names.sort();
-    names
-}
-
+/// The seqs of the event files left, through the library's listing (the top of the directory
+/// and its buckets).
 fn seqs_left(dir: &Path) -> Vec<u64> {
-    event_files(dir).iter().map(|n| n[..20].parse().unwrap()).collect()
+    let listing = hookline::ingest::source::list(dir).unwrap();
+    assert!(listing.foreign.is_empty() && listing.temps.is_empty(), "{listing:?}");
+    listing.events.iter().map(|e| e.name.seq).collect()
 }
 
 fn prune(dir: &Path, args: &[&str]) -> Output {

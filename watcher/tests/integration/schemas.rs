@@ -87,20 +87,18 @@ fn fill(dir: &Path) -> usize {
     written
 }
 
-/// The event files of a directory, parsed.
+/// The event files of a directory (its top and its buckets, through the library's listing),
+/// parsed, in seq order.
 fn event_files(dir: &Path) -> Vec<(String, Value)> {
-    use hookline::format::filename::{FileKind, classify};
-    let mut files: Vec<(String, Value)> = fs::read_dir(dir)
+    hookline::ingest::source::list(dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| matches!(classify(name), FileKind::Event(_)))
-        .map(|name| {
-            let value = serde_json::from_slice(&fs::read(dir.join(&name)).unwrap()).unwrap();
-            (name, value)
+        .events
+        .iter()
+        .map(|file| {
+            let value = serde_json::from_slice(&fs::read(file.path(dir)).unwrap()).unwrap();
+            (file.name.to_string(), value)
         })
-        .collect();
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    files
+        .collect()
 }
 
 /// `hookline SUBCOMMAND --events-dir DIR ARGS...` with no user profile or policy in the way.

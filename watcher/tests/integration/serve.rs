@@ -217,3 +217,98 @@ fn a_stepped_clock_neither_makes_history_live_nor_live_events_history() {
     drop(serve.child.stdin.take());
     assert!(serve.child.wait().unwrap().success());
 }
+
+#[test]
+fn serve_follows_a_live_sessions_transcript_and_an_esc_marker_holds_its_answers() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let transcript = tmp.path().join("s1.jsonl");
+    std::fs::write(&transcript, "").unwrap();
+    let mut serve = Serve::start(&dir);
+    let prompt = json!({
+        "session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "hi",
+        "transcript_path": transcript,
+    });
+    super::watch::run_relay(&dir, &["--cli", "claude"], prompt.to_string().as_bytes());
+    let active = |serve: &mut Serve| {
+        serve.send(json!({"id": 1, "op": "state", "session": "s1"}));
+        serve.reply()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while active(&mut serve)["view"]["state"] != "active" {
+        assert!(std::time::Instant::now() < deadline, "the prompt never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Esc: Claude writes its marker, and no hook fires.
+    let marker = json!({
+        "type": "user", "sessionId": "s1",
+        "timestamp": hookline::units::rfc3339(hookline::format::clock::now_ns() + 1_000_000),
+        "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]},
+    });
+    std::fs::write(&transcript, format!("{marker}\n")).unwrap();
+    let view = active(&mut serve)["view"].clone();
+    assert_eq!(
+        (&view["state"], &view["detail"]),
+        (&json!("waiting_on_human"), &json!("interrupted")),
+        "{view}"
+    );
+    assert_eq!(view["evidence"]["kind"], "transcript", "{view}");
+    serve.send(json!({"id": 2, "op": "decide", "session": "s1", "question": "nudge"}));
+    let decision = serve.reply();
+    assert_eq!(decision["decision"]["verdict"], "withhold", "{decision}");
+    drop(serve.child.stdin.take());
+    assert!(serve.child.wait().unwrap().success());
+}
+
+#[test]
+fn serve_follows_transcripts_of_sessions_without_hooks_that_never_authorize() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let projects = tmp.path().join("projects");
+    std::fs::create_dir_all(projects.join("-work-proj")).unwrap();
+    let transcript = projects.join("-work-proj/abc.jsonl");
+    let entry = |ts_ns: u64, content: serde_json::Value| {
+        json!({
+            "type": "user", "sessionId": "abc", "timestamp": hookline::units::rfc3339(ts_ns),
+            "message": {"role": "user", "content": content},
+        })
+        .to_string()
+            + "\n"
+    };
+    let now = hookline::format::clock::now_ns();
+    std::fs::write(&transcript, entry(now - 5_000_000_000, json!("an old prompt"))).unwrap();
+    let args = [
+        std::ffi::OsStr::new("--transcripts"),
+        projects.as_os_str(),
+        std::ffi::OsStr::new("--transcripts-cli"),
+        std::ffi::OsStr::new("claude"),
+    ];
+    let mut serve = Serve::start_with(&dir, &args);
+    let state = |serve: &mut Serve| {
+        serve.send(json!({"id": 1, "op": "state", "session": "abc"}));
+        serve.reply()["view"].clone()
+    };
+    let view = state(&mut serve);
+    assert_eq!(
+        (&view["state"], &view["authoritative"]),
+        (&json!("unknown"), &json!(false)),
+        "{view}"
+    );
+    let marker = json!([{"type": "text", "text": "[Request interrupted by user]"}]);
+    let later = hookline::format::clock::now_ns() + 1_000_000;
+    let mut file = std::fs::OpenOptions::new().append(true).open(&transcript).unwrap();
+    std::io::Write::write_all(&mut file, entry(later, marker).as_bytes()).unwrap();
+    let view = state(&mut serve);
+    assert_eq!(
+        (&view["state"], &view["detail"]),
+        (&json!("waiting_on_human"), &json!("interrupted")),
+        "{view}"
+    );
+    serve.send(json!({"id": 2, "op": "decide", "session": "abc", "question": "input"}));
+    let decision = serve.reply();
+    assert_eq!(decision["decision"]["verdict"], "withhold", "{decision}");
+    drop(serve.child.stdin.take());
+    assert!(serve.child.wait().unwrap().success());
+}

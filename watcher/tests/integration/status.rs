@@ -2,7 +2,7 @@
 //! shown (as JSON, and as a table on a terminal) but never authoritative.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::fd::FromRawFd;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -416,4 +416,109 @@ fn control_characters_from_events_reach_the_terminal_escaped_and_json_unchanged(
     assert_eq!((row["cwd"].as_str(), row["tag"].as_str()), (Some(cwd), Some(tag)));
     let explained = json(&hookline("explain", &dir, &[session, "--json"]).output().unwrap());
     assert_eq!(explained["state"]["detail"], "Ba\x07sh\x1b[8m");
+}
+
+/// A transcript entry of session `session`: Claude's interrupt marker, written at `at_ns`.
+fn interrupt_marker(session: &str, at_ns: u64) -> String {
+    serde_json::json!({
+        "type": "user",
+        "isSidechain": false,
+        "sessionId": session,
+        "timestamp": hookline::units::rfc3339(at_ns),
+        "message": { "role": "user", "content": [{ "type": "text", "text": "[Request interrupted by user]" }] },
+    })
+    .to_string()
+}
+
+#[test]
+fn status_and_decide_read_the_transcript_tail_and_count_only_lines_newer_than_the_last_event() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let transcript = tmp.path().join("s1.jsonl");
+    let now = hookline::format::clock::now_ns();
+    // A marker from before the prompt: history, which changes nothing.
+    std::fs::write(&transcript, format!("{}\n", interrupt_marker("s1", now - 60_000_000_000)))
+        .unwrap();
+    let path = transcript.to_str().unwrap();
+    fire_as(
+        &dir,
+        &format!("{C}UserPromptSubmit.json"),
+        "s1",
+        "task-1",
+        &[("transcript_path", path)],
+    );
+    let rows = json(&hookline("status", &dir, &["--json"]).output().unwrap());
+    let s1 = row(rows.as_array().unwrap(), "s1");
+    assert_eq!(s1["state"], "active", "{s1}");
+    assert_eq!(s1["transcript"]["evidence"]["interrupted"], false, "{s1}");
+    // Esc: the marker comes after the prompt's event, and no hook fires.
+    let late =
+        format!("{}\n", interrupt_marker("s1", hookline::format::clock::now_ns() + 1_000_000));
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap()
+        .write_all(late.as_bytes())
+        .unwrap();
+    let rows = json(&hookline("status", &dir, &["--json"]).output().unwrap());
+    let s1 = row(rows.as_array().unwrap(), "s1");
+    assert_eq!(
+        (&s1["state"], &s1["detail"]),
+        (&"waiting_on_human".into(), &"interrupted".into()),
+        "{s1}"
+    );
+    assert_eq!(s1["evidence"]["kind"], "transcript", "{s1}");
+    assert_eq!(s1["evidence"]["file"], path, "{s1}");
+    let (status, table) = on_a_terminal(hookline("status", &dir, &[]));
+    assert!(status.success());
+    assert!(table.contains("waiting_on_human (interrupted)"), "{table}");
+    assert!(table.contains("source: transcript (interrupted turn)"), "{table}");
+    let out = Command::new(env!("CARGO_BIN_EXE_hookline"))
+        .args(["decide", "--events-dir"])
+        .arg(&dir)
+        .args(["s1", "nudge", "--json"])
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    let decision: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(decision["verdict"], "withhold", "{decision}");
+    assert_eq!(decision["state"], "waiting_on_human", "{decision}");
+    // The next prompt's turn_start clears it.
+    let next = [("transcript_path", path), ("prompt", "go on")];
+    fire_as(&dir, &format!("{C}UserPromptSubmit.json"), "s1", "task-1", &next);
+    let rows = json(&hookline("status", &dir, &["--json"]).output().unwrap());
+    let s1 = row(rows.as_array().unwrap(), "s1");
+    assert_eq!(s1["state"], "active", "{s1}");
+}
+
+#[test]
+fn status_lists_sessions_only_a_transcript_reports_as_unknown_with_their_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    fire_as(&dir, &format!("{C}SessionStart-startup.json"), "s2", "task-2", &[]);
+    let projects = tmp.path().join("projects/-work-proj");
+    std::fs::create_dir_all(&projects).unwrap();
+    let transcript = projects.join("abc.jsonl");
+    // An interrupt already in the file when hookline reads it: history, which says nothing.
+    let old = interrupt_marker("abc", hookline::format::clock::now_ns() - 1_000_000_000);
+    std::fs::write(&transcript, format!("{old}\n")).unwrap();
+    let args = ["--json", "--transcripts", projects.parent().unwrap().to_str().unwrap()];
+    let out = hookline("status", &dir, &[&args[..], &["--transcripts-cli", "claude"]].concat())
+        .output()
+        .unwrap();
+    let rows = json(&out);
+    let abc = row(rows.as_array().unwrap(), "abc");
+    assert_eq!(abc["state"], "unknown", "{abc}");
+    assert_eq!(abc["detail"], "no hook event: only the transcript is read", "{abc}");
+    assert_eq!(abc["authoritative"], false, "{abc}");
+    assert_eq!(abc["evidence"]["kind"], "transcript", "{abc}");
+    assert_eq!(abc["transcript"]["path"], transcript.to_str().unwrap(), "{abc}");
+    assert_eq!(row(rows.as_array().unwrap(), "s2")["state"], "unknown");
+    // A CLI without a [transcript] table is refused, by name.
+    let out = hookline("status", &dir, &[&args[..], &["--transcripts-cli", "copilot"]].concat())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[transcript]"), "{out:?}");
 }

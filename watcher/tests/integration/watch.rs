@@ -217,12 +217,13 @@ fn bad_input_and_a_corrupt_file_are_surfaced_not_dropped() {
     );
     run_relay(&dir, &["--cli", "claude"], b"\xff\xfe binary garbage");
     run_relay(&dir, &["--cli", "claude"], fixture("claude-code/2.1.332/Stop.json").as_bytes());
-    let second = fs::read_dir(&dir)
+    let second = hookline::ingest::source::list(&dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .find(|n| n.starts_with("00000000000000000003"))
+        .events
+        .into_iter()
+        .find(|e| e.name.seq == 3)
         .unwrap();
-    fs::write(dir.join(&second), b"{\"v\":1,\"seq\":3,").unwrap();
+    fs::write(second.path(&dir), b"{\"v\":1,\"seq\":3,").unwrap();
     run_relay(
         &dir,
         &["--cli", "claude"],
@@ -240,7 +241,7 @@ fn bad_input_and_a_corrupt_file_are_surfaced_not_dropped() {
     assert!(events[2]["reason"].as_str().unwrap().contains("quarantined"), "{}", events[2]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("quarantined"), "{stderr}");
-    assert!(dir.join(".quarantine").join(&second).exists());
+    assert!(dir.join(".quarantine").join(second.name.to_string()).exists());
 }
 
 #[test]
@@ -285,7 +286,7 @@ fn the_largest_event_the_relay_writes_is_read_back_not_quarantined() {
     run_relay(&dir, &["--cli", "claude"], &input);
     let listing = hookline::ingest::source::list(&dir).unwrap();
     assert_eq!(listing.events.len(), 1);
-    let file = dir.join(listing.events[0].to_string());
+    let file = listing.events[0].path(&dir);
     let size = fs::metadata(&file).unwrap().len();
     assert!(size <= hookline::ingest::source::MAX_FILE_BYTES, "{size} bytes");
     let envelope = hookline::ingest::source::read_event(&dir, &listing.events[0]).unwrap().unwrap();

@@ -20,10 +20,9 @@ use std::thread::JoinHandle;
 use super::{Item, Mark, Notice, unreadable};
 use crate::Error;
 use crate::canonical::SourceRef;
-use crate::format::filename::EventFileName;
 use crate::ingest::echo::payload_text_digest;
 use crate::ingest::mapping::map_envelope;
-use crate::ingest::source;
+use crate::ingest::source::{self, EventFile};
 use crate::profile::Profiles;
 
 /// Names sent to the worker at a time.
@@ -36,7 +35,8 @@ pub(super) type Read = Result<Option<(Item, Option<Notice>)>, Error>;
 /// Reads and maps one listed file (`Ok(None)` when it vanished since, pruned by retention);
 /// a damaged one is quarantined and becomes an `unknown` event naming it. The same whether the
 /// consumer or the worker calls it.
-pub(super) fn read_one(profiles: &Profiles, dir: &Path, name: EventFileName) -> Read {
+pub(super) fn read_one(profiles: &Profiles, dir: &Path, listed: EventFile) -> Read {
+    let name = listed.name;
     let file = name.to_string();
     let source =
         SourceRef { dir: dir.to_owned(), seq: name.seq, file: file.clone(), legacy: false };
@@ -46,7 +46,7 @@ pub(super) fn read_one(profiles: &Profiles, dir: &Path, name: EventFileName) -> 
     };
     let mut digest = None;
     let mut notice = None;
-    let event = match source::read_event(dir, &name) {
+    let event = match source::read_event(dir, &listed) {
         Ok(Some(envelope)) => {
             digest = envelope.payload.as_deref().and_then(|raw| payload_text_digest(raw.get()));
             map_envelope(profiles, &envelope, source)
@@ -54,7 +54,7 @@ pub(super) fn read_one(profiles: &Profiles, dir: &Path, name: EventFileName) -> 
         Ok(None) => return Ok(None),
         Err(problem) => {
             let quarantined = if problem.quarantine {
-                source::quarantine(dir, &file, &problem.reason)?
+                source::quarantine(dir, &listed, &problem.reason)?
             } else {
                 None
             };
@@ -81,22 +81,22 @@ pub(super) fn read_one(profiles: &Profiles, dir: &Path, name: EventFileName) -> 
 /// The worker and what is in flight to and from it.
 #[derive(Debug)]
 pub(super) struct ReadAhead {
-    requests: Option<Sender<Vec<EventFileName>>>,
+    requests: Option<Sender<Vec<EventFile>>>,
     results: Receiver<Vec<Read>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     /// The chunks sent and not received yet, oldest first (re-read by the consumer if the
     /// worker is lost).
-    sent: VecDeque<Vec<EventFileName>>,
+    sent: VecDeque<Vec<EventFile>>,
     /// Results received and not taken yet, in order, with their names.
-    ready: VecDeque<(EventFileName, Read)>,
+    ready: VecDeque<(EventFile, Read)>,
 }
 
 impl ReadAhead {
     /// Starts a worker reading files of `dir` with `profiles`; `None` when no thread can be
     /// had (the consumer then reads them itself).
     pub(super) fn start(dir: PathBuf, profiles: Profiles) -> Option<ReadAhead> {
-        let (requests, work) = mpsc::channel::<Vec<EventFileName>>();
+        let (requests, work) = mpsc::channel::<Vec<EventFile>>();
         let (done, results) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = Arc::clone(&stop);
@@ -134,11 +134,11 @@ impl ReadAhead {
 
     /// Sends the next names of `backlog` until `limit` are in flight. Returns false when the
     /// worker is gone.
-    pub(super) fn top_up(&mut self, backlog: &mut VecDeque<EventFileName>, limit: usize) -> bool {
+    pub(super) fn top_up(&mut self, backlog: &mut VecDeque<EventFile>, limit: usize) -> bool {
         let mut in_flight = self.in_flight();
         while in_flight < limit && !backlog.is_empty() {
             let n = CHUNK.min(limit - in_flight).min(backlog.len());
-            let chunk: Vec<EventFileName> = backlog.drain(..n).collect();
+            let chunk: Vec<EventFile> = backlog.drain(..n).collect();
             let Some(requests) = &self.requests else { return false };
             if requests.send(chunk.clone()).is_err() {
                 // Not sent: back where it was, for the consumer to read.
@@ -182,7 +182,7 @@ impl ReadAhead {
     /// Stops the worker; returns the names sent to it and not taken yet, in order, for the
     /// consumer to read itself (a result received and not taken is dropped with it, so it is
     /// read, and reported, once).
-    pub(super) fn into_unread(mut self) -> Vec<EventFileName> {
+    pub(super) fn into_unread(mut self) -> Vec<EventFile> {
         self.shut_down();
         let ready = std::mem::take(&mut self.ready).into_iter().map(|(name, _)| name);
         let sent = std::mem::take(&mut self.sent).into_iter().flatten();
@@ -240,10 +240,30 @@ mod tests {
                     .unwrap();
             if index == bad {
                 bad_file = written.name.to_string();
-                fs::write(dir.join(&bad_file), b"{\"v\":1,\"seq\":").unwrap();
             }
         }
+        // Damaged where the listing finds it (in its bucket, or at the top).
+        let listing = crate::ingest::source::list(dir).unwrap();
+        let damaged = listing.events.iter().find(|e| e.name.to_string() == bad_file).unwrap();
+        fs::write(damaged.path(dir), b"{\"v\":1,\"seq\":").unwrap();
         bad_file
+    }
+
+    /// Copies a directory's files and sub-directories (the buckets), hidden ones aside.
+    fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+        fs::create_dir_all(to).unwrap();
+        for entry in fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                copy_tree(&entry.path(), &to.join(entry.file_name()));
+            } else if kind.is_file() {
+                fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+            }
+        }
     }
 
     fn config(dir: &std::path::Path, start: Start, read_ahead: usize) -> ReaderConfig {
@@ -296,13 +316,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (dir, reference_dir) = (tmp.path().join("events"), tmp.path().join("reference"));
         let bad = write_backlog(&dir, 600, 333);
-        fs::create_dir(&reference_dir).unwrap();
-        for entry in fs::read_dir(&dir).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_type().unwrap().is_file() {
-                fs::copy(entry.path(), reference_dir.join(entry.file_name())).unwrap();
-            }
-        }
+        copy_tree(&dir, &reference_dir);
         let mut reference = open(config(&reference_dir, Start::Beginning, 0));
         let expected = take(&mut reference, usize::MAX);
         assert!(reference.ahead.is_none(), "no worker when read-ahead is off");

@@ -19,6 +19,12 @@ fn write_with(dir: &Path, native: &str, session: &str, options: &WriteOptions) -
     write_payload(&events, "claude", native, None, &payload, options).unwrap().name
 }
 
+/// Where a file written by [`write`] is (in its bucket, or at the top), found by the listing.
+fn at(dir: &Path, name: EventFileName) -> PathBuf {
+    let listing = source::list(dir).unwrap();
+    listing.events.iter().find(|e| e.name == name).expect("listed").path(dir)
+}
+
 fn config(dir: &Path, start: Start) -> ReaderConfig {
     ReaderConfig::new(dir, start, Profiles::shipped().unwrap())
 }
@@ -85,7 +91,7 @@ fn a_corrupt_file_is_quarantined_reported_and_does_not_block_the_next() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), "SessionStart", "s1");
     let bad = write(tmp.path(), "PreToolUse", "s1");
-    fs::write(tmp.path().join(bad.to_string()), b"{\"v\":1,\"seq\":2,\"trunc").unwrap();
+    fs::write(at(tmp.path(), bad), b"{\"v\":1,\"seq\":2,\"trunc").unwrap();
     write(tmp.path(), "Stop", "s1");
     let mut reader = Reader::open(config(tmp.path(), Start::Beginning)).unwrap();
     let events = drain(&mut reader);
@@ -106,7 +112,7 @@ fn a_corrupt_file_is_reported_to_every_cursor_at_its_position_once_each() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), "SessionStart", "s1");
     let bad = write(tmp.path(), "PreToolUse", "s1");
-    fs::write(tmp.path().join(bad.to_string()), b"{\"v\":1,\"seq\":2,\"trunc").unwrap();
+    fs::write(at(tmp.path(), bad), b"{\"v\":1,\"seq\":2,\"trunc").unwrap();
     write(tmp.path(), "Stop", "s1");
     let seqs_and_reasons = |events: &[Event]| -> Vec<(u64, bool)> {
         events
@@ -137,7 +143,7 @@ fn a_corrupt_file_is_reported_to_every_cursor_at_its_position_once_each() {
         let mut reader = Reader::open(config(tmp.path(), Start::Cursor(name.into()))).unwrap();
         assert!(drain(&mut reader).is_empty(), "{name}");
     }
-    assert!(tmp.path().join(bad.to_string()).exists(), "the original stays in place");
+    assert!(at(tmp.path(), bad).exists(), "the original stays in place");
     let quarantine = tmp.path().join(".quarantine");
     assert_eq!(fs::read(quarantine.join(bad.to_string())).unwrap(), b"{\"v\":1,\"seq\":2,\"trunc");
     let mut names: Vec<String> = fs::read_dir(&quarantine)
@@ -152,11 +158,11 @@ fn a_corrupt_file_is_reported_to_every_cursor_at_its_position_once_each() {
 fn a_newer_format_is_reported_but_left_in_place() {
     let tmp = tempfile::tempdir().unwrap();
     let name = write(tmp.path(), "SessionStart", "s1");
-    fs::write(tmp.path().join(name.to_string()), br#"{"v":2,"seq":1}"#).unwrap();
+    fs::write(at(tmp.path(), name), br#"{"v":2,"seq":1}"#).unwrap();
     let events = drain(&mut Reader::open(config(tmp.path(), Start::Beginning)).unwrap());
     let Kind::Unknown { reason: Some(reason) } = &events[0].kind else { panic!() };
     assert!(reason.contains("version 2"), "{reason}");
-    assert!(tmp.path().join(name.to_string()).exists());
+    assert!(at(tmp.path(), name).exists());
 }
 
 #[test]
@@ -483,4 +489,114 @@ fn a_directory_that_changed_moments_ago_is_listed_on_every_poll() {
     reader.poll().unwrap();
     reader.poll().unwrap();
     assert_eq!(reader.listings, listed + 2, "a stamp younger than STAMP_SETTLED is not trusted");
+}
+
+/// Sets the counter (without its witness: the next writer checks it against the files and
+/// continues after the higher of the two).
+fn set_counter(dir: &Path, seq: u64) {
+    fs::write(dir.join(crate::format::filename::COUNTER_FILE), format!("{seq:020}\n")).unwrap();
+}
+
+/// Moves every bucketed event to the top and removes the buckets: the flat layout of an
+/// older relay.
+fn flatten(dir: &Path) {
+    for file in source::list(dir).unwrap().events {
+        fs::rename(file.path(dir), dir.join(file.name.to_string())).unwrap();
+    }
+    for first in source::list(dir).unwrap().buckets {
+        fs::remove_dir(dir.join(bucket_name(first))).unwrap();
+    }
+}
+
+#[test]
+fn a_flat_directory_of_an_older_relay_is_read_with_the_buckets_in_seq_order_and_a_cursor_of_it_resumes()
+ {
+    use crate::format::filename::BUCKET_SPAN;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for native in ["SessionStart", "UserPromptSubmit", "PreToolUse"] {
+        write(dir, native, "s1");
+    }
+    flatten(dir);
+    assert!(source::list(dir).unwrap().events.iter().all(|e| e.place == source::Place::Top));
+    // A consumer of the older layout read it all and saved its cursor.
+    let mut old = Reader::open(config(dir, Start::Cursor("old".into()))).unwrap();
+    assert_eq!(seqs(&drain(&mut old)), [1, 2, 3]);
+    old.commit().unwrap();
+    drop(old);
+    // The new relay continues in buckets, across a boundary.
+    set_counter(dir, BUCKET_SPAN - 2);
+    for native in ["PostToolUse", "PreToolUse", "PostToolUse", "Stop"] {
+        write(dir, native, "s1");
+    }
+    let bucketed = [BUCKET_SPAN - 1, BUCKET_SPAN, BUCKET_SPAN + 1, BUCKET_SPAN + 2];
+    let listing = source::list(dir).unwrap();
+    assert_eq!(listing.buckets, [0, BUCKET_SPAN]);
+    let mut all = vec![1, 2, 3];
+    all.extend(bucketed);
+    assert_eq!(seqs(&drain(&mut Reader::open(config(dir, Start::Beginning)).unwrap())), all);
+    let mut old = Reader::open(config(dir, Start::Cursor("old".into()))).unwrap();
+    old.poll().unwrap();
+    let mut seen = vec![old.next_event().unwrap().source.seq, old.next_event().unwrap().source.seq];
+    old.commit().unwrap();
+    drop(old);
+    write(dir, "SessionEnd", "s1");
+    let mut old = Reader::open(config(dir, Start::Cursor("old".into()))).unwrap();
+    seen.extend(seqs(&drain(&mut old)));
+    let mut expected = bucketed.to_vec();
+    expected.push(BUCKET_SPAN + 3);
+    assert_eq!(seen, expected, "resumed across the boundary, none missed, none twice");
+}
+
+#[test]
+fn an_event_at_the_top_beside_its_bucket_is_read_in_its_place() {
+    use crate::format::filename::BUCKET_SPAN;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    EventsDir::create(dir).unwrap();
+    set_counter(dir, BUCKET_SPAN + 1);
+    write(dir, "SessionStart", "s1");
+    // A bucket the relay cannot use (here, a file in its place): the events go to the top.
+    let blocker = dir.join(bucket_name(2 * BUCKET_SPAN));
+    fs::write(&blocker, "not a bucket").unwrap();
+    set_counter(dir, 2 * BUCKET_SPAN - 1);
+    for native in ["UserPromptSubmit", "Stop"] {
+        write(dir, native, "s1");
+    }
+    let listing = source::list(dir).unwrap();
+    let places: Vec<_> = listing.events.iter().map(|e| (e.name.seq, e.place)).collect();
+    assert_eq!(
+        places,
+        [
+            (BUCKET_SPAN + 2, source::Place::Bucket),
+            (2 * BUCKET_SPAN, source::Place::Top),
+            (2 * BUCKET_SPAN + 1, source::Place::Top),
+        ]
+    );
+    let events = drain(&mut Reader::open(config(dir, Start::Beginning)).unwrap());
+    assert_eq!(natives(&events), ["SessionStart", "UserPromptSubmit", "Stop"]);
+    assert_eq!(fs::read_to_string(&blocker).unwrap(), "not a bucket");
+    for event in &events {
+        assert!(source::event_path(&event.source).is_file(), "{:?}", event.source);
+    }
+}
+
+#[test]
+fn a_hostile_bucket_is_never_read_nor_watched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let elsewhere = tmp.path().join("elsewhere");
+    write(&elsewhere, "Stop", "planted");
+    let planted = source::list(&elsewhere).unwrap().events[0];
+    fs::rename(planted.path(&elsewhere), elsewhere.join(planted.name.to_string())).unwrap();
+    EventsDir::create(&dir).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dir.join(bucket_name(0))).unwrap();
+    let mut reader = Reader::open(config(&dir, Start::Beginning)).unwrap();
+    assert!(drain(&mut reader).is_empty(), "nothing read through the link");
+    assert_eq!(reader.current_bucket(), None, "never watched");
+    // The relay writes beside it, at the top, and that is read.
+    write(&dir, "SessionStart", "s1");
+    let events = drain(&mut reader);
+    assert_eq!(natives(&events), ["SessionStart"]);
+    assert_eq!(source::event_path(&events[0].source), dir.join(events[0].source.file.as_str()));
 }

@@ -226,3 +226,54 @@ fn run_calls_back_in_order_and_commits_each_event_it_handled() {
     let mut w = cursor_watcher(&dir);
     assert_eq!(w.next_timeout(Duration::from_millis(200)).unwrap(), None, "nothing twice");
 }
+
+/// Sets the counter so that the next events cross into a new bucket.
+fn just_before_a_bucket_boundary(dir: &Path) {
+    crate::format::store::EventsDir::create(dir).unwrap();
+    let seq = crate::format::filename::BUCKET_SPAN - 2;
+    fs::write(dir.join(crate::format::filename::COUNTER_FILE), format!("{seq:020}\n")).unwrap();
+}
+
+#[test]
+fn notifications_follow_the_events_into_each_new_bucket() {
+    let tmp = tempfile::tempdir().unwrap();
+    just_before_a_bucket_boundary(tmp.path());
+    let options =
+        WatchOptions { rescan_interval: Duration::from_secs(3600), ..WatchOptions::default() };
+    let mut w = watcher(tmp.path(), options);
+    assert_eq!(w.next_timeout(Duration::from_millis(50)).unwrap(), None);
+    let start = Instant::now();
+    for native in ["PreToolUse", "PostToolUse", "Stop", "UserPromptSubmit"] {
+        write(tmp.path(), native);
+        assert_eq!(next(&mut w).as_deref(), Some(native));
+    }
+    assert!(start.elapsed() < Duration::from_secs(60), "woken by notifications alone");
+    let bucket =
+        tmp.path().join(crate::format::filename::bucket_name(crate::format::filename::BUCKET_SPAN));
+    assert!(w.watched.contains(&bucket), "{:?}", w.watched);
+}
+
+#[test]
+fn dropped_notifications_across_a_bucket_boundary_are_covered_by_the_rescan() {
+    for mode in [Mode::Notify, Mode::Poll] {
+        let tmp = tempfile::tempdir().unwrap();
+        just_before_a_bucket_boundary(tmp.path());
+        let options = WatchOptions {
+            mode,
+            rescan_interval: Duration::from_millis(100),
+            poll_interval: Duration::from_millis(100),
+        };
+        let mut w = watcher(tmp.path(), options);
+        w.deaf = true;
+        assert_eq!(w.next_timeout(Duration::from_millis(20)).unwrap(), None);
+        let natives = ["PreToolUse", "PostToolUse", "Stop", "UserPromptSubmit"];
+        for native in natives {
+            write(tmp.path(), native);
+        }
+        let got: Vec<String> = (0..natives.len()).filter_map(|_| next(&mut w)).collect();
+        assert_eq!(got, natives, "{mode:?}");
+        // One at a time too: each found by the next rescan.
+        write(tmp.path(), "Stop");
+        assert_eq!(next(&mut w).as_deref(), Some("Stop"), "{mode:?}");
+    }
+}
