@@ -2,8 +2,9 @@
 //!
 //! * `cargo run --release -p hookline-bench -- relay [--runs N] [--baseline BIN]`: the cost of
 //!   one hook call, beside the exec floor, the Python relay and optionally another relay build;
-//! * `cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]`:
-//!   rename-to-delivery latency, backlog throughput and memory of the watcher;
+//! * `cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]
+//!   [--backlog N] [--runs N] [--dir DIR] [--backlog-only]`: rename-to-delivery latency,
+//!   backlog throughput (with and without the read-ahead worker) and memory of the watcher;
 //! * `cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]`: the cost of
 //!   one durable cursor save, against an atomic one that does not sync;
 //! * `cargo run -p hookline-bench -- deliver [--runs N]`: request-to-confirmed latency of
@@ -30,7 +31,7 @@ use std::error::Error;
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N] [--baseline BIN]\n       \
-                     cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]\n       \
+                     cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N] [--backlog N] [--runs N] [--dir DIR] [--backlog-only]\n       \
                      cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
                      cargo run -p hookline-bench -- deliver [--runs N]
        \

@@ -97,6 +97,155 @@ pub fn payload_digest(payload: &Value) -> u64 {
     hasher.finish()
 }
 
+/// The [`payload_digest`] of a payload's JSON text, as the lenient decode
+/// ([`rawjson::decode`](crate::format::rawjson::decode)) would give it, computed while the text
+/// is parsed, without building its [`Value`]: no map, no vector of values, no copy of a string
+/// without escapes. Text serde_json refuses, and an object with a key twice (whose value the
+/// decode keeps only once), take the decode. `None` when the text is not JSON.
+pub fn payload_text_digest(text: &str) -> Option<u64> {
+    let mut parser = serde_json::Deserializer::from_str(text);
+    match serde::de::DeserializeSeed::deserialize(DigestSeed, &mut parser) {
+        Ok(digest) if parser.end().is_ok() => Some(digest),
+        _ => crate::format::rawjson::decode(text).map(|payload| payload_digest(&payload)),
+    }
+}
+
+/// Digests one JSON value as it is parsed (see [`payload_text_digest`]), each arm writing what
+/// [`payload_digest`] writes for the [`Value`] serde_json would have built.
+#[derive(Clone, Copy)]
+struct DigestSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for DigestSeed {
+    type Value = u64;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, parser: D) -> Result<u64, D::Error> {
+        parser.deserialize_any(self)
+    }
+}
+
+fn digest_with(write: impl FnOnce(&mut DefaultHasher)) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    write(&mut hasher);
+    hasher.finish()
+}
+
+impl<'de> serde::de::Visitor<'de> for DigestSeed {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<u64, E> {
+        Ok(digest_with(|h| h.write_u8(0)))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<u64, E> {
+        Ok(digest_with(|h| h.write_u8(1 + u8::from(b))))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<u64, E> {
+        Ok(digest_with(|h| {
+            h.write_u8(3);
+            h.write_u64(u);
+        }))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, i: i64) -> Result<u64, E> {
+        // serde_json's `Value` keeps a non-negative integer as unsigned.
+        match u64::try_from(i) {
+            Ok(u) => self.visit_u64(u),
+            Err(_) => Ok(digest_with(|h| {
+                h.write_u8(3);
+                h.write_i64(i);
+            })),
+        }
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<u64, E> {
+        // As `Value`: a float that is not finite is `null`.
+        if !f.is_finite() {
+            return self.visit_unit();
+        }
+        Ok(digest_with(|h| {
+            h.write_u8(3);
+            h.write_u64(f.to_bits());
+        }))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<u64, E> {
+        Ok(digest_with(|h| {
+            h.write_u8(4);
+            h.write(s.as_bytes());
+        }))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<u64, A::Error> {
+        // The length is written before the items: their digests wait for it.
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(DigestSeed)? {
+            items.push(item);
+        }
+        Ok(digest_with(|h| {
+            h.write_u8(5);
+            h.write_usize(items.len());
+            for item in items {
+                h.write_u64(item);
+            }
+        }))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
+        let (mut len, mut members) = (0usize, 0u64);
+        // Each key's hash, to notice a key given twice (a false alarm only costs the decode).
+        let mut keys = Vec::new();
+        while let Some(member) = map.next_key_seed(KeySeed)? {
+            let key = member.finish();
+            if keys.contains(&key) {
+                return Err(serde::de::Error::custom("a key given twice"));
+            }
+            keys.push(key);
+            let mut member = member;
+            member.write_u64(map.next_value_seed(DigestSeed)?);
+            members = members.wrapping_add(member.finish());
+            len += 1;
+        }
+        Ok(digest_with(|h| {
+            h.write_u8(6);
+            h.write_usize(len);
+            h.write_u64(members);
+        }))
+    }
+}
+
+/// An object's key, read into the hasher of its member (see [`payload_digest`]).
+struct KeySeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeySeed {
+    type Value = DefaultHasher;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        parser: D,
+    ) -> Result<DefaultHasher, D::Error> {
+        parser.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeySeed {
+    type Value = DefaultHasher;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<DefaultHasher, E> {
+        let mut member = DefaultHasher::new();
+        member.write(key.as_bytes());
+        Ok(member)
+    }
+}
+
 /// One copy handed out, as remembered: small, since a reader keeps the last few of every
 /// session it has heard of within the window. Names are indices into [`Echoes::names`],
 /// directories into [`Echoes::dirs`].
@@ -472,6 +621,29 @@ mod tests {
             json!({"session_id": "s", "n": [1, {"x": true}]}),
         ] {
             assert_ne!(payload_digest(&a), payload_digest(&other), "{other}");
+        }
+    }
+
+    #[test]
+    fn a_digest_of_the_text_is_the_digest_of_its_decoded_value() {
+        let digits = "9".repeat(400);
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let texts = [
+            r#"{"session_id":"s","n":[1,{"x":true,"y":null}],"f":-2.5e3,"i":-7,"z":0,"u":18446744073709551615}"#.to_owned(),
+            r#"{"e":"tab\t quote\" \u00e9 \ud83d\ude00","k\u0022":"v","":{},"a":[]}"#.to_owned(),
+            r#" { "spaced" : [ 1 , 2.0 , -0 , -0.0 , 1e2 ] } "#.to_owned(),
+            r#"{"twice":1,"other":2,"twice":3}"#.to_owned(),
+            r#"{"lone":"a\ud800b","big":1e999999}"#.to_owned(),
+            format!(r#"{{"long":{digits},"deep":{deep}}}"#),
+            r#"[1,"two",null,false]"#.to_owned(),
+            r#""just a string""#.to_owned(),
+        ];
+        for text in &texts {
+            let decoded = crate::format::rawjson::decode(text).expect(text);
+            assert_eq!(payload_text_digest(text), Some(payload_digest(&decoded)), "{text}");
+        }
+        for text in ["", "{", r#"{"a":}"#, "[1,]x"] {
+            assert_eq!(payload_text_digest(text), None, "{text}");
         }
     }
 

@@ -33,7 +33,7 @@ use crate::format::filename::{EventFileName, bucket_name, bucket_of};
 use crate::format::layout::usable_bucket;
 use crate::format::store::EventsDir;
 use crate::ingest::cursor::{Cursor, Position};
-use crate::ingest::echo::{Echoes, payload_digest};
+use crate::ingest::echo::Echoes;
 use crate::ingest::mapping::map_envelope;
 use crate::ingest::source::{self, DirId, EventFile, LegacyName, Stamp};
 use crate::profile::Profiles;
@@ -70,6 +70,12 @@ pub struct ReaderConfig {
     /// With [`Start::Beginning`], start past what a checkpoint folded in instead of at the
     /// oldest event (see [`crate::checkpoint`]).
     pub resume: Option<Resume>,
+    /// Most listed files a worker thread reads, parses and maps ahead of the consumer on a
+    /// large backlog (at least 128 files listed and not read); 0 reads every file in the
+    /// consumer's thread. Only reading, parsing, mapping, digesting and quarantining move to
+    /// the worker: events are handed out, echoes marked and the cursor moved by the consumer,
+    /// exactly as without it.
+    pub read_ahead: usize,
 }
 
 /// Where a reader whose history a checkpoint folded in starts: past the checkpoint's
@@ -94,9 +100,20 @@ impl ReaderConfig {
             lock_bound: Duration::from_millis(200),
             stamp_settled: source::STAMP_SETTLED,
             resume: None,
+            read_ahead: match std::thread::available_parallelism() {
+                Ok(n) if n.get() > 1 => DEFAULT_READ_AHEAD,
+                _ => 0,
+            },
         }
     }
 }
+
+/// The default [`ReaderConfig::read_ahead`] where there is more than one core: four batches.
+pub const DEFAULT_READ_AHEAD: usize = 4096;
+
+/// The fewest listed files not read yet for which a worker is started: below, a thread hop
+/// costs more than it saves (a follower reads a few files at a time).
+const AHEAD_FROM: usize = 2 * ahead::CHUNK;
 
 /// A mapped event, where it sits in the cursor, and its payload's digest (for echoes).
 type Item = (Event, Mark, Option<u64>);
@@ -143,8 +160,15 @@ pub struct Reader {
     legacy_waiting: Vec<Item>,
     /// The copies handed out, to recognise echoes.
     echoes: Echoes,
-    /// Listed event files not read yet.
+    /// Listed event files not read yet, nor sent to the worker.
     backlog: VecDeque<EventFile>,
+    /// The worker reading listed files ahead, once a backlog is large enough.
+    ahead: Option<ahead::ReadAhead>,
+    /// The worker was lost: files are read in the consumer's thread from then on.
+    ahead_lost: bool,
+    /// The fewest files in the backlog for which the worker starts ([`AHEAD_FROM`]; tests
+    /// lower it).
+    ahead_from: usize,
     /// Highest ordered seq queued or in the backlog.
     listed_seq: u64,
     /// Unordered and legacy files queued or in the backlog.
@@ -183,6 +207,9 @@ impl Reader {
             legacy_waiting: Vec::new(),
             echoes,
             backlog: VecDeque::new(),
+            ahead: None,
+            ahead_lost: false,
+            ahead_from: AHEAD_FROM,
             listed_seq: 0,
             listed_names: HashSet::new(),
             notices: Vec::new(),
@@ -273,18 +300,24 @@ impl Reader {
             self.dir_id = id;
             self.cursor.dir = id;
         }
-        if id.is_some() && self.backlog.is_empty() {
+        if id.is_some() && !self.unread() {
             self.list_primary(&dir)?;
         }
+        self.read_ahead(&dir);
         let mut primary = Vec::new();
         let mut read = 0;
         while read < self.config.batch {
-            let Some(name) = self.backlog.pop_front() else {
+            let Some(next) = self.next_read(&dir) else {
                 break;
             };
             read += 1;
-            primary.extend(self.read_primary(&dir, name)?);
+            if let Some((item, notice)) = next? {
+                self.notices.extend(notice);
+                primary.push(item);
+            }
         }
+        // The worker reads the next batch while the consumer handles this one.
+        self.read_ahead(&dir);
         let legacy = self.poll_legacy()?;
         self.enqueue_merged(primary, legacy);
         Ok(self.queue.len() - before)
@@ -297,6 +330,8 @@ impl Reader {
         self.listed_seq = 0;
         self.quiet = None;
         self.backlog.clear();
+        // Whatever the worker read was of the old directory.
+        self.ahead = None;
         self.listed_names.retain(|(d, _)| d != dir);
     }
 
@@ -395,51 +430,54 @@ impl Reader {
         Ok(())
     }
 
-    /// Reads and maps one listed file; `None` when it vanished since (pruned by retention).
-    fn read_primary(&mut self, dir: &Path, listed: EventFile) -> Result<Option<Item>, Error> {
-        let name = listed.name;
-        let file = name.to_string();
-        let source =
-            SourceRef { dir: dir.to_owned(), seq: name.seq, file: file.clone(), legacy: false };
-        let mark = match name.unordered_ts_ns {
-            None => Mark::Ordered(name.seq),
-            Some(_) => Mark::Unordered(file.clone()),
-        };
-        let mut digest = None;
-        let event = match source::read_event(dir, &listed) {
-            Ok(Some(envelope)) => {
-                digest = envelope
-                    .payload
-                    .as_deref()
-                    .and_then(|raw| crate::format::rawjson::decode(raw.get()))
-                    .map(|payload| payload_digest(&payload));
-                map_envelope(&self.config.profiles, &envelope, source)
+    /// Whether listed files remain unread: in the backlog or in flight to the worker.
+    fn unread(&self) -> bool {
+        !self.backlog.is_empty() || self.ahead.as_ref().is_some_and(|a| a.in_flight() > 0)
+    }
+
+    /// Starts the worker on a large enough backlog and keeps it [`ReaderConfig::read_ahead`]
+    /// files ahead.
+    fn read_ahead(&mut self, dir: &Path) {
+        let limit = self.config.read_ahead;
+        if limit == 0 || self.ahead_lost || self.backlog.is_empty() {
+            return;
+        }
+        if self.ahead.is_none() && self.backlog.len() >= self.ahead_from {
+            self.ahead = ahead::ReadAhead::start(dir.to_owned(), self.config.profiles.clone());
+            self.ahead_lost = self.ahead.is_none();
+        }
+        if let Some(ahead) = &mut self.ahead {
+            ahead.collect();
+            if !ahead.top_up(&mut self.backlog, limit) {
+                self.lose_ahead();
             }
-            Ok(None) => return Ok(None),
-            Err(problem) => {
-                let quarantined = if problem.quarantine {
-                    source::quarantine(dir, &listed, &problem.reason)?
-                } else {
-                    None
-                };
-                let reason = match &quarantined {
-                    Some(to) => {
-                        self.notices.push(Notice::Quarantined {
-                            file: to.clone(),
-                            reason: problem.reason.clone(),
-                        });
-                        format!(
-                            "unreadable event file, a copy quarantined to {}: {}",
-                            to.display(),
-                            problem.reason
-                        )
-                    }
-                    None => format!("unreadable event file: {}", problem.reason),
-                };
-                unreadable(source, reason, name.unordered_ts_ns.unwrap_or(0))
+        }
+    }
+
+    /// The next listed file read, in order: from the worker while it has some in flight,
+    /// else read here. `None` when none is left.
+    fn next_read(&mut self, dir: &Path) -> Option<ahead::Read> {
+        if let Some(ahead) = &mut self.ahead {
+            if let Some(read) = ahead.next() {
+                return Some(read);
             }
-        };
-        Ok(Some((event, mark, digest)))
+            if ahead.in_flight() > 0 {
+                self.lose_ahead();
+            }
+        }
+        let name = self.backlog.pop_front()?;
+        Some(ahead::read_one(&self.config.profiles, dir, name))
+    }
+
+    /// The worker is gone (it panicked): what it was sent and did not return is read here,
+    /// in order, and no worker is started again.
+    fn lose_ahead(&mut self) {
+        if let Some(ahead) = self.ahead.take() {
+            for name in ahead.into_unread().into_iter().rev() {
+                self.backlog.push_front(name);
+            }
+        }
+        self.ahead_lost = true;
     }
 
     fn poll_legacy(&mut self) -> Result<Vec<Item>, Error> {
@@ -486,7 +524,7 @@ impl Reader {
         let mut legacy: Vec<Item> =
             std::mem::take(&mut self.legacy_waiting).into_iter().chain(legacy).collect();
         legacy.sort_by_key(|item| item.0.ts_ns);
-        if !self.backlog.is_empty() {
+        if self.unread() {
             let read_up_to = primary.iter().map(|item| item.0.ts_ns).max();
             let due = legacy.partition_point(|item| read_up_to.is_some_and(|t| item.0.ts_ns <= t));
             self.legacy_waiting = legacy.split_off(due);
@@ -530,7 +568,7 @@ impl Reader {
 
     /// Whether events are queued or listed but not read yet.
     pub fn has_pending(&self) -> bool {
-        !self.queue.is_empty() || !self.backlog.is_empty() || !self.legacy_waiting.is_empty()
+        !self.queue.is_empty() || self.unread() || !self.legacy_waiting.is_empty()
     }
 
     /// Whether the last listing saw event files that could not be read yet because their
@@ -615,6 +653,8 @@ pub fn event_from_envelope(profiles: &Profiles, envelope: &RawEnvelope, file: &s
         SourceRef { dir: PathBuf::new(), seq: envelope.seq, file: file.to_owned(), legacy: false };
     map_envelope(profiles, envelope, source)
 }
+
+mod ahead;
 
 #[cfg(test)]
 mod tests;

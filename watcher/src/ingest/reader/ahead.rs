@@ -1,0 +1,369 @@
+//! Read-ahead: a worker thread that reads, parses and maps the listed event files in order
+//! while the consumer hands out and folds the ones before them.
+//!
+//! The worker does only what does not depend on what was handed out: reading a file, parsing
+//! its envelope, mapping it, digesting its payload, quarantining it when it is damaged (see
+//! [`read_one`]). Everything that does (echoes, the position, the cursor) stays with the
+//! consumer in [`Reader::next_event`](super::Reader::next_event), so an event is handed out,
+//! counted and committed exactly as without the worker. Names go to the worker in chunks and
+//! come back as results in the same chunks, in the order they were sent; at most
+//! [`ReaderConfig::read_ahead`](super::ReaderConfig::read_ahead) names are in flight, so memory
+//! stays bounded however long the backlog.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::thread::JoinHandle;
+
+use super::{Item, Mark, Notice, unreadable};
+use crate::Error;
+use crate::canonical::SourceRef;
+use crate::ingest::echo::payload_text_digest;
+use crate::ingest::mapping::map_envelope;
+use crate::ingest::source::{self, EventFile};
+use crate::profile::Profiles;
+
+/// Names sent to the worker at a time.
+pub(super) const CHUNK: usize = 64;
+
+/// One file read: its item and the notice it raised, `None` when it vanished since it was
+/// listed, or the error that stopped reading it.
+pub(super) type Read = Result<Option<(Item, Option<Notice>)>, Error>;
+
+/// Reads and maps one listed file (`Ok(None)` when it vanished since, pruned by retention);
+/// a damaged one is quarantined and becomes an `unknown` event naming it. The same whether the
+/// consumer or the worker calls it.
+pub(super) fn read_one(profiles: &Profiles, dir: &Path, listed: EventFile) -> Read {
+    let name = listed.name;
+    let file = name.to_string();
+    let source =
+        SourceRef { dir: dir.to_owned(), seq: name.seq, file: file.clone(), legacy: false };
+    let mark = match name.unordered_ts_ns {
+        None => Mark::Ordered(name.seq),
+        Some(_) => Mark::Unordered(file.clone()),
+    };
+    let mut digest = None;
+    let mut notice = None;
+    let event = match source::read_event(dir, &listed) {
+        Ok(Some(envelope)) => {
+            digest = envelope.payload.as_deref().and_then(|raw| payload_text_digest(raw.get()));
+            map_envelope(profiles, &envelope, source)
+        }
+        Ok(None) => return Ok(None),
+        Err(problem) => {
+            let quarantined = if problem.quarantine {
+                source::quarantine(dir, &listed, &problem.reason)?
+            } else {
+                None
+            };
+            let reason = match &quarantined {
+                Some(to) => {
+                    notice = Some(Notice::Quarantined {
+                        file: to.clone(),
+                        reason: problem.reason.clone(),
+                    });
+                    format!(
+                        "unreadable event file, a copy quarantined to {}: {}",
+                        to.display(),
+                        problem.reason
+                    )
+                }
+                None => format!("unreadable event file: {}", problem.reason),
+            };
+            unreadable(source, reason, name.unordered_ts_ns.unwrap_or(0))
+        }
+    };
+    Ok(Some(((event, mark, digest), notice)))
+}
+
+/// The worker and what is in flight to and from it.
+#[derive(Debug)]
+pub(super) struct ReadAhead {
+    requests: Option<Sender<Vec<EventFile>>>,
+    results: Receiver<Vec<Read>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    /// The chunks sent and not received yet, oldest first (re-read by the consumer if the
+    /// worker is lost).
+    sent: VecDeque<Vec<EventFile>>,
+    /// Results received and not taken yet, in order, with their names.
+    ready: VecDeque<(EventFile, Read)>,
+}
+
+impl ReadAhead {
+    /// Starts a worker reading files of `dir` with `profiles`; `None` when no thread can be
+    /// had (the consumer then reads them itself).
+    pub(super) fn start(dir: PathBuf, profiles: Profiles) -> Option<ReadAhead> {
+        let (requests, work) = mpsc::channel::<Vec<EventFile>>();
+        let (done, results) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("hookline-read-ahead".into())
+            .spawn(move || {
+                while let Ok(names) = work.recv() {
+                    let mut chunk = Vec::with_capacity(names.len());
+                    for name in names {
+                        if stopped.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        chunk.push(read_one(&profiles, &dir, name));
+                    }
+                    if done.send(chunk).is_err() {
+                        return;
+                    }
+                }
+            })
+            .ok()?;
+        Some(ReadAhead {
+            requests: Some(requests),
+            results,
+            stop,
+            thread: Some(thread),
+            sent: VecDeque::new(),
+            ready: VecDeque::new(),
+        })
+    }
+
+    /// Names sent and not taken yet.
+    pub(super) fn in_flight(&self) -> usize {
+        self.sent.iter().map(Vec::len).sum::<usize>() + self.ready.len()
+    }
+
+    /// Sends the next names of `backlog` until `limit` are in flight. Returns false when the
+    /// worker is gone.
+    pub(super) fn top_up(&mut self, backlog: &mut VecDeque<EventFile>, limit: usize) -> bool {
+        let mut in_flight = self.in_flight();
+        while in_flight < limit && !backlog.is_empty() {
+            let n = CHUNK.min(limit - in_flight).min(backlog.len());
+            let chunk: Vec<EventFile> = backlog.drain(..n).collect();
+            let Some(requests) = &self.requests else { return false };
+            if requests.send(chunk.clone()).is_err() {
+                // Not sent: back where it was, for the consumer to read.
+                for name in chunk.into_iter().rev() {
+                    backlog.push_front(name);
+                }
+                return false;
+            }
+            self.sent.push_back(chunk);
+            in_flight += n;
+        }
+        true
+    }
+
+    /// The next result in order, waiting for the worker if it has not read it yet; `None`
+    /// when nothing is in flight, or the worker is gone (see [`ReadAhead::into_unread`]).
+    pub(super) fn next(&mut self) -> Option<Read> {
+        if self.ready.is_empty() {
+            self.sent.front()?;
+            let chunk = self.results.recv().ok()?;
+            self.received(chunk);
+        }
+        self.ready.pop_front().map(|(_, read)| read)
+    }
+
+    fn received(&mut self, chunk: Vec<Read>) {
+        let names = self.sent.pop_front().unwrap_or_default();
+        self.ready.extend(names.into_iter().zip(chunk));
+    }
+
+    /// Takes whatever results arrived without waiting.
+    pub(super) fn collect(&mut self) {
+        loop {
+            match self.results.try_recv() {
+                Ok(chunk) => self.received(chunk),
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => return,
+            }
+        }
+    }
+
+    /// Stops the worker; returns the names sent to it and not taken yet, in order, for the
+    /// consumer to read itself (a result received and not taken is dropped with it, so it is
+    /// read, and reported, once).
+    pub(super) fn into_unread(mut self) -> Vec<EventFile> {
+        self.shut_down();
+        let ready = std::mem::take(&mut self.ready).into_iter().map(|(name, _)| name);
+        let sent = std::mem::take(&mut self.sent).into_iter().flatten();
+        ready.chain(sent).collect()
+    }
+
+    fn shut_down(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.requests = None;
+        if let Some(thread) = self.thread.take() {
+            // The worker stops at the next file; a panic there was already reported.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        self.shut_down();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use serde_json::value::RawValue;
+
+    use super::super::{Reader, ReaderConfig, Start};
+    use crate::canonical::{Event, Kind};
+    use crate::format::store::{EventsDir, WriteOptions, write_payload};
+    use crate::profile::Profiles;
+
+    const NATIVES: &[&str] = &["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"];
+
+    /// Writes `n` events of a few sessions with payloads of pseudo-random sizes (up to about
+    /// 20 KiB), the relay's way, and damages the one at `bad`; returns its file name.
+    fn write_backlog(dir: &std::path::Path, n: usize, bad: usize) -> String {
+        let events = EventsDir::create(dir).unwrap();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut bad_file = String::new();
+        for index in 0..n {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let pad = "x".repeat((state % 20_000) as usize);
+            let native = NATIVES[index % NATIVES.len()];
+            let payload = format!(
+                r#"{{"session_id":"s{}","hook_event_name":"{native}","tool_name":"Bash","pad":"{pad}"}}"#,
+                index % 7
+            );
+            let payload = RawValue::from_string(payload).unwrap();
+            let written =
+                write_payload(&events, "claude", native, None, &payload, &WriteOptions::default())
+                    .unwrap();
+            if index == bad {
+                bad_file = written.name.to_string();
+            }
+        }
+        // Damaged where the listing finds it (in its bucket, or at the top).
+        let listing = crate::ingest::source::list(dir).unwrap();
+        let damaged = listing.events.iter().find(|e| e.name.to_string() == bad_file).unwrap();
+        fs::write(damaged.path(dir), b"{\"v\":1,\"seq\":").unwrap();
+        bad_file
+    }
+
+    /// Copies a directory's files and sub-directories (the buckets), hidden ones aside.
+    fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+        fs::create_dir_all(to).unwrap();
+        for entry in fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                copy_tree(&entry.path(), &to.join(entry.file_name()));
+            } else if kind.is_file() {
+                fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+            }
+        }
+    }
+
+    fn config(dir: &std::path::Path, start: Start, read_ahead: usize) -> ReaderConfig {
+        ReaderConfig {
+            batch: 50,
+            read_ahead,
+            ..ReaderConfig::new(dir, start, Profiles::shipped().unwrap())
+        }
+    }
+
+    fn open(config: ReaderConfig) -> Reader {
+        let mut reader = Reader::open(config).unwrap();
+        reader.ahead_from = 1;
+        reader
+    }
+
+    /// Takes up to `limit` events, polling as needed.
+    fn take(reader: &mut Reader, limit: usize) -> Vec<Event> {
+        let mut out = Vec::new();
+        while out.len() < limit {
+            if let Some(event) = reader.next_event() {
+                out.push(event);
+                continue;
+            }
+            let queued = reader.poll().unwrap();
+            if queued == 0 && !reader.has_pending() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// What the consumer sees of an event, its origin's directory aside (the copy of the
+    /// backlog read by the reference run lives elsewhere).
+    fn seen(events: &[Event]) -> Vec<(u64, String, Option<String>, Option<String>)> {
+        events
+            .iter()
+            .map(|e| {
+                let kind = match &e.kind {
+                    Kind::Unknown { reason } => format!("unknown: {}", reason.is_some()),
+                    other => other.name().to_owned(),
+                };
+                (e.source.seq, kind, e.native.clone(), e.session_id.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_worker_hands_out_what_the_consumer_would_read_in_order_once_across_a_restart() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, reference_dir) = (tmp.path().join("events"), tmp.path().join("reference"));
+        let bad = write_backlog(&dir, 600, 333);
+        copy_tree(&dir, &reference_dir);
+        let mut reference = open(config(&reference_dir, Start::Beginning, 0));
+        let expected = take(&mut reference, usize::MAX);
+        assert!(reference.ahead.is_none(), "no worker when read-ahead is off");
+        assert_eq!(expected.len(), 600);
+
+        // Stopped in the middle of a batch, with the worker far ahead, and resumed.
+        let named = || config(&dir, Start::Cursor("consumer".into()), 200);
+        let mut reader = open(named());
+        let mut got = take(&mut reader, 275);
+        assert!(reader.ahead.as_ref().is_some_and(|a| a.in_flight() > 0), "the worker read ahead");
+        reader.commit().unwrap();
+        let mut notices = reader.take_notices();
+        drop(reader);
+        let mut reader = open(named());
+        got.extend(take(&mut reader, usize::MAX));
+        notices.extend(reader.take_notices());
+
+        assert_eq!(seen(&got), seen(&expected));
+        let seqs: Vec<u64> = got.iter().map(|e| e.source.seq).collect();
+        assert_eq!(seqs, (1..=600).collect::<Vec<u64>>(), "in order, each once");
+        let Kind::Unknown { reason: Some(reason) } = &got[333].kind else {
+            panic!("{:?}", got[333])
+        };
+        assert!(reason.contains("quarantined"), "{reason}");
+        assert!(dir.join(".quarantine").join(&bad).exists());
+        let quarantined = notices
+            .iter()
+            .filter(
+                |n| matches!(n, super::Notice::Quarantined { file, .. } if file.ends_with(&bad)),
+            )
+            .count();
+        assert!(quarantined >= 1, "{notices:?}");
+        assert!(take(&mut reader, usize::MAX).is_empty(), "nothing is handed out twice");
+    }
+
+    #[test]
+    fn a_lost_worker_leaves_its_files_to_the_consumer_in_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_backlog(tmp.path(), 300, 120);
+        let mut reader = open(config(tmp.path(), Start::Beginning, 100));
+        let mut got = take(&mut reader, 70);
+        assert!(reader.ahead.as_ref().is_some_and(|a| a.in_flight() > 0), "the worker read ahead");
+        reader.lose_ahead();
+        got.extend(take(&mut reader, usize::MAX));
+        assert!(reader.ahead.is_none(), "no worker is started again");
+        let seqs: Vec<u64> = got.iter().map(|e| e.source.seq).collect();
+        assert_eq!(seqs, (1..=300).collect::<Vec<u64>>());
+        assert!(matches!(got[120].kind, Kind::Unknown { .. }), "{:?}", got[120]);
+    }
+}
