@@ -740,21 +740,33 @@ impl Tracker {
 impl Session {
     fn new(event: &Event, generation: Generation) -> Session {
         let evidence = Evidence::of(event, "new-session-starts-unknown");
+        let state = State::Unknown(UnknownReason::NoEventYet);
+        let mut session = Session::blank(
+            event.session(),
+            state,
+            generation.started_ns.min(event.ts_ns),
+            evidence,
+        );
+        session.cwd.clone_from(&event.cwd);
+        session.host_pid = event.host_pid;
+        session.transcript_path.clone_from(&event.transcript_path);
+        session.ts_ns = 0;
+        session.legacy_only = event.source.legacy;
+        session
+    }
+
+    /// A session in `state` since `since_ns` by `evidence`, epoch 0, with nothing else known.
+    fn blank(key: SessionKey, state: State, since_ns: u64, evidence: Evidence) -> Session {
         Session {
-            key: event.session(),
-            cwd: event.cwd.clone(),
-            host_pid: event.host_pid,
-            transcript_path: event.transcript_path.clone(),
+            key,
+            cwd: None,
+            host_pid: None,
+            transcript_path: None,
             transcript: None,
-            current: Current {
-                state: State::Unknown(UnknownReason::NoEventYet),
-                since_ns: generation.started_ns.min(event.ts_ns),
-                evidence: evidence.clone(),
-                live: false,
-            },
+            current: Current { state, since_ns, evidence: evidence.clone(), live: false },
             epoch: 0,
             seq: 0,
-            ts_ns: 0,
+            ts_ns: since_ns,
             last_event: evidence,
             turn: Turn::default(),
             todos: TodoList::default(),
@@ -763,7 +775,7 @@ impl Session {
             moved_since_slot: false,
             history: VecDeque::new(),
             epoch_has_events: false,
-            legacy_only: event.source.legacy,
+            legacy_only: false,
             unhooked: false,
         }
     }
@@ -785,36 +797,14 @@ impl Session {
             rule: std::borrow::Cow::Borrowed("transcript-only-session-starts-unknown"),
             mapped_by: format!("transcript:{}", facts.format),
         };
-        Session {
-            key: SessionKey {
-                cli: cli.to_owned(),
-                session_id: Some(session_id.to_owned()),
-                tag: None,
-            },
-            cwd: None,
-            host_pid: None,
-            transcript_path: Some(facts.path.clone()),
-            transcript: Some(facts),
-            current: Current {
-                state: State::Unknown(UnknownReason::TranscriptOnly),
-                since_ns,
-                evidence: evidence.clone(),
-                live: false,
-            },
-            epoch: 0,
-            seq: 0,
-            ts_ns: since_ns,
-            last_event: evidence,
-            turn: Turn::default(),
-            todos: TodoList::default(),
-            retired_hosts: Vec::new(),
-            slot_taken: false,
-            moved_since_slot: false,
-            history: VecDeque::new(),
-            epoch_has_events: false,
-            legacy_only: false,
-            unhooked: true,
-        }
+        let key =
+            SessionKey { cli: cli.to_owned(), session_id: Some(session_id.to_owned()), tag: None };
+        let state = State::Unknown(UnknownReason::TranscriptOnly);
+        let mut session = Session::blank(key, state, since_ns, evidence);
+        session.transcript_path = Some(facts.path.clone());
+        session.transcript = Some(facts);
+        session.unhooked = true;
+        session
     }
 
     /// Whether no hook event has reported it: only its transcript is read.

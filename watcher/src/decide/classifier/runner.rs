@@ -119,7 +119,6 @@ pub(crate) fn run(argv: &[String], input: &[u8], timeout: Duration) -> Run {
 }
 
 /// Whether the child `pid` has exited, leaving it unreaped.
-#[cfg(target_os = "linux")]
 fn exited(pid: libc::pid_t) -> bool {
     // SAFETY: a zeroed siginfo_t is a valid out-parameter; WNOWAIT leaves the child waitable.
     unsafe {
@@ -130,24 +129,21 @@ fn exited(pid: libc::pid_t) -> bool {
             &mut info,
             libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
         );
-        rc != 0 || info.si_pid() != 0
+        rc != 0 || si_pid(&info) != 0
     }
 }
 
-/// Whether the child `pid` has exited, leaving it unreaped.
+/// The pid a `waitid` filled in (zero when no child changed state).
+#[cfg(target_os = "linux")]
+unsafe fn si_pid(info: &libc::siginfo_t) -> libc::pid_t {
+    // SAFETY: the caller passes a siginfo_t `waitid` filled in (or zeroed).
+    unsafe { info.si_pid() }
+}
+
+/// The pid a `waitid` filled in (zero when no child changed state).
 #[cfg(not(target_os = "linux"))]
-fn exited(pid: libc::pid_t) -> bool {
-    // SAFETY: as on Linux; the field is read directly where libc exposes it so.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        let rc = libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        );
-        rc != 0 || info.si_pid != 0
-    }
+unsafe fn si_pid(info: &libc::siginfo_t) -> libc::pid_t {
+    info.si_pid
 }
 
 #[cfg(test)]
