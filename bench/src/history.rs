@@ -20,8 +20,8 @@
 //! The baseline is another build of `hookline`, typically main's, built in a temporary
 //! worktree: `git worktree add /tmp/base main && cargo build --release -p hookline
 //! --manifest-path /tmp/base/Cargo.toml`. The directory is written to `/dev/shm` by default
-//! (tmpfs: the page cache, not the disk, is measured), and removed afterwards unless `--dir`
-//! named an existing one, which is then reused as it is.
+//! (tmpfs: the page cache, not the disk, is measured) and removed afterwards; a `--dir` is
+//! written when missing or empty, kept, and reused as it is when it holds events.
 
 mod checkpoints;
 
@@ -81,15 +81,17 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
         binaries.insert(0, ("baseline", baseline.clone()));
     }
     let (dir, owned) = match &args.dir {
-        Some(dir) if dir.is_dir() => (dir.clone(), false),
-        Some(dir) => (dir.clone(), true),
+        Some(dir) => (dir.clone(), false),
         None => {
             (PathBuf::from(format!("/dev/shm/hookline-bench-history-{}", std::process::id())), true)
         }
     };
     let home = dir.with_extension("home");
     std::fs::create_dir_all(&home)?;
-    if owned {
+    // A `--dir` that holds events is reused as it is; a missing or empty one is written, and
+    // kept for the next run.
+    let empty = !dir.is_dir() || std::fs::read_dir(&dir)?.next().is_none();
+    if empty {
         let written = Instant::now();
         write_events_of(&dir, 0, args.events, args.sessions)?;
         eprintln!(
@@ -98,7 +100,17 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
             written.elapsed().as_secs_f64()
         );
     }
+    // The baseline may predate buckets: it reads a flat copy (hard links at the top, as the
+    // relays before buckets left a directory), the current binary the directory as written.
+    let flat = dir.with_extension("baseline-flat");
+    if let Some(baseline) = &args.baseline {
+        flat_copy(&dir, &flat)?;
+        let _ = BASELINE_DIR.set((baseline.clone(), flat.clone()));
+    }
     let result = measure(&args, &binaries, &dir, &home);
+    if args.baseline.is_some() {
+        std::fs::remove_dir_all(&flat)?;
+    }
     if owned {
         std::fs::remove_dir_all(&dir)?;
     }
@@ -223,7 +235,38 @@ fn idle_table(args: &Args, binaries: &[(&str, PathBuf)], dir: &Path, home: &Path
     Ok(())
 }
 
+/// The baseline binary and the flat copy of the events directory it reads.
+static BASELINE_DIR: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+
+/// The events directory `binary` reads for `dir`: the baseline's flat copy, else `dir`.
+fn events_dir_for(binary: &Path, dir: &Path) -> PathBuf {
+    match BASELINE_DIR.get() {
+        Some((baseline, flat)) if baseline == binary => flat.clone(),
+        _ => dir.to_owned(),
+    }
+}
+
+/// Hard links of every event file of `dir` at the top of `flat`, as a relay before buckets
+/// would have left them.
+fn flat_copy(dir: &Path, flat: &Path) -> Result<()> {
+    let _ = std::fs::remove_dir_all(flat);
+    std::fs::create_dir(flat)?;
+    std::fs::set_permissions(flat, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
+    for file in hookline::ingest::source::list(dir)?.events {
+        std::fs::hard_link(file.path(dir), flat.join(file.name.to_string()))?;
+    }
+    // The counter and its witness, so the baseline sees the same committed seq.
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        if name.to_string_lossy().starts_with(".seq") {
+            std::fs::copy(dir.join(&name), flat.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
 fn command(binary: &Path, dir: &Path, home: &Path) -> Command {
+    let dir = &events_dir_for(binary, dir);
     let mut cmd = Command::new(binary);
     cmd.env_clear()
         .env("HOME", home)

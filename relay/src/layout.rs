@@ -75,6 +75,9 @@ pub struct Listing {
     pub buckets: Vec<u64>,
     /// The counter's witnesses at the top.
     pub witnesses: Vec<String>,
+    /// Set by [`list_some`] when buckets after the ones listed were left for a later listing:
+    /// the highest `seq` this listing can hold. Events above it (at the top too) are left out.
+    pub up_to: Option<u64>,
 }
 
 /// Whether a directory entry's metadata (not following a symlink) makes a usable bucket: the
@@ -95,6 +98,31 @@ pub fn list(dir: &Path, after: u64) -> Result<Listing, Error> {
         .collect();
     for first in wanted {
         list_bucket(dir, first, &mut listing)?;
+    }
+    listing.events.sort_unstable_by_key(|e| e.name);
+    Ok(listing)
+}
+
+/// Lists the top of an events directory and at most `buckets` of the usable buckets that can
+/// hold a `seq` above `after`, the oldest first: what a reader reads next, in memory bounded
+/// by `buckets` × the bucket span however long the history. When buckets were left, the
+/// listing says up to which `seq` it is complete ([`Listing::up_to`]) and holds no event above
+/// it, from the top either, so that nothing after a gap is taken before the gap is listed.
+pub fn list_some(dir: &Path, after: u64, buckets: usize) -> Result<Listing, Error> {
+    let mut listing = list_top(dir)?;
+    let wanted: Vec<u64> = listing
+        .buckets
+        .iter()
+        .copied()
+        .filter(|b| b.saturating_add(BUCKET_SPAN - 1) > after)
+        .collect();
+    for first in wanted.iter().take(buckets.max(1)) {
+        list_bucket(dir, *first, &mut listing)?;
+    }
+    if let Some(next) = wanted.get(buckets.max(1)) {
+        let up_to = next.saturating_sub(1);
+        listing.events.retain(|e| e.name.seq <= up_to);
+        listing.up_to = Some(up_to);
     }
     listing.events.sort_unstable_by_key(|e| e.name);
     Ok(listing)

@@ -132,7 +132,7 @@ fn daemon_start(binary: &Path, dir: &Path, home: &Path) -> Result<Duration> {
     let mut child =
         command(binary, dir, home).arg("daemon").stderr(std::process::Stdio::null()).spawn()?;
     let answered = loop {
-        if hookline::daemon::Client::connect(dir).is_ok() {
+        if hookline::daemon::Client::connect(&super::events_dir_for(binary, dir)).is_ok() {
             break Ok(start.elapsed());
         }
         if start.elapsed() > DAEMON_BOUND || child.try_wait()?.is_some() {

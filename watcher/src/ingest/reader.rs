@@ -108,6 +108,10 @@ impl ReaderConfig {
     }
 }
 
+/// Buckets a listing takes at most: the backlog of names a reader holds is bounded by this many
+/// buckets' worth of events (with the top's), not by the history.
+const LISTED_BUCKETS: usize = 2;
+
 /// The default [`ReaderConfig::read_ahead`] where there is more than one core: four batches.
 pub const DEFAULT_READ_AHEAD: usize = 4096;
 
@@ -181,6 +185,8 @@ pub struct Reader {
     /// left nothing to wait for: while all stay the same nothing can have appeared, and a poll
     /// does not list again (see [`Stamp`]).
     quiet: Option<(Stamp, Option<Stamp>, u64)>,
+    /// The last listing left buckets after it for the next one ([`LISTED_BUCKETS`]).
+    more_listed: bool,
     /// The same for each legacy directory: its settled stamp at its last listing.
     legacy_quiet: HashMap<PathBuf, Stamp>,
     /// Tests count the listings of the events directory.
@@ -215,6 +221,7 @@ impl Reader {
             notices: Vec::new(),
             uncommitted: false,
             quiet: None,
+            more_listed: false,
             legacy_quiet: HashMap::new(),
             #[cfg(test)]
             listings: 0,
@@ -362,7 +369,10 @@ impl Reader {
         // Only the buckets that can hold what was not read yet (from the one holding the last
         // seq read, to see it is still there): the listing costs the same however long the
         // history before it.
-        let listing = source::list_after(dir, self.listed_seq.saturating_sub(1))?;
+        // A few buckets at a time: memory bounded however long a history is replayed; the
+        // next poll lists on once these are read.
+        let listing = source::list_some(dir, self.listed_seq.saturating_sub(1), LISTED_BUCKETS)?;
+        self.more_listed = listing.up_to.is_some();
         let ordered = || listing.events.iter().map(|e| e.name).filter(EventFileName::is_ordered);
         let last_gone = !ordered().any(|n| n.seq >= self.listed_seq);
         if committed.is_some_and(|c| c < self.listed_seq) && last_gone {
@@ -420,7 +430,7 @@ impl Reader {
         } else {
             self.backlog.extend(events);
         }
-        if !self.uncommitted {
+        if !self.uncommitted && !self.more_listed {
             let settled = |s: &Stamp| s.settled(now, self.config.stamp_settled);
             self.quiet = stamp
                 .filter(|s| settled(s) && bucket.as_ref().is_none_or(settled))
@@ -566,9 +576,12 @@ impl Reader {
         Some(event)
     }
 
-    /// Whether events are queued or listed but not read yet.
+    /// Whether events are queued, listed but not read yet, or left for the next listing.
     pub fn has_pending(&self) -> bool {
-        !self.queue.is_empty() || self.unread() || !self.legacy_waiting.is_empty()
+        !self.queue.is_empty()
+            || self.unread()
+            || self.more_listed
+            || !self.legacy_waiting.is_empty()
     }
 
     /// Whether the last listing saw event files that could not be read yet because their

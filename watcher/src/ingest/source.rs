@@ -124,6 +124,12 @@ pub fn list_after(dir: &Path, seq: u64) -> Result<Listing, Error> {
     Ok(crate::format::layout::list(dir, seq)?)
 }
 
+/// Lists the top of an events directory and at most `buckets` buckets that can hold a `seq`
+/// above `seq`, the oldest first (see [`crate::format::layout::list_some`]).
+pub fn list_some(dir: &Path, seq: u64, buckets: usize) -> Result<Listing, Error> {
+    Ok(crate::format::layout::list_some(dir, seq, buckets)?)
+}
+
 /// Lists the top of an events directory and its newest bucket holding an event: enough to
 /// know the highest `seq` present and the unordered events.
 pub fn list_newest(dir: &Path) -> Result<Listing, Error> {
