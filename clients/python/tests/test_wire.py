@@ -86,3 +86,22 @@ def test_async_a_reply_that_comes_too_late_is_a_timeout_and_then_skipped():
 
     again = asyncio.run(main())
     assert again["echo"]["op"] == "echo_me" and again["echo"]["n"] == 2
+
+
+def test_a_decide_waits_for_the_classifier_consult_the_servers_policy_names():
+    from hookline import _protocol as p
+
+    assert p.parse_duration("30s") == 30.0
+    assert p.parse_duration("1m30s") == 90.0
+    assert p.parse_duration("500ms") == 0.5
+    for bad in ["", "30", "s", "1.5s", "30 s", "1w"]:
+        assert p.parse_duration(bad) is None, bad
+    # No classifier (off, or a server that says nothing of it): the plain reply timeout.
+    assert p.decide_timeout({}) == p.REPLY_TIMEOUT
+    off = {"policy": {"classifier.command": None, "classifier.timeout": "30s"}}
+    assert p.decide_timeout(off) == p.REPLY_TIMEOUT
+    # A classifier: its timeout on top, as the Rust client allows.
+    on = {"policy": {"classifier.command": ["judge"], "classifier.timeout": "45s"}}
+    assert p.decide_timeout(on) == p.REPLY_TIMEOUT + 45.0
+    garbled = {"policy": {"classifier.command": ["judge"], "classifier.timeout": "soon"}}
+    assert p.decide_timeout(garbled) == p.REPLY_TIMEOUT

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Union
 
@@ -85,6 +86,30 @@ def check_hello(where: str, reply: Dict[str, Any]) -> None:
             f"it speaks protocol {protocol}, this client speaks {PROTOCOL_VERSION}: "
             "use a client of the same hookline version",
         )
+
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str) -> Optional[float]:
+    """Seconds in a policy duration such as `"500ms"`, `"30s"` or `"1h30m"`; None when it is
+    not one."""
+    parts = re.findall(r"(\d+)(ms|s|m|h|d)", text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        return None
+    return sum(int(n) * _UNITS[u] for n, u in parts)
+
+
+def decide_timeout(hello: Dict[str, Any]) -> float:
+    """How long a `decide` may take: the reply timeout, plus the classifier consult's
+    `classifier.timeout` when the server's policy (as its `hello` gives it) names a
+    classifier, since the consult runs inside the request."""
+    policy = hello.get("policy") or {}
+    if not isinstance(policy, dict) or policy.get("classifier.command") is None:
+        return REPLY_TIMEOUT
+    timeout = policy.get("classifier.timeout")
+    consult = parse_duration(timeout) if isinstance(timeout, str) else None
+    return REPLY_TIMEOUT + (consult or 0.0)
 
 
 def decide_request(

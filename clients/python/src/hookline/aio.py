@@ -99,6 +99,7 @@ class AsyncClient:
             await self.close()
             raise
         self._info = Info.from_json(reply)
+        self._decide_timeout = p.decide_timeout(reply)
         return self
 
     # The ops.
@@ -122,7 +123,7 @@ class AsyncClient:
     ) -> Decision:
         """A decision of the live generation; see `hookline.Client.decide`."""
         request = p.decide_request(session, question, evidence, expect)
-        reply = await self._call(request, p.REPLY_TIMEOUT)
+        reply = await self._call(request, self._decide_timeout)
         return Decision.from_json(p.member(self.where, reply, "decision"))
 
     async def take_input_slot(

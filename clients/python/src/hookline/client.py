@@ -108,7 +108,8 @@ class Client:
     ([`connect`](#connect)) or a `hookline serve` of this process's own ([`spawn`](#spawn)).
 
     Requests go one at a time, each waiting for its reply (10 s at most, beyond a
-    `next_event`'s own wait); calls from several threads are serialized, so open one client per
+    `next_event`'s own wait or, for `decide`, the server's `classifier.timeout` when it runs a
+    classifier); calls from several threads are serialized, so open one client per
     thread that waits on `next_event`. Every exception is a `HooklineError` and means no live
     authority answered: fall back, never to an allow. Use it as a context manager, or `close()`.
     """
@@ -125,6 +126,7 @@ class Client:
             transport.close()
             raise
         self._info = Info.from_json(reply)
+        self._decide_timeout = p.decide_timeout(reply)
 
     @classmethod
     def connect(
@@ -187,7 +189,7 @@ class Client:
         An allowed `input` or `nudge` took the idle's slot (`Decision.slot`) for this caller
         alone: deliver exactly once."""
         request = p.decide_request(session, question, evidence, expect)
-        reply = self._call(request, p.REPLY_TIMEOUT)
+        reply = self._call(request, self._decide_timeout)
         return Decision.from_json(p.member(self.where, reply, "decision"))
 
     def take_input_slot(
