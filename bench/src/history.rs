@@ -137,14 +137,8 @@ const LAST_EVENTS: u64 = 10;
 fn listing_table(args: &Args, dir: &Path) -> Result<()> {
     use hookline::ingest::source;
     let flat = dir.with_extension("flat");
-    let _ = std::fs::remove_dir_all(&flat);
-    std::fs::create_dir(&flat)?;
-    let listing = source::list(dir)?;
-    let newest = listing.events.iter().map(|e| e.name.seq).max().unwrap_or(0);
-    for file in &listing.events {
-        std::fs::hard_link(file.path(dir), flat.join(file.name.to_string()))?;
-    }
-    drop(listing);
+    flat_copy(dir, &flat)?;
+    let newest = source::list_newest(dir)?.events.iter().map(|e| e.name.seq).max().unwrap_or(0);
     let after = newest.saturating_sub(LAST_EVENTS);
     let layouts = [("flat (relays before buckets)", flat.as_path()), ("buckets", dir)];
     let runs = args.runs.max(5);

@@ -89,18 +89,7 @@ pub fn usable_bucket(meta: &Metadata) -> bool {
 /// Lists the top of an events directory and every usable bucket that can hold a `seq` above
 /// `after` (0: the whole directory).
 pub fn list(dir: &Path, after: u64) -> Result<Listing, Error> {
-    let mut listing = list_top(dir)?;
-    let wanted: Vec<u64> = listing
-        .buckets
-        .iter()
-        .copied()
-        .filter(|b| b.saturating_add(BUCKET_SPAN - 1) > after)
-        .collect();
-    for first in wanted {
-        list_bucket(dir, first, &mut listing)?;
-    }
-    listing.events.sort_unstable_by_key(|e| e.name);
-    Ok(listing)
+    list_some(dir, after, usize::MAX)
 }
 
 /// Lists the top of an events directory and at most `buckets` of the usable buckets that can
