@@ -37,10 +37,14 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Answer one question about a session: may I deliver input, nudge, declare it crashed,
     /// carry on despite an env fault, carry on without a human? Asks the events directory's
-    /// daemon when one answers (it can allow input, once); else rebuilt from history, which
-    /// never authorizes input. Exit 0 allow, 1 withhold, 3 no structured signal (withhold: keep
-    /// your own behaviour), 2 error.
+    /// daemon when one answers (an allowed input or nudge takes the idle's slot as a lease,
+    /// printed as `lease ID`; `--peek` takes nothing); else rebuilt from history, which never
+    /// authorizes input. Exit 0 allow, 1 withhold, 3 no structured signal (withhold: keep your
+    /// own behaviour), 2 error.
     Decide(DecideArgs),
+    /// The leases on input slots: `list` those held, `release ID` give one back (the slot is
+    /// free again for the next caller).
+    Lease(LeaseArgs),
     /// Answer decisions and state questions as JSON lines on stdin/stdout, from one live
     /// tracker generation (can authorize input).
     Serve(ServeArgs),
@@ -53,7 +57,8 @@ pub enum Command {
     /// Serve the same protocol on a Unix socket in the events directory, for every client at
     /// once: the one live authority `decide`, `status` and `deliver` use.
     Daemon(DaemonArgs),
-    /// Type a text into a session's tmux pane once the daemon allows input, and confirm by the
+    /// Type a text into a session's tmux pane once the daemon allows input (or a nudge, with
+    /// `--nudge`), under a lease you hold (`--lease`) or one of its own, and confirm by the
     /// session's next turn_start that it was submitted. Exit 0 confirmed, 1 refused (nothing
     /// typed), 3 typed but not confirmed (loud; never retried), 2 usage or environment error
     /// (no daemon, no such pane: nothing typed).
@@ -256,7 +261,8 @@ pub struct PolicyArgs {
 /// `hookline decide`.
 #[derive(Debug, Args)]
 pub struct DecideArgs {
-    /// A session id or tag, or the start of one no other session's begins with.
+    /// A session id or tag; for `crashed`, `env-fault`, `escalate` and `stall`, also the
+    /// start of one no other session's begins with (`input` and `nudge` name it exactly).
     pub session: String,
     /// input, nudge, crashed, env-fault, escalate or stall.
     pub question: hookline::decide::Question,
@@ -278,6 +284,10 @@ pub struct DecideArgs {
     /// generation's are (for a caller whose polling is its stall timer).
     #[arg(long)]
     pub count: bool,
+    /// Answer without taking anything: no lease, no classifier consult, nothing counted toward
+    /// a cap, a streak or a counter.
+    #[arg(long, conflicts_with = "count")]
+    pub peek: bool,
     /// Print the decision as JSON.
     #[arg(long)]
     pub json: bool,
@@ -402,12 +412,21 @@ pub struct DeliverArgs {
     /// The session's tmux pane: `session:window.pane`, `%ID`, ...
     #[arg(long, value_name = "TARGET")]
     pub tmux: String,
-    /// The tmux server's socket [default: tmux's own rules: $TMUX, else its default socket].
+    /// The tmux server's socket [default: $TMUX's, else tmux's default socket, as this shell
+    /// sees them: sent to the daemon, which types into no other server].
     #[arg(long, value_name = "PATH")]
     pub tmux_socket: Option<PathBuf>,
-    /// The session: its id or its tag.
+    /// The session: its id or its tag, exactly.
     #[arg(long, value_name = "ID|TAG")]
     pub session: String,
+    /// Type under this lease (from an allowed `hookline decide S input` or `nudge`); without
+    /// it the delivery takes a lease of its own, and gives it back if it types nothing.
+    #[arg(long, value_name = "ID")]
+    pub lease: Option<String>,
+    /// Ask `nudge` (with its policy: nudge.min-idle, nudge.max-in-a-row) instead of `input`;
+    /// without TEXT, type the nudge text the allowed nudge carries (what `stall` quotes).
+    #[arg(long)]
+    pub nudge: bool,
     /// Print the outcome as JSON (the stderr line of an unconfirmed delivery is printed too).
     #[arg(long)]
     pub json: bool,
@@ -425,13 +444,44 @@ pub struct DeliverArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "text")]
     pub file: Option<PathBuf>,
     /// The text to type; `-` reads it from stdin.
-    #[arg(value_name = "TEXT", required_unless_present = "file")]
+    #[arg(value_name = "TEXT", required_unless_present_any = ["file", "nudge"])]
     pub text: Option<String>,
+}
+
+/// `hookline lease`.
+#[derive(Debug, Args)]
+pub struct LeaseArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub action: LeaseAction,
+}
+
+/// What `hookline lease` does.
+#[derive(Debug, Subcommand)]
+pub enum LeaseAction {
+    /// Every lease the daemon holds for its requesters.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Give a lease back: the slot is free again for the next caller (exit 1 for an unknown
+    /// or spent lease).
+    Release {
+        /// The lease's id (`l-…`).
+        id: String,
+    },
 }
 
 /// `hookline daemon`.
 #[derive(Debug, Args)]
 pub struct DaemonArgs {
+    /// Tell the running daemon of the events directory to read its policy and profiles again
+    /// (as SIGHUP does), keeping its live generation, then exit.
+    #[arg(long)]
+    pub reload: bool,
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]

@@ -55,16 +55,21 @@ pub use hookline_relay as format;
 
 mod error;
 
-pub use error::{CheckpointIgnored, CheckpointProblem, ClientError, Error, NotifyConfigError};
+pub use error::{
+    AnswerError, CheckpointIgnored, CheckpointProblem, ClientError, DeliverError, Error,
+    NotifyConfigError,
+};
 
 pub mod canonical;
 pub mod checkpoint;
 pub mod daemon;
 pub mod decide;
 pub mod deliver;
+pub mod engine;
 #[cfg(feature = "nats")]
 pub mod fleet;
 mod fsutil;
+pub mod host;
 pub mod ingest;
 pub mod install;
 pub mod notify;

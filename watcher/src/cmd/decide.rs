@@ -7,20 +7,14 @@
 
 use std::process::ExitCode;
 
-use hookline::canonical::SessionKey;
-use hookline::checkpoint;
-use hookline::decide::{Action, Ask, CallerEvidence, Decider, Decision, Question};
-use hookline::ingest::follow;
-use hookline::ingest::reader::Start;
-use hookline::pane;
-use hookline::serve::hub::{PANE_GAP, PANE_SAMPLES};
-use hookline::serve::protocol::TmuxPane;
-use hookline::state::{Match, Tracker, View};
+use hookline::decide::{Action, Ask, CallerEvidence, Decision, Question};
+use hookline::engine::{PaneSensing, Purpose};
+use hookline::serve::protocol::{Found, LookupAnswer, TmuxPane};
 use hookline::term::escape;
 
 use super::{
-    Outcome, Reading, ask_daemon, caller_tmux_socket, journal, lookup, policy, profiles,
-    reader_config, with_fix,
+    Outcome, Reading, ask_daemon, caller_tmux_socket, engine_parts_with, policy, profiles,
+    say_no_such_session, with_fix,
 };
 use crate::cli::DecideArgs;
 
@@ -41,85 +35,52 @@ pub fn run(args: DecideArgs) -> Outcome {
     let policy = policy(&args.policy, &profiles)?;
     let tmux = args.tmux.as_ref().map(|target| TmuxPane {
         target: target.clone(),
-        socket: args.tmux_socket.clone().or_else(caller_tmux_socket),
+        socket: caller_tmux_socket(args.tmux_socket.as_ref()),
     });
-    // The daemon reads the pane itself, with the patterns of the session's CLI.
-    let ask_about = |session: String| Ask {
-        pane: evidence.pane.clone(),
-        transcript: evidence.transcript,
-        window_dead: evidence.window_dead,
-        tmux: tmux.clone(),
-        ..Ask::new(session, args.question)
+    let ask_about = |session: String| {
+        let mut ask = Ask::new(session, args.question).with(evidence.clone());
+        ask.peek = args.peek;
+        ask
     };
+    // Questions that lead to typing name their session exactly: a prefix could bind the
+    // answer to another session. The others take a prefix, as status and explain do.
+    let exact = matches!(args.question, Question::Input | Question::Nudge);
     let live = ask_daemon(&args.source, &args.policy, |daemon| {
-        let session = match daemon_lookup(&daemon.sessions()?, &args.session) {
+        let found = daemon.lookup(&args.session)?;
+        let session = match name_for(&args.session, &found, exact) {
             Ok(session) => session,
             Err(ambiguous) => return Ok(Err(ambiguous)),
         };
-        daemon.decide(&ask_about(session)).map(Ok)
+        daemon.decide(&ask_about(session), tmux.clone()).map(|d| Ok((d, found)))
     })?;
-    let decision = match live {
+    let (decision, found) = match live {
         Some(answer) => answer?,
         None => {
-            let config =
-                reader_config(&args.source, Reading::Once, Start::Beginning, profiles.clone())?;
-            let journal = journal(&policy, &config.events_dir);
-            let now = hookline::format::clock::now_ns();
-            let mut decider = Decider::new(Tracker::new(profiles, now), policy).one_shot();
-            if args.count {
-                decider = decider.counting();
-            }
-            if let Some(journal) = journal {
-                decider = decider.with_journal(journal);
-            }
-            let mut config = config;
-            let resumed = checkpoint::resume_decider(&mut config, &mut decider);
-            super::say_resumed(&resumed);
-            let mut applied = 0u64;
-            let (reader, _) = follow::replay(config, |event| {
-                decider.apply(&event);
-                applied += 1;
-            })?;
-            super::save_checkpoint(&resumed, applied, || {
-                checkpoint::save_decider(&reader, &decider)
-            });
-            let (facts, _unreadable) =
-                hookline::transcript::Followers::default().poll(decider.tracker(), now);
-            for (key, facts) in facts {
-                decider.observe_transcript(&key, facts);
-            }
-            // A prefix is asked about under the session's own name; a name that matches
-            // nothing is asked as given, and answered "no structured signal".
-            let session = match lookup(decider.tracker(), &args.session)? {
-                Some(found) if found.by == Match::Prefix => found.name().to_owned(),
-                _ => args.session.clone(),
+            let (mut config, reader) = engine_parts_with(
+                &args.source,
+                Reading::Once,
+                Purpose::Decisions,
+                profiles,
+                policy,
+            )?;
+            config.count_withheld = args.count;
+            let mut engine = super::replay_with(config, reader)?;
+            let found = engine.lookup(&args.session);
+            let session = name_for(&args.session, &found, exact)?;
+            let ask = ask_about(session);
+            let decision = match &tmux {
+                Some(tmux) => engine.decide_with_pane(ask, &PaneSensing::new(tmux.clone()))?,
+                None => engine.decide(&ask),
             };
-            let mut ask = ask_about(session);
-            if let Some(tmux) = ask.tmux.take() {
-                let now = hookline::format::clock::now_ns();
-                let profiles = decider.tracker().profiles();
-                let patterns = match decider.view(&ask.session, now) {
-                    Some(view) if profiles.get(&view.cli).is_some() => {
-                        profiles.get(&view.cli).map(|p| p.pane.clone()).unwrap_or_default()
-                    }
-                    _ => pane::union(profiles.iter().map(|p| &p.pane)),
-                };
-                let reading = tmux.pane().sense_settled(&patterns, PANE_SAMPLES, PANE_GAP)?;
-                let mut evidence = reading.evidence;
-                if ask.question == Question::Crashed
-                    && decider.policy().classifier.command.is_some()
-                {
-                    evidence.screen = Some(pane::strip_escapes(&tmux.pane().capture()?));
-                }
-                ask.pane = Some(evidence.or(ask.pane));
-            }
-            let decision = decider.decide(&ask, hookline::format::clock::now_ns());
-            for error in decider.take_journal_errors() {
+            for error in engine.take_journal_errors() {
                 eprintln!("hookline: warning: journal: {error}");
             }
-            decision
+            (decision, found)
         }
     };
+    if decision.state.is_none() && found.found != Found::Exact {
+        say_no_such_session(&args.session, &found);
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&decision)?);
     } else {
@@ -132,12 +93,29 @@ pub fn run(args: DecideArgs) -> Outcome {
     }))
 }
 
+/// The name to ask about: the session's exact name when the lookup found one (by prefix only
+/// where `exact` is false), else the name as given (answered "no structured signal"). A prefix
+/// of several sessions is an error listing them, for a question that takes a prefix.
+fn name_for(query: &str, found: &LookupAnswer, exact: bool) -> Result<String, String> {
+    match found.found {
+        Found::Prefix if !exact => Ok(found.name.clone().unwrap_or_else(|| query.to_owned())),
+        Found::Ambiguous if !exact => {
+            let error = hookline::Error::AmbiguousSession {
+                query: query.strip_suffix('…').unwrap_or(query).to_owned(),
+                candidates: found.candidates.clone(),
+            };
+            Err(with_fix(error).to_string())
+        }
+        _ => Ok(query.to_owned()),
+    }
+}
+
 /// What an `allow` lets the orchestrator do, so that no answer reads as the opposite (an
 /// `env-fault` allow is "no fault: carry on", never "there is a fault").
 fn allow_means(question: Question) -> &'static str {
     match question {
-        Question::Input => "deliver the input, once",
-        Question::Nudge => "send the nudge, once",
+        Question::Input => "deliver the input, once, under its lease",
+        Question::Nudge => "send the nudge, once, under its lease",
         Question::Crashed => "the session is over: reclaim or retry it",
         Question::EnvFault => "no env fault stands: carry on (retry, charge attempts) as usual",
         Question::Escalate => "nothing calls for a human: carry on",
@@ -147,6 +125,11 @@ fn allow_means(question: Question) -> &'static str {
 
 fn print_text(d: &Decision) {
     let verdict = match d.action {
+        Action::Proceed
+            if d.lease.is_none() && matches!(d.question, Question::Input | Question::Nudge) =>
+        {
+            "allow (a peek: it would allow now; nothing was taken)".to_owned()
+        }
         Action::Proceed => format!("allow ({})", allow_means(d.question)),
         action => format!("withhold ({})", action.as_str()),
     };
@@ -170,36 +153,7 @@ fn print_text(d: &Decision) {
     for hole in &d.evidence.holes {
         println!("  hole {}: {}", escape(&hole.id), escape(&hole.description));
     }
-}
-
-/// SESSION as the daemon knows it: an exact session id or tag as given, else the one session
-/// whose id or tag it begins (a trailing `…`, as `status` clips, ignored), else as given (the
-/// daemon answers "no structured signal"). Several sessions for one prefix is the library's
-/// [`hookline::Error::AmbiguousSession`], worded as [`Tracker::lookup`] words it.
-pub(super) fn daemon_lookup(views: &[View], query: &str) -> Result<String, String> {
-    let query = query.strip_suffix('…').unwrap_or(query);
-    let names = |v: &View| [v.session_id.clone(), v.tag.clone()];
-    if query.is_empty() || views.iter().flat_map(names).flatten().any(|name| name == query) {
-        return Ok(query.to_owned());
-    }
-    let candidates: Vec<&View> = views
-        .iter()
-        .filter(|v| names(v).iter().flatten().any(|name| name.starts_with(query)))
-        .collect();
-    match candidates.as_slice() {
-        [] => Ok(query.to_owned()),
-        [one] => Ok(one.session_id.clone().or_else(|| one.tag.clone()).unwrap_or_default()),
-        many => {
-            let key = |v: &&View| SessionKey {
-                cli: v.cli.clone(),
-                session_id: v.session_id.clone(),
-                tag: v.tag.clone(),
-            };
-            let error = hookline::Error::AmbiguousSession {
-                query: query.to_owned(),
-                candidates: many.iter().map(|v| key(v).describe()).collect(),
-            };
-            Err(with_fix(error).to_string())
-        }
+    if let Some(lease) = &d.lease {
+        println!("lease {lease}");
     }
 }

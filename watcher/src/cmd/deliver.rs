@@ -8,10 +8,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use hookline::daemon::Client;
+use hookline::decide::Question;
 use hookline::deliver::{MAX_TEXT, check_text};
-use hookline::serve::protocol::{DeliverAnswer, DeliverOutcome, DeliverRequest, TmuxPane};
+use hookline::serve::protocol::{
+    DeliverAnswer, DeliverOutcome, DeliverRequest, RefusedBy, TmuxPane,
+};
 
-use super::decide::daemon_lookup;
 use super::{Outcome, Reading, caller_tmux_socket, events_dir};
 use crate::cli::DeliverArgs;
 
@@ -24,7 +26,9 @@ pub fn run(args: &DeliverArgs) -> Outcome {
         Err(why) => return Ok(fail(&why)),
     };
     // Checked before the daemon is asked, so that no slot is taken for a text never typed.
-    if let Err(problem) = check_text(&text) {
+    if let Some(text) = &text
+        && let Err(problem) = check_text(text)
+    {
         return Ok(fail(&format!("nothing typed: {problem}")));
     }
     let dir = events_dir(&args.dir, Reading::Once)?;
@@ -38,24 +42,23 @@ pub fn run(args: &DeliverArgs) -> Outcome {
             return Ok(fail(&why));
         }
     };
-    // A prefix of one session's id or tag names it, as for `decide`; of several, nothing is typed.
-    let session = match daemon.sessions().map(|views| daemon_lookup(&views, &args.session)) {
-        Ok(Ok(session)) => session,
-        Ok(Err(ambiguous)) => return Ok(fail(&format!("{ambiguous}; nothing typed"))),
-        Err(e) => return Ok(fail(&format!("{e}; nothing typed"))),
-    };
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let request = DeliverRequest {
-        session,
+        // Named exactly: the daemon refuses a name no session has, and types nothing.
+        session: args.session.clone(),
         tmux: TmuxPane {
             target: args.tmux.clone(),
-            socket: args.tmux_socket.clone().or_else(caller_tmux_socket),
+            socket: caller_tmux_socket(args.tmux_socket.as_ref()),
         },
         text,
+        question: if args.nudge { Question::Nudge } else { Question::Input },
+        lease: args.lease.as_deref().map(Into::into),
         wait_ms: args.wait.map_or(0, ms),
         confirm_timeout_ms: Some(ms(args.confirm_timeout)),
         heal_after_ms: Some(ms(args.heal_after)),
     };
+    // Interrupted (Ctrl-C, SIGTERM) the process ends, its connection closes, and a delivery
+    // that has not started typing types nothing.
     let answer = match daemon.deliver(&request) {
         Ok(answer) => answer,
         Err(e) => return Ok(fail(&format!("{e}"))),
@@ -67,8 +70,9 @@ pub fn run(args: &DeliverArgs) -> Outcome {
     Ok(ExitCode::from(answer.outcome.exit_code()))
 }
 
-/// The text: the argument, stdin for `-`, or `--file`; bounded.
-fn text(args: &DeliverArgs) -> Result<String, String> {
+/// The text: the argument, stdin for `-`, or `--file`; bounded. `None` for a nudge given none
+/// (the allowed nudge's text is typed).
+fn text(args: &DeliverArgs) -> Result<Option<String>, String> {
     let limit = MAX_TEXT as u64 + 1;
     let mut bytes = Vec::new();
     match (&args.file, args.text.as_deref()) {
@@ -80,10 +84,12 @@ fn text(args: &DeliverArgs) -> Result<String, String> {
             .take(limit)
             .read_to_end(&mut bytes)
             .map_err(|e| format!("cannot read stdin: {e}"))?,
-        (None, Some(text)) => return Ok(text.to_owned()),
+        (None, Some(text)) => return Ok(Some(text.to_owned())),
+        (None, None) if args.nudge => return Ok(None),
         (None, None) => return Err("give the text, `--file F` or `-` for stdin".into()),
     };
     String::from_utf8(bytes)
+        .map(Some)
         .map_err(|e| format!("the text is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
 }
 
@@ -108,21 +114,34 @@ fn say(a: &DeliverAnswer, args: &DeliverArgs, text: bool) {
                 })
                 .unwrap_or_default();
             let healed = if a.enter_resent { ", after one more Enter" } else { "" };
+            let pane = a.pane_id.as_deref().map(|id| format!(" (pane {id})")).unwrap_or_default();
             println!(
-                "delivered to {} and confirmed by {by} in {} ms{healed}",
+                "delivered to {}{pane} and confirmed by {by} in {} ms{healed}",
                 args.session, a.elapsed_ms
             );
+            if let Some(text) = &a.text {
+                println!("typed: {}", hookline::term::escape(text));
+            }
         }
         DeliverOutcome::Refused if text => {
             let by = match a.refused_by {
-                Some(hookline::serve::protocol::RefusedBy::Pane) => "the pane",
+                Some(RefusedBy::Pane) => "the pane",
+                Some(RefusedBy::Cancelled) => "its requester going away",
+                _ if args.nudge => "the nudge decision",
                 _ => "the input decision",
             };
             eprintln!("hookline: deliver: refused by {by} (rule {rule}): {reason}; nothing typed");
         }
         DeliverOutcome::Unconfirmed => {
+            let pane = a.pane_id.as_deref().unwrap_or(&args.tmux);
+            let keys = match (a.sent.paste, a.sent.enter) {
+                (true, 0) => "the text was pasted (no Enter)",
+                (true, 1) => "the text and one Enter were sent",
+                (true, _) => "the text and two Enters were sent",
+                (false, _) => "nothing may have been sent",
+            };
             eprintln!(
-                "hookline: deliver: UNCONFIRMED: the text was typed into {} for {} but no \
+                "hookline: deliver: UNCONFIRMED: {keys} into pane {pane} ({}) for {} but no \
                  turn_start confirmed it ({reason}); not retried: look at the pane",
                 args.tmux, args.session
             );

@@ -6,14 +6,17 @@ use hookline::state::View;
 use hookline::term::{escape, widths};
 use hookline::units::rfc3339;
 
-use super::{History, Outcome, Reading, events_dir, journal, lookup, policy, profiles, replay};
+use hookline::engine::History;
+
+use super::{Outcome, Reading, events_dir, journal, lookup, policy, profiles, replay};
 use crate::cli::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> Outcome {
-    let tracker = replay(&args.source, &args.policy, History::AllOf(&args.session))?;
+    let engine = replay(&args.source, &args.policy, History::AllOf(args.session.clone()))?;
+    let tracker = engine.tracker();
     let now = hookline::format::clock::now_ns();
-    let Some(found) = lookup(&tracker, &args.session)? else {
-        eprintln!("hookline: no session with id or tag {:?}", args.session);
+    let Some(found) = lookup(tracker, &args.session)? else {
+        super::say_no_such_session(&args.session, &engine.lookup(&args.session));
         return Ok(ExitCode::from(1));
     };
     let view = View::from(&tracker.snapshot_of(found.session, now));

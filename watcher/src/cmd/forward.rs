@@ -97,36 +97,38 @@ pub fn report(notice: hookline::fleet::FleetNotice) {
     }
 }
 
-/// Reads a central consumer into `sink` (`watch --nats`, `serve --nats`, `daemon --nats`);
-/// `on_caught_up` runs once the messages that were in the stream at start have been read.
+/// What a central reader reads, as the flags say.
 #[cfg(feature = "nats")]
-pub fn central(
+pub fn central_options(
     url: &str,
     args: &crate::cli::CentralArgs,
     history_before_ns: Option<u64>,
     follow: bool,
-    stop: &dyn Fn() -> bool,
-    sink: &mut impl hookline::ingest::follow::Sink,
-    on_caught_up: impl Fn() + Send + Sync + 'static,
-) -> Result<(), hookline::Error> {
-    use hookline::fleet::FleetNotice;
-    use hookline::fleet::central::{Central, CentralOptions};
-    let options = CentralOptions {
+) -> hookline::fleet::central::CentralOptions {
+    hookline::fleet::central::CentralOptions {
         connection: connection(url, &args.auth),
         stream: args.auth.stream.clone(),
         consumer: args.consumer.clone().unwrap_or_default(),
         filter: args.filter.clone(),
         history_before_ns,
         follow,
-    };
-    let notice = move |notice: FleetNotice| {
-        if let FleetNotice::CaughtUp { .. } = notice {
-            on_caught_up();
-        }
-        report(notice);
-    };
-    let Some(mut central) = Central::open(options, std::sync::Arc::new(notice), stop)? else {
+    }
+}
+
+/// Reads a central consumer into `sink` (`watch --nats`), through the one follow loop.
+#[cfg(feature = "nats")]
+pub fn central(
+    url: &str,
+    args: &crate::cli::CentralArgs,
+    follow: bool,
+    stop: &dyn Fn() -> bool,
+    sink: &mut impl hookline::ingest::follow::Sink,
+) -> Result<(), hookline::Error> {
+    use hookline::fleet::central::Central;
+    use hookline::ingest::follow::{Commit, follow_with};
+    let options = central_options(url, args, None, follow);
+    let Some(mut central) = Central::open(options, std::sync::Arc::new(report), stop)? else {
         return Ok(());
     };
-    central.follow(sink, stop).map(drop)
+    follow_with(&mut central, sink, Commit::EachEvent, None, stop).map(drop)
 }

@@ -8,6 +8,7 @@ mod doctor;
 mod explain;
 mod forward;
 mod install;
+mod lease;
 mod notify;
 mod pane;
 mod profiles;
@@ -23,9 +24,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hookline::checkpoint::{self, Cadence, Resumed};
 use hookline::daemon::{Client, ClientError};
-use hookline::ingest::follow::{self, FollowNotice};
+use hookline::engine::{Engine, EngineConfig, History, Purpose};
+use hookline::ingest::follow::FollowNotice;
 use hookline::ingest::reader::{ReaderConfig, Start};
 use hookline::profile::{OverlayDirs, Profiles};
 
@@ -47,6 +48,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Uninstall(args) => uninstall::run(&args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Decide(args) => decide::run(args),
+        Command::Lease(args) => lease::run(&args),
         Command::Serve(args) => serve::run(args),
         Command::Forward(args) => forward::run(args),
         Command::Pane(args) => pane::run(&args),
@@ -89,14 +91,31 @@ fn events_dir(args: &DirArgs, reading: Reading) -> Result<PathBuf, Box<dyn std::
     Ok(dir)
 }
 
-/// The session a SESSION argument names: by its id or tag, else by an unambiguous prefix of
-/// either (see [`hookline::state::Tracker::lookup`]); an ambiguous prefix is an error listing
-/// the candidates.
+/// The session a SESSION argument names in a read-only command: by its id or tag, else by an
+/// unambiguous prefix of either (see [`hookline::state::Tracker::lookup`]); an ambiguous prefix
+/// is an error listing the candidates.
 fn lookup<'t>(
     tracker: &'t hookline::state::Tracker,
     query: &str,
 ) -> Result<Option<hookline::state::Found<'t>>, Box<dyn std::error::Error>> {
     tracker.lookup(query).map_err(with_fix)
+}
+
+/// Says on stderr that no session has the name `query`, and the known ones it resembles or
+/// starts (a lookup's candidates and similar names).
+fn say_no_such_session(query: &str, answer: &hookline::serve::protocol::LookupAnswer) {
+    let mut line = format!("hookline: no session has the id or tag {query:?}");
+    if !answer.candidates.is_empty() {
+        line.push_str(&format!(
+            "; it is the start of {} (input and nudge name a session exactly)",
+            answer.candidates.join(", ")
+        ));
+    } else if !answer.similar.is_empty() {
+        line.push_str(&format!("; known sessions it resembles: {}", answer.similar.join(", ")));
+    } else {
+        line.push_str(" (none resembles it: a session not started yet looks the same)");
+    }
+    eprintln!("{line}");
 }
 
 /// A library error with its fix, when it has one, on the same line.
@@ -166,85 +185,54 @@ fn reader_config(
     Ok(config)
 }
 
-/// A tracker rebuilt from every event present: a one-shot reader's view, replayed, never
+/// The engine configuration the arguments name, and the reader of its events directory.
+fn engine_parts(
+    source: &SourceArgs,
+    policy_args: &PolicyArgs,
+    reading: Reading,
+    purpose: Purpose,
+) -> Result<(EngineConfig, ReaderConfig), Box<dyn std::error::Error>> {
+    let profiles = profiles()?;
+    let policy = policy(policy_args, &profiles)?;
+    engine_parts_with(source, reading, purpose, profiles, policy)
+}
+
+/// [`engine_parts`], with the profiles and policy already loaded.
+fn engine_parts_with(
+    source: &SourceArgs,
+    reading: Reading,
+    purpose: Purpose,
+    profiles: Profiles,
+    policy: hookline::decide::Policy,
+) -> Result<(EngineConfig, ReaderConfig), Box<dyn std::error::Error>> {
+    let reader = reader_config(source, reading, Start::Beginning, profiles.clone())?;
+    let mut config = EngineConfig::new(profiles, policy, reader.events_dir.clone());
+    config.purpose = purpose;
+    Ok((config, reader))
+}
+
+/// An engine that replays every event present: a one-shot reader's view, never
 /// authoritative. Its staleness windows are the policy's, as `decide` and `serve` see them.
 fn replay(
     source: &SourceArgs,
     policy_args: &PolicyArgs,
-    history: History<'_>,
-) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
-    let profiles = profiles()?;
-    let policy = policy(policy_args, &profiles)?;
-    replay_with(source, profiles, &policy, history)
+    history: History,
+) -> Result<Engine, Box<dyn std::error::Error>> {
+    let (mut config, reader) = engine_parts(source, policy_args, Reading::Once, Purpose::Display)?;
+    config.history = history;
+    replay_with(config, reader)
 }
 
-/// How many transitions a replayed tracker keeps of each session.
-#[derive(Debug, Clone, Copy)]
-enum History<'q> {
-    /// The last this many of every session.
-    Last(usize),
-    /// Every one of the sessions a SESSION argument could name, [`hookline::state::HISTORY`]
-    /// of the others: what one session's `explain` needs, bounded by the sessions.
-    AllOf(&'q str),
-}
-
-/// [`replay`], with the profiles and policy already loaded.
+/// [`replay`], with the configuration already made; what the engine says goes to stderr.
 fn replay_with(
-    source: &SourceArgs,
-    profiles: Profiles,
-    policy: &hookline::decide::Policy,
-    history: History<'_>,
-) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
-    let now = hookline::format::clock::now_ns();
-    let tracker = hookline::state::Tracker::new(profiles.clone(), now);
-    let mut tracker = match history {
-        History::Last(n) => tracker.with_history(n),
-        History::AllOf(query) => tracker.with_full_history_of(query),
+    config: EngineConfig,
+    reader: ReaderConfig,
+) -> Result<Engine, Box<dyn std::error::Error>> {
+    let mut engine = Engine::replay(config, reader)?;
+    for notice in engine.take_notices() {
+        eprintln!("hookline: {notice}");
     }
-    .with_stale_windows_over(&policy.stale);
-    let mut config = reader_config(source, Reading::Once, Start::Beginning, profiles)?;
-    // `explain` keeps every transition of its session, which a checkpoint does not: it
-    // replays the whole history, and saves what it folded for the others.
-    let resumed = match history {
-        History::AllOf(_) => Resumed::Beginning,
-        History::Last(_) => checkpoint::resume_tracker(&mut config, &mut tracker),
-    };
-    say_resumed(&resumed);
-    let mut applied = 0u64;
-    let (reader, _) = follow::replay(config, |event| {
-        tracker.apply(&event);
-        applied += 1;
-    })?;
-    save_checkpoint(&resumed, applied, || checkpoint::save_tracker(&reader, &tracker));
-    // The transcripts' tails too: their lines count only where newer than each session's
-    // last event, and only ever make the answer more careful.
-    let (facts, _unreadable) = hookline::transcript::Followers::default().poll(&tracker, now);
-    for (key, facts) in facts {
-        tracker.observe_transcript(&key, facts);
-    }
-    Ok(tracker)
-}
-
-/// Says on stderr why a checkpoint was set aside, when one was.
-fn say_resumed(resumed: &Resumed) {
-    if let Some(note) = resumed.note() {
-        eprintln!("hookline: {note}; replaying the whole history");
-    }
-}
-
-/// Saves a one-shot reader's checkpoint on the cadence of [`Cadence::one_shot_saves`]. A
-/// reader that cannot write it still answers: a note says so on stderr.
-fn save_checkpoint(
-    resumed: &Resumed,
-    applied: u64,
-    save: impl FnOnce() -> Result<(), hookline::Error>,
-) {
-    if !Cadence::one_shot_saves(resumed, applied) {
-        return;
-    }
-    if let Err(e) = save() {
-        eprintln!("hookline: checkpoint not saved ({e}); the next reader replays more history");
-    }
+    Ok(engine)
 }
 
 /// The fallback producer `--transcripts DIR --transcripts-cli CLI` asks for, if it does.
@@ -313,22 +301,17 @@ fn journal(
     policy: &hookline::decide::Policy,
     events_dir: &std::path::Path,
 ) -> Option<hookline::decide::Journal> {
-    use hookline::decide::Journal;
-    policy.journal_enabled.then(|| {
-        let path = policy.journal_path.clone().unwrap_or_else(|| Journal::default_path(events_dir));
-        Journal::new(path, policy.journal_max_bytes)
-    })
+    hookline::engine::journal_of(policy, events_dir)
 }
 
-/// The tmux server the caller's `$TMUX` names (its first comma-separated field), so that a
-/// daemon started elsewhere reads and types into the caller's server, not its own default.
-fn caller_tmux_socket() -> Option<PathBuf> {
-    let tmux = std::env::var_os("TMUX")?;
-    let socket = tmux.to_str()?.split(',').next()?;
-    (!socket.is_empty()).then(|| PathBuf::from(socket))
+/// The caller's tmux server: `--tmux-socket`, else `$TMUX`'s, else tmux's default socket as
+/// this process sees it; sent to a daemon, which reads and types into that server only,
+/// never its own default.
+fn caller_tmux_socket(given: Option<&PathBuf>) -> Option<PathBuf> {
+    given.cloned().or_else(hookline::pane::caller_socket)
 }
 
-/// What a live tracker's follow thread says.
+/// What a live engine's follow thread says.
 enum Update {
     /// An event was applied.
     Event,
@@ -338,12 +321,10 @@ enum Update {
     Failed(String),
 }
 
-/// A tracker rebuilt from history, then kept current by the follow loop on a thread of its
-/// own, which says on `updates` after each event it applied.
+/// An engine that replayed history, then follows the events directory on a thread of its
+/// own, saying on `updates` after each event it applied.
 struct Live {
-    tracker: std::sync::Arc<std::sync::Mutex<hookline::state::Tracker>>,
-    stop: std::sync::Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    running: hookline::engine::Running,
 }
 
 impl Live {
@@ -354,99 +335,42 @@ impl Live {
         updates: std::sync::mpsc::Sender<T>,
         wrap: fn(Update) -> T,
     ) -> Result<Live, Box<dyn std::error::Error>> {
-        use std::sync::{Arc, Mutex, mpsc};
+        use std::sync::Mutex;
 
-        use hookline::canonical::Event;
-        use hookline::ingest::follow::{Delivery, Sink, SinkError};
-        use hookline::ingest::watch::{WatchOptions, Watcher};
+        use hookline::decide::Decider;
+        use hookline::engine::{Note, Observer, RunOptions, Source, Step};
 
-        struct Feed<T> {
-            tracker: Arc<Mutex<hookline::state::Tracker>>,
-            updates: mpsc::Sender<T>,
+        struct Tell<T> {
+            updates: Mutex<std::sync::mpsc::Sender<T>>,
             wrap: fn(Update) -> T,
-            cadence: Cadence,
         }
-        impl<T> Sink for Feed<T> {
-            fn deliver(&mut self, event: Event) -> Result<Delivery, SinkError> {
-                self.tracker.lock().unwrap_or_else(|p| p.into_inner()).apply(&event);
-                self.cadence.applied();
-                Ok(match self.updates.send((self.wrap)(Update::Event)) {
-                    Ok(()) => Delivery::Delivered,
-                    Err(_) => Delivery::Closed,
-                })
-            }
-            fn notice(&mut self, notice: FollowNotice) {
-                let _ = self.updates.send((self.wrap)(Update::Notice(notice)));
-            }
-            fn checkpoint(&mut self, reader: &hookline::ingest::reader::Reader, last: bool) {
-                if !(self.cadence.due() || last && self.cadence.unsaved()) {
-                    return;
-                }
-                self.cadence = Cadence::new();
-                // Taken under the lock, written after it. A follower that cannot write it
-                // goes on (a dashboard has no line to say it on): the next start replays more.
-                let tracker = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
-                let taken = checkpoint::take_tracker(reader, &tracker);
-                drop(tracker);
-                let _ = taken.and_then(|taken| taken.map_or(Ok(()), |t| t.write()));
+        impl<T: Send> Observer for Tell<T> {
+            fn applied(&mut self, _: &Step, _: &Decider) {
+                let updates = self.updates.lock().unwrap_or_else(|p| p.into_inner());
+                let _ = updates.send((self.wrap)(Update::Event));
             }
         }
 
-        let profiles = profiles()?;
-        let policy = policy(policy_args, &profiles)?;
-        let mut tracker =
-            hookline::state::Tracker::new(profiles.clone(), hookline::format::clock::now_ns())
-                .with_stale_windows_over(&policy.stale);
-        let mut config = reader_config(source, Reading::Following, Start::Beginning, profiles)?;
-        let resumed = checkpoint::resume_tracker(&mut config, &mut tracker);
-        let mut applied = 0u64;
-        let (reader, mut notices) = follow::replay(config, |event| {
-            tracker.apply(&event);
-            applied += 1;
-        })?;
-        if let Some(note) = resumed.note() {
-            notices.insert(
-                0,
-                FollowNotice::Reader(hookline::ingest::reader::Notice::Degraded(format!(
-                    "{note}; replaying the whole history"
-                ))),
-            );
-        }
-        if applied > 0 || !matches!(resumed, Resumed::Checkpoint { .. }) {
-            let _ = checkpoint::save_tracker(&reader, &tracker);
-        }
-        let mut watcher = Watcher::new(reader, WatchOptions::default())?;
-        let tracker = Arc::new(Mutex::new(tracker));
-        for notice in notices {
-            let _ = updates.send(wrap(Update::Notice(notice)));
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let mut feed =
-                Feed { tracker: Arc::clone(&tracker), updates, wrap, cadence: Cadence::new() };
-            let stop = Arc::clone(&stop);
-            std::thread::spawn(move || {
-                let stopping = || stop.load(Ordering::Relaxed);
-                if let Err(e) = follow::follow(&mut watcher, &mut feed, None, &stopping) {
-                    let _ = feed.updates.send(wrap(Update::Failed(e.to_string())));
-                }
-            })
-        };
-        Ok(Live { tracker, stop, thread: Some(thread) })
+        let (config, reader) =
+            engine_parts(source, policy_args, Reading::Following, Purpose::Display)?;
+        let engine = Engine::open(config, Source::directory(reader))?;
+        let notes = Mutex::new(updates.clone());
+        let options = RunOptions::new(move |note| {
+            let update = match note {
+                Note::Follow(notice) => Update::Notice(notice),
+                Note::WatcherStopped(e) => Update::Failed(e.to_string()),
+                other => Update::Notice(FollowNotice::Reader(
+                    hookline::ingest::reader::Notice::Degraded(other.to_string()),
+                )),
+            };
+            let _ = notes.lock().unwrap_or_else(|p| p.into_inner()).send(wrap(update));
+        })
+        .observed(Tell { updates: Mutex::new(updates), wrap });
+        Ok(Live { running: engine.spawn(options) })
     }
 
     /// Every session's snapshot now, most recently active first.
     fn snapshots(&self) -> Vec<hookline::state::Snapshot> {
-        let tracker = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
-        tracker.snapshots(hookline::format::clock::now_ns())
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.running.snapshots()
     }
 }

@@ -46,10 +46,9 @@ pub fn run(args: &NotifyArgs) -> Outcome {
     let profiles = profiles()?;
     // The policy's `[stale]` windows, so that `unknown` means what `status` and `top` show.
     let policy = policy(&args.policy, &profiles)?;
-    let tracker =
-        hookline::state::Tracker::new(profiles.clone(), hookline::format::clock::now_ns())
-            .with_stale_windows_over(&policy.stale);
     let shown = dir.clone();
+    let mut config = hookline::engine::EngineConfig::new(profiles.clone(), policy, &dir);
+    config.purpose = hookline::engine::Purpose::Display;
     let reader = hookline::ingest::reader::ReaderConfig::new(dir, Start::Beginning, profiles);
     let options = WatchOptions {
         mode: if args.poll { Mode::Poll } else { Mode::Notify },
@@ -58,7 +57,7 @@ pub fn run(args: &NotifyArgs) -> Outcome {
     catch_signals();
     let rules = notifier.config().rules.len();
     let ready = || eprintln!("hookline: notify: {rules} rules, following {}", shown.display());
-    live::run(reader, tracker, notifier, options, &stopping, |notice| report([notice]), ready)?;
+    live::run(config, reader, notifier, options, &stopping, |notice| report([notice]), ready)?;
     Ok(ExitCode::SUCCESS)
 }
 

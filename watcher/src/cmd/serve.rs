@@ -1,139 +1,98 @@
-//! `hookline serve`: the decision layer for any language. One tracker generation, started with
-//! the process and fed by a watcher on a background thread; JSON-line requests on stdin, one
-//! JSON-line reply each on stdout (see `hookline::serve`). EOF on stdin ends it, once the waits
-//! still running are answered.
+//! `hookline serve`: the decision layer for any language. A running engine (one tracker
+//! generation, started with the process, following the events on threads of its own); JSON-line
+//! requests on stdin, one JSON-line reply each on stdout (see `hookline::serve`). EOF on stdin
+//! ends it: deliveries not typing yet are cancelled, the waits still running answered.
 
 use std::io;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use hookline::decide::Decider;
-use hookline::format::clock::now_ns;
-use hookline::ingest::follow;
-use hookline::ingest::reader::Start;
-use hookline::ingest::watch::{Mode, WatchOptions, Watcher};
-use hookline::serve::hub::{Hub, ServeInfo, Shared};
-use hookline::serve::server::{self, Note};
-use hookline::state::Tracker;
+use hookline::engine::{Engine, Note, Purpose, RunOptions, Running, Source};
+use hookline::ingest::watch::{Mode, WatchOptions};
+use hookline::serve::answer::Reloader;
+use hookline::serve::protocol::ReloadAnswer;
+use hookline::serve::server::{self, Oversized};
 
-use super::{Outcome, Reading, journal, policy, profiles, reader_config, report};
-use crate::cli::{PolicyArgs, ServeArgs, SourceArgs};
+use super::{Outcome, Reading, engine_parts, report};
+use crate::cli::{CentralArgs, PolicyArgs, ServeArgs, SourceArgs, TranscriptArgs};
 
 pub fn run(args: ServeArgs) -> Outcome {
-    if let Some(url) = &args.nats.nats {
-        return from_nats(url, &args);
-    }
     let mode = if args.poll { Mode::Poll } else { Mode::Notify };
-    let (shared, watcher) = hub(&args.source, &args.policy, mode)?;
-    if let Some(producer) = super::unhooked(&profiles()?, &args.transcripts)? {
-        shared.follow_unhooked(producer, now_ns());
-    }
-    server::run(&shared, watcher, io::stdin().lock(), io::stdout(), now_ns, tell)?;
+    let engine = engine(&args.source, &args.policy, &args.transcripts, &args.nats, mode)?;
+    let running = Arc::new(start(engine));
+    let reload = reloader(&args.policy);
+    server::answer(&running, io::stdin().lock(), io::stdout(), Oversized::Skip, Some(reload))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// A hub caught up with history, and the watcher that keeps it live: `serve`'s and `daemon`'s.
-pub(super) fn hub(
+/// The engine `serve` and the daemon run: the events directory's history replayed, then
+/// followed (only what arrives after can authorize input); or, with `--nats`, a central
+/// consumer, whose messages in the stream at start are history.
+pub(super) fn engine(
     source: &SourceArgs,
     policy_args: &PolicyArgs,
+    transcripts: &TranscriptArgs,
+    nats: &CentralArgs,
     mode: Mode,
-) -> Result<(Arc<Shared>, Watcher), Box<dyn std::error::Error>> {
-    let profiles = profiles()?;
-    let policy = policy(policy_args, &profiles)?;
-    let config = reader_config(source, Reading::Following, Start::Beginning, profiles.clone())?;
-    let dir = config.events_dir.clone();
-    // The generation starts now: the events present are history, shown but never
-    // authorizing; only events that arrive while serving can authorize input. Arrival, not
-    // the clock, tells them apart, so a clock stepped back or forward changes nothing.
-    let tracker = Tracker::new(profiles, now_ns()).live_by_arrival();
-    let journal = journal(&policy, &dir);
-    let journal_path = journal.as_ref().map(|j| j.path().to_owned());
-    let mut decider = Decider::new(tracker, policy);
-    if let Some(journal) = journal {
-        decider = decider.with_journal(journal);
-    }
-    let mut config = config;
-    let resumed = hookline::checkpoint::resume_decider(&mut config, &mut decider);
-    super::say_resumed(&resumed);
-    let mut applied = 0u64;
-    let (reader, notices) = follow::replay(config, |event| {
-        decider.apply(&event);
-        applied += 1;
-    })?;
-    report(notices);
-    if hookline::checkpoint::Cadence::one_shot_saves(&resumed, applied)
-        && let Err(e) = hookline::checkpoint::save_decider(&reader, &decider)
-    {
-        eprintln!("hookline: warning: checkpoint not saved: {e}");
-    }
-    decider.caught_up();
-    let watcher = Watcher::new(reader, WatchOptions { mode, ..WatchOptions::default() })?;
-    let info = ServeInfo { events_dir: dir, journal: journal_path };
-    Ok((Arc::new(Shared::new(Hub::new(decider, info))), watcher))
-}
-
-/// Prints what the server tells its operator on stderr.
-pub(super) fn tell(note: Note) {
-    match note {
-        Note::Follow(notice) => report([notice]),
-        Note::Journal(_) | Note::Connection(_) | Note::Checkpoint(_) => {
-            eprintln!("hookline: warning: {note}")
+) -> Result<Engine, Box<dyn std::error::Error>> {
+    let (mut config, reader) =
+        engine_parts(source, policy_args, Reading::Following, Purpose::Decisions)?;
+    config.unhooked.extend(super::unhooked(&config.profiles, transcripts)?);
+    let source = match &nats.nats {
+        Some(url) => {
+            // A central's state comes from the stream: no directory checkpoint fits it.
+            config.checkpoints = false;
+            central_source(url, nats)?
         }
-        Note::WatcherStopped(_) => eprintln!("hookline: error: {note}"),
-    }
-}
-
-/// `serve --nats`: the same hub, fed by a durable consumer instead of the directory. The
-/// messages already in the stream when it starts are history; only those that arrive while
-/// serving can authorize input.
-#[cfg(feature = "nats")]
-fn from_nats(url: &str, args: &ServeArgs) -> Outcome {
-    let (shared, feed) = nats_hub(url, &args.nats, &args.source, &args.policy)?;
-    server::run_fed(&shared, feed, io::stdin().lock(), io::stdout(), now_ns, tell)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// A hub with no history yet, and the feed that reads a durable consumer into it (history
-/// first, then live): `serve --nats`'s and `daemon --nats`'s.
-#[cfg(feature = "nats")]
-#[allow(clippy::type_complexity)]
-pub(super) fn nats_hub(
-    url: &str,
-    central: &crate::cli::CentralArgs,
-    source: &SourceArgs,
-    policy_args: &PolicyArgs,
-) -> Result<
-    (
-        Arc<Shared>,
-        impl FnOnce(&mut server::Feed, &dyn Fn() -> bool) -> Result<(), hookline::Error>
-        + Send
-        + 'static,
-    ),
-    Box<dyn std::error::Error>,
-> {
-    let profiles = profiles()?;
-    let policy = policy(policy_args, &profiles)?;
-    let dir = super::events_dir(&source.dir, Reading::Following)?;
-    let tracker = Tracker::new(profiles, now_ns()).live_by_arrival();
-    let started_ns = tracker.generation().started_ns;
-    let journal = journal(&policy, &dir);
-    let journal_path = journal.as_ref().map(|j| j.path().to_owned());
-    let mut decider = Decider::new(tracker, policy);
-    if let Some(journal) = journal {
-        decider = decider.with_journal(journal);
-    }
-    let info = ServeInfo { events_dir: dir, journal: journal_path };
-    let shared = Arc::new(Shared::new(Hub::new(decider, info)));
-    let (url, central, hub) = (url.to_owned(), central.clone(), Arc::clone(&shared));
-    let feed = move |sink: &mut server::Feed, stop: &dyn Fn() -> bool| {
-        // The history read, what arrives next is live.
-        let on_caught_up = move || hub.caught_up();
-        super::forward::central(&url, &central, Some(started_ns), true, stop, sink, on_caught_up)
+        None => Source::Directory {
+            reader,
+            watch: WatchOptions { mode, ..WatchOptions::default() },
+            prune: None,
+        },
     };
-    Ok((shared, feed))
+    Ok(Engine::open(config, source)?)
+}
+
+#[cfg(feature = "nats")]
+fn central_source(url: &str, nats: &CentralArgs) -> Result<Source, Box<dyn std::error::Error>> {
+    use hookline::fleet::central::CentralSource;
+    let now = hookline::format::clock::now_ns();
+    let options = super::forward::central_options(url, nats, Some(now), true);
+    let notice = Arc::new(super::forward::report);
+    Ok(Source::Custom(Box::new(CentralSource::new(options, notice))))
 }
 
 #[cfg(not(feature = "nats"))]
-fn from_nats(_: &str, _: &ServeArgs) -> Outcome {
+fn central_source(_: &str, _: &CentralArgs) -> Result<Source, Box<dyn std::error::Error>> {
     Err(super::forward::without_nats().into())
+}
+
+/// Runs an engine, telling its operator on stderr.
+pub(super) fn start(engine: Engine) -> Running {
+    engine.spawn(RunOptions::new(tell))
+}
+
+/// Reads the policy and the profiles again for a running engine (`reload`, SIGHUP): a bad
+/// file is refused, and the engine keeps what it has.
+pub(super) fn reloader(policy_args: &PolicyArgs) -> Reloader {
+    let policy_args = PolicyArgs { policy: policy_args.policy.clone() };
+    Arc::new(move |running: &Running| -> Result<ReloadAnswer, String> {
+        let profiles =
+            hookline::profile::Profiles::load(&hookline::profile::OverlayDirs::standard())
+                .map_err(|e| format!("the profiles were not reloaded: {e}"))?;
+        let warnings = profiles.warnings.iter().map(ToString::to_string).collect();
+        let policy = super::policy(&policy_args, &profiles)
+            .map_err(|e| format!("the policy was not reloaded: {e}"))?;
+        Ok(running.reload(policy, profiles, warnings))
+    })
+}
+
+/// Prints what the engine tells its operator on stderr.
+pub(super) fn tell(note: Note) {
+    match note {
+        Note::Follow(notice) => report([notice]),
+        Note::WatcherStopped(_) => eprintln!("hookline: error: {note}"),
+        note if note.is_warning() => eprintln!("hookline: warning: {note}"),
+        note => eprintln!("hookline: {note}"),
+    }
 }

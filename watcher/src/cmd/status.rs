@@ -7,7 +7,11 @@ use std::process::ExitCode;
 use hookline::state::{StateKind, View};
 use hookline::term::escape;
 
-use super::{History, Outcome, ask_daemon, policy, profiles, replay_with, unhooked};
+use hookline::engine::Purpose;
+
+use super::{
+    Outcome, Reading, ask_daemon, engine_parts_with, policy, profiles, replay_with, unhooked,
+};
 use crate::cli::StatusArgs;
 
 pub fn run(args: StatusArgs) -> Outcome {
@@ -21,21 +25,16 @@ pub fn run(args: StatusArgs) -> Outcome {
     let (views, source) = match live {
         Some((generation, views)) => (views, format!("live: daemon generation {generation}")),
         None => {
-            let mut tracker = replay_with(
+            let (mut config, reader) = engine_parts_with(
                 &args.source,
+                Reading::Once,
+                Purpose::Display,
                 profiles.clone(),
-                &policy,
-                History::Last(hookline::state::HISTORY),
+                policy,
             )?;
-            let now = hookline::format::clock::now_ns();
-            if let Some(mut producer) = unhooked(&profiles, &args.transcripts)? {
-                for error in producer.poll(&mut tracker, now) {
-                    eprintln!("hookline: warning: {error}");
-                }
-            }
-            let snapshots = tracker.snapshots(now);
-            let views = snapshots.iter().map(View::from).collect();
-            (views, "replayed from history: never authoritative".to_owned())
+            config.unhooked.extend(unhooked(&profiles, &args.transcripts)?);
+            let engine = replay_with(config, reader)?;
+            (engine.views(), "replayed from history: never authoritative".to_owned())
         }
     };
     if args.json || !std::io::stdout().is_terminal() {

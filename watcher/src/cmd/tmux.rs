@@ -8,7 +8,9 @@ use std::time::Duration;
 use hookline::pane::Server;
 use hookline::pane::marks;
 
-use super::{History, Live, Outcome, Update, catch_signals, replay, report, stopping};
+use hookline::engine::History;
+
+use super::{Live, Outcome, Update, catch_signals, replay, report, stopping};
 use crate::cli::TmuxArgs;
 
 /// How often `--follow` marks again without an event: new panes, states gone stale.
@@ -17,8 +19,8 @@ const REFRESH: Duration = Duration::from_secs(2);
 pub fn run(args: &TmuxArgs) -> Outcome {
     let server = Server { socket: args.tmux_socket.clone() };
     if !args.follow {
-        let tracker = replay(&args.source, &args.policy, History::Last(hookline::state::HISTORY))?;
-        let snapshots = tracker.snapshots(hookline::format::clock::now_ns());
+        let engine = replay(&args.source, &args.policy, History::Last(hookline::state::HISTORY))?;
+        let snapshots = engine.snapshots();
         let (_, summary) = marks::mark(&server, &snapshots)?;
         println!("{summary}");
         return Ok(ExitCode::SUCCESS);

@@ -11,7 +11,9 @@ use hookline::state::{Snapshot, StateKind};
 use hookline::term::escape;
 use hookline::units::format_age;
 
-use super::{History, Outcome, replay};
+use hookline::engine::History;
+
+use super::{Outcome, replay};
 use crate::cli::TopArgs;
 
 pub fn run(args: &TopArgs) -> Outcome {
@@ -24,8 +26,8 @@ pub fn run(args: &TopArgs) -> Outcome {
     if terminal {
         eprintln!("hookline: built without the `tui` feature: printing the table once");
     }
-    let tracker = replay(&args.source, &args.policy, History::Last(hookline::state::HISTORY))?;
-    print_table(&rows(&tracker.snapshots(now_ns())));
+    let engine = replay(&args.source, &args.policy, History::Last(hookline::state::HISTORY))?;
+    print_table(&rows(&engine.snapshots()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -324,7 +326,19 @@ mod tui {
         }
 
         fn draw_explain(&self, frame: &mut Frame, area: ratatui::layout::Rect, id: &str) {
-            let tracker = self.live.tracker.lock().unwrap_or_else(|p| p.into_inner());
+            let lines = self.live.running.with_decider(|d| explain_lines(d.tracker(), area, id));
+            let block = Block::bordered().title(format!(" explain {} ", escape(id)));
+            frame.render_widget(Paragraph::new(lines).block(block), area);
+        }
+    }
+
+    /// The lines of a session's explain view.
+    fn explain_lines(
+        tracker: &hookline::state::Tracker,
+        area: ratatui::layout::Rect,
+        id: &str,
+    ) -> Vec<Line<'static>> {
+        {
             let now = now_ns();
             let mut lines = Vec::new();
             if let (Some(session), Some(view)) = (tracker.find(id), tracker.view(id, now)) {
@@ -365,8 +379,7 @@ mod tui {
             } else {
                 lines.push(Line::from(format!("no session {}", escape(id))));
             }
-            let block = Block::bordered().title(format!(" explain {} ", escape(id)));
-            frame.render_widget(Paragraph::new(lines).block(block), area);
+            lines
         }
     }
 

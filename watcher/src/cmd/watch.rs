@@ -72,7 +72,7 @@ pub fn run(args: WatchArgs) -> Outcome {
 fn from_nats(url: &str, args: &WatchArgs) -> Outcome {
     catch_signals();
     let mut sink = Ndjson(BufWriter::new(io::stdout().lock()));
-    super::forward::central(url, &args.nats, None, !args.no_follow, &stopping, &mut sink, || {})?;
+    super::forward::central(url, &args.nats, !args.no_follow, &stopping, &mut sink)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,96 +1,38 @@
-//! A connection to the daemon of an events directory, with one typed call per request.
+//! A connection to the daemon of an events directory, with one typed call per request: the
+//! requests and replies are the protocol's own types ([`crate::serve::protocol`]), the ones the
+//! server reads and writes.
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::conn::NoSigPipe;
 use super::socket_path;
-use crate::canonical::Event;
-use crate::decide::{Ask, Decision};
+use crate::decide::{Ask, Decision, Lease, LeaseId, Released};
 use crate::error::ClientError;
-use crate::serve::protocol::{DeliverAnswer, DeliverRequest, PROTOCOL_VERSION};
-use crate::state::{Expect, Refusal, Slot, View};
+use crate::serve::protocol::{
+    DecideAnswer, DecideRequest, DeliverAnswer, DeliverRequest, Hello, LeaseRequest, LeasesAnswer,
+    LookupAnswer, NextAnswer, NextRequest, NoFields, PROTOCOL_VERSION, ReleaseAnswer, ReloadAnswer,
+    Request, SessionRequest, SessionsAnswer, SlotAnswer, SlotRequest, StateAnswer, TmuxPane,
+};
+use crate::state::{Expect, Refusal, View};
 
 /// How long a reply may take, beyond the wait a `next_event` asked for.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the daemon said about itself when the connection opened (`hello`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct DaemonInfo {
-    /// Its protocol version.
-    pub protocol: u32,
-    /// Its hookline version.
-    pub version: String,
-    /// Its tracker's generation.
-    pub generation: u64,
-    /// When the generation started, in nanoseconds since the Unix epoch.
-    pub started_ns: u64,
-    /// The events directory it follows.
-    pub events_dir: PathBuf,
-    /// Its journal, when it keeps one.
-    pub journal: Option<PathBuf>,
-    /// Whether events still arrive.
-    pub watching: bool,
-    /// The policy in force, key by key as `hello` writes it (read for `classifier.timeout`).
-    #[serde(default)]
-    pub policy: serde_json::Map<String, Value>,
-}
-
-impl DaemonInfo {
-    /// How long a `decide` may take beyond the client's reply timeout: the classifier consult's
-    /// `classifier.timeout` when the daemon's policy names a classifier.
-    pub fn consult_allowance(&self) -> Duration {
-        let configured = self.policy.get("classifier.command").is_some_and(|c| !c.is_null());
-        match self.policy.get("classifier.timeout").and_then(Value::as_str) {
-            Some(text) if configured => crate::units::parse_duration(text).unwrap_or_default(),
-            _ => Duration::ZERO,
-        }
-    }
-}
+pub type DaemonInfo = Hello;
 
 /// `next_event`'s answer.
-#[derive(Debug, Clone, Deserialize)]
-pub struct NextEvent {
-    /// The session's oldest event not handed out yet; `None` when the wait timed out.
-    pub event: Option<Event>,
-    /// Whether the wait ended without an event.
-    pub timed_out: bool,
-    /// Events of the session lost before they were asked for.
-    pub dropped: u64,
-    /// The session's view.
-    pub view: Option<View>,
-}
-
-#[derive(Deserialize)]
-struct WireSlot {
-    granted: bool,
-    slot: Option<Slot>,
-    refusal: Option<Refusal>,
-}
-
-#[derive(Deserialize)]
-struct WireState {
-    view: Option<View>,
-}
-
-#[derive(Deserialize)]
-struct WireSessions {
-    sessions: Vec<View>,
-}
-
-#[derive(Deserialize)]
-struct WireDecide {
-    decision: Decision,
-}
+pub type NextEvent = NextAnswer;
 
 /// One connection to a daemon. Requests go one at a time, each waiting for its reply; open
-/// one client per thread that asks.
+/// one client per thread that asks. Dropping it closes the connection: a delivery it asked
+/// for that has not started typing then types nothing.
 #[derive(Debug)]
 pub struct Client {
     channel: Channel,
@@ -130,7 +72,7 @@ impl Client {
         let reader = BufReader::new(stream.try_clone().map_err(io_error)?);
         let mut channel =
             Channel { socket: socket.to_owned(), reader, writer: NoSigPipe(stream), next_id: 1 };
-        let info: DaemonInfo = channel.typed(json!({"op": "hello"}), REPLY_TIMEOUT)?;
+        let info: DaemonInfo = channel.typed(&Request::Hello(NoFields {}), REPLY_TIMEOUT)?;
         if info.protocol != PROTOCOL_VERSION {
             return Err(channel.protocol(format!(
                 "it speaks protocol {}, this hookline speaks {PROTOCOL_VERSION}: run one version",
@@ -150,67 +92,100 @@ impl Client {
         &self.channel.socket
     }
 
-    /// A decision from the daemon's live generation: an allowed `input` or `nudge` took the
-    /// idle's slot ([`Decision::slot`]) for this caller alone.
-    pub fn decide(&mut self, ask: &Ask) -> Result<Decision, ClientError> {
-        let mut request =
-            serde_json::to_value(ask).map_err(|e| self.channel.protocol(e.to_string()))?;
-        request["op"] = "decide".into();
+    /// A decision from the daemon's live generation, with the pane `tmux` names read by the
+    /// daemon first: an allowed `input` or `nudge` holds a lease ([`Decision::lease`]) for
+    /// this caller alone, unless the ask is a peek.
+    pub fn decide(&mut self, ask: &Ask, tmux: Option<TmuxPane>) -> Result<Decision, ClientError> {
+        let request = Request::Decide(DecideRequest::new(ask, tmux));
         // A classifier consult runs inside the request, bounded by its own timeout.
         let timeout = REPLY_TIMEOUT + self.info.consult_allowance();
-        let reply: WireDecide = self.channel.typed(request, timeout)?;
-        Ok(reply.decision)
+        let reply: DecideAnswer = self.channel.typed(&request, timeout)?;
+        Ok(*reply.decision)
     }
 
-    /// Takes a session's input slot directly: the slot, or why not.
+    /// Takes a session's input slot directly, as a lease: the lease, or why not.
     pub fn take_input_slot(
         &mut self,
         session: &str,
         expect: Expect,
-    ) -> Result<Result<Slot, Refusal>, ClientError> {
-        let request = json!({"op": "take_input_slot", "session": session, "expect": expect});
-        let reply: WireSlot = self.channel.typed(request, REPLY_TIMEOUT)?;
-        match (reply.granted, reply.slot, reply.refusal) {
-            (true, Some(slot), _) => Ok(Ok(slot)),
-            (false, _, Some(refusal)) => Ok(Err(refusal)),
+    ) -> Result<Result<SlotAnswer, Refusal>, ClientError> {
+        let request = Request::TakeInputSlot(SlotRequest { session: session.to_owned(), expect });
+        let reply: SlotAnswer = self.channel.typed(&request, REPLY_TIMEOUT)?;
+        match (reply.granted, &reply.refusal) {
+            (true, _) if reply.lease.is_some() => Ok(Ok(reply)),
+            (false, Some(refusal)) => Ok(Err(refusal.clone())),
             _ => Err(self
                 .channel
-                .protocol("a take_input_slot reply with neither slot nor refusal".into())),
+                .protocol("a take_input_slot reply with neither lease nor refusal".into())),
         }
     }
 
-    /// A session's view; `None` when the daemon has seen no event for it.
+    /// Gives a lease back: the slot is free again ([`Released::Freed`]), or the session had
+    /// left that idle ([`Released::Void`]). An unknown or spent lease is refused by the daemon.
+    pub fn release(&mut self, lease: &LeaseId) -> Result<Released, ClientError> {
+        let request = Request::Release(LeaseRequest { lease: lease.clone() });
+        let reply: ReleaseAnswer = self.channel.typed(&request, REPLY_TIMEOUT)?;
+        Ok(reply.released)
+    }
+
+    /// The leases held.
+    pub fn leases(&mut self) -> Result<Vec<Lease>, ClientError> {
+        let reply: LeasesAnswer =
+            self.channel.typed(&Request::Leases(NoFields {}), REPLY_TIMEOUT)?;
+        Ok(reply.leases)
+    }
+
+    /// A session's view, named exactly; `None` when the daemon has seen no event for it.
     pub fn state(&mut self, session: &str) -> Result<Option<View>, ClientError> {
-        let reply: WireState =
-            self.channel.typed(json!({"op": "state", "session": session}), REPLY_TIMEOUT)?;
-        Ok(reply.view)
+        let request = Request::State(SessionRequest { session: session.to_owned() });
+        let reply: StateAnswer = self.channel.typed(&request, REPLY_TIMEOUT)?;
+        Ok(reply.view.map(|v| *v))
     }
 
     /// Every session's view, most recent first.
     pub fn sessions(&mut self) -> Result<Vec<View>, ClientError> {
-        let reply: WireSessions = self.channel.typed(json!({"op": "sessions"}), REPLY_TIMEOUT)?;
+        let reply: SessionsAnswer =
+            self.channel.typed(&Request::Sessions(NoFields {}), REPLY_TIMEOUT)?;
         Ok(reply.sessions)
     }
 
-    /// The next live event of a session, waiting up to `wait` for one.
-    pub fn next_event(&mut self, session: &str, wait: Duration) -> Result<NextEvent, ClientError> {
+    /// What a name a person typed names (exactly, by prefix, several, none and the names it
+    /// resembles).
+    pub fn lookup(&mut self, query: &str) -> Result<LookupAnswer, ClientError> {
+        let request = Request::Lookup(SessionRequest { session: query.to_owned() });
+        self.channel.typed(&request, REPLY_TIMEOUT)
+    }
+
+    /// The next live event of a session, waiting up to `wait` for one; with `after_ns`, those
+    /// written before it are passed over.
+    pub fn next_event(
+        &mut self,
+        session: &str,
+        wait: Duration,
+        after_ns: Option<u64>,
+    ) -> Result<NextEvent, ClientError> {
         let timeout_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
-        let request = json!({"op": "next_event", "session": session, "timeout_ms": timeout_ms});
-        self.channel.typed(request, wait + REPLY_TIMEOUT)
+        let request =
+            Request::NextEvent(NextRequest { session: session.to_owned(), timeout_ms, after_ns });
+        self.channel.typed(&request, wait + REPLY_TIMEOUT)
     }
 
     /// Delivers a text into a session's pane (the `deliver` op): the daemon asks the `input`
-    /// decision with the pane's evidence, waiting up to `wait_ms` for an allow, types the text
-    /// with the slot, and waits for the `turn_start` that confirms it. The reply may take the
-    /// wait, the confirmation timeout and the self-heal delay, and some more.
+    /// (or `nudge`) decision with the pane's evidence, waiting up to `wait_ms` for an allow,
+    /// types under the request's lease (or one of its own), and waits for the `turn_start`
+    /// that confirms it. The reply may take the wait, the confirmation timeout and the
+    /// self-heal delay, and some more.
     pub fn deliver(&mut self, request: &DeliverRequest) -> Result<DeliverAnswer, ClientError> {
-        let mut value =
-            serde_json::to_value(request).map_err(|e| self.channel.protocol(e.to_string()))?;
-        value["op"] = "deliver".into();
         let ms = request.wait_ms
             + request.confirm_timeout_ms.unwrap_or(15_000)
             + request.heal_after_ms.unwrap_or(1_500);
-        self.channel.typed(value, Duration::from_millis(ms) + 3 * REPLY_TIMEOUT)
+        let timeout = Duration::from_millis(ms) + 3 * REPLY_TIMEOUT;
+        self.channel.typed(&Request::Deliver(request.clone()), timeout)
+    }
+
+    /// Asks the daemon to read its policy and profiles again, keeping its live generation.
+    pub fn reload(&mut self) -> Result<ReloadAnswer, ClientError> {
+        self.channel.typed(&Request::Reload(NoFields {}), REPLY_TIMEOUT)
     }
 
     /// Sends any request object (its `op` and fields; the `id` is the client's) and returns
@@ -274,11 +249,12 @@ impl Channel {
 
     fn typed<T: DeserializeOwned>(
         &mut self,
-        request: Value,
+        request: &Request,
         timeout: Duration,
     ) -> Result<T, ClientError> {
-        let op = request["op"].as_str().unwrap_or_default().to_owned();
-        let reply = self.request(request, timeout)?;
+        let op = request.op().as_str();
+        let value = serde_json::to_value(request).map_err(|e| self.protocol(e.to_string()))?;
+        let reply = self.request(value, timeout)?;
         serde_json::from_value(reply)
             .map_err(|e| self.protocol(format!("a {op} reply this hookline cannot read ({e})")))
     }

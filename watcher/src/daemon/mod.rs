@@ -1,10 +1,10 @@
 //! `hookline daemon`: one live authority per events directory, for every process of the user.
 //!
-//! The daemon is `hookline serve`'s hub behind a Unix socket instead of stdin/stdout: one
-//! tracker generation, fed by one [`Feeder`], answering the [serve protocol](crate::serve::protocol)
+//! The daemon is a running engine ([`crate::engine::Running`]) behind a Unix socket instead of
+//! stdin/stdout: one tracker generation, answering the [serve protocol](crate::serve::protocol)
 //! on any number of connections at once (up to [`MAX_CLIENTS`]), each with its own
-//! [`answer`](crate::serve::server::answer) loop. The hub serializes every request, so an
-//! idle's input slot goes to one client only however many ask at once.
+//! [`answer`](crate::serve::server::answer) loop. The engine serializes every act, so an
+//! idle's input slot goes to one client only however many ask at once, as a lease.
 //!
 //! Beside the events in the events directory (all dot files, which readers skip):
 //!
@@ -24,9 +24,11 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let events_dir = hookline::format::location::events_dir()?;
 //! let mut daemon = Client::connect(&events_dir)?;
-//! let decision = daemon.decide(&Ask::new("task-42", Question::Input))?;
-//! if decision.allowed() {
-//!     // The slot is taken: deliver the next prompt to task-42, once.
+//! let decision = daemon.decide(&Ask::new("task-42", Question::Input), None)?;
+//! if let Some(lease) = &decision.lease {
+//!     // The slot is leased to us: deliver the next prompt to task-42, once (or give the
+//!     // lease back with daemon.release(lease) if we do not).
+//!     # let _ = lease;
 //! }
 //! # Ok(())
 //! # }
@@ -51,11 +53,11 @@ use serde_json::Value;
 pub use self::claim::Claim;
 pub use self::client::{Client, DaemonInfo, NextEvent};
 use crate::Error;
+use crate::engine::{Note, Running};
 pub use crate::error::ClientError;
-use crate::ingest::watch::Watcher;
-use crate::serve::hub::Shared;
+use crate::serve::answer::Reloader;
 use crate::serve::protocol::Reply;
-use crate::serve::server::{self, Feed, Feeder, Note};
+use crate::serve::server::{self, Oversized};
 
 /// The socket's name in the events directory.
 pub const SOCKET: &str = ".hookline.sock";
@@ -128,48 +130,15 @@ impl Listening {
         &self.socket
     }
 
-    /// Serves until `stopping` says so: `watcher`'s events go into `shared` from one thread,
-    /// and each connection gets its own request loop over the same hub. On the way out the
-    /// socket is removed first (so new clients fall back at once), then every answer still
-    /// waiting is ended with an error, every connection closed, and the watcher stopped.
-    pub fn serve<N: Fn(Note) + Send + Sync + 'static>(
-        self,
-        shared: &Arc<Shared>,
-        watcher: Watcher,
-        now: fn() -> u64,
-        note: N,
-        stopping: &dyn Fn() -> bool,
-    ) -> Result<(), Error> {
-        let note = Arc::new(note);
-        let feeder = Feeder::start(shared, watcher, Arc::clone(&note));
-        self.serve_with(shared, feeder, now, note, stopping)
-    }
-
-    /// [`Listening::serve`] with another source of events than a watcher (`daemon --nats`:
-    /// a JetStream consumer), run as [`Feeder::start_fed`] runs it.
-    pub fn serve_fed<N, F>(
-        self,
-        shared: &Arc<Shared>,
-        feed: F,
-        now: fn() -> u64,
-        note: N,
-        stopping: &dyn Fn() -> bool,
-    ) -> Result<(), Error>
-    where
-        N: Fn(Note) + Send + Sync + 'static,
-        F: FnOnce(&mut Feed, &dyn Fn() -> bool) -> Result<(), Error> + Send + 'static,
-    {
-        let note = Arc::new(note);
-        let feeder = Feeder::start_fed(shared, feed, Arc::clone(&note));
-        self.serve_with(shared, feeder, now, note, stopping)
-    }
-
-    fn serve_with<N: Fn(Note) + Send + Sync + 'static>(
+    /// Serves until `stopping` says so: each connection gets its own request loop over the
+    /// running engine. On the way out the socket is removed first (so new clients fall back
+    /// at once), then every answer still waiting is ended with an error (the engine is told
+    /// that events stopped), every connection closed, and the connections' threads joined.
+    pub fn serve(
         mut self,
-        shared: &Arc<Shared>,
-        feeder: Feeder,
-        now: fn() -> u64,
-        note: Arc<N>,
+        running: &Arc<Running>,
+        reload: Option<Reloader>,
+        notes: Arc<dyn Fn(Note) + Send + Sync>,
         stopping: &dyn Fn() -> bool,
     ) -> Result<(), Error> {
         let connections = Arc::new(Connections::default());
@@ -201,19 +170,18 @@ impl Listening {
                 refuse(stream);
                 continue;
             }
-            match connections.serve(stream, shared, now, &note) {
+            match connections.serve(stream, running, reload.clone()) {
                 Ok(thread) => threads.push(thread),
-                Err(e) => note(Note::Connection(e)),
+                Err(e) => notes(Note::Connection(e)),
             }
         };
         drop(listener);
         self.remove_socket();
-        shared.fail("the daemon is shutting down".into());
+        running.fail("the daemon is shutting down".into());
         connections.close_all();
         for thread in threads {
             let _ = thread.join();
         }
-        feeder.stop();
         result
     }
 
@@ -240,22 +208,21 @@ struct Connections {
 
 impl Connections {
     /// Answers `stream`'s requests from a thread of its own.
-    fn serve<N: Fn(Note) + Send + Sync + 'static>(
+    fn serve(
         self: &Arc<Self>,
         stream: UnixStream,
-        shared: &Arc<Shared>,
-        now: fn() -> u64,
-        note: &Arc<N>,
+        running: &Arc<Running>,
+        reload: Option<Reloader>,
     ) -> io::Result<JoinHandle<()>> {
         let reader = BufReader::new(stream.try_clone()?);
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         self.streams.lock().unwrap_or_else(|p| p.into_inner()).push((id, stream.try_clone()?));
         self.open.fetch_add(1, Ordering::SeqCst);
-        let (connections, shared, note) = (Arc::clone(self), Arc::clone(shared), Arc::clone(note));
+        let (connections, running) = (Arc::clone(self), Arc::clone(running));
         Ok(thread::spawn(move || {
             let writer = conn::NoSigPipe(stream);
             // A client that goes away mid-reply is its own business.
-            let _ = server::answer(&shared, reader, writer, now, &*note);
+            let _ = server::answer(&running, reader, writer, Oversized::Disconnect, reload);
             connections.open.fetch_sub(1, Ordering::SeqCst);
             connections.streams.lock().unwrap_or_else(|p| p.into_inner()).retain(|(i, _)| *i != id);
         }))

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::canonical::{Event, Kind};
-use crate::state::{Applied, Expect, Refusal, Slot, Snapshot, StateKind, Tracker, View};
+use crate::state::{Applied, Expect, Refusal, Snapshot, StateKind, Tracker, View};
 
 use super::classifier::{
     self, ClassifierVerdict, Consult, ConsultInput, ConsultNote, ConsultOutcome, CrashedVerdict,
@@ -17,6 +17,7 @@ use super::evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
 use super::journal::{Journal, Record};
+use super::lease::{Lease, LeaseId, LeaseProblem, Leases, Released, Spent};
 use super::policy::Policy;
 use super::precedence;
 use super::rules::{self, Facts};
@@ -46,11 +47,10 @@ pub struct Ask {
     /// The generation and epoch the caller last saw; the input slot is refused if they moved.
     #[serde(default)]
     pub expect: Expect,
-    /// The session's tmux pane, for a server that reads the pane itself (`hookline serve`
-    /// and the daemon fold what it shows into [`Ask::pane`] before deciding). The decider
-    /// itself never reads it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tmux: Option<crate::pane::TmuxPane>,
+    /// Answer without taking anything: no input slot, no lease, no consult, and nothing
+    /// counted toward a cap, a streak or a counter.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub peek: bool,
 }
 
 impl Ask {
@@ -63,8 +63,22 @@ impl Ask {
             transcript: None,
             window_dead: None,
             expect: Expect::default(),
-            tmux: None,
+            peek: false,
         }
+    }
+
+    /// Adds the caller's evidence (pane, transcript, window), each part that it holds.
+    pub fn with(mut self, caller: CallerEvidence) -> Ask {
+        self.pane = caller.pane.or(self.pane);
+        self.transcript = caller.transcript.or(self.transcript);
+        self.window_dead = caller.window_dead.or(self.window_dead);
+        self
+    }
+
+    /// Asks without taking anything (see [`Ask::peek`]).
+    pub fn peek(mut self) -> Ask {
+        self.peek = true;
+        self
     }
 
     /// Adds pane evidence.
@@ -185,6 +199,12 @@ pub struct Decider {
     journal_errors: Vec<String>,
     /// The consults this decider ran, for the caps when it has no journal.
     consults: Vec<Mark>,
+    /// Consults planned and not yet decided on ([`Decider::consult_for`]): counted toward the
+    /// caps from the moment they are planned, so that concurrent requests cannot both pass.
+    reserved: Vec<(u64, Mark)>,
+    next_reservation: u64,
+    /// The leases on input slots this generation handed out.
+    leases: Leases,
 }
 
 impl std::fmt::Debug for Decider {
@@ -215,6 +235,9 @@ impl Decider {
             counts: true,
             journal_errors: Vec::new(),
             consults: Vec::new(),
+            reserved: Vec::new(),
+            next_reservation: 0,
+            leases: Leases::default(),
         }
     }
 
@@ -222,7 +245,7 @@ impl Decider {
     /// never authorizes input or a nudge, even for an event that arrived while it read; and
     /// its withheld verdicts do not count toward `escalate.withheld-in-a-row` (its `nudge` is
     /// withheld by design), unless [`Decider::counting`] says otherwise.
-    pub fn one_shot(mut self) -> Decider {
+    pub(crate) fn one_shot(mut self) -> Decider {
         self.one_shot = true;
         self.counts = false;
         self
@@ -231,7 +254,7 @@ impl Decider {
     /// Counts this decider's withheld `nudge` and `crashed` verdicts toward
     /// `escalate.withheld-in-a-row` even though it is a one-shot: for a caller whose own
     /// polling is the stall timer (`hookline decide --count`).
-    pub fn counting(mut self) -> Decider {
+    pub(crate) fn counting(mut self) -> Decider {
         self.counts = true;
         self
     }
@@ -247,15 +270,27 @@ impl Decider {
         self
     }
 
-    /// Says that history has been replayed: every event applied from now on is live (see
-    /// [`Tracker::live_by_arrival`]).
-    pub fn caught_up(&mut self) {
+    /// Says that history has been replayed: every event applied from now on is live. Only
+    /// the engine, which owns the events' source, says so.
+    pub(crate) fn caught_up(&mut self) {
         self.tracker.caught_up();
+    }
+
+    /// Whether this decider holds a live generation (caught up with history): the only kind
+    /// whose allows can authorize input.
+    pub fn is_live(&self) -> bool {
+        self.tracker.is_live() && !self.one_shot
     }
 
     /// Replaces the host process probe (tests inject one).
     pub fn with_probe(mut self, probe: impl HostProbe + 'static) -> Decider {
         self.probe = Box::new(probe);
+        self
+    }
+
+    /// [`Decider::with_probe`], boxed.
+    pub(crate) fn with_boxed_probe(mut self, probe: Box<dyn HostProbe>) -> Decider {
+        self.probe = probe;
         self
     }
 
@@ -296,6 +331,19 @@ impl Decider {
             memory.host_first_seen = m.host_first_seen;
             memory.quota = m.quota;
         }
+    }
+
+    /// Takes a new policy, profiles and journal (a reload), keeping the generation, its
+    /// sessions, what the decisions remember and the leases.
+    pub(crate) fn reload(
+        &mut self,
+        policy: Policy,
+        profiles: crate::profile::Profiles,
+        journal: Option<Journal>,
+    ) {
+        self.tracker.reload(profiles, &policy.stale);
+        self.policy = policy;
+        self.journal = journal;
     }
 
     /// The policy.
@@ -407,11 +455,30 @@ impl Decider {
         self.decide_consulted(ask, now_ns, note)
     }
 
+    /// The consults that count toward the caps: those that ran, and those planned and not
+    /// decided on yet (a reservation older than twice the timeout and a minute is given up:
+    /// its request ended without a decision).
+    fn consults_counted(&mut self, now_ns: u64) -> Vec<Mark> {
+        let patience =
+            (2 * self.policy.classifier.timeout.as_nanos() as u64).saturating_add(60_000_000_000);
+        self.reserved.retain(|(_, m)| now_ns.saturating_sub(m.ts_ns) < patience);
+        let mut counted = self.consult_history();
+        counted.extend(self.reserved.iter().map(|(_, m)| m.clone()));
+        counted
+    }
+
     /// The classifier consult deciding `ask` at `now_ns` would make: none unless
     /// `[classifier]` names a command, the question is at a consult point (`stall` at its
     /// structural `fall_back` with a last message; `crashed` on a silent session with a
     /// screen) and there is text to show; a note saying so when a cap stops it.
-    pub fn consult_for(&self, ask: &Ask, now_ns: u64) -> Option<Planned> {
+    ///
+    /// A consult planned counts toward the caps at once, until the decision it is for is made
+    /// ([`Decider::decide_consulted`]): two requests planning at the same time cannot both
+    /// pass a cap. A peek never consults.
+    pub fn consult_for(&mut self, ask: &Ask, now_ns: u64) -> Option<Planned> {
+        if ask.peek {
+            return None;
+        }
         let command = self.policy.classifier.command.clone()?;
         let det = self.deterministic(ask, now_ns);
         let input = match ask.question {
@@ -431,7 +498,7 @@ impl Decider {
             }
             _ => return None,
         };
-        let history = self.consult_history();
+        let history = self.consults_counted(now_ns);
         let hour_ago = now_ns.saturating_sub(3_600_000_000_000);
         let of_session =
             history.iter().filter(|m| m.concerns(&ask.session, det.key.as_deref())).count();
@@ -443,7 +510,18 @@ impl Decider {
         if last_hour >= caps.max_per_hour as usize {
             return Some(Planned::Skip(Consult::skipped(&input, ConsultOutcome::HourlyCap)));
         }
-        Some(Planned::Run(Consult { command, input, timeout: caps.timeout }))
+        let timeout = caps.timeout;
+        let mark = Mark {
+            ts_ns: now_ns,
+            session: ask.session.clone(),
+            key: det.key.clone(),
+            question: ask.question,
+            verdict: ClassifierVerdict::unknown(ask.question)
+                .unwrap_or(ClassifierVerdict::Crashed(CrashedVerdict::Unknown)),
+        };
+        self.next_reservation += 1;
+        self.reserved.push((self.next_reservation, mark));
+        Some(Planned::Run(Consult { command, input, timeout }))
     }
 
     /// Answers one question at `now_ns` as [`Decider::decide`] does, with the classifier's
@@ -455,6 +533,19 @@ impl Decider {
         now_ns: u64,
         note: Option<ConsultNote>,
     ) -> Decision {
+        self.decide_with(ask, now_ns, note, None)
+    }
+
+    /// [`Decider::decide_consulted`]; with `held`, for a requester holding that lease on the
+    /// slot: the slot it holds counts as free for it, nothing new is taken, nothing counted.
+    fn decide_with(
+        &mut self,
+        ask: &Ask,
+        now_ns: u64,
+        note: Option<ConsultNote>,
+        held: Option<&Lease>,
+    ) -> Decision {
+        let quiet = ask.peek || held.is_some();
         let Deterministic {
             key,
             snapshot,
@@ -467,6 +558,15 @@ impl Decider {
             caller,
         } = self.deterministic(ask, now_ns);
         let mut note = note.filter(|n| n.question == ask.question);
+        // The consult planned for it (if any) is decided on now: counted from here on as one
+        // that ran, or not at all.
+        if let Some(i) = self
+            .reserved
+            .iter()
+            .position(|(_, m)| m.question == ask.question && m.session == ask.session)
+        {
+            self.reserved.remove(i);
+        }
         let mut ruling = deterministic.clone();
         if let Some(note) = &mut note {
             let history = self.consult_history();
@@ -533,11 +633,44 @@ impl Decider {
             }
         }
         let mut slot = None;
+        let mut lease = None;
         if ruling.action == Action::Proceed
             && matches!(ask.question, Question::Input | Question::Nudge)
         {
-            match self.tracker.take_input_slot_expecting(&ask.session, now_ns, ask.expect) {
-                Ok(taken) => slot = Some(taken),
+            self.sweep_leases(now_ns);
+            let taken = match held {
+                Some(held) => match self.tracker.input_slot_now(&ask.session, now_ns, ask.expect) {
+                    Err(Refusal::AlreadyTaken)
+                        if self.tracker.at_idle_of(&held.key, &held.slot) =>
+                    {
+                        Ok(held.slot.clone())
+                    }
+                    Ok(_) => Ok(held.slot.clone()),
+                    Err(refusal) => Err(refusal),
+                },
+                None if ask.peek => {
+                    self.tracker.input_slot_now(&ask.session, now_ns, ask.expect).map(|(_, s)| s)
+                }
+                None => self.tracker.take_input_slot_expecting(&ask.session, now_ns, ask.expect),
+            };
+            match taken {
+                Ok(taken) => {
+                    if let Some(held) = held {
+                        lease = Some(held.id.clone());
+                    } else if !ask.peek
+                        && let Some(key) = &key
+                    {
+                        let held = self.leases.take(
+                            &ask.session,
+                            key,
+                            ask.question,
+                            taken.clone(),
+                            now_ns,
+                        );
+                        lease = Some(held.id);
+                    }
+                    slot = Some(taken);
+                }
                 Err(refusal) => {
                     ruling = Ruling::new(
                         Action::Hold,
@@ -547,12 +680,29 @@ impl Decider {
                     );
                 }
             }
+            // An allowed nudge carries the text `stall` would quote, when it quotes one.
+            if ruling.action == Action::Proceed && ask.question == Question::Nudge {
+                let profile = snapshot.as_ref().and_then(|v| self.tracker.profiles().get(&v.cli));
+                let stall = Facts {
+                    question: Question::Stall,
+                    session: &ask.session,
+                    snapshot: snapshot.as_ref(),
+                    profile,
+                    policy: &self.policy,
+                    host: None,
+                    window_dead: None,
+                    counters,
+                    quota: None,
+                    one_shot: false,
+                };
+                ruling.nudge_text = precedence::enforce(rules::rule(&stall)).nudge_text;
+            }
         }
         let withheld = ruling.action != Action::Proceed;
         if let (Some(key), Some(v)) = (&key, &snapshot) {
             let memory = self.memory.entry(key.clone()).or_default();
             match ask.question {
-                _ if !self.counts => {}
+                _ if !self.counts || quiet => {}
                 Question::Nudge | Question::Crashed if withheld => {
                     let count = match memory.streak {
                         Some(s) if s.state == v.state.kind() && s.since_ns == v.since_ns => {
@@ -570,7 +720,7 @@ impl Decider {
                 }
                 _ => {}
             }
-            if !withheld && ask.question == Question::Nudge {
+            if !withheld && ask.question == Question::Nudge && !quiet {
                 if memory.nudge_epoch != v.epoch {
                     memory.nudges = 0;
                     memory.nudge_epoch = v.epoch;
@@ -578,7 +728,7 @@ impl Decider {
                 memory.nudges += 1;
                 counters.nudges_in_a_row = memory.nudges;
             }
-            if !withheld && ask.question == Question::Input {
+            if !withheld && ask.question == Question::Input && !quiet {
                 memory.nudges = 0;
                 counters.nudges_in_a_row = 0;
             }
@@ -593,6 +743,7 @@ impl Decider {
             reason: ruling.reason.clone(),
             retry_after_ms: ruling.retry_after_ms,
             slot,
+            lease,
             nudge_text: ruling.nudge_text.clone().filter(|_| ruling.action == Action::Proceed),
             state: snapshot.as_ref().map(|v| v.state.kind()),
             at_ns: now_ns,
@@ -622,8 +773,11 @@ impl Decider {
                 view: snapshot.as_ref().map(View::from),
             },
         };
-        // A consult is journaled whatever the verdict: the caps are counted there.
-        if decision.verdict == Verdict::Withhold || decision.evidence.classifier.is_some() {
+        // A consult is journaled whatever the verdict: the caps are counted there. A peek
+        // counts nothing, and is not journaled.
+        if !ask.peek
+            && (decision.verdict == Verdict::Withhold || decision.evidence.classifier.is_some())
+        {
             self.record(&Record::of(&decision, key.as_deref(), self.counts));
         }
         decision
@@ -719,26 +873,29 @@ impl Decider {
         }
     }
 
-    /// Takes a session's input slot directly (see [`Tracker::take_input_slot_expecting`]); a
-    /// refusal is journaled as a withheld `input`. A one-shot decider always refuses.
+    /// Takes a session's input slot directly, as a lease (see [`Tracker::take_input_slot_expecting`]):
+    /// no rule but the slot's own is checked (explicit, fresh, live idle; the slot free; the
+    /// caller's generation and epoch). A refusal is journaled as a withheld `input`. A
+    /// one-shot decider always refuses.
     pub fn take_input_slot(
         &mut self,
         id_or_tag: &str,
         now_ns: u64,
         expect: Expect,
-    ) -> Result<Slot, Refusal> {
+    ) -> Result<Lease, Refusal> {
+        self.sweep_leases(now_ns);
         let result = if self.one_shot {
             Err(Refusal::Replayed)
         } else {
             self.tracker.take_input_slot_expecting(id_or_tag, now_ns, expect)
         };
-        match &result {
-            Ok(_) => {
-                if let Some(key) = self.tracker.session_key(id_or_tag)
-                    && let Some(memory) = self.memory.get_mut(&key)
-                {
+        match result {
+            Ok(slot) => {
+                let key = self.tracker.session_key(id_or_tag).unwrap_or_default();
+                if let Some(memory) = self.memory.get_mut(&key) {
                     memory.nudges = 0;
                 }
+                Ok(self.leases.take(id_or_tag, &key, Question::Input, slot, now_ns))
             }
             Err(refusal) => {
                 let view = self.tracker.view(id_or_tag, now_ns);
@@ -762,9 +919,133 @@ impl Decider {
                     counted: self.counts,
                 };
                 self.record(&record);
+                Err(refusal)
             }
         }
-        result
+    }
+
+    /// Ends the leases whose idle is over (the session left it: void) or that were held longer
+    /// than `input.lease-expires-after` (expired: the slot is free again).
+    pub(crate) fn sweep_leases(&mut self, now_ns: u64) {
+        let expiry = self.policy.lease_expires_after.as_nanos() as u64;
+        let tracker = &self.tracker;
+        let over = self.leases.over(|lease| {
+            if !tracker.at_idle_of(&lease.key, &lease.slot) {
+                Some(Spent::Void)
+            } else if expiry > 0 && now_ns.saturating_sub(lease.taken_ns) >= expiry {
+                Some(Spent::Expired)
+            } else {
+                None
+            }
+        });
+        for (id, spent) in over {
+            if let Some(lease) = self.leases.end(&id, spent)
+                && spent == Spent::Expired
+            {
+                self.tracker.release_input_slot(&lease.key, &lease.slot);
+                self.uncount(&lease);
+            }
+        }
+    }
+
+    /// The lease held under `id`, for `session` (named exactly, as the lease's requester
+    /// named it, or by the other of its id and tag): what a delivery under a caller's lease
+    /// checks before it types.
+    pub fn lease(
+        &mut self,
+        id: &LeaseId,
+        session: &str,
+        now_ns: u64,
+    ) -> Result<Lease, LeaseProblem> {
+        self.sweep_leases(now_ns);
+        let lease = self.leases.get(id)?;
+        let key = self.tracker.session_key(session);
+        if key.as_deref() != Some(lease.key.as_str()) {
+            return Err(LeaseProblem::OtherSession {
+                id: id.clone(),
+                holds: lease.session.clone(),
+                asked: session.to_owned(),
+            });
+        }
+        Ok(lease.clone())
+    }
+
+    /// The leases held now, for `hookline lease list` and `status`.
+    pub fn leases(&mut self, now_ns: u64) -> Vec<Lease> {
+        self.sweep_leases(now_ns);
+        let mut held: Vec<Lease> = self.leases.held().cloned().collect();
+        held.sort_by_key(|l| l.taken_ns);
+        held
+    }
+
+    /// Gives a lease back: the slot is free again for the next caller when the session is
+    /// still at that idle ([`Released::Freed`]); [`Released::Void`] when it has left it. A
+    /// nudge lease given back is not counted as a nudge. An unknown or spent lease is a
+    /// [`LeaseProblem`].
+    pub fn release(&mut self, id: &LeaseId, now_ns: u64) -> Result<Released, LeaseProblem> {
+        self.sweep_leases(now_ns);
+        self.leases.get(id)?;
+        let lease = self.leases.end(id, Spent::Released).expect("the lease was held");
+        if self.tracker.release_input_slot(&lease.key, &lease.slot) {
+            self.uncount(&lease);
+            Ok(Released::Freed)
+        } else {
+            Ok(Released::Void)
+        }
+    }
+
+    /// Marks a lease used: something was typed under it. It never comes back.
+    pub fn consume(&mut self, id: &LeaseId, now_ns: u64) -> Result<Lease, LeaseProblem> {
+        self.sweep_leases(now_ns);
+        self.leases.get(id)?;
+        Ok(self.leases.end(id, Spent::Consumed).expect("the lease was held"))
+    }
+
+    /// Takes back what an allowed nudge counted, for a nudge lease given back unused.
+    fn uncount(&mut self, lease: &Lease) {
+        if lease.question != Question::Nudge {
+            return;
+        }
+        if let Some(memory) = self.memory.get_mut(&lease.key)
+            && memory.nudge_epoch == lease.slot.epoch
+        {
+            memory.nudges = memory.nudges.saturating_sub(1);
+        }
+    }
+
+    /// Answers `input` (or `nudge`) for a requester that already holds `lease` on the
+    /// session's slot: the same rules and evidence as [`Decider::decide`], the slot held by the
+    /// lease instead of free. Nothing new is taken; a withheld answer leaves the lease held.
+    pub fn decide_under_lease(&mut self, ask: &Ask, lease: &LeaseId, now_ns: u64) -> Decision {
+        let plain = Ask { peek: false, ..ask.clone() };
+        let held = match self.lease(lease, &ask.session, now_ns) {
+            Ok(held) => held,
+            Err(problem) => {
+                let decision = self.decide_with(&Ask { peek: true, ..plain }, now_ns, None, None);
+                return self.refuse_lease(decision, "lease-refused", problem.to_string());
+            }
+        };
+        if ask.question == Question::Nudge && held.question != Question::Nudge {
+            let decision = self.decide_with(&Ask { peek: true, ..plain }, now_ns, None, None);
+            let problem =
+                LeaseProblem::OtherQuestion { id: lease.clone(), taken_by: held.question };
+            return self.refuse_lease(decision, "lease-refused", problem.to_string());
+        }
+        self.decide_with(&plain, now_ns, None, Some(&held))
+    }
+
+    fn refuse_lease(&mut self, mut decision: Decision, rule: &str, reason: String) -> Decision {
+        decision.verdict = Verdict::Withhold;
+        decision.action = Action::Hold;
+        decision.signal = Signal::StructuredEvent;
+        decision.rule = rule.to_owned();
+        decision.reason = reason;
+        decision.slot = None;
+        decision.lease = None;
+        decision.nudge_text = None;
+        let key = self.tracker.session_key(&decision.session);
+        self.record(&Record::of(&decision, key.as_deref(), false));
+        decision
     }
 
     /// Journals a delivery's step (see [`super::DeliveryNote`]) for the session of the

@@ -279,45 +279,18 @@ pub struct KillProbe;
 
 impl HostProbe for KillProbe {
     fn probe(&self, pid: u32, first_seen_ns: u64) -> HostStatus {
-        let Ok(pid_t) = libc::pid_t::try_from(pid) else {
-            return HostStatus::Unknown;
-        };
-        if pid_t <= 0 {
-            return HostStatus::Unknown;
-        }
-        // SAFETY: signal 0 only checks that the process exists and may be signalled.
-        let rc = unsafe { libc::kill(pid_t, 0) };
-        if rc != 0 {
-            return match std::io::Error::last_os_error().raw_os_error() {
-                Some(libc::ESRCH) => HostStatus::Dead,
-                Some(libc::EPERM) => HostStatus::Alive,
-                _ => HostStatus::Unknown,
-            };
-        }
-        match process_start_ns(pid) {
-            // One second of slack: boot time is known to the second.
-            Some(start) if start > first_seen_ns.saturating_add(1_000_000_000) => {
-                HostStatus::Reused
-            }
-            _ => HostStatus::Alive,
+        match crate::host::alive(pid) {
+            None => HostStatus::Unknown,
+            Some(false) => HostStatus::Dead,
+            Some(true) => match crate::host::start_ns(pid) {
+                // One second of slack: boot time is known to the second.
+                Some(start) if start > first_seen_ns.saturating_add(1_000_000_000) => {
+                    HostStatus::Reused
+                }
+                _ => HostStatus::Alive,
+            },
         }
     }
-}
-
-/// When a process started, in nanoseconds since the Unix epoch (Linux only).
-fn process_start_ns(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 22 (starttime, clock ticks since boot); fields after the command's ')' start at 3.
-    let after = &stat[stat.rfind(')')? + 1..];
-    let ticks: u64 = after.split_whitespace().nth(19)?.parse().ok()?;
-    let boot_s: u64 = std::fs::read_to_string("/proc/stat")
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("btime ")?.trim().parse().ok())?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let hz = u64::try_from(hz).ok().filter(|h| *h > 0)?;
-    Some(boot_s * 1_000_000_000 + ticks * 1_000_000_000 / hz)
 }
 
 #[cfg(test)]
@@ -332,7 +305,7 @@ mod tests {
 
     #[test]
     fn a_process_started_after_the_session_reads_as_reused() {
-        if process_start_ns(std::process::id()).is_none() {
+        if crate::host::start_ns(std::process::id()).is_none() {
             return; // not Linux: kill(2) alone cannot tell
         }
         assert_eq!(KillProbe.probe(std::process::id(), 0), HostStatus::Reused);

@@ -115,6 +115,12 @@ pub struct DeliveryNote {
     pub elapsed_ms: u64,
     /// The `seq` of the `turn_start` that confirmed it.
     pub confirmed_by: Option<u64>,
+    /// The pane's id on its tmux server, resolved once at the start (`%12`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane_id: Option<String>,
+    /// The lease it typed under, or took and gave back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<super::LeaseId>,
 }
 
 impl Record {

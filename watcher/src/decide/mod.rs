@@ -97,6 +97,7 @@ pub mod classifier;
 mod decider;
 mod evidence;
 mod journal;
+pub mod lease;
 pub mod policy;
 pub mod precedence;
 mod rules;
@@ -107,6 +108,7 @@ pub use evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
 pub use journal::{DeliveryNote, DeliveryStep, Journal, Record};
+pub use lease::{Lease, LeaseId, LeaseProblem, Released, Spent};
 pub use policy::{ClassifierPolicy, Policy, PolicyError};
 pub use verdict::{
     Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, PendingWake,

@@ -32,6 +32,10 @@ pub struct Policy {
     /// `input.max-idle-age`: an `idle` older than this no longer authorizes input or a nudge;
     /// zero means no limit.
     pub max_idle_age: Duration,
+    /// `input.lease-expires-after`: a lease on an idle's input slot that has been neither used
+    /// nor released this long is given up, and the slot is free again; zero: never (a holder
+    /// that dies keeps the slot until the session leaves that idle).
+    pub lease_expires_after: Duration,
     /// `nudge.min-idle`: how long a session must have been idle before a stall nudge.
     pub nudge_min_idle: Duration,
     /// `nudge.max-in-a-row`: nudges allowed with no real input in between; the next is
@@ -121,6 +125,7 @@ impl Default for Policy {
     fn default() -> Policy {
         Policy {
             max_idle_age: Duration::ZERO,
+            lease_expires_after: Duration::ZERO,
             nudge_min_idle: Duration::from_secs(30),
             nudge_max_in_a_row: 3,
             check_host_pid: true,
@@ -184,6 +189,10 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         path: "input.max-idle-age",
         doc: "An `idle` older than this no longer authorizes input or a nudge (ask again after a fresh event). `0s`: no limit.",
+    },
+    KeyDoc {
+        path: "input.lease-expires-after",
+        doc: "A lease on an idle's input slot (what an allowed `input` or `nudge` hands out) that has been neither used nor released this long is given up, freeing the slot. `0s`: never; a holder that dies keeps the slot until the session leaves that idle.",
     },
     KeyDoc {
         path: "nudge.min-idle",
@@ -419,6 +428,7 @@ impl Policy {
             .map(|k| {
                 let value = match k.path {
                     "input.max-idle-age" => duration(self.max_idle_age),
+                    "input.lease-expires-after" => duration(self.lease_expires_after),
                     "nudge.min-idle" => duration(self.nudge_min_idle),
                     "nudge.max-in-a-row" => count(self.nudge_max_in_a_row.into()),
                     "crashed.check-host-pid" => Some(self.check_host_pid.into()),
@@ -733,6 +743,7 @@ mod wire {
     #[serde(default, rename_all = "kebab-case")]
     pub(super) struct Input {
         pub max_idle_age: Option<String>,
+        pub lease_expires_after: Option<String>,
     }
 
     #[derive(Debug, Default, Deserialize)]
@@ -816,6 +827,11 @@ mod wire {
         pub(super) fn apply(&self, p: &mut Policy) -> Result<(), Fault> {
             let _ = self.version;
             duration("input.max-idle-age", &self.input.max_idle_age, &mut p.max_idle_age)?;
+            duration(
+                "input.lease-expires-after",
+                &self.input.lease_expires_after,
+                &mut p.lease_expires_after,
+            )?;
             duration("nudge.min-idle", &self.nudge.min_idle, &mut p.nudge_min_idle)?;
             set(&self.nudge.max_in_a_row, &mut p.nudge_max_in_a_row);
             set(&self.crashed.check_host_pid, &mut p.check_host_pid);

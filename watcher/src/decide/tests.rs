@@ -155,8 +155,10 @@ fn run_story(path: &Path) -> Vec<Decision> {
         .and_then(|p| p.check_profiles(&profiles, &name).map(|()| p))
         .unwrap_or_else(|e| panic!("{e}"));
     let probe = FakeProbe(Arc::new(Mutex::new(HostStatus::Alive)));
-    let start = story.generation_start.as_deref().map_or(0, at_of);
+    let mut start = story.generation_start.as_deref().map_or(0, at_of);
     let mut decider = decider(&profiles, &policy, start, &probe);
+    // A one-shot never catches up: it only replays.
+    let mut one_shot = false;
     let mut history: Vec<Event> = Vec::new();
     let mut decisions: Vec<Decision> = Vec::new();
     for (index, step) in story.step.iter().enumerate() {
@@ -170,6 +172,11 @@ fn run_story(path: &Path) -> Vec<Decision> {
             for event in &history {
                 decider.apply(event);
             }
+            (start, one_shot) = (at, step.one_shot);
+        }
+        // What the story stamps from the generation's start on arrives after it caught up.
+        if at >= start && !one_shot && !decider.tracker().is_live() {
+            decider.caught_up();
         }
         let call = HookCall {
             cli: step.cli.as_deref().unwrap_or(&story.cli),
@@ -786,9 +793,17 @@ fn scenario_with(s: &Scenario, policy: &Policy) -> (Decider, u64) {
 /// A fresh decider fed the scenario's events.
 fn replay(s: &Scenario, events: &[Event], policy: &Policy) -> (Decider, u64) {
     let probe = FakeProbe(Arc::new(Mutex::new(HostStatus::Alive)));
-    let mut decider = decider(shipped(), policy, at_of(s.generation_start), &probe);
+    let start = at_of(s.generation_start);
+    let mut decider = decider(shipped(), policy, start, &probe);
     for event in events {
+        // What is stamped from the generation's start on arrives after it caught up.
+        if event.ts_ns >= start && !decider.tracker().is_live() {
+            decider.caught_up();
+        }
         decider.apply(event);
+    }
+    if !decider.tracker().is_live() {
+        decider.caught_up();
     }
     (decider, at_of(s.ask_at))
 }
@@ -1032,7 +1047,7 @@ fn a_missing_event_degrades_to_no_structured_signal_never_to_a_verdict() {
     for profile in profiles.iter() {
         let reports_failure = profile.rules.iter().any(|r| r.kind == KindName::StopFailure);
         let reports_permission = rules::reports_permission(profile);
-        let mut decider = Decider::new(Tracker::new(profiles.clone(), 0), Policy::default())
+        let mut decider = Decider::new(Tracker::new(profiles.clone(), 0).live(), Policy::default())
             .with_probe(FakeProbe(Arc::new(Mutex::new(HostStatus::Alive))));
         let turn_start = profile.rules.iter().find(|r| r.kind == KindName::TurnStart);
         let Some(turn_start) = turn_start else { continue };
@@ -1348,9 +1363,11 @@ fn the_decision_docs_match_the_code() {
     }
 }
 
-/// A decision's JSON with every generation id written as 0, wherever it stands (the ids differ
-/// from run to run).
+/// A decision's JSON with every generation id written as 0 and every lease id as `l-0`,
+/// wherever they stand (the ids differ from run to run).
 fn without_generations(json: &str) -> String {
+    let json = without_leases(json);
+    let json = json.as_str();
     let key = "\"generation\":";
     let ids: Vec<&str> = json
         .match_indices(key)
@@ -1361,6 +1378,25 @@ fn without_generations(json: &str) -> String {
         .filter(|id| !id.is_empty())
         .collect();
     ids.iter().fold(json.to_owned(), |out, id| out.replace(id, "0"))
+}
+
+/// A JSON text with every lease id (`"l-` and 24 hex digits) written as `"l-0"`.
+fn without_leases(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json;
+    while let Some(at) = rest.find("\"l-") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let hex = tail.chars().take_while(char::is_ascii_hexdigit).count();
+        if hex == 24 {
+            out.push('0');
+            rest = &tail[hex..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[test]

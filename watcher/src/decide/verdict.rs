@@ -223,6 +223,11 @@ pub struct Decision {
     /// The input slot taken, when `input` or `nudge` was allowed: deliver exactly once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slot: Option<Slot>,
+    /// The lease on that slot: held by the requester until something is typed under it
+    /// (`hookline deliver --lease`) or it is released (`hookline lease release`). `None` for
+    /// a peek, which takes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<super::LeaseId>,
     /// With an allowed `stall`: the nudge to send (quoting the open item, or the turn's
     /// dangling last sentence). Sending it is input: ask `nudge` first.
     #[serde(skip_serializing_if = "Option::is_none")]

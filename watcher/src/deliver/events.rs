@@ -3,7 +3,9 @@
 //! directory with the library's reader, for tests and callers that follow the directory
 //! themselves.
 
-use hookline_relay::envelope::Envelope;
+use hookline_relay::envelope::RawEnvelope;
+use hookline_relay::rawjson;
+use serde_json::Value;
 
 use super::{Confirmations, SessionRef, TurnStarted};
 use crate::canonical::{Event, Kind};
@@ -34,11 +36,17 @@ pub fn turn_started(
 }
 
 /// The prompt an event's payload reports, by its profile's `deliver.prompt-field`; `None` when
-/// the profile names no field or the event file cannot be read back.
+/// the profile names no field or the event file cannot be read back. The payload is decoded as
+/// leniently as the reader decodes it ([`rawjson`]): whatever the relay stored (a lone
+/// surrogate, a number beyond a float, deep nesting elsewhere in the payload), the prompt is
+/// read as the relay stored it, a lone surrogate as U+FFFD.
 pub fn prompt_of(event: &Event, profiles: &Profiles) -> Option<String> {
     let field = profiles.get(&event.cli)?.deliver.prompt_field.as_ref()?;
     let bytes = std::fs::read(crate::ingest::source::event_path(&event.source)).ok()?;
-    let payload = Envelope::from_slice(&bytes).ok()?.payload?;
+    let envelope = RawEnvelope::parse(&bytes).ok()?;
+    let raw = envelope.payload.as_deref()?.get();
+    let first = field.top_key();
+    let payload = Value::Object(rawjson::decode_members(raw, |key| key == first));
     field.get(&payload)?.as_str().map(str::to_owned)
 }
 

@@ -115,6 +115,16 @@ pub enum Rule {
     ComposerHoldsText,
     /// The profile declares an input prompt and none is on screen.
     PromptNotVisible,
+    /// A multi-line text, and nothing proves it would arrive as one submission: the CLI's
+    /// profile does not declare that it enables bracketed paste, or the process in the
+    /// foreground of the pane's terminal is not the session's CLI (a shell, an editor).
+    MultiLine,
+    /// The pane is no longer the one resolved at the start (closed, or its program replaced).
+    PaneChanged,
+    /// The requester went away before typing started.
+    Cancelled,
+    /// The lease it would type under is no longer held (the session left that idle).
+    LeaseLost,
 }
 
 impl Rule {
@@ -130,6 +140,10 @@ impl Rule {
             Rule::Quota => "quota",
             Rule::ComposerHoldsText => "composer-holds-text",
             Rule::PromptNotVisible => "prompt-not-visible",
+            Rule::MultiLine => "multi-line-unbracketed",
+            Rule::PaneChanged => "pane-changed",
+            Rule::Cancelled => "requester-gone",
+            Rule::LeaseLost => "lease-lost",
         }
     }
 }
@@ -285,6 +299,27 @@ impl Outcome {
     }
 }
 
+/// Which keys a delivery sent into the pane.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Sent {
+    /// The text was pasted (or its paste may have arrived).
+    pub paste: bool,
+    /// How many times Enter was pressed (a second one is the self-heal's).
+    pub enter: u8,
+}
+
+/// A key a delivery is about to send: the guard ([`deliver_guarded`]) is asked before each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// The paste of the text.
+    Paste,
+    /// The Enter that submits it.
+    Enter,
+    /// The self-heal's second Enter.
+    HealEnter,
+}
+
 /// What a delivery did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Report {
@@ -296,6 +331,8 @@ pub struct Report {
     pub delivered: bool,
     /// Whether the self-heal pressed Enter a second time.
     pub enter_resent: bool,
+    /// The keys sent.
+    pub sent: Sent,
     /// From the call to the outcome, in milliseconds.
     pub elapsed_ms: u64,
     /// What the pane showed before typing.
@@ -311,22 +348,7 @@ impl Report {
 
 /// Whether `pid` is `root` or one of its descendants (Linux `/proc`).
 pub fn in_process_tree(pid: u32, root: u32) -> bool {
-    let mut current = pid;
-    for _ in 0..128 {
-        if current == root {
-            return true;
-        }
-        match parent(current) {
-            Some(p) if p > 0 && p != current => current = p,
-            _ => return false,
-        }
-    }
-    false
-}
-
-fn parent(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat[stat.rfind(')')? + 1..].split_whitespace().nth(1)?.parse().ok()
+    crate::host::in_process_tree(pid, root)
 }
 
 /// Why a pane reading refuses a delivery, if it does.
@@ -369,15 +391,29 @@ fn buffer_name() -> String {
 /// `input` allow. `Err` only when nothing was typed (no such pane, tmux not answering):
 /// once a byte may have gone out, every failure is an [`Outcome::Unconfirmed`].
 pub fn deliver(d: &Delivery, confirmations: &mut dyn Confirmations) -> Result<Report, Error> {
+    deliver_guarded(d, confirmations, &|_| Ok(()))
+}
+
+/// [`deliver`], asking `guard` before each key it would send ([`Key`]): a guard that says no
+/// (the pane is no longer the one resolved at the start, the requester is gone, the lease is
+/// lost) stops the delivery there. Before the paste, nothing was typed: [`Outcome::Refused`]
+/// with the guard's rule. After it, [`Outcome::Unconfirmed`], saying which keys were sent.
+pub fn deliver_guarded(
+    d: &Delivery,
+    confirmations: &mut dyn Confirmations,
+    guard: &dyn Fn(Key) -> Result<(), (Rule, String)>,
+) -> Result<Report, Error> {
     let started = Instant::now();
-    let report = |outcome, delivered, enter_resent, pane| Report {
+    let report = |outcome, sent: Sent, pane| Report {
         outcome,
-        delivered,
-        enter_resent,
+        delivered: sent.paste,
+        enter_resent: sent.enter > 1,
+        sent,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         pane,
     };
-    let refuse = |rule, reason, pane| report(Outcome::Refused { rule, reason }, false, false, pane);
+    let nothing = Sent::default();
+    let refuse = |rule, reason, pane| report(Outcome::Refused { rule, reason }, nothing, pane);
     if let Err(problem) = check_text(&d.text) {
         return Ok(refuse(Rule::Text, problem.to_string(), None));
     }
@@ -385,84 +421,154 @@ pub fn deliver(d: &Delivery, confirmations: &mut dyn Confirmations) -> Result<Re
         let reason = format!("the program in pane {:?} has exited", d.pane.target);
         return Ok(refuse(Rule::PaneDead, reason, None));
     }
-    if let Some(host) = d.host_pid {
-        let pane_pid = d.pane.pid()?;
-        if !in_process_tree(host, pane_pid) {
-            let reason = format!(
-                "the session's host pid {host} is not in the process tree of pane {:?} (pid {pane_pid})",
-                d.pane.target
-            );
-            return Ok(refuse(Rule::HostNotInPane, reason, None));
-        }
+    let pane_pid = d.pane.pid()?;
+    if let Some(host) = d.host_pid
+        && !in_process_tree(host, pane_pid)
+    {
+        let reason = format!(
+            "the session's host pid {host} is not in the process tree of pane {:?} (pid {pane_pid})",
+            d.pane.target
+        );
+        return Ok(refuse(Rule::HostNotInPane, reason, None));
+    }
+    if d.text.contains(['\n', '\r'])
+        && let Err(reason) = one_submission(d, pane_pid)
+    {
+        return Ok(refuse(Rule::MultiLine, reason, None));
     }
     let o = &d.options;
     let before = d.pane.sense_settled(&d.patterns, o.samples, o.sample_gap)?;
     if let Some((rule, reason)) = refusal(&before, &d.patterns) {
         return Ok(refuse(rule, reason, Some(before)));
     }
+    if let Err((rule, reason)) = guard(Key::Paste) {
+        return Ok(refuse(rule, reason, Some(before)));
+    }
     // Events of the session from this instant on can confirm; the relay's clock is ours.
     let since = now_ns();
+    let mut sent = Sent { paste: true, enter: 0 };
     if let Err(e) = d.pane.paste(&buffer_name(), &d.text) {
         let reason = format!("the paste may not have arrived: {e}");
-        return Ok(report(Outcome::Unconfirmed { reason }, true, false, Some(before)));
+        return Ok(report(Outcome::Unconfirmed { reason }, sent, Some(before)));
     }
     thread::sleep(d.spec.enter_delay);
+    if let Err((_, why)) = guard(Key::Enter) {
+        let reason = format!("the text was pasted; no Enter was pressed: {why}");
+        return Ok(report(Outcome::Unconfirmed { reason }, sent, Some(before)));
+    }
     if let Err(e) = d.pane.enter() {
         let reason = format!("the text was pasted, the Enter failed: {e}");
-        return Ok(report(Outcome::Unconfirmed { reason }, true, false, Some(before)));
+        return Ok(report(Outcome::Unconfirmed { reason }, sent, Some(before)));
     }
+    sent.enter = 1;
     let entered = Instant::now();
-    let mut enter_resent = false;
     let mut others = Vec::new();
+    // Where the CLI reports the submitted prompt, only a turn whose prompt is the text
+    // confirms: one whose prompt cannot be read, or differs, is someone else's.
+    let reports_prompt = d.spec.prompt_field.is_some();
     let mut poll = |others: &mut Vec<TurnStarted>| -> Result<Option<TurnStarted>, Error> {
         for turn in confirmations.turn_starts(&d.session, since)? {
             match &turn.prompt {
-                Some(p) if !prompt_matches(p, &d.text) => others.push(turn),
-                _ => return Ok(Some(turn)),
+                Some(p) if prompt_matches(p, &d.text) => return Ok(Some(turn)),
+                None if !reports_prompt => return Ok(Some(turn)),
+                _ => others.push(turn),
             }
         }
         Ok(None)
     };
-    let unconfirmed = |reason: String, resent| {
-        report(Outcome::Unconfirmed { reason }, true, resent, Some(before.clone()))
+    let unconfirmed = |reason: String, sent: Sent| {
+        report(Outcome::Unconfirmed { reason }, sent, Some(before.clone()))
     };
     loop {
         match poll(&mut others) {
             Ok(Some(event)) => {
-                return Ok(report(Outcome::Confirmed { event }, true, enter_resent, Some(before)));
+                return Ok(report(Outcome::Confirmed { event }, sent, Some(before)));
             }
             Ok(None) => {}
             Err(e) => {
-                return Ok(unconfirmed(format!("cannot read confirmations: {e}"), enter_resent));
+                return Ok(unconfirmed(format!("cannot read confirmations: {e}"), sent));
             }
         }
         let waited = entered.elapsed();
         if waited >= o.confirm_timeout {
             let mut reason = format!("no turn_start of the session within {:?}", o.confirm_timeout);
             if !others.is_empty() {
+                let unread = others.iter().filter(|t| t.prompt.is_none()).count();
                 reason.push_str(&format!(
-                    "; {} turn_start(s) with another prompt arrived (seq {:?})",
+                    "; {} turn_start(s) with another prompt{} arrived (seq {:?})",
                     others.len(),
+                    if unread > 0 { format!(" ({unread} unreadable)") } else { String::new() },
                     others.iter().map(|t| t.seq).collect::<Vec<_>>()
                 ));
             }
-            return Ok(unconfirmed(reason, enter_resent));
+            return Ok(unconfirmed(reason, sent));
         }
-        if !enter_resent && waited >= o.heal_after && should_heal(d) {
+        if sent.enter == 1 && waited >= o.heal_after && should_heal(d) {
             // A turn may have started while we looked: only a structured event says so.
             match poll(&mut others) {
                 Ok(Some(event)) => {
-                    return Ok(report(Outcome::Confirmed { event }, true, false, Some(before)));
+                    return Ok(report(Outcome::Confirmed { event }, sent, Some(before)));
                 }
                 Ok(None) => {}
-                Err(e) => return Ok(unconfirmed(format!("cannot read confirmations: {e}"), false)),
+                Err(e) => return Ok(unconfirmed(format!("cannot read confirmations: {e}"), sent)),
+            }
+            if let Err((_, why)) = guard(Key::HealEnter) {
+                let reason = format!("the self-heal pressed no Enter: {why}");
+                return Ok(unconfirmed(reason, sent));
             }
             if let Err(e) = d.pane.enter() {
-                return Ok(unconfirmed(format!("the self-heal Enter failed: {e}"), false));
+                return Ok(unconfirmed(format!("the self-heal Enter failed: {e}"), sent));
             }
-            enter_resent = true;
+            sent.enter = 2;
         }
         thread::sleep(o.poll);
+    }
+}
+
+/// Why a multi-line text might not arrive as one submission, if it might: it is typed only
+/// when the CLI's profile declares that it enables bracketed paste (tmux brackets a paste
+/// only then) and the process group in the foreground of the pane's terminal is the
+/// session's host's (or, with no host pid, one running a program the profile names): not a
+/// shell, not an editor the CLI opened, not a CLI restarting.
+fn one_submission(d: &Delivery, pane_pid: u32) -> Result<(), String> {
+    if !d.spec.bracketed_paste {
+        return Err("the text has several lines and the CLI's profile does not declare that it \
+                    enables bracketed paste (deliver.bracketed-paste): each line could be \
+                    submitted on its own"
+            .into());
+    }
+    let foreground = crate::host::foreground_group(pane_pid).ok_or_else(|| {
+        format!("the foreground of pane {:?}'s terminal cannot be read", d.pane.target)
+    })?;
+    match d.host_pid {
+        Some(host) => {
+            let group = crate::host::process_group(host);
+            if group == Some(foreground) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the text has several lines and the foreground of pane {:?}'s terminal is \
+                     process group {foreground} ({}), not the session's CLI (pid {host}): \
+                     whatever runs there may not take it as one paste",
+                    d.pane.target,
+                    crate::host::command_name(foreground).unwrap_or_else(|| "?".into())
+                ))
+            }
+        }
+        None => {
+            let program = crate::host::command_name(foreground).unwrap_or_default();
+            if d.spec.programs.iter().any(|p| *p == program) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the text has several lines and the foreground of pane {:?}'s terminal runs \
+                     {program:?}, none of the CLI's programs ({}) (the session reports no host \
+                     pid to compare with)",
+                    d.pane.target,
+                    d.spec.programs.join(", ")
+                ))
+            }
+        }
     }
 }
 

@@ -61,7 +61,7 @@ fn each_screen_that_must_refuse_names_its_rule() {
 fn this_process_is_in_its_own_tree_and_its_parents_but_not_a_childs() {
     let me = std::process::id();
     assert!(in_process_tree(me, me));
-    assert!(in_process_tree(me, parent(me).unwrap()));
+    assert!(in_process_tree(me, crate::host::parent(me).unwrap()));
     assert!(in_process_tree(me, 1));
     let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
     assert!(!in_process_tree(me, child.id()));
@@ -80,6 +80,7 @@ fn the_exit_codes_are_those_of_hookline_deliver() {
         outcome: refused,
         delivered: false,
         enter_resent: false,
+        sent: Sent::default(),
         elapsed_ms: 7,
         pane: None,
     })

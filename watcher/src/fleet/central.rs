@@ -31,7 +31,7 @@ use super::forward::sleep_unless;
 use super::{Connection, FleetNotice, HOST_HEADER, RAW_HEADER, backoff, nats_error};
 use crate::Error;
 use crate::canonical::Event;
-use crate::ingest::follow::{Delivery, Ended, Sink, TICK};
+use crate::ingest::follow::EventSource;
 
 /// How many message ids the reader remembers to drop republishes the server let through.
 pub const RECENT_IDS: usize = 100_000;
@@ -70,6 +70,12 @@ pub struct Central {
     caught_up: bool,
     recent: RecentIds,
     skipped: u64,
+    last_skip_report: std::time::Instant,
+    attempt: u32,
+    /// Messages whose events were handed out, acknowledged at the next commit.
+    unacked: Vec<jetstream::Message>,
+    /// The last message of the history is among `unacked`: caught up once it is committed.
+    catch_up_after_commit: bool,
 }
 
 impl std::fmt::Debug for Central {
@@ -166,6 +172,10 @@ impl Central {
             caught_up: false,
             recent: RecentIds::default(),
             skipped: 0,
+            last_skip_report: std::time::Instant::now(),
+            attempt: 0,
+            unacked: Vec::new(),
+            catch_up_after_commit: false,
         };
         if pending == 0 {
             central.catch_up();
@@ -185,51 +195,39 @@ impl Central {
         }
     }
 
-    /// Hands each message's event to `sink`, acknowledging it once taken, until `stop` says
-    /// so, the sink ends it, or (when not following) the history has been read.
-    pub fn follow(
-        &mut self,
-        sink: &mut impl Sink,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Ended, Error> {
-        let mut attempt = 0;
-        let mut last_skip_report = std::time::Instant::now();
+    /// Reads the next message within `wait`: its event, with the message kept to be
+    /// acknowledged at the next [`EventSource::commit`]; messages skipped on the way
+    /// (already taken, raw, history arriving late, unreadable) are acknowledged at once.
+    fn next_message(&mut self, wait: Duration) -> Result<Option<Event>, Error> {
+        let deadline = std::time::Instant::now() + wait;
         loop {
-            let ending = stop() || self.caught_up && !self.options.follow;
-            if self.skipped > 0 && (ending || last_skip_report.elapsed() >= SKIPS_EVERY) {
-                last_skip_report = std::time::Instant::now();
-                let why = "already taken, raw, history arriving late, or unreadable".to_owned();
-                let count = std::mem::take(&mut self.skipped);
-                (self.notice)(FleetNotice::Skipped { count, why });
+            if self.skipped > 0 && self.last_skip_report.elapsed() >= SKIPS_EVERY {
+                self.report_skips();
             }
-            if stop() {
-                return Ok(Ended::Stopped);
-            }
-            if self.caught_up && !self.options.follow {
-                return Ok(Ended::CaughtUp);
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() || self.caught_up && !self.options.follow {
+                return Ok(None);
             }
             let Some(messages) = self.messages.as_mut() else {
                 match self.rt.block_on(self.consumer.messages()) {
                     Ok(messages) => {
                         self.messages = Some(messages);
-                        attempt = 0;
+                        self.attempt = 0;
                     }
                     Err(e) => {
-                        let retry_in = backoff(attempt);
+                        let retry_in = backoff(self.attempt);
                         let what = format!("cannot read consumer {}: {e}", self.options.consumer);
                         (self.notice)(FleetNotice::Waiting { what, retry_in });
-                        if sleep_unless(stop, retry_in) {
-                            return Ok(Ended::Stopped);
-                        }
-                        attempt += 1;
+                        std::thread::sleep(retry_in.min(left));
+                        self.attempt += 1;
                     }
                 }
                 continue;
             };
             let next =
-                self.rt.block_on(async { tokio::time::timeout(TICK, messages.next()).await });
+                self.rt.block_on(async { tokio::time::timeout(left, messages.next()).await });
             let message = match next {
-                Err(_) => continue,
+                Err(_) => return Ok(None),
                 Ok(None) => {
                     self.messages = None;
                     continue;
@@ -239,25 +237,27 @@ impl Central {
                     // by itself once it is back.
                     let consumer = &self.options.consumer;
                     (self.notice)(FleetNotice::Other(format!("consumer {consumer}: {e}")));
-                    if sleep_unless(stop, backoff(0)) {
-                        return Ok(Ended::Stopped);
-                    }
+                    std::thread::sleep(backoff(0).min(left));
                     continue;
                 }
                 Ok(Some(Ok(message))) => message,
             };
-            if let Some(ended) = self.take(message, sink)? {
-                return Ok(ended);
+            if let Some(event) = self.take(message) {
+                return Ok(Some(event));
             }
         }
     }
 
-    /// One message: skipped, or handed to the sink and acknowledged.
-    fn take(
-        &mut self,
-        message: jetstream::Message,
-        sink: &mut impl Sink,
-    ) -> Result<Option<Ended>, Error> {
+    fn report_skips(&mut self) {
+        self.last_skip_report = std::time::Instant::now();
+        let why = "already taken, raw, history arriving late, or unreadable".to_owned();
+        let count = std::mem::take(&mut self.skipped);
+        (self.notice)(FleetNotice::Skipped { count, why });
+    }
+
+    /// One message: its event, to acknowledge once the sink took it; or skipped (and
+    /// acknowledged now).
+    fn take(&mut self, message: jetstream::Message) -> Option<Event> {
         let (stream_seq, pending) = match message.info() {
             Ok(info) => (info.stream_sequence, info.pending),
             Err(_) => (0, u64::MAX),
@@ -276,37 +276,137 @@ impl Central {
         let late_history = history && self.caught_up && self.options.history_before_ns.is_some();
         let event = (!raw && !duplicate && !late_history)
             .then(|| serde_json::from_slice::<Event>(&message.payload).ok())
-            .flatten();
-        let delivery = match event {
-            None => {
-                self.skipped += 1;
-                Delivery::Delivered
-            }
-            Some(mut event) => {
+            .flatten()
+            .map(|mut event| {
                 let host = header(HOST_HEADER).unwrap_or_else(|| "?".into());
                 event.source.dir = format!("{host}:{}", event.source.dir.display()).into();
                 if let Some(generation_ns) = self.options.history_before_ns.filter(|_| history) {
                     event.ts_ns = event.ts_ns.min(generation_ns.saturating_sub(1));
                 }
-                sink.deliver(event).map_err(Error::Sink)?
-            }
-        };
-        if delivery == Delivery::Closed {
-            return Ok(Some(Ended::Closed));
-        }
-        // Acknowledged only now: a crash before this line has the message redelivered.
-        if let Err(e) = self.rt.block_on(message.ack()) {
-            let consumer = &self.options.consumer;
-            (self.notice)(FleetNotice::Other(format!("consumer {consumer}: ack: {e}")));
-        }
+                event
+            });
         self.recent.insert(id);
         if history {
             self.history_read += 1;
         }
-        if !self.caught_up && (pending == 0 || stream_seq >= self.history_until) {
+        let catching_up = !self.caught_up && (pending == 0 || stream_seq >= self.history_until);
+        match event {
+            Some(event) => {
+                self.unacked.push(message);
+                // Caught up once this last message of the history is taken.
+                self.catch_up_after_commit |= catching_up;
+                Some(event)
+            }
+            None => {
+                self.skipped += 1;
+                self.ack(&message);
+                if catching_up {
+                    self.catch_up();
+                }
+                None
+            }
+        }
+    }
+
+    fn ack(&self, message: &jetstream::Message) {
+        if let Err(e) = self.rt.block_on(message.ack()) {
+            let consumer = &self.options.consumer;
+            (self.notice)(FleetNotice::Other(format!("consumer {consumer}: ack: {e}")));
+        }
+    }
+}
+
+impl EventSource for Central {
+    fn next_event(&mut self, wait: Duration) -> Result<Option<Event>, Error> {
+        if self.catch_up_after_commit && self.unacked.is_empty() {
+            self.catch_up_after_commit = false;
             self.catch_up();
         }
-        Ok((delivery == Delivery::Last).then_some(Ended::Last))
+        self.next_message(wait)
+    }
+
+    /// Acknowledges the messages whose events were handed out: only now, so that a crash
+    /// before has them redelivered.
+    fn commit(&mut self) -> Result<(), Error> {
+        for message in std::mem::take(&mut self.unacked) {
+            self.ack(&message);
+        }
+        if self.catch_up_after_commit {
+            self.catch_up_after_commit = false;
+            self.catch_up();
+        }
+        Ok(())
+    }
+
+    fn caught_up(&self) -> bool {
+        self.caught_up
+    }
+
+    fn exhausted(&self) -> bool {
+        self.caught_up && !self.options.follow && self.unacked.is_empty()
+    }
+}
+
+impl Drop for Central {
+    fn drop(&mut self) {
+        if self.skipped > 0 {
+            self.report_skips();
+        }
+    }
+}
+
+/// A central consumer as an engine's source: it connects (waiting with backoff for the
+/// server and the stream) on its first read, then reads like [`Central`].
+pub struct CentralSource {
+    options: CentralOptions,
+    notice: Arc<dyn Fn(FleetNotice) + Send + Sync>,
+    central: Option<Central>,
+    halt: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl std::fmt::Debug for CentralSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CentralSource").field("central", &self.central).finish_non_exhaustive()
+    }
+}
+
+impl CentralSource {
+    /// A source that will read `options`' consumer.
+    pub fn new(options: CentralOptions, notice: Arc<dyn Fn(FleetNotice) + Send + Sync>) -> Self {
+        CentralSource { options, notice, central: None, halt: Arc::default() }
+    }
+}
+
+impl EventSource for CentralSource {
+    fn next_event(&mut self, wait: Duration) -> Result<Option<Event>, Error> {
+        if self.central.is_none() {
+            let halt = Arc::clone(&self.halt);
+            let stop = move || halt.load(std::sync::atomic::Ordering::Relaxed);
+            self.central = Central::open(self.options.clone(), self.notice.clone(), &stop)?;
+            if self.central.is_none() {
+                return Ok(None);
+            }
+        }
+        match &mut self.central {
+            Some(central) => central.next_event(wait),
+            None => Ok(None),
+        }
+    }
+
+    fn commit(&mut self) -> Result<(), Error> {
+        self.central.as_mut().map_or(Ok(()), EventSource::commit)
+    }
+
+    fn caught_up(&self) -> bool {
+        self.central.as_ref().is_some_and(|c| c.caught_up)
+    }
+
+    fn exhausted(&self) -> bool {
+        self.central.as_ref().is_some_and(EventSource::exhausted)
+    }
+
+    fn halt_handle(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        Some(Arc::clone(&self.halt))
     }
 }
 

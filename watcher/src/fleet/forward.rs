@@ -22,7 +22,9 @@ use super::{
 use crate::Error;
 use crate::canonical::Event;
 use crate::format::store::EventsDir;
-use crate::ingest::follow::{Delivery, Ended, FollowNotice, Prune, Sink, SinkError, TICK};
+use crate::ingest::follow::{
+    Commit, Delivery, Ended, FollowNotice, Prune, Sink, SinkError, follow_with,
+};
 use crate::ingest::reader::Notice;
 use crate::ingest::watch::Watcher;
 
@@ -171,42 +173,8 @@ impl Forwarder {
         prune: Option<&Prune>,
         stop: &dyn Fn() -> bool,
     ) -> Result<Ended, Error> {
-        let mut last_prune = None::<Instant>;
-        let (mut uncommitted, mut first_uncommitted) = (0u64, Instant::now());
-        while !stop() {
-            if let Some(notice) = prune.map(|p| p.if_due(&mut last_prune)).transpose()?.flatten() {
-                self.notice(notice);
-            }
-            let wait = if uncommitted > 0 { Duration::from_millis(5) } else { TICK };
-            let event = watcher.next_timeout(wait)?;
-            for notice in watcher.take_notices() {
-                self.notice(FollowNotice::Reader(notice));
-            }
-            let Some(event) = event else {
-                if uncommitted > 0 {
-                    watcher.commit()?;
-                    uncommitted = 0;
-                }
-                continue;
-            };
-            match self.deliver(event).map_err(Error::Sink)? {
-                // Not acknowledged: its position must not be saved. The acknowledged ones
-                // before it are handed out again next time, and dropped by the server.
-                Delivery::Closed => return Ok(Ended::Closed),
-                Delivery::Delivered | Delivery::Last => {
-                    if uncommitted == 0 {
-                        first_uncommitted = Instant::now();
-                    }
-                    uncommitted += 1;
-                    if uncommitted >= COMMIT_EVERY || first_uncommitted.elapsed() >= COMMIT_AFTER {
-                        watcher.commit()?;
-                        uncommitted = 0;
-                    }
-                }
-            }
-        }
-        watcher.commit()?;
-        Ok(Ended::Stopped)
+        let commit = Commit::Batched { every: COMMIT_EVERY, after: COMMIT_AFTER };
+        follow_with(watcher, self, commit, prune, stop)
     }
 
     /// Events the server acknowledged so far (duplicates included).

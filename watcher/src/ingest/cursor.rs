@@ -30,6 +30,11 @@ use crate::ingest::source::{self, DirId};
 /// Sub-directory of an events directory holding the cursors.
 pub const CURSORS_DIR: &str = ".cursors";
 
+/// Whether a cursor named `name` has been saved in `events_dir`.
+pub fn exists(events_dir: &Path, name: &str) -> bool {
+    events_dir.join(CURSORS_DIR).join(format!("{name}.json")).is_file()
+}
+
 /// Longest wait for the counter's shared lock when checking a saved position against it.
 const COUNTER_BOUND: Duration = Duration::from_millis(200);
 

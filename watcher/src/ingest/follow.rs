@@ -53,6 +53,86 @@ pub trait Sink {
     fn checkpoint(&mut self, reader: &Reader, last: bool) {
         let _ = (reader, last);
     }
+
+    /// Called once, when the source says it has handed out everything that was there when it
+    /// opened ([`EventSource::caught_up`]): what arrives from now on is live. Nothing by
+    /// default.
+    fn caught_up(&mut self) {}
+}
+
+/// Where a follow loop's events come from: an events directory's [`Watcher`], or a central
+/// consumer of many hosts' events (`fleet::central`). The loop ([`follow_with`]) reads it,
+/// hands each event to a [`Sink`], and commits the source (saves the cursor, acknowledges the
+/// messages) only once the sink has the events.
+pub trait EventSource {
+    /// The next event, waiting up to `wait` for one; `None` when none came.
+    fn next_event(&mut self, wait: Duration) -> Result<Option<Event>, Error>;
+
+    /// Notices met since the last call.
+    fn take_notices(&mut self) -> Vec<FollowNotice> {
+        Vec::new()
+    }
+
+    /// Makes every event handed out so far durable for this consumer: the next one to read
+    /// the source starts after them (a cursor saved, messages acknowledged).
+    fn commit(&mut self) -> Result<(), Error>;
+
+    /// Whether the source has handed out everything that was there when it opened: the
+    /// history. What it hands out after that has arrived since, and is live.
+    fn caught_up(&self) -> bool {
+        true
+    }
+
+    /// The reader of an events directory, for a sink that saves checkpoints of what it folded.
+    fn reader(&self) -> Option<&Reader> {
+        None
+    }
+
+    /// Whether the source has nothing more to hand out (a reader of a stream's history only,
+    /// once caught up): the loop commits and ends.
+    fn exhausted(&self) -> bool {
+        false
+    }
+
+    /// For a source that may block longer than a read's wait (connecting to a server): a flag
+    /// that, raised, makes it give up at once. Whoever stops the loop raises it.
+    fn halt_handle(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+        None
+    }
+}
+
+impl EventSource for Watcher {
+    fn next_event(&mut self, wait: Duration) -> Result<Option<Event>, Error> {
+        self.next_timeout(wait)
+    }
+
+    fn take_notices(&mut self) -> Vec<FollowNotice> {
+        Watcher::take_notices(self).into_iter().map(FollowNotice::Reader).collect()
+    }
+
+    fn commit(&mut self) -> Result<(), Error> {
+        Watcher::commit(self)
+    }
+
+    fn reader(&self) -> Option<&Reader> {
+        Some(Watcher::reader(self))
+    }
+}
+
+/// When a follow loop commits its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// After each event the sink took: a restart repeats at most the one event in flight.
+    EachEvent,
+    /// After `every` events, `after` the first uncommitted one, or when the source has
+    /// nothing new: for a sink whose repeats are harmless (a forwarder, whose server drops a
+    /// republish by its message id), sparing a durable save per event.
+    Batched {
+        /// At most this many events uncommitted.
+        every: u64,
+        /// At most this long after the first uncommitted one.
+        after: Duration,
+    },
 }
 
 /// What a sink that failed says.
@@ -72,7 +152,7 @@ pub enum Delivery {
 /// Why [`follow`] or [`drain`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
-    /// Everything there was has been delivered ([`drain`] only).
+    /// Everything there was has been delivered ([`drain`], or a source that does not follow).
     CaughtUp,
     /// The stop flag was raised.
     Stopped,
@@ -185,30 +265,88 @@ pub fn follow(
     prune: Option<&Prune>,
     stop: &dyn Fn() -> bool,
 ) -> Result<Ended, Error> {
+    follow_with(watcher, sink, Commit::EachEvent, prune, stop)
+}
+
+/// The one follow loop: reads `source` into `sink` until `stop` says so or the sink ends it,
+/// committing the source as `commit` says and only ever after the sink took the events,
+/// pruning as `prune` asks, telling the sink once when the source caught up with its history,
+/// and giving it its checkpoint ticks. A failed commit on the filesystem is retried with a
+/// growing pause while the feed goes on (see the module's documentation).
+pub fn follow_with<S: EventSource + ?Sized>(
+    source: &mut S,
+    sink: &mut impl Sink,
+    commit: Commit,
+    prune: Option<&Prune>,
+    stop: &dyn Fn() -> bool,
+) -> Result<Ended, Error> {
     let mut last_prune = None::<Instant>;
     let mut saver = Saver::default();
+    let mut caught_up = false;
+    let mut first_unsaved = Instant::now();
     while !stop() {
         if let Some(notice) = prune.map(|p| p.if_due(&mut last_prune)).transpose()?.flatten() {
             sink.notice(notice);
         }
-        let event = watcher.next_timeout(TICK)?;
-        pass_on(watcher.take_notices(), sink);
+        if !caught_up && source.caught_up() {
+            caught_up = true;
+            sink.caught_up();
+        }
+        if source.exhausted() {
+            saver.last(|| source.commit(), sink)?;
+            return Ok(Ended::CaughtUp);
+        }
+        let wait = match commit {
+            Commit::Batched { .. } if saver.unsaved > 0 => Duration::from_millis(5),
+            _ => TICK,
+        };
+        let event = source.next_event(wait)?;
+        for notice in source.take_notices() {
+            sink.notice(notice);
+        }
         let Some(event) = event else {
-            saver.retry_if_due(|| watcher.commit(), sink)?;
-            sink.checkpoint(watcher.reader(), false);
+            saver.retry_if_due(|| source.commit(), sink)?;
+            if let Some(reader) = source.reader() {
+                sink.checkpoint(reader, false);
+            }
             continue;
         };
+        if !caught_up && source.caught_up() {
+            caught_up = true;
+            sink.caught_up();
+        }
         let delivery = sink.deliver(event).map_err(Error::Sink)?;
-        if let Some(ended) = saver.settle(delivery, || watcher.commit(), sink)? {
-            if ended != Ended::Closed {
-                sink.checkpoint(watcher.reader(), true);
+        let due = match commit {
+            Commit::EachEvent => true,
+            Commit::Batched { every, after } => {
+                if saver.unsaved == 0 {
+                    first_unsaved = Instant::now();
+                }
+                saver.unsaved + 1 >= every || first_unsaved.elapsed() >= after
+            }
+        };
+        let settled = if due || delivery != Delivery::Delivered {
+            saver.settle(delivery, || source.commit(), sink)?
+        } else {
+            saver.unsaved += 1;
+            None
+        };
+        if let Some(ended) = settled {
+            if ended != Ended::Closed
+                && let Some(reader) = source.reader()
+            {
+                sink.checkpoint(reader, true);
             }
             return Ok(ended);
         }
-        sink.checkpoint(watcher.reader(), false);
+        if let Some(reader) = source.reader() {
+            sink.checkpoint(reader, false);
+        }
     }
-    saver.last(|| watcher.commit(), sink)?;
-    sink.checkpoint(watcher.reader(), true);
+    saver.last(|| source.commit(), sink)?;
+    if let Some(reader) = source.reader() {
+        sink.checkpoint(reader, true);
+    }
     Ok(Ended::Stopped)
 }
 

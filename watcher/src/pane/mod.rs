@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use self::tmux::{MAX_OUTPUT, Pane, Server};
+pub use self::tmux::{MAX_OUTPUT, Pane, Resolved, Server};
 use crate::decide::PaneEvidence;
 use crate::error::Error;
 use crate::profile::PanePatterns;
@@ -47,6 +47,25 @@ impl TmuxPane {
             None => Pane::new(&self.target),
         }
     }
+}
+
+/// The tmux server this process would talk to: the one `$TMUX` names (its first
+/// comma-separated field), else tmux's default socket (`$TMUX_TMPDIR`, else `/tmp`, then
+/// `tmux-<uid>/default`). A client sends it to the daemon, so that the daemon reads and types
+/// into the caller's server, never into its own default.
+pub fn caller_socket() -> Option<PathBuf> {
+    if let Some(tmux) = std::env::var_os("TMUX")
+        && let Some(socket) = tmux.to_str().and_then(|t| t.split(',').next())
+        && !socket.is_empty()
+    {
+        return Some(PathBuf::from(socket));
+    }
+    let dir = std::env::var_os("TMUX_TMPDIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    Some(dir.join(format!("tmux-{uid}")).join("default"))
 }
 
 /// How many non-blank lines at the bottom of the screen the composer is looked for in: a

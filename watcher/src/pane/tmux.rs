@@ -23,6 +23,37 @@ pub struct Server {
     pub socket: Option<PathBuf>,
 }
 
+/// A pane resolved once ([`Pane::resolve`]): every command of an act goes to its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The pane, by its id (`%12`) on its server.
+    pub pane: Pane,
+    /// The target as it was given (`work:1.0`).
+    pub named: String,
+    /// The pid of its program when it was resolved.
+    pub pid: u32,
+    /// Whether that program had exited.
+    pub dead: bool,
+}
+
+impl Resolved {
+    /// Whether the pane is still the one resolved: the same id, still there, running the same
+    /// program (not exited, not replaced). `Err` says what changed.
+    pub fn still_there(&self) -> Result<(), String> {
+        match self.pane.resolve() {
+            Ok(now) if now.pid == self.pid && !now.dead => Ok(()),
+            Ok(now) if now.dead => {
+                Err(format!("the program in pane {} has exited", self.pane.target))
+            }
+            Ok(now) => Err(format!(
+                "pane {} runs another program now (pid {} instead of {})",
+                self.pane.target, now.pid, self.pid
+            )),
+            Err(e) => Err(format!("pane {} ({}) is gone: {e}", self.pane.target, self.named)),
+        }
+    }
+}
+
 /// One pane: a server and a target (`session:window.pane`, `%12`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pane {
@@ -124,6 +155,36 @@ impl Pane {
     /// Whether the pane's program has exited (`#{pane_dead}`, with `remain-on-exit`).
     pub fn is_dead(&self) -> Result<bool, Error> {
         Ok(self.display("#{pane_dead}")? == "1")
+    }
+
+    /// Resolves the target once, to what the pane is now: its id on its server (`%12`), the
+    /// pid of its program and whether that program has exited. A target like `work:1.0` names
+    /// whichever pane holds that index when tmux reads it, and tmux renumbers panes when one
+    /// closes: every later command goes to [`Resolved::pane`], the id.
+    pub fn resolve(&self) -> Result<Resolved, Error> {
+        let text = self.display("#{pane_id}\t#{pane_pid}\t#{pane_dead}")?;
+        let mut parts = text.split('\t');
+        let (Some(id), Some(pid), Some(dead)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(Error::Tmux {
+                op: "resolve",
+                target: self.target.clone(),
+                reason: format!("tmux gave {text:?}, not a pane id, pid and state"),
+            });
+        };
+        let pid = pid.parse().map_err(|_| Error::Tmux {
+            op: "resolve",
+            target: self.target.clone(),
+            reason: format!("tmux gave {pid:?}, not a pid"),
+        })?;
+        if !id.starts_with('%') {
+            return Err(Error::Tmux {
+                op: "resolve",
+                target: self.target.clone(),
+                reason: format!("tmux gave {id:?}, not a pane id"),
+            });
+        }
+        let pane = Pane { server: self.server.clone(), target: id.to_owned() };
+        Ok(Resolved { pane, named: self.target.clone(), pid, dead: dead == "1" })
     }
 
     fn display(&self, format: &str) -> Result<String, Error> {

@@ -346,6 +346,14 @@ pub struct DeliverSpec {
     /// Where the `turn_start` event's payload holds the submitted prompt, when the CLI
     /// reports it: a delivery is confirmed only by a turn whose prompt matches.
     pub prompt_field: Option<FieldPath>,
+    /// The CLI enables bracketed paste at its prompt (`deliver.bracketed-paste`), so that a
+    /// multi-line text pasted into it stays one submission; without it a multi-line text is
+    /// never typed.
+    pub bracketed_paste: bool,
+    /// The names (`/proc/PID/comm`) of the CLI's programs (`deliver.programs`): with no host
+    /// pid to compare with, a multi-line text is typed only when one of them holds the
+    /// foreground of the pane's terminal.
+    pub programs: Vec<String>,
 }
 
 /// How a CLI writes its transcript: the `[transcript]` table. The path of a session's
@@ -432,7 +440,9 @@ fn deliver_spec(
         }
         None => base.prompt_field.clone(),
     };
-    Ok(DeliverSpec { enter_delay, prompt_field })
+    let bracketed_paste = w.bracketed_paste.unwrap_or(base.bracketed_paste);
+    let programs = w.programs.clone().unwrap_or_else(|| base.programs.clone());
+    Ok(DeliverSpec { enter_delay, prompt_field, bracketed_paste, programs })
 }
 
 /// A problem in a profile file.

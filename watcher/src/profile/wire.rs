@@ -58,6 +58,8 @@ pub(crate) struct Pane {
 pub(crate) struct Deliver {
     pub enter_delay: Option<String>,
     pub prompt_field: Option<String>,
+    pub bracketed_paste: Option<bool>,
+    pub programs: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

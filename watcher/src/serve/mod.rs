@@ -1,10 +1,9 @@
 //! `hookline serve`: the decision layer for any language, as JSON lines.
 //!
-//! * [`protocol`]: the requests and replies, typed;
-//! * [`hub`]: the decider and the `next_event` queues, shared between the thread that applies
-//!   events and the ones that answer;
-//! * [`server`]: the request loop, [`server::run`] over any reader and writer.
+//! * [`protocol`]: the requests and replies, defined once (both ends and the schemas use it);
+//! * [`answer`]: one request answered by a running engine ([`crate::engine::Running`]);
+//! * [`server`]: the request loop, [`server::answer`] over any reader and writer.
 
-pub mod hub;
+pub mod answer;
 pub mod protocol;
 pub mod server;

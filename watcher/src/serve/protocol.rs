@@ -1,33 +1,45 @@
-//! The `hookline serve` protocol: one JSON object per line on stdin, one JSON object per line
-//! on stdout, each answering one request: in order, except that `hookline serve` answers a
-//! `next_event` that may wait from a thread of its own, after the requests sent meanwhile.
-//! `hookline daemon` speaks the same on each connection of its socket ([`crate::daemon`]).
+//! The `hookline serve` protocol, defined once: one JSON object per line on stdin, one JSON
+//! object per line on stdout, each answering one request, in order, except that a request
+//! that may wait (a `next_event` with a timeout, a `deliver`) is answered from a thread of its
+//! own, after the requests sent meanwhile. `hookline daemon` speaks the same on each
+//! connection of its socket ([`crate::daemon`]).
+//!
+//! Every type here derives both `Serialize` and `Deserialize`: the server writes the replies
+//! and reads the requests with them, the Rust client ([`crate::daemon::Client`]) writes the
+//! requests and reads the replies with them, and the JSON Schemas under `schemas/` are
+//! generated from them. Nothing mirrors them by hand.
 //!
 //! Every request is an object with an `op` and an optional `id` (any JSON value, echoed in the
 //! reply). Every reply carries `id`, `op` and `ok`; a request that cannot be read or answered
 //! gets `{"id": …, "ok": false, "error": "why"}`. Unknown fields are errors, so a misspelt
-//! evidence flag is never silently dropped.
+//! evidence flag is never silently dropped. Sessions are named exactly (their id or tag): a
+//! prefix could bind an act to another session; `lookup` is there to resolve what a person
+//! typed.
 //!
 //! | op | request fields | reply fields |
 //! |---|---|---|
 //! | `hello` | — | `protocol`, `version`, `generation`, `started_ns`, `events_dir`, `journal`, `policy`, `watching` |
-//! | `decide` | `session`, `question`, optional `pane`, `transcript`, `window_dead`, `expect`, `tmux` `{target, socket}` (the pane is read and its evidence added) | `decision` (see [`Decision`]) |
-//! | `take_input_slot` | `session`, optional `expect` `{generation, epoch}` | `granted`, then `slot`, or `refusal` and `reason` |
+//! | `decide` | `session`, `question`, optional `pane`, `transcript`, `window_dead`, `expect`, `peek`, `tmux` `{target, socket}` (the pane is read and its evidence added) | `decision` (see [`Decision`]; an allowed `input` or `nudge` carries its `lease`, unless `peek`) |
+//! | `take_input_slot` | `session`, optional `expect` `{generation, epoch}` | `granted`, then `slot` and `lease`, or `refusal` and `reason` |
+//! | `release` | `lease` | `released` (`freed` or `void`), or an error for an unknown or spent lease |
+//! | `leases` | — | `leases`: every lease held |
 //! | `state` | `session` | `view` (or `null` when no event was seen for it) |
 //! | `sessions` | — | `sessions`: every view, most recent first |
-//! | `next_event` | `session`, optional `timeout_ms` (default 0, at most 600000) | `event` (or `null`), `timed_out`, `dropped`, `view` |
-//! | `deliver` | `session`, `tmux` `{target, socket}`, `text`, optional `wait_ms`, `confirm_timeout_ms`, `heal_after_ms` | see [`DeliverAnswer`] |
+//! | `lookup` | `session` (what a person typed) | `found` (`exact`, `prefix`, `ambiguous`, `none`), `name`, `candidates`, `similar` |
+//! | `next_event` | `session`, optional `timeout_ms` (default 0, at most 600000), `after_ns` | `event` (or `null`), `timed_out`, `dropped`, `view` |
+//! | `deliver` | `session`, `tmux` `{target, socket}`, `text` (optional for a nudge), optional `question` (`input`, `nudge`), `lease`, `wait_ms`, `confirm_timeout_ms`, `heal_after_ms` | see [`DeliverAnswer`] |
+//! | `reload` | — | `policy`, `profiles`: the policy and profiles in force from now on |
 //!
 //! `next_event` hands out, oldest first and once each, the canonical events of that session
-//! that arrived since `serve` started (up to [`QUEUE_PER_SESSION`] per session are kept;
-//! `dropped` counts the ones lost before they were asked for). It waits at most `timeout_ms`
-//! for one; meanwhile events of every session keep flowing into the tracker, and
-//! [`Shared::handle`](super::hub::Shared::handle) may be called from other threads for other requests.
+//! that arrived since the server started (up to [`QUEUE_PER_SESSION`] per session are kept;
+//! `dropped` counts the ones lost before they were asked for); with `after_ns`, those that
+//! arrived (relay time) before it are passed over. It waits at most `timeout_ms` for one.
 //!
-//! `deliver` asks the `input` decision (with the pane's evidence), waiting up to `wait_ms`
-//! for an allow; with it (the slot is taken) it types the text into the pane and waits for the
-//! `turn_start` that confirms it ([`crate::deliver`]). It is answered from a thread of its own,
-//! like a waiting `next_event`, and holds no lock while it types or waits.
+//! `deliver` asks the `input` (or `nudge`) decision with the pane's evidence, waiting up to
+//! `wait_ms` for an allow, under the caller's `lease` or a lease of its own; it types the text
+//! into the pane and waits for the `turn_start` that confirms it ([`crate::deliver`]). A
+//! delivery whose connection closes before typing starts types nothing and gives back the
+//! lease it took.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,14 +48,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::canonical::Event;
-use crate::decide::PaneEvidence;
-use crate::decide::{Action, Ask, Decision, Policy, Signal, Verdict};
-use crate::deliver::TurnStarted;
+use crate::decide::{
+    Action, Ask, CallerEvidence, Decision, Lease, LeaseId, PaneEvidence, Question, Released,
+    Signal, TranscriptEvidence, Verdict,
+};
+use crate::deliver::{Sent, TurnStarted};
 pub use crate::pane::TmuxPane;
 use crate::state::{Expect, Refusal, Slot, StateKind, View};
 
 /// The protocol's version, in `hello`'s reply.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 /// Events kept per session for `next_event`.
 pub const QUEUE_PER_SESSION: usize = 256;
 /// The longest `next_event` wait.
@@ -52,34 +66,42 @@ pub const MAX_WAIT: Duration = Duration::from_secs(600);
 pub const MAX_LINE: usize = 1 << 20;
 
 /// A request, without its `id`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     /// Who is serving.
     Hello(NoFields),
     /// A decision.
-    Decide(Ask),
-    /// Take a session's input slot directly.
+    Decide(DecideRequest),
+    /// Take a session's input slot directly, as a lease.
     TakeInputSlot(SlotRequest),
+    /// Give a lease back.
+    Release(LeaseRequest),
+    /// The leases held.
+    Leases(NoFields),
     /// A session's view.
     State(SessionRequest),
     /// Every session's view.
     Sessions(NoFields),
+    /// What a name a person typed names.
+    Lookup(SessionRequest),
     /// The next canonical event of a session.
     NextEvent(NextRequest),
     /// Type a text into a session's pane, once allowed, and confirm it.
     Deliver(DeliverRequest),
+    /// Read the policy and the profiles again, keeping the live generation.
+    Reload(NoFields),
 }
 
 /// No fields beyond `op` and `id`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NoFields {}
 
-/// `state`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// `state`, `lookup`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SessionRequest {
@@ -87,28 +109,103 @@ pub struct SessionRequest {
     pub session: String,
 }
 
+/// `decide`: the question, the caller's evidence, and the pane to read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DecideRequest {
+    /// A session id or tag, exactly.
+    pub session: String,
+    /// The question.
+    pub question: Question,
+    /// What the caller's pane heuristics see (can only make the answer more careful).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane: Option<PaneEvidence>,
+    /// What the caller reads in the transcript (can only make the answer more careful).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptEvidence>,
+    /// The caller reports the session's window dead: a completion signal for `crashed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_dead: Option<bool>,
+    /// The generation and epoch the caller last saw; the input slot is refused if they moved.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub expect: Expect,
+    /// Answer without taking anything: no slot, no lease, no consult, nothing counted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub peek: bool,
+    /// The session's tmux pane: the server reads it with the patterns of the session's CLI
+    /// and adds what it shows to `pane` before deciding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux: Option<TmuxPane>,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+impl DecideRequest {
+    /// A request for `ask`, with the pane to read.
+    pub fn new(ask: &Ask, tmux: Option<TmuxPane>) -> DecideRequest {
+        DecideRequest {
+            session: ask.session.clone(),
+            question: ask.question,
+            pane: ask.pane.clone(),
+            transcript: ask.transcript,
+            window_dead: ask.window_dead,
+            expect: ask.expect,
+            peek: ask.peek,
+            tmux,
+        }
+    }
+
+    /// The question, as the decider takes it.
+    pub fn ask(&self) -> Ask {
+        let caller = CallerEvidence {
+            pane: self.pane.clone(),
+            transcript: self.transcript,
+            window_dead: self.window_dead,
+        };
+        let mut ask = Ask::new(&self.session, self.question).expect(self.expect).with(caller);
+        ask.peek = self.peek;
+        ask
+    }
+}
+
 /// `take_input_slot`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SlotRequest {
-    /// A session id or tag.
+    /// A session id or tag, exactly.
     pub session: String,
     /// The generation and epoch the caller saw.
     #[serde(default)]
     pub expect: Expect,
 }
 
+/// `release`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LeaseRequest {
+    /// The lease's id.
+    pub lease: LeaseId,
+}
+
 /// `next_event`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NextRequest {
-    /// A session id or tag (it need not have any event yet).
+    /// A session id or tag, exactly (it need not have any event yet).
     pub session: String,
     /// How long to wait, in milliseconds.
     #[serde(default)]
     pub timeout_ms: u64,
+    /// Pass over the queued events the relay wrote before this instant (nanoseconds since
+    /// the Unix epoch): an orchestrator started late acts only on what happens from then on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_ns: Option<u64>,
 }
 
 /// `deliver`.
@@ -116,12 +213,21 @@ pub struct NextRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeliverRequest {
-    /// A session id or tag.
+    /// A session id or tag, exactly.
     pub session: String,
-    /// The session's pane.
+    /// The session's pane, on the caller's tmux server.
     pub tmux: TmuxPane,
-    /// The text (checked by [`crate::deliver::check_text`] before anything is asked).
-    pub text: String,
+    /// The text (checked by [`crate::deliver::check_text`] before anything is asked). Absent
+    /// for a nudge: the `nudge_text` of the allowed `nudge` is typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The question whose allow the typing needs: `input` (the default) or `nudge`.
+    #[serde(default = "input", skip_serializing_if = "is_input")]
+    pub question: Question,
+    /// A lease the caller holds on the session's slot (from an allowed `decide`); without
+    /// one the delivery takes its own, and gives it back if it ends before typing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<LeaseId>,
     /// How long to wait for an allow, in milliseconds (default 0: ask once). At most
     /// [`MAX_WAIT`].
     #[serde(default)]
@@ -132,6 +238,14 @@ pub struct DeliverRequest {
     /// When the self-heal may press Enter once more, after the first [default 1.5 s].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heal_after_ms: Option<u64>,
+}
+
+fn input() -> Question {
+    Question::Input
+}
+
+fn is_input(question: &Question) -> bool {
+    *question == Question::Input
 }
 
 impl Request {
@@ -151,16 +265,29 @@ impl Request {
             Request::Hello(_) => Op::Hello,
             Request::Decide(_) => Op::Decide,
             Request::TakeInputSlot(_) => Op::TakeInputSlot,
+            Request::Release(_) => Op::Release,
+            Request::Leases(_) => Op::Leases,
             Request::State(_) => Op::State,
             Request::Sessions(_) => Op::Sessions,
+            Request::Lookup(_) => Op::Lookup,
             Request::NextEvent(_) => Op::NextEvent,
             Request::Deliver(_) => Op::Deliver,
+            Request::Reload(_) => Op::Reload,
         }
+    }
+
+    /// The request as one line, with its `id`, without the newline.
+    pub fn to_line(&self, id: &Value) -> String {
+        let mut value = serde_json::to_value(self).expect("a request is JSON");
+        if let Some(object) = value.as_object_mut() {
+            object.insert("id".into(), id.clone());
+        }
+        value.to_string()
     }
 }
 
 /// A request's operation, echoed in its reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
@@ -170,14 +297,56 @@ pub enum Op {
     Decide,
     /// `take_input_slot`.
     TakeInputSlot,
+    /// `release`.
+    Release,
+    /// `leases`.
+    Leases,
     /// `state`.
     State,
     /// `sessions`.
     Sessions,
+    /// `lookup`.
+    Lookup,
     /// `next_event`.
     NextEvent,
     /// `deliver`.
     Deliver,
+    /// `reload`.
+    Reload,
+}
+
+impl Op {
+    /// Every operation, in the table's order.
+    pub const ALL: [Op; 11] = [
+        Op::Hello,
+        Op::Decide,
+        Op::TakeInputSlot,
+        Op::Release,
+        Op::Leases,
+        Op::State,
+        Op::Sessions,
+        Op::Lookup,
+        Op::NextEvent,
+        Op::Deliver,
+        Op::Reload,
+    ];
+
+    /// The word on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Hello => "hello",
+            Op::Decide => "decide",
+            Op::TakeInputSlot => "take_input_slot",
+            Op::Release => "release",
+            Op::Leases => "leases",
+            Op::State => "state",
+            Op::Sessions => "sessions",
+            Op::Lookup => "lookup",
+            Op::NextEvent => "next_event",
+            Op::Deliver => "deliver",
+            Op::Reload => "reload",
+        }
+    }
 }
 
 /// Reads one request line: its `id` (or `null`) and the request, or the error reply saying why
@@ -196,9 +365,10 @@ pub fn parse(line: &str) -> Result<(Value, Request), Reply> {
     let op = object.get("op").cloned();
     let request = serde_json::from_value::<Request>(value).map_err(|e| {
         let why = match op {
-            None => "missing \"op\": one of hello, decide, take_input_slot, state, sessions, \
-                     next_event, deliver"
-                .to_owned(),
+            None => {
+                let ops: Vec<&str> = Op::ALL.iter().map(|op| op.as_str()).collect();
+                format!("missing \"op\": one of {}", ops.join(", "))
+            }
             Some(op) => format!("bad {op} request: {e}"),
         };
         Reply::error(id.clone(), None, why)
@@ -208,23 +378,26 @@ pub fn parse(line: &str) -> Result<(Value, Request), Reply> {
 
 /// One reply line: the request's `id`, its `op` (when it was read), `ok`, then the answer's
 /// fields or the `error`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Reply {
-    id: Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    op: Option<Op>,
-    ok: bool,
+    /// The request's `id`, or `null`.
+    pub id: Value,
+    /// The request's operation, when it could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<Op>,
+    /// Whether the request was answered.
+    pub ok: bool,
     #[serde(flatten)]
     body: Body,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum Body {
-    Answer(Answer),
     Error { error: String },
+    Answer(Answer),
 }
 
 impl Reply {
@@ -243,6 +416,14 @@ impl Reply {
         self.ok
     }
 
+    /// The error, when the request was not answered.
+    pub fn error_text(&self) -> Option<&str> {
+        match &self.body {
+            Body::Error { error } => Some(error),
+            Body::Answer(_) => None,
+        }
+    }
+
     /// The reply as one JSON line, without its newline. A reply that cannot be encoded becomes
     /// an error reply saying so.
     pub fn to_line(&self) -> String {
@@ -255,44 +436,44 @@ impl Reply {
     }
 }
 
-/// The fields of an answer, after `id`, `op` and `ok`.
-#[derive(Debug, Clone, Serialize)]
+/// The fields of an answer, after `id`, `op` and `ok`: one type per operation, each read by
+/// the client as itself ([`crate::daemon::Client`] knows which op it asked).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Answer {
     /// `hello`.
     Hello(Box<Hello>),
     /// `decide`.
-    Decide {
-        /// The decision.
-        decision: Box<Decision>,
-    },
+    Decide(DecideAnswer),
     /// `take_input_slot`.
     TakeInputSlot(Box<SlotAnswer>),
+    /// `release`.
+    Release(ReleaseAnswer),
+    /// `leases`.
+    Leases(LeasesAnswer),
     /// `state`.
-    State {
-        /// The session's view, `None` when no event was seen for it.
-        view: Option<Box<View>>,
-    },
+    State(StateAnswer),
     /// `sessions`.
-    Sessions {
-        /// Every view, most recent first.
-        sessions: Vec<View>,
-    },
+    Sessions(SessionsAnswer),
+    /// `lookup`.
+    Lookup(LookupAnswer),
     /// `next_event`.
     NextEvent(NextAnswer),
     /// `deliver`.
     Deliver(Box<DeliverAnswer>),
+    /// `reload`.
+    Reload(ReloadAnswer),
 }
 
 /// `hello`'s answer: who is serving.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Hello {
     /// [`PROTOCOL_VERSION`].
     pub protocol: u32,
     /// hookline's version.
-    pub version: &'static str,
+    pub version: String,
     /// The tracker's generation.
     pub generation: u64,
     /// When the generation started, in nanoseconds since the Unix epoch.
@@ -301,36 +482,66 @@ pub struct Hello {
     pub events_dir: PathBuf,
     /// The journal, when there is one.
     pub journal: Option<PathBuf>,
-    /// The policy in force.
-    pub policy: Policy,
+    /// The policy in force, key by key (`table.key` → value, as `docs/policy.md` lists them).
+    pub policy: serde_json::Map<String, Value>,
     /// Whether events still arrive.
     pub watching: bool,
 }
 
-/// `take_input_slot`'s answer: the slot, or the refusal and its reason.
-#[derive(Debug, Clone, Serialize)]
+impl Hello {
+    /// How long a `decide` may take beyond a client's reply timeout: the classifier consult's
+    /// `classifier.timeout` when the policy names a classifier.
+    pub fn consult_allowance(&self) -> Duration {
+        let configured = self.policy.get("classifier.command").is_some_and(|c| !c.is_null());
+        match self.policy.get("classifier.timeout").and_then(Value::as_str) {
+            Some(text) if configured => crate::units::parse_duration(text).unwrap_or_default(),
+            _ => Duration::ZERO,
+        }
+    }
+}
+
+/// `decide`'s answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DecideAnswer {
+    /// The decision; an allowed `input` or `nudge` carries the `lease` it took.
+    pub decision: Box<Decision>,
+}
+
+/// `take_input_slot`'s answer: the slot and its lease, or the refusal and its reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SlotAnswer {
     /// Whether the slot was granted.
     pub granted: bool,
     /// The slot granted.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot: Option<Slot>,
+    /// The lease on it: give it back with `release` if nothing is typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<LeaseId>,
     /// Why it was refused, in words.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Why it was refused.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<Refusal>,
 }
 
-impl From<Result<Slot, Refusal>> for SlotAnswer {
-    fn from(result: Result<Slot, Refusal>) -> SlotAnswer {
+impl From<Result<Lease, Refusal>> for SlotAnswer {
+    fn from(result: Result<Lease, Refusal>) -> SlotAnswer {
         match result {
-            Ok(slot) => SlotAnswer { granted: true, slot: Some(slot), reason: None, refusal: None },
+            Ok(lease) => SlotAnswer {
+                granted: true,
+                slot: Some(lease.slot),
+                lease: Some(lease.id),
+                reason: None,
+                refusal: None,
+            },
             Err(refusal) => SlotAnswer {
                 granted: false,
                 slot: None,
+                lease: None,
                 reason: Some(refusal.to_string()),
                 refusal: Some(refusal),
             },
@@ -338,18 +549,101 @@ impl From<Result<Slot, Refusal>> for SlotAnswer {
     }
 }
 
+/// `release`'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ReleaseAnswer {
+    /// `freed` (the slot is free for the next caller) or `void` (the session had left that
+    /// idle: nothing to free).
+    pub released: Released,
+}
+
+/// `leases`' answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct LeasesAnswer {
+    /// Every lease held, oldest first.
+    pub leases: Vec<Lease>,
+}
+
+/// `state`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct StateAnswer {
+    /// The session's view, `None` when no event was seen for it.
+    pub view: Option<Box<View>>,
+}
+
+/// `sessions`' answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SessionsAnswer {
+    /// Every view, most recent first.
+    pub sessions: Vec<View>,
+}
+
+/// How a name a person typed names a session ([`LookupAnswer::found`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Found {
+    /// A session's id or tag, whole.
+    Exact,
+    /// The start of one session's id or tag, and of no other's.
+    Prefix,
+    /// The start of several sessions' ids or tags: see `candidates`.
+    Ambiguous,
+    /// No session's: see `similar`.
+    None,
+}
+
+/// `lookup`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct LookupAnswer {
+    /// How the name names a session.
+    pub found: Found,
+    /// The session's exact name (its session id, else its tag), when one session is found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The sessions a prefix names, for people (`<id> (<cli>, tag <tag>)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<String>,
+    /// Known sessions whose names resemble it, for people, when none has it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub similar: Vec<String>,
+}
+
 /// `next_event`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NextAnswer {
     /// The session's oldest event not handed out yet, `None` when the wait timed out.
     pub event: Option<Box<Event>>,
-    /// Whether the wait ended without an event.
+    /// Whether the wait ended with nothing to hand out.
     pub timed_out: bool,
+    /// The session's state changed with no event: its transcript made it more careful (an
+    /// Esc interrupt, an API error). `event` is `null`; `view` has the transcript as its
+    /// evidence.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transcript: bool,
     /// Events of the session lost before they were asked for, since the last one handed out.
     pub dropped: u64,
     /// The session's view.
     pub view: Option<Box<View>>,
+}
+
+/// `reload`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ReloadAnswer {
+    /// The policy in force from now on, key by key.
+    pub policy: serde_json::Map<String, Value>,
+    /// The profiles in force from now on, by name.
+    pub profiles: Vec<String>,
+    /// What the reload said about the files it read (overlay warnings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// How a `deliver` ended.
@@ -359,7 +653,8 @@ pub struct NextAnswer {
 pub enum DeliverOutcome {
     /// Typed, and a `turn_start` of the session confirmed it: exit 0.
     Confirmed,
-    /// Nothing was typed (the decision withheld input, or the pane refused it): exit 1.
+    /// Nothing was typed (the decision withheld input, the pane refused it, the requester
+    /// went away before typing started): exit 1.
     Refused,
     /// Typed (or possibly typed), and no structured event confirmed it in time: exit 3.
     Unconfirmed,
@@ -390,16 +685,22 @@ impl DeliverOutcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusedBy {
-    /// The `input` decision withheld it (its rule is the decision's).
+    /// The `input` (or `nudge`) decision withheld it (its rule is the decision's), or the
+    /// session has no such name.
     Decision,
     /// The pane, read after the allow ([`crate::deliver::Rule`]).
     Pane,
+    /// The requester went away before typing started.
+    Cancelled,
 }
 
-/// The `input` decision a delivery asked for, in brief.
+/// The decision a delivery asked for, in brief.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionBrief {
+    /// The question asked: `input` or `nudge`.
+    #[serde(default = "input")]
+    pub question: Question,
     /// `allow` or `withhold`.
     pub verdict: Verdict,
     /// `proceed`, or what to do instead.
@@ -419,6 +720,7 @@ pub struct DecisionBrief {
 impl From<&Decision> for DecisionBrief {
     fn from(d: &Decision) -> DecisionBrief {
         DecisionBrief {
+            question: d.question,
             verdict: d.verdict,
             action: d.action,
             signal: d.signal,
@@ -442,7 +744,20 @@ pub struct DeliverAnswer {
     pub confirmed: bool,
     /// Whether the self-heal pressed Enter a second time.
     pub enter_resent: bool,
-    /// The `input` decision.
+    /// The keys sent into the pane.
+    #[serde(default)]
+    pub sent: Sent,
+    /// The pane typed into: its id on its tmux server (`%12`), resolved once before anything
+    /// was sent; every key went to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane_id: Option<String>,
+    /// The text typed (the nudge text, for a nudge given none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The lease it typed under (consumed), or took and gave back (nothing typed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<LeaseId>,
+    /// The decision.
     pub decision: DecisionBrief,
     /// What refused it, when it was refused.
     pub refused_by: Option<RefusedBy>,

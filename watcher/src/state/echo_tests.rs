@@ -29,7 +29,7 @@ impl Feed {
     fn new() -> Feed {
         let profiles = Profiles::shipped().unwrap();
         Feed {
-            tracker: Tracker::new(profiles.clone(), T0),
+            tracker: Tracker::new(profiles.clone(), T0).live(),
             profiles,
             echoes: Echoes::new(),
             seq: 0,

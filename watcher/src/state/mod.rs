@@ -146,15 +146,15 @@ pub struct Session {
     unhooked: bool,
 }
 
-/// What makes an applied event live (of this generation) rather than replayed history.
+/// What makes an applied event live (of this generation) rather than replayed history: its
+/// arrival, never its timestamp, so that a clock stepped back or forward neither stops input
+/// nor lets history authorize it. Only the engine ([`crate::engine`]) says when a tracker has
+/// caught up: a tracker built on its own replays history forever and authorizes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Liveness {
-    /// Its relay timestamp is not before the generation started: the default, which a clock
-    /// stepped back (or forward) misleads.
-    Clock,
-    /// Arrival: nothing is live until the tracker has caught up with history.
+    /// Nothing is live until the tracker has caught up with history.
     Replaying,
-    /// Arrival: every event applied since the tracker caught up with history.
+    /// Every event applied since the tracker caught up with history.
     CaughtUp,
 }
 
@@ -252,11 +252,14 @@ impl Ignored {
 }
 
 impl Tracker {
-    /// A tracker (one generation) starting at `started_ns`.
+    /// A tracker (one generation) starting at `started_ns`. Every event it applies is
+    /// replayed history, shown but never authorizing: only the engine ([`crate::engine`]),
+    /// which owns the events' source, can say that the history has been read and what arrives
+    /// next is live.
     pub fn new(profiles: Profiles, started_ns: u64) -> Tracker {
         Tracker {
             generation: Generation::new(started_ns),
-            liveness: Liveness::Clock,
+            liveness: Liveness::Replaying,
             history_len: HISTORY,
             full_history_of: None,
             profiles,
@@ -266,25 +269,26 @@ impl Tracker {
         }
     }
 
-    /// Tells live events from history by arrival instead of by the clock: every event applied
-    /// before [`Tracker::caught_up`] is history, whatever its timestamp, and every event
-    /// applied after it is live. A consumer that replays what is present, then follows what
-    /// arrives (`hookline serve`), keeps its liveness whatever the wall clock does: a clock
-    /// stepped back an hour would otherwise make every new event look older than the
-    /// generation, and never authorize input again until it caught up; one stepped forward
-    /// would make history look live.
-    ///
-    /// Without it, an event is live when its relay timestamp is not before the generation's
-    /// start.
-    pub fn live_by_arrival(mut self) -> Tracker {
-        self.liveness = Liveness::Replaying;
+    /// Says that history has been replayed: every event applied from now on has arrived
+    /// since the generation started, and is live. Arrival, not the clock, tells them apart: a
+    /// clock stepped back an hour would otherwise make every new event look older than the
+    /// generation; one stepped forward would make history look live. Only the engine calls
+    /// it, when its source says so.
+    pub(crate) fn caught_up(&mut self) {
+        self.liveness = Liveness::CaughtUp;
+    }
+
+    /// A tracker that has caught up already (nothing to replay): what it applies is live.
+    #[cfg(test)]
+    pub(crate) fn live(mut self) -> Tracker {
+        self.caught_up();
         self
     }
 
-    /// Says that history has been replayed: every event applied from now on has arrived
-    /// since the generation started, and is live (see [`Tracker::live_by_arrival`]).
-    pub fn caught_up(&mut self) {
-        self.liveness = Liveness::CaughtUp;
+    /// Whether this tracker has caught up with history: a live generation, whose new events
+    /// can make a session eligible for input. A tracker that only replayed history never is.
+    pub fn is_live(&self) -> bool {
+        self.liveness == Liveness::CaughtUp
     }
 
     /// Keeps the last `n` transitions of each session (for `explain`) instead of [`HISTORY`].
@@ -461,11 +465,7 @@ impl Tracker {
         }
         let (effect, rule) =
             rules::decide(profile, event, session.current.state.kind(), &mut session.turn);
-        let live = match self.liveness {
-            Liveness::Clock => event.ts_ns >= generation.started_ns,
-            Liveness::Replaying => false,
-            Liveness::CaughtUp => true,
-        };
+        let live = self.liveness == Liveness::CaughtUp;
         if matches!(effect, Effect::NewEpoch)
             && !producer_changed
             && !session.epoch_has_events
@@ -610,6 +610,18 @@ impl Tracker {
         sessions.into_iter().map(|s| Snapshot::of(s, self, now_ns)).collect()
     }
 
+    /// The view of the session stored under `key` (as [`Applied::session`] carries it).
+    pub fn view_by_key(&self, key: &str, now_ns: u64) -> Option<View> {
+        self.sessions.get(key).map(|s| View::from(&Snapshot::of(s, self, now_ns)))
+    }
+
+    /// Replaces the profiles and the staleness windows (a reload), keeping every session.
+    pub(crate) fn reload(&mut self, profiles: Profiles, windows: &StaleWindows) {
+        self.profiles = profiles;
+        self.stale = StaleWindows::default();
+        self.stale.extend(windows);
+    }
+
     /// The view (wire form) of a session at `now_ns`.
     pub fn view(&self, id_or_tag: &str, now_ns: u64) -> Option<View> {
         self.snapshot(id_or_tag, now_ns).as_ref().map(View::from)
@@ -621,23 +633,30 @@ impl Tracker {
     }
 
     /// Takes the input slot of a session: succeeds at most once per `idle`, and only for an
-    /// explicit, fresh, authoritative `idle` of this generation. Fails closed otherwise.
-    pub fn take_input_slot(&mut self, id_or_tag: &str, now_ns: u64) -> Result<Slot, Refusal> {
-        self.take_input_slot_expecting(id_or_tag, now_ns, Expect::default())
-    }
-
-    /// [`Tracker::take_input_slot`], also refusing when the caller's view of the session is
-    /// from another generation or epoch than the tracker's.
-    pub fn take_input_slot_expecting(
+    /// explicit, fresh, authoritative `idle` of this generation. Fails closed otherwise. Only
+    /// the decider takes it (journaled, its counters kept), as a lease.
+    #[cfg(test)]
+    pub(crate) fn take_input_slot(
         &mut self,
         id_or_tag: &str,
         now_ns: u64,
-        expect: Expect,
     ) -> Result<Slot, Refusal> {
+        self.take_input_slot_expecting(id_or_tag, now_ns, Expect::default())
+    }
+
+    /// Whether a session's input slot could be taken now, and the slot it would be: what a
+    /// peek answers, taking nothing.
+    pub(crate) fn input_slot_now(
+        &self,
+        id_or_tag: &str,
+        now_ns: u64,
+        expect: Expect,
+    ) -> Result<(String, Slot), Refusal> {
         let key = self
             .find_key(id_or_tag)
             .ok_or_else(|| Refusal::NoSuchSession { session: id_or_tag.to_owned() })?;
-        let view = Snapshot::of(&self.sessions[&key], self, now_ns);
+        let session = &self.sessions[&key];
+        let view = Snapshot::of(session, self, now_ns);
         if let Some(generation) = expect.generation.filter(|g| *g != view.generation) {
             return Err(Refusal::OtherGeneration {
                 expected: generation,
@@ -647,17 +666,60 @@ impl Tracker {
         if let Some(epoch) = expect.epoch.filter(|e| *e != view.epoch) {
             return Err(Refusal::OtherEpoch { expected: epoch, current: view.epoch });
         }
-        view.slot_refusal(self.sessions[&key].slot_taken)?;
-        if let Some(session) = self.sessions.get_mut(&key) {
-            session.slot_taken = true;
-            session.moved_since_slot = false;
-        }
-        Ok(Slot {
+        let live = self.is_live().then_some(self.generation.started_ns);
+        view.slot_refusal(session.slot_taken, live)?;
+        let slot = Slot {
             session_id: view.session_id.clone(),
             tag: view.tag.clone(),
             generation: view.generation,
             epoch: view.epoch,
             seq: view.seq,
+            idle_since_ns: view.since_ns,
+        };
+        Ok((key, slot))
+    }
+
+    /// [`Tracker::take_input_slot`], also refusing when the caller's view of the session is
+    /// from another generation or epoch than the tracker's.
+    pub(crate) fn take_input_slot_expecting(
+        &mut self,
+        id_or_tag: &str,
+        now_ns: u64,
+        expect: Expect,
+    ) -> Result<Slot, Refusal> {
+        let (key, slot) = self.input_slot_now(id_or_tag, now_ns, expect)?;
+        if let Some(session) = self.sessions.get_mut(&key) {
+            session.slot_taken = true;
+            session.moved_since_slot = false;
+        }
+        Ok(slot)
+    }
+
+    /// Gives back the input slot `slot` took, when the session it names (by `key`) is still at
+    /// that idle: the same generation, epoch and idle, its slot still taken. Returns whether it
+    /// was given back; `false` when the session has left that idle (its next idle brings a
+    /// slot of its own).
+    pub(crate) fn release_input_slot(&mut self, key: &str, slot: &Slot) -> bool {
+        let generation = self.generation.id;
+        let Some(session) = self.sessions.get_mut(key) else { return false };
+        let same_idle = slot.generation == generation
+            && session.epoch == slot.epoch
+            && session.current.state == State::Idle
+            && session.current.since_ns == slot.idle_since_ns;
+        if !same_idle || !session.slot_taken {
+            return false;
+        }
+        session.slot_taken = false;
+        true
+    }
+
+    /// Whether the session stored under `key` is still at the idle `slot` was taken at.
+    pub(crate) fn at_idle_of(&self, key: &str, slot: &Slot) -> bool {
+        self.sessions.get(key).is_some_and(|session| {
+            slot.generation == self.generation.id
+                && session.epoch == slot.epoch
+                && session.current.state == State::Idle
+                && session.current.since_ns == slot.idle_since_ns
         })
     }
 

@@ -74,10 +74,14 @@ pub enum InputSlot {
 }
 
 impl fmt::Display for InputSlot {
-    /// `available`, or `refused: <why>`: the `input` of the wire form.
+    /// `available`, `waiting for a live event: <why>` (an idle a live generation only
+    /// replayed), or `refused: <why>`: the `input` of the wire form.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             InputSlot::Available => f.write_str("available"),
+            InputSlot::Refused(refusal @ Refusal::PredatesGeneration { .. }) => {
+                write!(f, "waiting for a live event: {refusal}")
+            }
             InputSlot::Refused(refusal) => write!(f, "refused: {refusal}"),
         }
     }
@@ -200,7 +204,8 @@ impl Snapshot {
             input: InputSlot::Available,
             transcript: session.transcript.as_ref().map(|t| t.view(session.ts_ns)),
         };
-        if let Err(refusal) = snapshot.slot_refusal(session.slot_taken) {
+        let live = tracker.is_live().then_some(tracker.generation.started_ns);
+        if let Err(refusal) = snapshot.slot_refusal(session.slot_taken, live) {
             snapshot.input = InputSlot::Refused(refusal);
         }
         snapshot
@@ -224,8 +229,10 @@ impl Snapshot {
         format_age(Duration::from_nanos(self.age_ns))
     }
 
-    /// Why an input slot cannot be taken now, if it cannot.
-    pub(super) fn slot_refusal(&self, taken: bool) -> Result<(), Refusal> {
+    /// Why an input slot cannot be taken now, if it cannot. `live` is when the tracker's
+    /// generation started, when it has caught up with history: an idle it only replayed then
+    /// predates it, and waits for a live event.
+    pub(super) fn slot_refusal(&self, taken: bool, live: Option<u64>) -> Result<(), Refusal> {
         if let Some(stale) = &self.stale {
             return Err(Refusal::Stale { was: stale.was, hole: stale.hole.clone() });
         }
@@ -233,7 +240,10 @@ impl Snapshot {
             return Err(Refusal::NotIdle { state: self.state.kind(), detail: self.detail() });
         }
         if !self.authoritative {
-            return Err(Refusal::Replayed);
+            return Err(match live {
+                Some(started_ns) => Refusal::PredatesGeneration { started_ns },
+                None => Refusal::Replayed,
+            });
         }
         if taken {
             return Err(Refusal::AlreadyTaken);

@@ -179,8 +179,13 @@ fn run_story_on_the_wire(path: &Path) -> (Vec<String>, String) {
             for event in &run.history {
                 run.tracker.apply(event);
             }
+            run.tracker.caught_up();
         }
         if let Some(event) = run.event(&story, index, step, at) {
+            // What the story stamps from the generation's start on arrives after it caught up.
+            if at >= start && !run.tracker.is_live() {
+                run.tracker.caught_up();
+            }
             run.tracker.apply(&event);
             run.history.push(event);
         }
@@ -352,7 +357,7 @@ fn a_slot_asked_for_under_a_previous_generation_is_refused_and_stays_free() {
         event("claude-code/2.1.332/UserPromptSubmit.json", 1, "0s"),
         event("claude-code/2.1.332/Stop.json", 2, "5s"),
     ];
-    let mut old = Tracker::new(profiles.clone(), T0);
+    let mut old = Tracker::new(profiles.clone(), T0).live();
     for e in &history {
         old.apply(e);
     }
@@ -360,11 +365,15 @@ fn a_slot_asked_for_under_a_previous_generation_is_refused_and_stays_free() {
     assert_eq!((seen.state, seen.input.as_str()), (StateKind::Idle, "available"));
 
     let mut tracker = Tracker::new(profiles.clone(), T0 + 60_000_000_000);
-    for e in history.iter().chain(&[
+    for e in &history {
+        tracker.apply(e);
+    }
+    tracker.caught_up();
+    for e in [
         event("claude-code/2.1.332/UserPromptSubmit.json", 3, "2m"),
         event("claude-code/2.1.332/Stop.json", 4, "2m5s"),
-    ]) {
-        tracker.apply(e);
+    ] {
+        tracker.apply(&e);
     }
     let now = T0 + 130_000_000_000;
     let current = tracker.generation().id;
@@ -392,7 +401,7 @@ fn stale_windows_replace_the_profile_windows_per_state_then_per_cli() {
     };
     let minutes = |m: u64| T0 + m * 60_000_000_000;
     let tracker = |windows: StaleWindows| {
-        let mut tracker = Tracker::new(profiles.clone(), T0).with_stale_windows(windows);
+        let mut tracker = Tracker::new(profiles.clone(), T0).with_stale_windows(windows).live();
         let claude = prompt("claude", "claude-code/2.1.332/UserPromptSubmit.json", "c1");
         let gemini = prompt("gemini", "gemini/0.61.0/BeforeAgent.json", "g1");
         for event in [claude.event(&profiles, 1, T0), gemini.event(&profiles, 1, T0)] {
@@ -456,7 +465,7 @@ fn by_arrival_history_is_never_live_and_what_arrives_after_catching_up_always_is
     let profiles = Profiles::shipped().unwrap();
     let event = |fixture: &str, seq: u64, at: &str| claude_event(&profiles, fixture, seq, at);
     let hour = 3_600_000_000_000;
-    let mut tracker = Tracker::new(profiles.clone(), T0 + hour).live_by_arrival();
+    let mut tracker = Tracker::new(profiles.clone(), T0 + hour);
     tracker.apply(&event("claude-code/2.1.332/UserPromptSubmit.json", 1, "2h"));
     tracker.apply(&event("claude-code/2.1.332/Stop.json", 2, "2h1s"));
     let view = tracker.view("s1", T0 + hour).unwrap();
@@ -554,7 +563,7 @@ fn every_story_folded_from_a_checkpoint_at_any_step_ends_as_its_full_replay() {
 #[test]
 fn a_checkpoint_of_a_live_idle_session_authorizes_nothing() {
     let profiles = Profiles::shipped().unwrap();
-    let mut live = Tracker::new(profiles.clone(), 0);
+    let mut live = Tracker::new(profiles.clone(), 0).live();
     live.apply(&claude_event(&profiles, "claude-code/2.1.332/UserPromptSubmit.json", 1, "1s"));
     live.apply(&claude_event(&profiles, "claude-code/2.1.332/Stop.json", 2, "2s"));
     let now = T0 + 3_000_000_000;

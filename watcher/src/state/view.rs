@@ -206,6 +206,10 @@ pub struct Slot {
     pub epoch: u64,
     /// The last applied `seq` when it was granted.
     pub seq: u64,
+    /// When the idle it belongs to began, in nanoseconds since the Unix epoch: the slot is
+    /// this idle's, and a lease on it ends with it.
+    #[serde(default)]
+    pub idle_since_ns: u64,
 }
 
 /// Why an input slot was refused.
@@ -225,8 +229,15 @@ pub enum Refusal {
         /// The state's reason.
         detail: Option<String>,
     },
-    /// The idle state comes from replayed history, not from an event of this generation.
+    /// The idle state comes from replayed history, not from an event of this generation: a
+    /// reader that only replays history (a one-shot) never has a live one.
     Replayed,
+    /// The idle state comes from replayed history, before this live generation started (a
+    /// daemon restarted since the session went idle): it waits for a live event.
+    PredatesGeneration {
+        /// When the generation started, in nanoseconds since the Unix epoch.
+        started_ns: u64,
+    },
     /// The state is stale.
     Stale {
         /// What it was.
@@ -263,6 +274,14 @@ impl fmt::Display for Refusal {
             Refusal::Replayed => {
                 write!(f, "idle comes from replayed history, not from an event of this generation")
             }
+            Refusal::PredatesGeneration { started_ns } => write!(
+                f,
+                "idle comes from replayed history: it predates this live generation (started \
+                 {}: the daemon or serve restarted since), so no live event has made it \
+                 eligible; the session's next turn end re-opens input (or a person typing into \
+                 its pane, once that turn ends)",
+                rfc3339(*started_ns)
+            ),
             Refusal::Stale { was, hole } => write!(f, "{} is stale (hole {hole})", was.as_str()),
             Refusal::AlreadyTaken => write!(f, "this idle's input slot was already taken"),
             Refusal::OtherGeneration { expected, current } => {

@@ -47,9 +47,14 @@ impl Followers {
         tracker: &Tracker,
         now_ns: u64,
     ) -> (Vec<(String, TranscriptFacts)>, Vec<crate::Error>) {
-        let mut facts = Vec::new();
-        let mut errors = Vec::new();
-        let mut wanted = HashMap::new();
+        self.poll_wanted(Followers::wanted(tracker), now_ns)
+    }
+
+    /// The transcripts [`Followers::poll`] reads: one per live session whose events named one
+    /// and whose CLI's profile says how to read it. Cheap: what a consumer that shares its
+    /// tracker behind a lock takes under it, to read the files after letting go.
+    pub fn wanted(tracker: &Tracker) -> Vec<Wanted> {
+        let mut wanted = Vec::new();
         for (key, session, path) in tracker.transcript_paths() {
             let Some(spec) =
                 tracker.profiles().get(&session.key.cli).and_then(|p| p.transcript.as_ref())
@@ -59,15 +64,30 @@ impl Followers {
             if session.ended() {
                 continue;
             }
-            wanted.insert(
-                key.to_owned(),
-                (path.to_owned(), spec.format, session.key.session_id.clone()),
-            );
+            wanted.push(Wanted {
+                key: key.to_owned(),
+                path: path.to_owned(),
+                format: spec.format,
+                session_id: session.key.session_id.clone(),
+            });
         }
+        wanted
+    }
+
+    /// [`Followers::poll`] of the transcripts [`Followers::wanted`] named.
+    pub fn poll_wanted(
+        &mut self,
+        wanted: Vec<Wanted>,
+        now_ns: u64,
+    ) -> (Vec<(String, TranscriptFacts)>, Vec<crate::Error>) {
+        let mut facts = Vec::new();
+        let mut errors = Vec::new();
+        let wanted: HashMap<String, Wanted> =
+            wanted.into_iter().map(|w| (w.key.clone(), w)).collect();
         self.by_session.retain(|key, f| {
-            wanted.get(key).is_some_and(|(path, _, _)| f.path().as_os_str() == path.as_str())
+            wanted.get(key).is_some_and(|w| f.path().as_os_str() == w.path.as_str())
         });
-        for (key, (path, format, session_id)) in wanted {
+        for (key, Wanted { path, format, session_id, .. }) in wanted {
             let follower = self
                 .by_session
                 .entry(key.clone())
@@ -88,6 +108,19 @@ impl Followers {
         }
         (facts, errors)
     }
+}
+
+/// A session's transcript to read ([`Followers::wanted`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wanted {
+    /// The session's key.
+    pub key: String,
+    /// The transcript file.
+    pub path: String,
+    /// How it is written.
+    pub format: crate::vocab::TranscriptFormat,
+    /// The session id the file must name.
+    pub session_id: Option<String>,
 }
 
 /// The fallback producer: follows the transcripts in a CLI's transcript directory, for

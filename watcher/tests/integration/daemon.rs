@@ -279,7 +279,7 @@ fn clients_racing_for_one_idle_get_its_slot_once() {
                     } else {
                         let ask =
                             hookline::decide::Ask::new("s1", hookline::decide::Question::Input);
-                        client.decide(&ask).unwrap().slot.is_some()
+                        client.decide(&ask, None).unwrap().slot.is_some()
                     }
                 })
             })
@@ -323,7 +323,7 @@ fn a_client_gone_mid_wait_harms_no_other_and_one_too_many_is_told_why() {
     let waiter = {
         let dir = dir.clone();
         thread::spawn(move || {
-            Client::connect(&dir).unwrap().next_event("task-1", Duration::from_secs(20)).unwrap()
+            Client::connect(&dir).unwrap().next_event("task-1", Duration::from_secs(20), None).unwrap()
         })
     };
     fire_as(&dir, &format!("{C}UserPromptSubmit.json"), "s1", "task-1", &[]);
@@ -353,7 +353,7 @@ fn a_client_gone_mid_wait_harms_no_other_and_one_too_many_is_told_why() {
         thread::spawn(move || {
             let mut client = Client::connect(&dir).unwrap();
             let started = Instant::now();
-            (client.next_event("s9", Duration::from_secs(300)), started.elapsed())
+            (client.next_event("s9", Duration::from_secs(300), None), started.elapsed())
         })
     };
     thread::sleep(Duration::from_millis(300));
