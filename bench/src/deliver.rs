@@ -81,7 +81,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
 
         wait_idle(&mut client, &tag)?;
         let text = format!("round {round}: answer in one word");
-        let decision = client.decide(&Ask::new(&tag, Question::Input))?;
+        let decision = client.decide(&Ask::new(&tag, Question::Input), None)?;
         if !decision.allowed() {
             return Err(format!("the baseline got no allow: {}", decision.reason).into());
         }

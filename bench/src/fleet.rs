@@ -26,7 +26,7 @@ use hookline::canonical::Event;
 use hookline::fleet::central::{Central, CentralOptions};
 use hookline::fleet::forward::{ForwardOptions, Forwarder, Retention};
 use hookline::fleet::{Connection, FleetNotice};
-use hookline::ingest::follow::{self, Delivery, FollowNotice, Sink, SinkError};
+use hookline::ingest::follow::{self, Commit, Delivery, FollowNotice, Sink, SinkError, follow_with};
 use hookline::ingest::reader::{Reader, ReaderConfig, Start};
 use hookline::ingest::watch::{WatchOptions, Watcher};
 use hookline::profile::Profiles;
@@ -259,7 +259,8 @@ fn through_nats(dir: &Path, profiles: &Profiles, server: &NatsServer, n: usize) 
         thread::spawn(move || {
             let tracker = Tracker::new(profiles, now_ns());
             let mut sink = Stamp { tracker, applied: vec![None; n + 1], left: n };
-            let ended = central.follow(&mut sink, &|| false).map_err(|e| e.to_string());
+            let ended = follow_with(&mut central, &mut sink, Commit::EachEvent, None, &|| false)
+                .map_err(|e| e.to_string());
             stop.store(true, Ordering::Relaxed);
             ended.map(drop)
         })
@@ -318,7 +319,7 @@ fn latency_nats(
         left: n,
     };
     let writer = writer(dir, n)?;
-    central.follow(&mut sink, &|| false)?;
+    follow_with(&mut central, &mut sink, Commit::EachEvent, None, &|| false)?;
     stop.store(true, Ordering::Relaxed);
     forwarding.join().map_err(|_| "the forwarder panicked")??;
     let visible = writer.join().map_err(|_| "the writer panicked")??;

@@ -151,7 +151,7 @@ pub struct AgentSession {
     /// `HOOKLINE_TAG`: the orchestrator's name for the session.
     pub tag: String,
     reader: Reader,
-    tracker: Tracker,
+    tracker: harness::LiveTracker,
     /// Every canonical event applied, in order.
     canonical: Vec<Canonical>,
     cursor: usize,
@@ -189,7 +189,7 @@ impl AgentSession {
         let config = ReaderConfig::new(sandbox.events_dir(), Start::Beginning, profiles.clone());
         let reader =
             Reader::open(config).unwrap_or_else(|e| panic!("[{label}] cannot open a reader: {e}"));
-        let tracker = Tracker::new(profiles, now_ns());
+        let tracker = harness::LiveTracker::new(profiles, &sandbox.events_dir());
         AgentSession {
             label,
             cli,
@@ -374,7 +374,7 @@ impl AgentSession {
 
     /// The tracker, for checks a scenario adds.
     pub fn tracker(&self) -> &Tracker {
-        &self.tracker
+        self.tracker.tracker()
     }
 
     /// Every canonical event applied so far.

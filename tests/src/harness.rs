@@ -10,8 +10,11 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use hookline::decide::Policy;
+use hookline::engine::{Engine, EngineConfig, Pusher, Source, pushed};
 use hookline::format::clock::now_ns;
-use hookline::state::{Applied, Refusal, Tracker, View};
+use hookline::profile::Profiles;
+use hookline::state::{Applied, Refusal, Slot, Tracker, View};
 use hookline_relay::diag::{self, Level};
 
 use crate::binaries;
@@ -54,11 +57,76 @@ pub fn wait_for_native(
     }
 }
 
+/// A live engine the harness feeds the events it reads itself, one by one: everything it
+/// applies arrived after the engine started (its history is empty), so it is live, as a
+/// daemon started before the CLI would see it.
+pub struct LiveTracker {
+    engine: Engine,
+    pusher: Pusher,
+}
+
+impl LiveTracker {
+    /// An engine over `profiles`, with the default policy, its journal beside `events_dir`.
+    pub fn new(profiles: Profiles, events_dir: &std::path::Path) -> LiveTracker {
+        let (pusher, source) = pushed();
+        let mut config = EngineConfig::new(profiles, Policy::default(), events_dir);
+        config.checkpoints = false;
+        config.transcripts = false;
+        let mut engine = Engine::open(config, Source::Custom(Box::new(source)))
+            .expect("an engine over pushed events opens");
+        pusher.history_done();
+        while !engine.is_live() {
+            engine.poll(Duration::from_millis(10)).expect("the pushed history is read");
+        }
+        LiveTracker { engine, pusher }
+    }
+
+    /// Applies one event, live.
+    pub fn apply(&mut self, event: &hookline::canonical::Event) -> Applied {
+        self.pusher.push(event.clone());
+        loop {
+            if let Some(step) = self.engine.poll(Duration::from_secs(1)).expect("poll") {
+                return step.applied;
+            }
+        }
+    }
+
+    /// The tracker.
+    pub fn tracker(&self) -> &Tracker {
+        self.engine.tracker()
+    }
+
+    /// A session's view now.
+    pub fn view(&self, session: &str, now_ns: u64) -> Option<View> {
+        self.engine.tracker().view(session, now_ns)
+    }
+
+    /// Every session's view now.
+    pub fn views(&self, now_ns: u64) -> Vec<View> {
+        self.engine.tracker().views(now_ns)
+    }
+
+    /// Whether no session is known.
+    pub fn is_empty(&self) -> bool {
+        self.engine.tracker().is_empty()
+    }
+
+    /// The generation.
+    pub fn generation(&self) -> hookline::state::Generation {
+        self.engine.tracker().generation()
+    }
+
+    /// Takes a session's input slot, as a lease, through the engine's decider.
+    pub fn take_input_slot(&mut self, session: &str, _now_ns: u64) -> Result<Slot, Refusal> {
+        self.engine.take_input_slot(session, hookline::state::Expect::default()).map(|l| l.slot)
+    }
+}
+
 /// Takes the input slot of the session `tag` names as `input` says it must go, and returns what
 /// happened, for the reports. [`Input::Once`]: granted while the view says input is available,
 /// for the tracker's generation and the view's epoch and session, then refused as already
 /// taken. [`Input::Refused`]: refused, with the reason asked for, and not available.
-pub fn take_input_slot(tracker: &mut Tracker, tag: &str, input: Input) -> Result<String, String> {
+pub fn take_input_slot(tracker: &mut LiveTracker, tag: &str, input: Input) -> Result<String, String> {
     let view = tracker.view(tag, now_ns());
     let available = view.as_ref().is_some_and(|v| v.input == "available");
     match input {

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use hookline::format::clock::now_ns;
 use hookline::profile::Profiles;
-use hookline::state::{Refusal, Tracker, View};
+use hookline::state::{Refusal, View};
 use serde_json::Value;
 
 pub use crate::scenario::{Action, Expect, Input, Step, native};
@@ -113,7 +113,7 @@ pub struct ClaudeSession {
     /// provokes it).
     pub settings_warning_expected: bool,
     follower: Option<Follower>,
-    tracker: Tracker,
+    tracker: harness::LiveTracker,
     /// Every canonical event applied, in order.
     tracked: Vec<Tracked>,
     cursor: usize,
@@ -151,7 +151,7 @@ impl ClaudeSession {
         profiles
             .overlay_file(&sandbox.claude_profile_overlay())
             .unwrap_or_else(|e| panic!("[{label}] profile overlay: {e}"));
-        let tracker = Tracker::new(profiles, now_ns());
+        let tracker = harness::LiveTracker::new(profiles, &sandbox.events_dir());
         let events = EventsDir::new(&sandbox.events_dir());
         let mut session = ClaudeSession {
             label,
