@@ -26,7 +26,9 @@ use hookline::canonical::Event;
 use hookline::fleet::central::{Central, CentralOptions};
 use hookline::fleet::forward::{ForwardOptions, Forwarder, Retention};
 use hookline::fleet::{Connection, FleetNotice};
-use hookline::ingest::follow::{self, Commit, Delivery, FollowNotice, Sink, SinkError, follow_with};
+use hookline::ingest::follow::{
+    self, Commit, Delivery, FollowNotice, Sink, SinkError, follow_with,
+};
 use hookline::ingest::reader::{Reader, ReaderConfig, Start};
 use hookline::ingest::watch::{WatchOptions, Watcher};
 use hookline::profile::Profiles;

@@ -126,7 +126,11 @@ impl LiveTracker {
 /// happened, for the reports. [`Input::Once`]: granted while the view says input is available,
 /// for the tracker's generation and the view's epoch and session, then refused as already
 /// taken. [`Input::Refused`]: refused, with the reason asked for, and not available.
-pub fn take_input_slot(tracker: &mut LiveTracker, tag: &str, input: Input) -> Result<String, String> {
+pub fn take_input_slot(
+    tracker: &mut LiveTracker,
+    tag: &str,
+    input: Input,
+) -> Result<String, String> {
     let view = tracker.view(tag, now_ns());
     let available = view.as_ref().is_some_and(|v| v.input == "available");
     match input {

@@ -7,10 +7,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use hookline::canonical::{Event, Kind};
-use hookline::ingest::reader::{Reader, ReaderConfig, Start};
-use hookline::ingest::watch::{WatchOptions, Watcher};
+use hookline::decide::Policy;
+use hookline::engine::{Engine, EngineConfig, Source};
+use hookline::ingest::reader::{ReaderConfig, Start};
 use hookline::install::find_relay;
-use hookline::state::{InputSlot, StateKind, Tracker, View};
+use hookline::state::{InputSlot, StateKind, View};
 use hookline::term::escape;
 
 use super::{Outcome, profiles};
@@ -55,10 +56,13 @@ pub fn run(args: DemoArgs) -> Outcome {
         .map_err(|e| format!("{e}; build both binaries with `cargo build --release`"))?;
     let tmp = tempfile::Builder::new().prefix("hookline-demo-").tempdir()?;
     let events_dir = tmp.path().join("events");
-    let reader = Reader::open(ReaderConfig::new(&events_dir, Start::Beginning, profiles()?))?;
-    let mut watcher = Watcher::new(reader, WatchOptions::default())?;
-    let mut tracker =
-        Tracker::new(watcher.reader().profiles().clone(), hookline::format::clock::now_ns());
+    // An engine over the new directory: it holds no history, so every event is live, as a
+    // daemon started before the session sees it.
+    let profiles = profiles()?;
+    let reader = ReaderConfig::new(&events_dir, Start::Beginning, profiles.clone());
+    let mut config = EngineConfig::new(profiles, Policy::default(), &events_dir);
+    (config.checkpoints, config.transcripts) = (false, false);
+    let mut engine = Engine::open(config, Source::directory(reader))?;
 
     if !args.json {
         println!("hookline demo: a scripted Claude Code session, each hook call run through");
@@ -84,16 +88,16 @@ pub fn run(args: DemoArgs) -> Outcome {
     let started = Instant::now();
     let mut seen = 0;
     while seen < STORY.len() {
-        let Some(event) = watcher.next_timeout(Duration::from_secs(10))? else {
+        let Some(applied) = engine.poll(Duration::from_secs(10))? else {
             return Err(format!("only {seen} of {} events arrived within 10 s", STORY.len()).into());
         };
+        let event = applied.event;
         let step = &STORY[seen];
         seen += 1;
-        tracker.apply(&event);
         let snapshot = event
             .session_id
             .as_deref()
-            .and_then(|id| tracker.snapshot(id, hookline::format::clock::now_ns()));
+            .and_then(|id| engine.tracker().snapshot(id, hookline::format::clock::now_ns()));
         if args.json {
             let view = snapshot.as_ref().map(View::from);
             let line = serde_json::json!({ "event": event, "state": view });

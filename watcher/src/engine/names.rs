@@ -18,7 +18,10 @@ pub(crate) fn lookup(tracker: &Tracker, query: &str) -> LookupAnswer {
                 Match::Prefix => Found::Prefix,
             },
             name: Some(found.name().to_owned()),
-            candidates: Vec::new(),
+            candidates: match found.by {
+                Match::Exact => Vec::new(),
+                Match::Prefix => vec![found.session.key.describe()],
+            },
             similar: Vec::new(),
         },
         Err(crate::Error::AmbiguousSession { candidates, .. }) => {

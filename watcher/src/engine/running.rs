@@ -122,6 +122,9 @@ struct Inner {
 pub(crate) struct Shared {
     inner: Mutex<Inner>,
     changed: Condvar,
+    /// The transcripts' followers: locked before `inner`, never after it, and held while
+    /// the files are read (outside `inner`).
+    sensors: Mutex<Sensors>,
     notes: Arc<dyn Fn(Note) + Send + Sync>,
     purpose: Purpose,
     checkpoints: bool,
@@ -130,6 +133,22 @@ pub(crate) struct Shared {
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Reads what the sessions' transcripts gained (the files read holding no lock on the
+    /// engine) and hands it to the decider; wakes the waiters when a state changed.
+    fn sense(&self) {
+        let mut sensors = self.sensors.lock().unwrap_or_else(|p| p.into_inner());
+        if !sensors.active() {
+            return;
+        }
+        let wanted = sensors.wanted(self.lock().core.decider.tracker());
+        let now = now_ns();
+        let gained = sensors.read(wanted, now);
+        let changed = self.lock().core.observe_transcripts(gained.facts, gained.unhooked, now);
+        if changed {
+            self.changed.notify_all();
+        }
     }
 
     fn stale(inner: &Inner) -> Result<(), AnswerError> {
@@ -215,6 +234,7 @@ impl Running {
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner { core, observer: options.observer }),
             changed: Condvar::new(),
+            sensors: Mutex::new(sensors),
             notes: options.notes,
             purpose,
             checkpoints,
@@ -236,7 +256,7 @@ impl Running {
             halts.extend(feed.source.halt_handle());
             threads.push(feeder(&shared, &stop, feed, options.commit));
         }
-        threads.push(ticker(&shared, &stop, sensors));
+        threads.push(ticker(&shared, &stop));
         Running { shared, stop, halts, threads }
     }
 
@@ -296,11 +316,13 @@ impl Running {
 
     /// Every session's snapshot now, most recently active first.
     pub fn snapshots(&self) -> Vec<Snapshot> {
+        self.shared.sense();
         self.with_decider(|d| d.tracker().snapshots(now_ns()))
     }
 
     /// Every session's view now, most recently active first; refused once events stopped.
     pub fn views(&self) -> Result<Vec<View>, AnswerError> {
+        self.shared.sense();
         let inner = self.shared.lock();
         Shared::stale(&inner)?;
         Ok(inner.core.decider.tracker().views(now_ns()))
@@ -308,6 +330,7 @@ impl Running {
 
     /// A session's view now, named exactly; refused once events stopped.
     pub fn view(&self, session: &str) -> Result<Option<View>, AnswerError> {
+        self.shared.sense();
         let inner = self.shared.lock();
         Shared::stale(&inner)?;
         Ok(inner.core.decider.view(session, now_ns()))
@@ -339,6 +362,7 @@ impl Running {
 
     /// [`Running::decide`] of an ask whose pane evidence is already in.
     pub fn decide_ask(&self, ask: &Ask) -> Result<Decision, AnswerError> {
+        self.shared.sense();
         let planned = {
             let mut inner = self.shared.lock();
             Shared::stale(&inner)?;
@@ -552,23 +576,14 @@ fn feeder(
     })
 }
 
-/// The thread that reads the transcripts (holding no lock while it reads) and ticks the
-/// observer.
-fn ticker(shared: &Arc<Shared>, stop: &Arc<AtomicBool>, mut sensors: Sensors) -> JoinHandle<()> {
+/// The thread that reads the transcripts (holding no lock on the engine while it reads) and
+/// ticks the observer: a transition only a transcript shows reaches the waiters within a tick.
+fn ticker(shared: &Arc<Shared>, stop: &Arc<AtomicBool>) -> JoinHandle<()> {
     let (shared, stop) = (Arc::clone(shared), Arc::clone(stop));
     thread::spawn(move || {
         let mut seen_errors: HashSet<String> = HashSet::new();
         while !stop.load(Ordering::Relaxed) {
-            if sensors.active() {
-                let wanted = sensors.wanted(shared.lock().core.decider.tracker());
-                let now = now_ns();
-                let gained = sensors.read(wanted, now);
-                let changed =
-                    shared.lock().core.observe_transcripts(gained.facts, gained.unhooked, now);
-                if changed {
-                    shared.changed.notify_all();
-                }
-            }
+            shared.sense();
             {
                 let mut inner = shared.lock();
                 let Inner { core, observer } = &mut *inner;

@@ -606,7 +606,8 @@ pub struct LookupAnswer {
     /// The session's exact name (its session id, else its tag), when one session is found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// The sessions a prefix names, for people (`<id> (<cli>, tag <tag>)`).
+    /// The sessions a prefix names (one for `prefix`, several for `ambiguous`), for people
+    /// (`<id> (<cli>, tag <tag>)`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<String>,
     /// Known sessions whose names resemble it, for people, when none has it.

@@ -323,7 +323,10 @@ fn a_client_gone_mid_wait_harms_no_other_and_one_too_many_is_told_why() {
     let waiter = {
         let dir = dir.clone();
         thread::spawn(move || {
-            Client::connect(&dir).unwrap().next_event("task-1", Duration::from_secs(20), None).unwrap()
+            Client::connect(&dir)
+                .unwrap()
+                .next_event("task-1", Duration::from_secs(20), None)
+                .unwrap()
         })
     };
     fire_as(&dir, &format!("{C}UserPromptSubmit.json"), "s1", "task-1", &[]);
@@ -388,7 +391,7 @@ fn a_directory_that_fails_the_relays_checks_is_refused() {
 }
 
 #[test]
-fn a_session_prefix_reaches_the_daemon_as_the_sessions_name_and_an_ambiguous_one_is_an_error() {
+fn a_session_prefix_reaches_the_daemon_as_the_sessions_name_only_where_nothing_is_typed() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("events");
     turn(&dir, "75a87ff6-e91a-4c2e", "alpha-1");
@@ -396,17 +399,28 @@ fn a_session_prefix_reaches_the_daemon_as_the_sessions_name_and_an_ambiguous_one
     let _daemon = Daemon::start(&dir);
     live_turn(&dir, "75a87ff6-e91a-4c2e", "alpha-1");
 
-    // The id as the status table clips it, ellipsis and all: the live idle allows, once.
-    let out = decide(&dir, &["75a87ff6-e91…", "input", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // The id as the status table clips it, ellipsis and all, names the session for a question
+    // that types nothing.
+    let out = decide(&dir, &["75a87ff6-e91…", "crashed", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(json(&out)["session"], "75a87ff6-e91a-4c2e");
     assert!(stderr(&out).is_empty(), "a daemon answered: {out:?}");
-    // A tag prefix names the same session; its slot is taken now.
+    // input names it exactly: a prefix is no session's name (no signal, nothing taken), and
+    // stderr says which session it starts.
+    let out = decide(&dir, &["75a87ff6-e91…", "input", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(json(&out)["state"], Value::Null, "{out:?}");
+    let said = stderr(&out);
+    assert!(said.contains("is the start of 75a87ff6-e91a-4c2e"), "{said}");
+    // The exact tag names it: the live idle allows, once, under a lease.
     let out = decide(&dir, &["alpha-1", "input", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(json(&out)["lease"].as_str().is_some_and(|l| l.starts_with("l-")), "{out:?}");
+    let out = decide(&dir, &["75a87ff6-e91a-4c2e", "input", "--json"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 
     // A prefix of both sessions names neither: an error listing them, exit 2.
-    let out = decide(&dir, &["75a87ff6", "input"]);
+    let out = decide(&dir, &["75a87ff6", "crashed"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let said = stderr(&out);
     assert!(said.contains("75a87ff6-e91a-4c2e") && said.contains("75a87ff6-f00d-4c2e"), "{said}");

@@ -316,8 +316,8 @@ fn a_session_is_named_by_an_unambiguous_prefix_of_its_id_or_tag_as_the_table_sho
     let out = text(&hookline("explain", &dir, &["task-1"]).output().unwrap());
     assert!(out.starts_with(&format!("session {long} ")), "{out}");
 
-    // Ambiguous: an error listing every candidate, for each command that takes a SESSION.
-    for (prefix, args) in [("75a8", &["explain"][..]), ("task-", &["decide", "nudge"])] {
+    // Ambiguous: an error listing every candidate, for each command that takes a prefix.
+    for (prefix, args) in [("75a8", &["explain"][..]), ("task-", &["decide", "crashed"])] {
         let mut command = hookline(args[0], &dir, &[&[prefix][..], &args[1..]].concat());
         let out = command.output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
@@ -331,6 +331,13 @@ fn a_session_is_named_by_an_unambiguous_prefix_of_its_id_or_tag_as_the_table_sho
         }
         assert!(stderr.contains("give more of the session id or tag"), "{stderr}");
     }
+    // A question that leads to typing names its session exactly: a prefix names none (no
+    // signal), and stderr lists the sessions it starts.
+    let out = hookline("decide", &dir, &["task-", "nudge"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no session with id or tag \"task-\""), "{stderr}");
+    assert!(stderr.contains("(claude, tag task-1)"), "{stderr}");
     let out = hookline("explain", &dir, &["zz"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "nothing matches: {out:?}");
 }

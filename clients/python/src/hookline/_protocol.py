@@ -13,7 +13,7 @@ from .errors import ProtocolError, Refused
 from .types import Question
 
 #: The protocol version this client speaks (`hello`'s `protocol`).
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 #: How long a reply may take, beyond the wait a `next_event` (or `deliver`) asked for.
 REPLY_TIMEOUT = 10.0
 #: The daemon's socket, in the events directory.
@@ -112,15 +112,31 @@ def decide_timeout(hello: Dict[str, Any]) -> float:
     return REPLY_TIMEOUT + (consult or 0.0)
 
 
+def caller_tmux_socket() -> str:
+    """The tmux server this process would talk to: `$TMUX`'s (its first comma-separated
+    field), else tmux's default socket (`$TMUX_TMPDIR`, else `/tmp`, then
+    `tmux-<uid>/default`). Sent with a delivery, so that the daemon types into this server,
+    never into its own default."""
+    tmux = os.environ.get("TMUX", "")
+    socket = tmux.split(",")[0]
+    if socket:
+        return socket
+    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return os.path.join(base, f"tmux-{os.getuid()}", "default")
+
+
 def decide_request(
     session: str,
     question: Union[Question, str],
     evidence: Optional[Mapping[str, Any]],
     expect: Optional[Mapping[str, Any]],
+    peek: bool = False,
 ) -> Dict[str, Any]:
     """`decide`: `evidence` is `{"pane": {...}, "transcript": {...}, "window_dead": bool}`
-    (as `hookline decide --evidence`), any of them."""
+    (as `hookline decide --evidence`), any of them; `peek` answers taking nothing."""
     request: Dict[str, Any] = {"op": "decide", "session": session, "question": _str(question)}
+    if peek:
+        request["peek"] = True
     if evidence:
         unknown = set(evidence) - {"pane", "transcript", "window_dead"}
         if unknown:
@@ -141,29 +157,48 @@ def slot_request(session: str, expect: Optional[Mapping[str, Any]]) -> Dict[str,
     return request
 
 
-def next_request(session: str, timeout: float) -> Dict[str, Any]:
-    """`next_event`, waiting up to `timeout` seconds (0 to 600)."""
+def next_request(session: str, timeout: float, after_ns: Optional[int] = None) -> Dict[str, Any]:
+    """`next_event`, waiting up to `timeout` seconds (0 to 600); with `after_ns`, passing over
+    the events written before it."""
     if not 0 <= timeout <= MAX_WAIT:
         raise ValueError(f"a next_event waits 0 to {MAX_WAIT:g} s, not {timeout}")
-    return {"op": "next_event", "session": session, "timeout_ms": int(timeout * 1000)}
+    request: Dict[str, Any] = {
+        "op": "next_event",
+        "session": session,
+        "timeout_ms": int(timeout * 1000),
+    }
+    if after_ns is not None:
+        request["after_ns"] = int(after_ns)
+    return request
 
 
 def deliver_request(
     session: str,
-    text: str,
+    text: Optional[str],
     target: str,
     socket: Optional[str],
     wait_ms: Optional[int],
     confirm_timeout_ms: Optional[int],
     heal_after_ms: Optional[int],
     extra: Mapping[str, Any],
+    *,
+    nudge: bool = False,
+    lease: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """`deliver` (schemas/serve-request.schema.json): the pane as `tmux` {target, socket};
-    only the optional members given are sent."""
-    tmux: Dict[str, Any] = {"target": target}
-    if socket is not None:
-        tmux["socket"] = socket
-    request: Dict[str, Any] = {"op": "deliver", "session": session, "tmux": tmux, "text": text}
+    """`deliver` (schemas/serve-request.schema.json): the pane as `tmux` {target, socket} (the
+    socket this process's tmux would use when none is given); a nudge asks `nudge` and, with no
+    `text`, types its nudge text; `lease` types under a lease the caller holds. Only the
+    optional members given are sent."""
+    if text is None and not nudge:
+        raise ValueError("deliver needs a text (or nudge=True, to type the nudge's own text)")
+    tmux: Dict[str, Any] = {"target": target, "socket": socket or caller_tmux_socket()}
+    request: Dict[str, Any] = {"op": "deliver", "session": session, "tmux": tmux}
+    if text is not None:
+        request["text"] = text
+    if nudge:
+        request["question"] = "nudge"
+    if lease is not None:
+        request["lease"] = str(lease)
     for key, value in (
         ("wait_ms", wait_ms),
         ("confirm_timeout_ms", confirm_timeout_ms),

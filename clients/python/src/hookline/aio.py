@@ -120,21 +120,41 @@ class AsyncClient:
         evidence: Optional[Mapping[str, Any]] = None,
         *,
         expect: Optional[Mapping[str, Any]] = None,
+        peek: bool = False,
     ) -> Decision:
         """A decision of the live generation; see `hookline.Client.decide`."""
-        request = p.decide_request(session, question, evidence, expect)
+        request = p.decide_request(session, question, evidence, expect, peek)
         reply = await self._call(request, self._decide_timeout)
         return Decision.from_json(p.member(self.where, reply, "decision"))
 
     async def take_input_slot(
         self, session: str, *, expect: Optional[Mapping[str, Any]] = None
     ) -> SlotGrant:
-        """Takes a session's input slot directly: `granted` and the `slot`, or the refusal."""
+        """Takes a session's input slot directly, as a lease; see
+        `hookline.Client.take_input_slot`."""
         reply = await self._call(p.slot_request(session, expect), p.REPLY_TIMEOUT)
         grant = SlotGrant.from_json(reply)
-        if grant.granted != (grant.slot is not None):
+        if grant.granted != (grant.slot is not None and grant.lease is not None):
             raise ProtocolError(self.where, f"a take_input_slot reply that does not add up: {reply}")
         return grant
+
+    async def release(self, lease: str) -> str:
+        """Gives a lease back; see `hookline.Client.release`."""
+        reply = await self._call({"op": "release", "lease": str(lease)}, p.REPLY_TIMEOUT)
+        return str(p.member(self.where, reply, "released"))
+
+    async def leases(self) -> List[Dict[str, Any]]:
+        """The leases held, oldest first."""
+        reply = await self._call({"op": "leases"}, p.REPLY_TIMEOUT)
+        return list(p.member(self.where, reply, "leases"))
+
+    async def lookup(self, name: str) -> Dict[str, Any]:
+        """What a name a person typed names; see `hookline.Client.lookup`."""
+        return await self._call({"op": "lookup", "session": name}, p.REPLY_TIMEOUT)
+
+    async def reload(self) -> Dict[str, Any]:
+        """Asks the server to read its policy and profiles again, keeping its generation."""
+        return await self._call({"op": "reload"}, p.REPLY_TIMEOUT)
 
     async def state(self, session: str) -> Optional[View]:
         """A session's view; `None` when no event was seen for it."""
@@ -147,35 +167,50 @@ class AsyncClient:
         reply = await self._call({"op": "sessions"}, p.REPLY_TIMEOUT)
         return views(p.member(self.where, reply, "sessions"))
 
-    async def next_event(self, session: str, timeout: float = 0.0) -> NextEvent:
+    async def next_event(
+        self, session: str, timeout: float = 0.0, *, after_ns: Optional[int] = None
+    ) -> NextEvent:
         """The session's next live event, waiting up to `timeout` seconds; see
         `hookline.Client.next_event`."""
-        request = p.next_request(session, timeout)
+        request = p.next_request(session, timeout, after_ns)
         return NextEvent.from_json(await self._call(request, timeout + p.REPLY_TIMEOUT))
 
-    async def events(self, session: str, wait: float = 30.0) -> AsyncIterator[Event]:
-        """The session's live events as they arrive, for ever."""
+    async def events(
+        self, session: str, wait: float = 30.0, *, only_new: bool = True
+    ) -> AsyncIterator[Event]:
+        """The session's live events as they arrive, for ever; see `hookline.Client.events`."""
+        after = time.time_ns() if only_new else None
         while True:
-            answer = await self.next_event(session, wait)
+            answer = await self.next_event(session, wait, after_ns=after)
             if answer.event is not None:
                 yield answer.event
 
     async def deliver(
         self,
         session: str,
-        text: str,
+        text: Optional[str] = None,
         *,
         target: str,
         socket: Optional[str] = None,
+        nudge: bool = False,
+        lease: Optional[str] = None,
         wait_ms: Optional[int] = None,
         confirm_timeout_ms: Optional[int] = None,
         heal_after_ms: Optional[int] = None,
         **extra: Any,
     ) -> Dict[str, Any]:
-        """Asks the server to deliver `text`; see `hookline.Client.deliver` (needs a hookline
-        built with the `deliver` op)."""
+        """Asks the server to deliver `text`; see `hookline.Client.deliver`."""
         request = p.deliver_request(
-            session, text, target, socket, wait_ms, confirm_timeout_ms, heal_after_ms, extra
+            session,
+            text,
+            target,
+            socket,
+            wait_ms,
+            confirm_timeout_ms,
+            heal_after_ms,
+            extra,
+            nudge=nudge,
+            lease=lease,
         )
         return await self._call(request, p.deliver_timeout(wait_ms, confirm_timeout_ms))
 

@@ -183,24 +183,49 @@ class Client:
         evidence: Optional[Mapping[str, Any]] = None,
         *,
         expect: Optional[Mapping[str, Any]] = None,
+        peek: bool = False,
     ) -> Decision:
-        """A decision of the live generation. `evidence` is `{"pane": {...}, "transcript":
-        {...}, "window_dead": bool}`, any of them; `expect` `{"generation": G, "epoch": E}`.
-        An allowed `input` or `nudge` took the idle's slot (`Decision.slot`) for this caller
-        alone: deliver exactly once."""
-        request = p.decide_request(session, question, evidence, expect)
+        """A decision of the live generation, the session named exactly. `evidence` is
+        `{"pane": {...}, "transcript": {...}, "window_dead": bool}`, any of them; `expect`
+        `{"generation": G, "epoch": E}`. An allowed `input` or `nudge` took the idle's slot as
+        a lease (`Decision.lease`) for this caller alone: type exactly once under it, or give
+        it back with `release`. With `peek`, nothing is taken or counted."""
+        request = p.decide_request(session, question, evidence, expect, peek)
         reply = self._call(request, self._decide_timeout)
         return Decision.from_json(p.member(self.where, reply, "decision"))
 
     def take_input_slot(
         self, session: str, *, expect: Optional[Mapping[str, Any]] = None
     ) -> SlotGrant:
-        """Takes a session's input slot directly: `granted` and the `slot`, or the refusal."""
+        """Takes a session's input slot directly, as a lease: `granted`, the `slot` and its
+        `lease`, or the refusal."""
         reply = self._call(p.slot_request(session, expect), p.REPLY_TIMEOUT)
         grant = SlotGrant.from_json(reply)
-        if grant.granted != (grant.slot is not None):
+        if grant.granted != (grant.slot is not None and grant.lease is not None):
             raise ProtocolError(self.where, f"a take_input_slot reply that does not add up: {reply}")
         return grant
+
+    def release(self, lease: str) -> str:
+        """Gives a lease back: `"freed"` (the slot is free again for the next caller) or
+        `"void"` (the session had already left that idle). An unknown or spent lease raises
+        `Refused`."""
+        reply = self._call({"op": "release", "lease": str(lease)}, p.REPLY_TIMEOUT)
+        return str(p.member(self.where, reply, "released"))
+
+    def leases(self) -> List[Dict[str, Any]]:
+        """The leases held, oldest first."""
+        return list(p.member(self.where, self._call({"op": "leases"}, p.REPLY_TIMEOUT), "leases"))
+
+    def lookup(self, name: str) -> Dict[str, Any]:
+        """What a name a person typed names: `found` is `exact`, `prefix`, `ambiguous` (see
+        `candidates`) or `none` (see `similar`); `name` the session's exact name when one is
+        found. Acts take exact names: resolve a person's input here first."""
+        return self._call({"op": "lookup", "session": name}, p.REPLY_TIMEOUT)
+
+    def reload(self) -> Dict[str, Any]:
+        """Asks the server to read its policy and profiles again, keeping its live generation
+        (and every lease)."""
+        return self._call({"op": "reload"}, p.REPLY_TIMEOUT)
 
     def state(self, session: str) -> Optional[View]:
         """A session's view (by exact id or tag); `None` when no event was seen for it."""
@@ -212,41 +237,61 @@ class Client:
         """Every session's view, most recent first."""
         return views(p.member(self.where, self._call({"op": "sessions"}, p.REPLY_TIMEOUT), "sessions"))
 
-    def next_event(self, session: str, timeout: float = 0.0) -> NextEvent:
+    def next_event(
+        self, session: str, timeout: float = 0.0, *, after_ns: Optional[int] = None
+    ) -> NextEvent:
         """The session's oldest event that arrived since the server started and was not handed
-        out yet, waiting up to `timeout` seconds (at most 600) for one. The session need not
-        have any event yet: wait for it by the tag you launched it with."""
-        request = p.next_request(session, timeout)
+        out yet, waiting up to `timeout` seconds (at most 600) for one; with `after_ns`, those
+        written before it are passed over. The session need not have any event yet: wait for
+        it by the tag you launched it with."""
+        request = p.next_request(session, timeout, after_ns)
         return NextEvent.from_json(self._call(request, timeout + p.REPLY_TIMEOUT))
 
-    def events(self, session: str, wait: float = 30.0) -> Iterator[Event]:
+    def events(self, session: str, wait: float = 30.0, *, only_new: bool = True) -> Iterator[Event]:
         """The session's live events as they arrive, for ever (break out of the loop), each
-        `next_event` waiting up to `wait` seconds."""
+        `next_event` waiting up to `wait` seconds. With `only_new` (the default), only those
+        written from this call on: an orchestrator started late never acts on an old `stop`."""
+        after = time.time_ns() if only_new else None
         while True:
-            answer = self.next_event(session, wait)
+            answer = self.next_event(session, wait, after_ns=after)
             if answer.event is not None:
                 yield answer.event
 
     def deliver(
         self,
         session: str,
-        text: str,
+        text: Optional[str] = None,
         *,
         target: str,
         socket: Optional[str] = None,
+        nudge: bool = False,
+        lease: Optional[str] = None,
         wait_ms: Optional[int] = None,
         confirm_timeout_ms: Optional[int] = None,
         heal_after_ms: Optional[int] = None,
         **extra: Any,
     ) -> Dict[str, Any]:
         """Asks the daemon to deliver `text` into the session's tmux pane `target` (on the tmux
-        server at `socket`, else the daemon's own): the `input` decision (waiting up to
-        `wait_ms` for an allow), one bracketed paste and Enter, and the proof, the session's
-        next `turn_start`, within `confirm_timeout_ms`. Returns the whole reply: its `outcome`
-        is `confirmed`, `refused` (nothing typed) or `unconfirmed` (typed, not proven: never
-        retry it blindly). `extra` members are sent as given."""
+        server at `socket`, else this process's own: `$TMUX`, else tmux's default socket):
+        the `input` decision (`nudge`: the `nudge` decision, with its policy, and without
+        `text` the nudge text it carries), waiting up to `wait_ms` for an allow, under `lease`
+        (one you hold from `decide`) or a lease of its own; one bracketed paste and Enter, and
+        the proof, the session's next `turn_start`, within `confirm_timeout_ms`. Returns the
+        whole reply: its `outcome` is `confirmed`, `refused` (nothing typed) or `unconfirmed`
+        (typed, not proven: never retry it blindly). Closing this client (or its process
+        dying) before typing starts cancels it: nothing is typed. `extra` members are sent as
+        given."""
         request = p.deliver_request(
-            session, text, target, socket, wait_ms, confirm_timeout_ms, heal_after_ms, extra
+            session,
+            text,
+            target,
+            socket,
+            wait_ms,
+            confirm_timeout_ms,
+            heal_after_ms,
+            extra,
+            nudge=nudge,
+            lease=lease,
         )
         return self._call(request, p.deliver_timeout(wait_ms, confirm_timeout_ms))
 

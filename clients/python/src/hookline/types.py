@@ -157,8 +157,9 @@ class Event:
 
 @dataclass
 class Decision:
-    """A decision. When `allowed` and the question was `input` or `nudge`, `slot` was taken
-    for this caller alone: deliver exactly once."""
+    """A decision. When `allowed` and the question was `input` or `nudge` (not a peek), the
+    idle's slot was taken for this caller alone, as the lease `lease`: deliver exactly once
+    (`deliver(..., lease=d.lease)`), or give it back with `release(d.lease)`."""
 
     question: str = ""
     session: str = ""
@@ -171,6 +172,7 @@ class Decision:
     at_ns: int = 0
     retry_after_ms: Optional[int] = None
     slot: Optional[Slot] = None
+    lease: Optional[str] = None
     nudge_text: Optional[str] = None
     evidence: Dict[str, Any] = field(default_factory=dict)
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
@@ -188,11 +190,13 @@ class Decision:
 
 @dataclass
 class SlotGrant:
-    """`take_input_slot`'s answer: the slot, or the refusal (`refusal` is its kind:
-    `no_such_session`, `not_idle`, `replayed`, `stale`, `already_taken`, ...)."""
+    """`take_input_slot`'s answer: the slot and its `lease`, or the refusal (`refusal` is its
+    kind: `no_such_session`, `not_idle`, `replayed`, `predates_generation`, `stale`,
+    `already_taken`, ...)."""
 
     granted: bool = False
     slot: Optional[Slot] = None
+    lease: Optional[str] = None
     refusal: Optional[str] = None
     reason: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
@@ -212,10 +216,12 @@ class SlotGrant:
 @dataclass
 class NextEvent:
     """`next_event`'s answer: the session's oldest event not handed out yet (`None` when the
-    wait timed out), how many were lost before they were asked for, and its view."""
+    wait timed out, or when `transcript`: its state changed with no event, its transcript
+    making it more careful), how many were lost before they were asked for, and its view."""
 
     event: Optional[Event] = None
     timed_out: bool = False
+    transcript: bool = False
     dropped: int = 0
     view: Optional[View] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
