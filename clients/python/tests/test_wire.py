@@ -17,12 +17,15 @@ FAKE = Path(__file__).with_name("fake_serve.py")
 
 
 def test_deliver_sends_its_members_and_returns_the_reply():
+    from hookline import _protocol as p
+
     with hookline.Client.spawn(hookline=FAKE) as client:
         reply = client.deliver("task-1", "next prompt", target="%3", confirm_timeout_ms=500)
+        # The tmux server is always named: this process's own, never the daemon's default.
         assert reply["echo"] == {
             "op": "deliver",
             "session": "task-1",
-            "tmux": {"target": "%3"},
+            "tmux": {"target": "%3", "socket": p.caller_tmux_socket()},
             "text": "next prompt",
             "confirm_timeout_ms": 500,
             "id": reply["id"],
@@ -32,6 +35,11 @@ def test_deliver_sends_its_members_and_returns_the_reply():
         assert full["echo"] == {"op": "deliver", "session": "task-1",
                                 "tmux": {"target": "w:1.0", "socket": "/tmp/s"}, "text": "x",
                                 "wait_ms": 100, "heal_after_ms": 900, "id": full["id"]}
+        nudge = client.deliver("task-1", target="%3", nudge=True, lease="l-1")
+        assert (nudge["echo"]["question"], nudge["echo"]["lease"]) == ("nudge", "l-1")
+        assert "text" not in nudge["echo"]
+        with pytest.raises(ValueError, match="needs a text"):
+            client.deliver("task-1", target="%3")
 
 
 def test_members_a_newer_hookline_adds_are_kept_not_refused():
@@ -48,14 +56,14 @@ def test_members_a_newer_hookline_adds_are_kept_not_refused():
 
 
 def test_a_server_of_another_protocol_is_refused():
-    env = dict(os.environ, FAKE_PROTOCOL="2")
-    with pytest.raises(hookline.ProtocolError, match="protocol 2"):
+    env = dict(os.environ, FAKE_PROTOCOL="1")
+    with pytest.raises(hookline.ProtocolError, match="protocol 1"):
         hookline.Client.spawn(hookline=FAKE, env=env)
 
     async def spawn():
         await AsyncClient.spawn(hookline=FAKE, env=env)
 
-    with pytest.raises(hookline.ProtocolError, match="protocol 2"):
+    with pytest.raises(hookline.ProtocolError, match="protocol 1"):
         asyncio.run(spawn())
 
 
@@ -65,7 +73,7 @@ def test_async_deliver_sends_the_same_request():
             return await client.deliver("task-1", "hi", target="%1")
 
     reply = asyncio.run(main())
-    assert reply["echo"]["op"] == "deliver" and reply["echo"]["tmux"] == {"target": "%1"}
+    assert reply["echo"]["op"] == "deliver" and reply["echo"]["tmux"]["target"] == "%1"
 
 
 def test_a_reply_that_comes_too_late_is_a_timeout_and_then_skipped():

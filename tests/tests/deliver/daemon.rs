@@ -70,8 +70,12 @@ fn hookline_deliver_through_the_daemon_is_confirmed_and_submitted_once() {
     let _daemon = daemon(&f);
     let before = warm_up(&f);
     let text = "two lines\nof delivered text";
-    // The session named by a prefix of its id, as `decide` takes it.
+    // An act names its session exactly: a prefix of its id names none, and nothing is typed.
     let out = deliver_command_as(&f, &SESSION[..7], &["--json", text]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no session is named"), "{}", stderr(&out));
+    assert_eq!(f.received_settled(), before);
+    let out = deliver_command(&f, &["--json", text]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["outcome"], "confirmed", "{json}");

@@ -129,7 +129,10 @@ fn refused_rule(report: &Report) -> Rule {
 fn a_delivery_is_submitted_exactly_once_and_confirmed_by_its_turn_start() {
     let f = Fixture::at_prompt(&[]);
     let text = "first line\nsecond line with ❯ and \"quotes\" and $(no shell)";
-    let report = f.deliver(&f.delivery(text));
+    let mut d = f.delivery(text);
+    // A multi-line text is typed only into the foreground of the session's host: the agent.
+    d.host_pid = Some(f.tmux.pane_pid().unwrap());
+    let report = f.deliver(&d);
     let Outcome::Confirmed { event } = &report.outcome else { panic!("{report:?}") };
     assert_eq!(event.native.as_deref(), Some("UserPromptSubmit"));
     assert_eq!(event.prompt.as_deref(), Some(text));

@@ -885,7 +885,7 @@ impl Decider {
     ) -> Result<Lease, Refusal> {
         self.sweep_leases(now_ns);
         let result = if self.one_shot {
-            Err(Refusal::Replayed)
+            Err(Refusal::Replayed { live_since_ns: None })
         } else {
             self.tracker.take_input_slot_expecting(id_or_tag, now_ns, expect)
         };

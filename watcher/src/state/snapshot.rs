@@ -79,7 +79,7 @@ impl fmt::Display for InputSlot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             InputSlot::Available => f.write_str("available"),
-            InputSlot::Refused(refusal @ Refusal::PredatesGeneration { .. }) => {
+            InputSlot::Refused(refusal @ Refusal::Replayed { live_since_ns: Some(_) }) => {
                 write!(f, "waiting for a live event: {refusal}")
             }
             InputSlot::Refused(refusal) => write!(f, "refused: {refusal}"),
@@ -240,10 +240,7 @@ impl Snapshot {
             return Err(Refusal::NotIdle { state: self.state.kind(), detail: self.detail() });
         }
         if !self.authoritative {
-            return Err(match live {
-                Some(started_ns) => Refusal::PredatesGeneration { started_ns },
-                None => Refusal::Replayed,
-            });
+            return Err(Refusal::Replayed { live_since_ns: live });
         }
         if taken {
             return Err(Refusal::AlreadyTaken);

@@ -470,7 +470,10 @@ fn by_arrival_history_is_never_live_and_what_arrives_after_catching_up_always_is
     tracker.apply(&event("claude-code/2.1.332/Stop.json", 2, "2h1s"));
     let view = tracker.view("s1", T0 + hour).unwrap();
     assert_eq!((view.state, view.authoritative), (StateKind::Idle, false), "{view:?}");
-    assert_eq!(tracker.take_input_slot("s1", T0 + hour), Err(Refusal::Replayed));
+    assert_eq!(
+        tracker.take_input_slot("s1", T0 + hour),
+        Err(Refusal::Replayed { live_since_ns: None })
+    );
 
     tracker.caught_up();
     tracker.apply(&event("claude-code/2.1.332/UserPromptSubmit.json", 3, "0s"));

@@ -230,13 +230,14 @@ pub enum Refusal {
         detail: Option<String>,
     },
     /// The idle state comes from replayed history, not from an event of this generation: a
-    /// reader that only replays history (a one-shot) never has a live one.
-    Replayed,
-    /// The idle state comes from replayed history, before this live generation started (a
-    /// daemon restarted since the session went idle): it waits for a live event.
-    PredatesGeneration {
-        /// When the generation started, in nanoseconds since the Unix epoch.
-        started_ns: u64,
+    /// reader that only replays history (a one-shot) never has a live one; a live generation
+    /// (`live_since_ns`: a daemon restarted since the session went idle) waits for a live
+    /// event.
+    Replayed {
+        /// When the live generation started, in nanoseconds since the Unix epoch; absent for
+        /// a reader that only replays.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        live_since_ns: Option<u64>,
     },
     /// The state is stale.
     Stale {
@@ -271,10 +272,10 @@ impl fmt::Display for Refusal {
                 write!(f, "state is {} ({detail})", state.as_str())
             }
             Refusal::NotIdle { state, detail: None } => write!(f, "state is {}", state.as_str()),
-            Refusal::Replayed => {
+            Refusal::Replayed { live_since_ns: None } => {
                 write!(f, "idle comes from replayed history, not from an event of this generation")
             }
-            Refusal::PredatesGeneration { started_ns } => write!(
+            Refusal::Replayed { live_since_ns: Some(started_ns) } => write!(
                 f,
                 "idle comes from replayed history: it predates this live generation (started \
                  {}: the daemon or serve restarted since), so no live event has made it \

@@ -39,6 +39,7 @@ class AsyncClient:
         self._process = process
         self._next_id = 1
         self._lock = asyncio.Lock()
+        self._connected_ns = time.time_ns()
         self._info = Info()
 
     @classmethod
@@ -179,7 +180,7 @@ class AsyncClient:
         self, session: str, wait: float = 30.0, *, only_new: bool = True
     ) -> AsyncIterator[Event]:
         """The session's live events as they arrive, for ever; see `hookline.Client.events`."""
-        after = time.time_ns() if only_new else None
+        after = self._connected_ns if only_new else None
         while True:
             answer = await self.next_event(session, wait, after_ns=after)
             if answer.event is not None:

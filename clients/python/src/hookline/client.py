@@ -119,6 +119,7 @@ class Client:
         self._buffer = bytearray()
         self._next_id = 1
         self._lock = threading.Lock()
+        self._connected_ns = time.time_ns()
         try:
             reply = self._call({"op": "hello"}, p.REPLY_TIMEOUT)
             p.check_hello(self.where, reply)
@@ -250,8 +251,9 @@ class Client:
     def events(self, session: str, wait: float = 30.0, *, only_new: bool = True) -> Iterator[Event]:
         """The session's live events as they arrive, for ever (break out of the loop), each
         `next_event` waiting up to `wait` seconds. With `only_new` (the default), only those
-        written from this call on: an orchestrator started late never acts on an old `stop`."""
-        after = time.time_ns() if only_new else None
+        written since this client connected: an orchestrator started late never acts on an old
+        `stop` the server kept for it."""
+        after = self._connected_ns if only_new else None
         while True:
             answer = self.next_event(session, wait, after_ns=after)
             if answer.event is not None:
