@@ -4,7 +4,7 @@
 //!
 //! A scenario is a table of [`Step`]s ([`crate::scenario`]): for each native event, the
 //! canonical event `hookline watch` must print ([`canonical_label`]) and the session state a
-//! [`Tracker`] must be in once it applied it (compared exactly); then, per step, the state
+//! [`hookline::state::Tracker`] must be in once it applied it (compared exactly); then, per step, the state
 //! after the step (held through any silence the step requires) and what taking the session's
 //! input slot must do. An expectation may be limited to versions ([`Expect::since`]).
 //!

@@ -17,35 +17,34 @@
 //! * [`daemon`]: one live authority per events directory on a Unix socket, and its client;
 //! * notifications on state transitions ([`notify`]) and tmux pane marks ([`pane::marks`]).
 //!
-//! An orchestrator's signal loop, in short: a [`ingest::watch::Watcher`] hands out canonical
-//! events in order, exactly once per durable cursor; a [`state::Tracker`] folds them into
-//! states; input is delivered only when the tracker grants the session's input slot.
+//! An orchestrator's signal loop, in short: an [`engine::Engine`] reads the events directory
+//! (its history replayed, shown, never authorizing), follows what arrives (live), and answers
+//! questions; an allowed `input` takes the idle's single slot as a lease, held until something
+//! is typed under it or it is given back. No tracker or decider built outside an engine can
+//! authorize input: only the engine says when its source has caught up.
 //!
 //! ```no_run
 //! use std::time::Duration;
 //!
-//! use hookline::ingest::reader::{Reader, ReaderConfig, Start};
-//! use hookline::ingest::watch::{WatchOptions, Watcher};
+//! use hookline::decide::{Ask, Policy, Question};
+//! use hookline::engine::{Engine, EngineConfig, Source};
+//! use hookline::ingest::reader::{ReaderConfig, Start};
 //! use hookline::profile::{OverlayDirs, Profiles};
-//! use hookline::state::Tracker;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let profiles = Profiles::load(&OverlayDirs::standard())?;
 //! let events_dir = hookline::format::location::events_dir()?;
-//! let start = Start::Cursor("my-orchestrator".into());
-//! let reader = Reader::open(ReaderConfig::new(events_dir, start, profiles.clone()))?;
-//! let mut watcher = Watcher::new(reader, WatchOptions::default())?;
-//! // One generation: events older than this instant are history and authorize nothing.
-//! let mut tracker = Tracker::new(profiles, hookline::format::clock::now_ns());
+//! let config = EngineConfig::new(profiles.clone(), Policy::default(), &events_dir);
+//! let reader = ReaderConfig::new(&events_dir, Start::Beginning, profiles);
+//! // One generation: the events present now are history; what arrives next is live.
+//! let mut engine = Engine::open(config, Source::directory(reader))?;
 //! loop {
-//!     if let Some(event) = watcher.next_timeout(Duration::from_secs(1))? {
-//!         tracker.apply(&event);
-//!         watcher.commit()?;
-//!     }
-//!     let now = hookline::format::clock::now_ns();
-//!     if let Ok(slot) = tracker.take_input_slot("task-42", now) {
-//!         // Explicitly idle, fresh, live: deliver the next prompt to task-42 once.
-//!         # let _ = slot;
+//!     while engine.poll(Duration::from_millis(200))?.is_some() {}
+//!     let decision = engine.decide(&Ask::new("task-42", Question::Input));
+//!     if let Some(lease) = &decision.lease {
+//!         // Explicitly idle, fresh, live: deliver the next prompt to task-42 once, under the
+//!         // lease; or give the slot back with `engine.release(lease)`.
+//!         # let _ = lease;
 //!     }
 //! }
 //! # }

@@ -186,7 +186,7 @@ struct Memory {
 ///
 /// Feed it every canonical event with [`Decider::apply`] (instead of applying them to the
 /// tracker directly) and ask with [`Decider::decide`]. A `Decider` built on a replayed
-/// history ([`Decider::one_shot`]) never authorizes input.
+/// history (one the engine replayed, or one built outside an engine) never authorizes input.
 pub struct Decider {
     tracker: Tracker,
     policy: Policy,
@@ -873,7 +873,7 @@ impl Decider {
         }
     }
 
-    /// Takes a session's input slot directly, as a lease (see [`Tracker::take_input_slot_expecting`]):
+    /// Takes a session's input slot directly, as a lease:
     /// no rule but the slot's own is checked (explicit, fresh, live idle; the slot free; the
     /// caller's generation and epoch). A refusal is journaled as a withheld `input`. A
     /// one-shot decider always refuses.

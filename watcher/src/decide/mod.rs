@@ -31,44 +31,34 @@
 //! [`Policy`]; withheld verdicts go to the [`Journal`]. `docs/decide.md` has every rule by
 //! name, and the `hookline serve` protocol ([`crate::serve`]) for other languages.
 //!
-//! An orchestrator's loop: feed the decider every event, ask before acting.
+//! An orchestrator's loop: an engine ([`crate::engine`]) feeds the decider every event and
+//! says when its history is read; ask before acting.
 //!
 //! ```no_run
 //! use std::time::Duration;
 //!
-//! use hookline::decide::{Action, Ask, Decider, Journal, PaneEvidence, Policy, Question};
-//! use hookline::ingest::follow;
+//! use hookline::decide::{Action, Ask, PaneEvidence, Policy, Question};
+//! use hookline::engine::{Engine, EngineConfig, Source};
 //! use hookline::ingest::reader::{ReaderConfig, Start};
-//! use hookline::ingest::watch::{WatchOptions, Watcher};
 //! use hookline::profile::{OverlayDirs, Profiles};
-//! use hookline::state::Tracker;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let profiles = Profiles::load(&OverlayDirs::standard())?;
 //! let events_dir = hookline::format::location::events_dir()?;
 //! let policy = Policy::default(); // or Policy::load(path)?
-//! let journal = Journal::new(Journal::default_path(&events_dir), policy.journal_max_bytes);
+//! let config = EngineConfig::new(profiles.clone(), policy, &events_dir);
+//! let reader = ReaderConfig::new(&events_dir, Start::Beginning, profiles);
 //! // One generation: the events present now are history, shown but never authorizing;
 //! // what arrives after is live, whatever the wall clock does.
-//! let tracker = Tracker::new(profiles.clone(), hookline::format::clock::now_ns());
-//! let mut decider = Decider::new(tracker.live_by_arrival(), policy).with_journal(journal);
-//! let config = ReaderConfig::new(&events_dir, Start::Beginning, profiles);
-//! let (reader, _notices) = follow::replay(config, |event| {
-//!     decider.apply(&event);
-//! })?;
-//! decider.caught_up();
-//! let mut watcher = Watcher::new(reader, WatchOptions::default())?;
+//! let mut engine = Engine::open(config, Source::directory(reader))?;
 //! loop {
-//!     while let Some(event) = watcher.next_timeout(Duration::from_millis(200))? {
-//!         decider.apply(&event);
-//!     }
+//!     while engine.poll(Duration::from_millis(200))?.is_some() {}
 //!     // Your stall timer fired for task-42: may I nudge it? Your pane heuristics can only
 //!     // make the answer more careful.
 //!     let pane = PaneEvidence { spinner: false, ..Default::default() };
-//!     let ask = Ask::new("task-42", Question::Nudge).pane(pane);
-//!     let decision = decider.decide(&ask, hookline::format::clock::now_ns());
+//!     let decision = engine.decide(&Ask::new("task-42", Question::Nudge).pane(pane));
 //!     match decision.action {
-//!         Action::Proceed => { /* the slot is taken (decision.slot): type the nudge, once */ }
+//!         Action::Proceed => { /* a lease is held (decision.lease): type the nudge, once */ }
 //!         Action::FallBack => { /* no structured signal: keep your existing behaviour */ }
 //!         Action::Hold => { /* not now: decision.reason says why */ }
 //!         Action::Pause => { /* quota, billing, auth: pause the run, charge nothing */ }

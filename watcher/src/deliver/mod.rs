@@ -557,7 +557,7 @@ fn one_submission(d: &Delivery, pane_pid: u32) -> Result<(), String> {
         }
         None => {
             let program = crate::host::command_name(foreground).unwrap_or_default();
-            if d.spec.programs.iter().any(|p| *p == program) {
+            if d.spec.programs.contains(&program) {
                 Ok(())
             } else {
                 Err(format!(

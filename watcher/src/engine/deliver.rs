@@ -171,7 +171,7 @@ impl Running {
         }
         let waited = self.wait_for_allow(order, &resolved, cancel, started).map_err(stale)?;
         let (decision, held, reading) = match waited {
-            Waited::Allowed { decision, held, reading } => (decision, held, reading),
+            Waited::Allowed { decision, held, reading } => (*decision, held, reading),
             Waited::Refused(answer) => return Ok(*answer),
         };
         let allowed_after_ms = elapsed_ms(started);
@@ -427,7 +427,7 @@ impl Running {
                 {
                     let own = order.lease.is_none();
                     return Ok(Waited::Allowed {
-                        decision,
+                        decision: Box::new(decision),
                         held: Held { id, own },
                         reading: Some(reading),
                     });
@@ -478,7 +478,7 @@ impl Running {
 
 /// How waiting for an allow ended.
 enum Waited {
-    Allowed { decision: Decision, held: Held, reading: Option<PaneReading> },
+    Allowed { decision: Box<Decision>, held: Held, reading: Option<PaneReading> },
     Refused(Box<DeliverAnswer>),
 }
 

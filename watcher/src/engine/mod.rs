@@ -20,7 +20,7 @@
 //! says that a source caught up.
 //!
 //! Input is a lease ([`crate::decide::lease`]): an allowed `input` or `nudge` takes the
-//! idle's single slot and hands back a [`LeaseId`](crate::decide::LeaseId), held until
+//! idle's single slot and hands back a [`LeaseId`], held until
 //! something is typed under it ([`Running::deliver`]) or it is released
 //! ([`Engine::release`]). A peek ([`Ask::peek`](crate::decide::Ask::peek)) takes nothing.
 //!

@@ -357,7 +357,7 @@ impl Running {
                 .read_with(ask, &patterns, classifier)
                 .map_err(|source| AnswerError::Pane { target: tmux.target.clone(), source })?;
         }
-        Ok(self.decide_ask(&ask)?)
+        self.decide_ask(&ask)
     }
 
     /// [`Running::decide`] of an ask whose pane evidence is already in.

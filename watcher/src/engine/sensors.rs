@@ -112,7 +112,9 @@ impl PaneSensing {
         Ok(ask)
     }
 
-    /// [`PaneSensing::read_with`] the patterns of the session's CLI in `tracker`.
+    /// Reads the pane with the patterns of the session's CLI in `tracker` (with the last
+    /// screenful, for a `crashed` consult, when `classifier` says one is configured) and adds
+    /// what it shows to `ask`'s pane evidence.
     pub fn read_into(&self, ask: Ask, tracker: &Tracker, classifier: bool) -> Result<Ask, Error> {
         let patterns = PaneSensing::patterns(tracker, &ask.session);
         self.read_with(ask, &patterns, classifier)

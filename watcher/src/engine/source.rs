@@ -13,6 +13,7 @@ use crate::ingest::reader::{ReaderConfig, Start};
 use crate::ingest::watch::WatchOptions;
 
 /// The source an engine reads.
+#[allow(clippy::large_enum_variant)] // one per engine, moved once
 pub enum Source {
     /// An events directory (and the legacy directories its reader names): what it holds is
     /// replayed as history (from a checkpoint when one fits), what arrives after is live.

@@ -1,4 +1,4 @@
-//! The central end: a durable JetStream consumer read into a [`Sink`], with the local
+//! The central end: a durable JetStream consumer read as an [`EventSource`], with the local
 //! directory's guarantees.
 //!
 //! * Each message is acknowledged only after the sink took its event; a message the sink did

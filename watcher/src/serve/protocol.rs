@@ -351,6 +351,7 @@ impl Op {
 
 /// Reads one request line: its `id` (or `null`) and the request, or the error reply saying why
 /// not (with the `id` when there was one).
+#[allow(clippy::result_large_err)] // the error is the reply itself, sent at once
 pub fn parse(line: &str) -> Result<(Value, Request), Reply> {
     let mut value: Value = serde_json::from_str(line)
         .map_err(|e| Reply::error(Value::Null, None, format!("not JSON: {e}")))?;
