@@ -71,8 +71,8 @@ fn hookline_deliver_through_the_daemon_is_confirmed_and_submitted_once() {
     let before = warm_up(&f);
     let text = "two lines\nof delivered text";
     // An act names its session exactly: a prefix of its id names none, and nothing is typed.
-    let out = deliver_command_as(&f, &SESSION[..7], &["--json", text]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = deliver_command_as(&f, &SESSION[..7], &[text]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(stderr(&out).contains("no session is named"), "{}", stderr(&out));
     assert_eq!(f.received_settled(), before);
     let out = deliver_command(&f, &["--json", text]).output().unwrap();
