@@ -67,6 +67,9 @@ pub enum Command {
     /// Mark tmux panes with their session's state (`@hookline_state`, `@hookline_detail`) and
     /// print a summary for `status-right`.
     Tmux(TmuxArgs),
+    /// The scripted agent TUI of `demo --live`.
+    #[command(hide = true)]
+    DemoAgent(DemoAgentArgs),
 }
 
 /// Where the events are.
@@ -101,6 +104,30 @@ pub struct DemoArgs {
     /// Keep the events directory instead of deleting it at the end.
     #[arg(long)]
     pub keep: bool,
+    /// A live playground instead: two scripted agent TUIs in a private tmux server, their
+    /// hooks through the real relay into a temporary events directory, and its daemon; prints
+    /// the commands to try, and removes everything on q, Ctrl-C or SIGTERM.
+    #[arg(long, conflicts_with_all = ["json", "keep", "pace"])]
+    pub live: bool,
+}
+
+/// `hookline demo-agent` (hidden): the scripted agent TUI `demo --live` runs in each tmux
+/// window, drawn like Claude Code, its hooks fired with captured Claude Code payloads through
+/// the real relay.
+#[derive(Debug, Args)]
+pub struct DemoAgentArgs {
+    /// The relay to run for each hook.
+    #[arg(long, value_name = "PATH")]
+    pub relay: PathBuf,
+    /// The events directory the relay writes to.
+    #[arg(long, value_name = "DIR")]
+    pub events_dir: PathBuf,
+    /// The session's tag (`HOOKLINE_TAG`).
+    #[arg(long, value_name = "TAG")]
+    pub tag: String,
+    /// A prompt the agent submits itself once started, as if typed.
+    #[arg(long, value_name = "TEXT")]
+    pub opening: Option<String>,
 }
 
 /// `hookline watch`.
@@ -504,7 +531,8 @@ mod tests {
         let command = super::Cli::command();
         let subcommands: Vec<_> = command.get_subcommands().collect();
         assert!(subcommands.len() >= 11, "{} subcommands", subcommands.len());
-        for sub in subcommands {
+        // A hidden subcommand is documented with the command that runs it.
+        for sub in subcommands.into_iter().filter(|s| !s.is_hide_set()) {
             let name = sub.get_name();
             let heading = doc
                 .split("\n## ")

@@ -55,6 +55,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Notify(args) => notify::run(&args),
         Command::Top(args) => top::run(&args),
         Command::Tmux(args) => tmux::run(&args),
+        Command::DemoAgent(args) => demo::run_agent(&args),
     }
 }
 
@@ -117,8 +118,11 @@ fn profiles() -> Result<Profiles, Box<dyn std::error::Error>> {
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that set [`STOP`].
+static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
-extern "C" fn on_signal(_: libc::c_int) {
+extern "C" fn on_signal(signal: libc::c_int) {
+    SIGNAL.store(signal, Ordering::Relaxed);
     STOP.store(true, Ordering::Relaxed);
 }
 
@@ -136,6 +140,13 @@ fn catch_signals() {
 /// Whether SIGINT or SIGTERM arrived since `catch_signals`.
 fn stopping() -> bool {
     STOP.load(Ordering::Relaxed)
+}
+
+/// The exit code of a command stopped by the signal that arrived, as a shell reports a
+/// process killed by it (130 for SIGINT, 143 for SIGTERM).
+fn stopped_code() -> ExitCode {
+    let signal = SIGNAL.load(Ordering::Relaxed).clamp(1, 127);
+    ExitCode::from(128 + signal as u8)
 }
 
 /// Prints notices to stderr.

@@ -207,6 +207,23 @@ fn explain_shows_the_events_and_rules_behind_a_state() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session with id or tag \"task-9\""));
 }
 
+/// A subagent's events change nothing in their parent's state, but `explain` shows them.
+#[test]
+fn explain_shows_a_subagent_stop_as_a_step_that_changed_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    for fixture in ["UserPromptSubmit.json", "SubagentStart.json", "SubagentStop.json"] {
+        fire_as(&dir, &format!("{C}{fixture}"), "s1", "task-1", &[]);
+    }
+    let out = hookline("explain", &dir, &["task-1"]).output().unwrap();
+    let text = text(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[3].contains(" SubagentStop "), "{text}");
+    assert!(lines[3].contains("subagent_stop") && lines[3].contains("(no change)"), "{text}");
+    assert!(lines[3].contains("rule subagent-never-changes-parent"), "{text}");
+    assert!(lines[4].starts_with("now: active "), "{text}");
+}
+
 #[test]
 fn status_and_explain_take_the_policys_stale_windows_as_decide_does() {
     let tmp = tempfile::tempdir().unwrap();
