@@ -303,6 +303,11 @@ impl InstallSpec {
             .collect()
     }
 
+    /// The events the newest version knows: every one no version dropped (no `until`).
+    pub fn newest_events(&self) -> Vec<&InstallEvent> {
+        self.events.iter().filter(|e| e.until.is_none()).collect()
+    }
+
     /// The path template of a scope.
     pub fn scope(&self, name: &str) -> Option<&str> {
         self.scopes.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
