@@ -111,6 +111,11 @@ pub enum Error {
         /// What tmux said.
         reason: String,
     },
+    /// No tmux server answers on the socket (none was started, or it was killed).
+    NoTmuxServer {
+        /// The socket tmux tried, as it named it.
+        socket: String,
+    },
     /// The settings file kept changing while we tried to write it.
     KeepsChanging {
         /// The file.
@@ -232,6 +237,9 @@ impl Error {
             Error::KeepsChanging { .. } => {
                 "close the CLI's running sessions and run the command again".into()
             }
+            Error::NoTmuxServer { .. } => "start tmux first, or name the server's socket with \
+                                           --tmux-socket PATH (the PATH of `tmux -S PATH`)"
+                .into(),
             Error::ConsumerInUse { .. } => {
                 "stop the other reader, or give this one its own --consumer NAME".into()
             }
@@ -329,6 +337,9 @@ impl fmt::Display for Error {
             }
             Error::Tmux { op, target, reason } => {
                 write!(f, "cannot {op} tmux pane {target:?}: {reason}")
+            }
+            Error::NoTmuxServer { socket } => {
+                write!(f, "no tmux server is running (none answers on {socket})")
             }
             Error::KeepsChanging { path, attempts } => {
                 write!(f, "{} changed under us {attempts} times; not written", path.display())

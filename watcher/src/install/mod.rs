@@ -160,7 +160,8 @@ impl<'a> Installable<'a> {
             Some(e) => match (detected.version(), detected) {
                 (Some(v), _) => format!("{name} {v} does not know it"),
                 (None, Detected::NotFound { .. }) => {
-                    let until = e.until.as_ref().map(|u| format!(" (gone in {u})")).unwrap_or_default();
+                    let until =
+                        e.until.as_ref().map(|u| format!(" (gone in {u})")).unwrap_or_default();
                     format!("the newest {name} does not know it{until}")
                 }
                 (None, _) => {

@@ -195,8 +195,9 @@ fn running(pid: i32) -> bool {
     // SAFETY: signal 0 checks existence only.
     let exists = unsafe { libc::kill(pid, 0) } == 0;
     exists
-        && std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')))
+        && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+        })
 }
 
 #[test]

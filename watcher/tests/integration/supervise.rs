@@ -271,6 +271,77 @@ fn tmux_marks_the_panes_holding_sessions_and_summarizes_for_the_status_line() {
     stop(&mut follow);
 }
 
+#[test]
+fn tmux_follow_stopped_removes_its_marks_and_says_it_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    let tmux = Tmux::start(tmp.path(), "sleep 600");
+    let (pane, pid) = tmux
+        .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"])
+        .trim()
+        .split_once(' ')
+        .map(|(p, pid)| (p.to_owned(), pid.parse::<u32>().unwrap()))
+        .unwrap();
+    for fixture in ["UserPromptSubmit.json", "PreToolUse.json", "PermissionRequest.json"] {
+        fire(&events, fixture, "s1", "task-1", Some(pid));
+    }
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let mut follow = hookline()
+            .args(["tmux", "--follow", "--events-dir"])
+            .arg(&events)
+            .arg("--tmux-socket")
+            .arg(&tmux.socket)
+            .env("HOME", tmp.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("TMUX")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().unwrap().unwrap(), "1 need you");
+        assert_eq!(option(&tmux, &pane, "@hookline_state"), "waiting_on_human");
+        // SAFETY: kill has no memory preconditions.
+        unsafe {
+            libc::kill(follow.id() as i32, signal);
+        }
+        let status = follow.wait().unwrap();
+        assert!(status.success(), "{signal}: {status:?}");
+        assert_eq!(lines.next().unwrap().unwrap(), "hookline tmux stopped");
+        // No frozen "1 need you", no frozen pane state.
+        assert_eq!(option(&tmux, &pane, "@hookline_state"), "", "{signal}");
+        assert_eq!(option(&tmux, &pane, "@hookline_detail"), "", "{signal}");
+        let summary = tmux.run(&["show-options", "-g", "-v", "@hookline_summary"]);
+        assert_eq!(summary.trim(), "hookline tmux stopped", "{signal}");
+    }
+}
+
+#[test]
+fn tmux_without_a_server_says_so_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    fire(&events, "SessionStart-startup.json", "s1", "task-1", None);
+    let socket = tmp.path().join("no-server.sock");
+    let out = hookline()
+        .args(["tmux", "--events-dir"])
+        .arg(&events)
+        .arg("--tmux-socket")
+        .arg(&socket)
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "hookline: no tmux server is running (none answers on {}); start tmux first, or name \
+             the server's socket with --tmux-socket PATH (the PATH of `tmux -S PATH`)\n",
+            socket.display()
+        )
+    );
+}
+
 fn stop(child: &mut Child) {
     // SAFETY: kill has no memory preconditions.
     unsafe {

@@ -218,7 +218,10 @@ impl Agent {
     }
 
     /// Reads keys and works until the session ends or a signal arrives.
-    fn run(&mut self, mut opening: Option<(Instant, String)>) -> Result<(), Box<dyn std::error::Error>> {
+    fn run(
+        &mut self,
+        mut opening: Option<(Instant, String)>,
+    ) -> Result<(), Box<dyn std::error::Error>> {
         let mut input = Input::default();
         let mut buf = [0u8; 4096];
         self.draw();
@@ -282,9 +285,10 @@ impl Agent {
     fn payload(&mut self, hook: &Hook) -> Value {
         let (text, fill): (&str, Box<dyn Fn(&mut Value)>) = match hook.clone() {
             Hook::SessionStart => (captured::SESSION_START, Box::new(|_| {})),
-            Hook::Prompt(prompt) => {
-                (captured::PROMPT, Box::new(move |p: &mut Value| p["prompt"] = prompt.clone().into()))
-            }
+            Hook::Prompt(prompt) => (
+                captured::PROMPT,
+                Box::new(move |p: &mut Value| p["prompt"] = prompt.clone().into()),
+            ),
             Hook::ToolStart(tool) => (captured::TOOL_START, Box::new(move |p| tool.fill(p))),
             Hook::Permission(tool) => {
                 let cwd = self.cwd.clone();
@@ -336,7 +340,8 @@ impl Agent {
             Key::Char(b'2') if asking => self.answer(false),
             Key::Esc if asking || !self.steps.is_empty() => self.interrupt(),
             Key::Enter if self.steps.is_empty() => {
-                let text = String::from_utf8_lossy(&std::mem::take(&mut self.composer)).into_owned();
+                let text =
+                    String::from_utf8_lossy(&std::mem::take(&mut self.composer)).into_owned();
                 if !text.trim().is_empty() {
                     self.submit(text);
                 }
@@ -372,7 +377,10 @@ impl Agent {
         let lower = text.to_lowercase();
         let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
         let steps: Vec<Step> = if has(&["rm", "clean", "delete", "permission"]) {
-            let tool = self.tool("Bash", json!({ "command": "rm -rf build", "description": "Clean the build directory" }));
+            let tool = self.tool(
+                "Bash",
+                json!({ "command": "rm -rf build", "description": "Clean the build directory" }),
+            );
             vec![
                 Step::Work("Thinking…", Duration::from_secs(2)),
                 Step::Say("● Bash(rm -rf build)".into()),
@@ -386,7 +394,8 @@ impl Agent {
                 Step::Fire(Hook::Stop("The build directory is gone.".into())),
             ]
         } else if has(&["test", "build", "long"]) {
-            let tool = self.tool("Bash", json!({ "command": "cargo test", "description": "Run the tests" }));
+            let tool = self
+                .tool("Bash", json!({ "command": "cargo test", "description": "Run the tests" }));
             vec![
                 Step::Work("Thinking…", Duration::from_secs(2)),
                 Step::Say("● Bash(cargo test)".into()),
@@ -406,7 +415,9 @@ impl Agent {
                 Step::Work("Reading…", Duration::from_secs(2)),
                 Step::Fire(Hook::ToolEnd(tool)),
                 Step::Say("  ⎿  Read 12 lines".into()),
-                Step::Say("● (scripted) Done: ask me to run the tests, or to clean the build.".into()),
+                Step::Say(
+                    "● (scripted) Done: ask me to run the tests, or to clean the build.".into(),
+                ),
                 Step::Fire(Hook::Stop("Done.".into())),
             ]
         };
@@ -476,7 +487,8 @@ impl Agent {
                 }
                 Step::Ask(_) => {
                     let started = *self.step_started.get_or_insert(now);
-                    if !self.asked_notice && now.duration_since(started) >= PERMISSION_NOTICE_AFTER {
+                    if !self.asked_notice && now.duration_since(started) >= PERMISSION_NOTICE_AFTER
+                    {
                         self.asked_notice = true;
                         self.fire(Hook::PermissionNotice);
                     }
@@ -541,7 +553,8 @@ impl Agent {
             }
         }
         let header = [
-            " ▐▛███▜▌   Claude Code v2.1.332 (fake: hookline demo-agent, scripted, no model)".to_owned(),
+            " ▐▛███▜▌   Claude Code v2.1.332 (fake: hookline demo-agent, scripted, no model)"
+                .to_owned(),
             format!("▝▜█████▛▘  {} · session {}", self.tag, &self.session[..8]),
             format!("  ▘▘ ▝▝    {}", self.cwd),
             String::new(),

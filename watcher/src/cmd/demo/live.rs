@@ -161,8 +161,20 @@ impl Playground {
                 tmux.args([";", "set-option", "-g", "remain-on-exit", "on"]);
                 tmux.args([";", "set-option", "-g", "status-right", "#{@hookline_summary} "]);
                 tmux.args([";", "set-option", "-g", "status-right-length", "60"]);
-                tmux.args([";", "set-option", "-g", "window-status-format", "#I:#W #{@hookline_state}"]);
-                tmux.args([";", "set-option", "-g", "window-status-current-format", "#I:#W* #{@hookline_state}"]);
+                tmux.args([
+                    ";",
+                    "set-option",
+                    "-g",
+                    "window-status-format",
+                    "#I:#W #{@hookline_state}",
+                ]);
+                tmux.args([
+                    ";",
+                    "set-option",
+                    "-g",
+                    "window-status-current-format",
+                    "#I:#W* #{@hookline_state}",
+                ]);
             }
             let out = tmux.output().map_err(|e| format!("cannot run tmux: {e}"))?;
             self.tmux_started = true;
@@ -265,7 +277,9 @@ impl Playground {
             ),
             (
                 &format!("{me} decide {dir} demo-2 input"),
-                Some("withheld: demo-2 waits on a permission dialog (press 1 in agent-2 to approve)"),
+                Some(
+                    "withheld: demo-2 waits on a permission dialog (press 1 in agent-2 to approve)",
+                ),
             ),
             (
                 &format!("{me} decide {dir} demo-1 stall"),
