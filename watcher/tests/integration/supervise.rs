@@ -177,6 +177,39 @@ fn top_shows_who_needs_a_person_first_and_explains_the_selected_session() {
         (tmux.run(&["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() == "1")
             .then_some(())
     });
+    assert_eq!(
+        tmux.run(&["display-message", "-p", "-t", "main", "#{pane_dead_status}"]).trim(),
+        "0"
+    );
+}
+
+/// Raw mode turns Ctrl-C into a key: `top` takes it as quit, from the table and from the
+/// explain view, and exits 0 with the terminal given back.
+#[cfg(feature = "tui")]
+#[test]
+fn top_quits_on_ctrl_c() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    fire(&events, "SessionStart-startup.json", "s1", "task-1", None);
+    let command = format!(
+        "env HOME={home} XDG_CONFIG_HOME= {bin} top --events-dir {events}",
+        home = tmp.path().display(),
+        bin = env!("CARGO_BIN_EXE_hookline"),
+        events = events.display()
+    );
+    let tmux = Tmux::start(tmp.path(), &command);
+    tmux.wait_screen("1 sessions, 0 need you");
+    tmux.keys(&["Enter"]);
+    tmux.wait_screen("explain s1");
+    tmux.keys(&["C-c"]);
+    wait_for("top to exit", || {
+        (tmux.run(&["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() == "1")
+            .then_some(())
+    });
+    assert_eq!(
+        tmux.run(&["display-message", "-p", "-t", "main", "#{pane_dead_status}"]).trim(),
+        "0"
+    );
 }
 
 #[test]
