@@ -87,6 +87,15 @@ fn events_dir(args: &DirArgs, reading: Reading) -> Result<PathBuf, Box<dyn std::
         Ok(()) => {}
         Err(e) => return Err(with_fix(e)),
     }
+    // A one-shot reader's answer from a directory the relay never wrote looks like a quiet
+    // one's (a follower waits for the first event there, as the daemon started first does).
+    static NOTED: AtomicBool = AtomicBool::new(false);
+    if reading == Reading::Once
+        && let Some(note) = paths::unwritten_note(&dir)
+        && !NOTED.swap(true, Ordering::Relaxed)
+    {
+        eprintln!("hookline: warning: {note}");
+    }
     Ok(dir)
 }
 

@@ -207,6 +207,54 @@ fn explain_shows_the_events_and_rules_behind_a_state() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session with id or tag \"task-9\""));
 }
 
+/// An events directory that exists but was never written (the real one's parent, a typo)
+/// would look exactly like a quiet one: the command succeeds and says so.
+#[test]
+fn a_directory_the_relay_never_wrote_is_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let dir = state.join("events");
+    fire_as(&dir, &format!("{C}SessionStart-startup.json"), "s1", "task-1", &[]);
+    // The parent of the real one, as a user might type it: said once.
+    let out = hookline("status", &state, &["--json"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let note = format!(
+        "hookline: warning: {} holds no events and no relay counter: did you mean {}?\n",
+        state.display(),
+        dir.display()
+    );
+    assert!(stderr.starts_with(&note) && stderr.matches(&note).count() == 1, "{stderr}");
+    let out = hookline("decide", &state, &["task-1", "input"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with(&note), "{out:?}");
+    // Another empty directory: where the relay writes instead.
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let out = hookline("status", &elsewhere, &["--json"])
+        .env_remove("HOOKLINE_EVENTS_DIR")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let relay = tmp.path().join(".local/state/hookline/events");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "hookline: warning: {} holds no events and no relay counter: is this the events \
+             directory? the relay writes to {} (unless its HOOKLINE_EVENTS_DIR says otherwise)\n",
+            elsewhere.display(),
+            relay.display()
+        )),
+        "{stderr}"
+    );
+    // The real one, written: nothing to say.
+    let out = hookline("status", &dir, &["--json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("holds no events"), "{stderr}");
+}
+
 /// A subagent's events change nothing in their parent's state, but `explain` shows them.
 #[test]
 fn explain_shows_a_subagent_stop_as_a_step_that_changed_nothing() {
