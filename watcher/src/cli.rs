@@ -29,6 +29,9 @@ pub enum Command {
     Profiles(ProfilesArgs),
     /// Remove consumed events older than the retention age.
     Prune(PruneArgs),
+    /// List the durable cursors of the events directory (where each is, when it was saved,
+    /// how many events it has not read), or remove one no consumer uses any more.
+    Cursors(CursorsArgs),
     /// Register hookline's relay in a CLI's hooks settings (merging, never replacing).
     Install(InstallArgs),
     /// Remove hookline's relay from a CLI's hooks settings, leaving everything else.
@@ -135,10 +138,12 @@ pub struct DemoAgentArgs {
 pub struct WatchArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Resume from this durable cursor and save it after each event written.
-    #[arg(long, value_name = "NAME", conflicts_with = "from_start")]
+    /// Resume from this durable cursor and save it after each event written. A new cursor
+    /// starts with the events that arrive from now on (with --from-start: the oldest present).
+    #[arg(long, value_name = "NAME")]
     pub cursor: Option<String>,
     /// Start from the oldest event present (default: only events that arrive from now on).
+    /// With --cursor, only a new cursor: an existing one resumes where it stopped.
     #[arg(long)]
     pub from_start: bool,
     /// Exit once every event present has been written, instead of waiting for more.
@@ -216,6 +221,32 @@ pub struct PruneArgs {
     /// it also removes events by age alone when no cursor is registered.
     #[arg(long, value_name = "AGE")]
     pub max_age: Option<String>,
+}
+
+/// `hookline cursors`.
+#[derive(Debug, Args)]
+pub struct CursorsArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// `remove NAME`.
+    #[command(subcommand)]
+    pub action: Option<CursorsAction>,
+}
+
+/// What `hookline cursors` does besides listing.
+#[derive(Debug, Subcommand)]
+pub enum CursorsAction {
+    /// Remove a cursor no consumer uses any more, so that it no longer holds back `prune`
+    /// (refused while a process has it open).
+    Remove {
+        /// The cursor.
+        name: String,
+        #[command(flatten)]
+        dir: DirArgs,
+    },
 }
 
 /// Where a CLI's hooks settings live.

@@ -32,6 +32,13 @@ pub enum Error {
         /// Its lock file.
         path: PathBuf,
     },
+    /// No cursor of that name is saved.
+    NoSuchCursor {
+        /// The name given.
+        name: String,
+        /// The cursors saved.
+        known: Vec<String>,
+    },
     /// A cursor file that cannot be read back.
     BadCursor {
         /// The cursor file.
@@ -300,6 +307,12 @@ impl fmt::Display for Error {
                 "cursor {name:?} is in use by another process (lock {}); give each consumer its own cursor",
                 path.display()
             ),
+            Error::NoSuchCursor { name, known } if known.is_empty() => {
+                write!(f, "no cursor named {name:?} (none is saved)")
+            }
+            Error::NoSuchCursor { name, known } => {
+                write!(f, "no cursor named {name:?} (cursors: {})", known.join(", "))
+            }
             Error::BadCursor { path, reason } => write!(
                 f,
                 "cursor file {} is damaged ({reason}); delete it to restart that consumer from the beginning",

@@ -1,5 +1,6 @@
 //! One module per subcommand, plus what they share.
 
+mod cursors;
 mod daemon;
 mod decide;
 mod deliver;
@@ -43,6 +44,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Explain(args) => explain::run(args),
         Command::Profiles(args) => profiles::run(args),
         Command::Prune(args) => prune::run(args),
+        Command::Cursors(args) => cursors::run(&args),
         Command::Install(args) => install::run(&args),
         Command::Uninstall(args) => uninstall::run(&args),
         Command::Doctor(args) => doctor::run(&args),
