@@ -16,8 +16,8 @@ pub enum Error {
     },
     /// The events format library refused something.
     Format(hookline_relay::Error),
-    /// A profile file is wrong.
-    Profile(crate::profile::ProfileError),
+    /// A configuration file (a profile, the policy, the notifications) is wrong.
+    Config(ConfigError),
     /// A [`Sink`](crate::ingest::follow::Sink) could not take an event.
     Sink(crate::ingest::follow::SinkError),
     /// A cursor name that could reach outside the cursors directory.
@@ -292,7 +292,7 @@ impl fmt::Display for Error {
         match self {
             Error::Io { op, path, .. } => write!(f, "cannot {op} {}", path.display()),
             Error::Format(e) => write!(f, "{e}"),
-            Error::Profile(e) => write!(f, "{e}"),
+            Error::Config(e) => write!(f, "{e}"),
             Error::Sink(e) => write!(f, "{e}"),
             Error::Nats { op, target, reason } => write!(f, "cannot {op} {target}: {reason}"),
             Error::ConsumerInUse { name, holder } => {
@@ -432,9 +432,9 @@ impl From<hookline_relay::Error> for Error {
     }
 }
 
-impl From<crate::profile::ProfileError> for Error {
-    fn from(e: crate::profile::ProfileError) -> Error {
-        Error::Profile(e)
+impl From<ConfigError> for Error {
+    fn from(e: ConfigError) -> Error {
+        Error::Config(e)
     }
 }
 
@@ -586,28 +586,66 @@ impl fmt::Display for DocError {
     }
 }
 
-/// A notifications file (`[[notify]]` rules) that cannot be used.
+/// Which of hookline's TOML files a [`ConfigError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigKind {
+    /// The decision policy (`policy.toml`).
+    Policy,
+    /// The notifications file (`notify.toml`, `[[notify]]` rules).
+    Notifications,
+    /// A profile or a profile overlay.
+    Profile,
+}
+
+impl ConfigKind {
+    /// The word errors start with: `policy`, `notifications`, `profile`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigKind::Policy => "policy",
+            ConfigKind::Notifications => "notifications",
+            ConfigKind::Profile => "profile",
+        }
+    }
+}
+
+/// A configuration file (the policy, the notifications file, a profile or overlay) that
+/// cannot be used, or a warning about one: `policy p.toml:3:1: nudge.min-idel: unknown key
+/// (did you mean nudge.min-idle?)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct NotifyConfigError {
-    /// The file (or `<text>`).
+pub struct ConfigError {
+    /// Which kind of file.
+    pub kind: ConfigKind,
+    /// The file (`<text>`, `embedded:claude.toml` for a shipped profile).
     pub file: String,
-    /// The key at fault (`notify[0].run`), when one is.
+    /// The 1-based line, when known.
+    pub line: Option<usize>,
+    /// The 1-based column (in characters), when known.
+    pub column: Option<usize>,
+    /// The key path at fault (`notify[0].run`, `classifier.command`), when one is.
     pub key: Option<String>,
     /// What is wrong, and how to fix it when that is not obvious.
     pub message: String,
 }
 
-impl fmt::Display for NotifyConfigError {
+impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.key {
-            Some(key) => write!(f, "notifications {}: {key}: {}", self.file, self.message),
-            None => write!(f, "notifications {}: {}", self.file, self.message),
+        write!(f, "{} {}", self.kind.as_str(), self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
         }
+        if let Some(key) = &self.key {
+            write!(f, ": {key}")?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 
-impl std::error::Error for NotifyConfigError {}
+impl std::error::Error for ConfigError {}
 
 /// A checkpoint a reader did not start from: it replays the whole history instead (see
 /// [`crate::checkpoint`]). Never fatal; said on stderr.

@@ -55,10 +55,13 @@ pub use hookline_relay as format;
 
 mod error;
 
-pub use error::{CheckpointIgnored, CheckpointProblem, ClientError, Error, NotifyConfigError};
+pub use error::{
+    CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind, Error,
+};
 
 pub mod canonical;
 pub mod checkpoint;
+mod config;
 pub mod daemon;
 pub mod decide;
 pub mod deliver;

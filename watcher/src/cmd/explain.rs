@@ -6,7 +6,9 @@ use hookline::state::View;
 use hookline::term::{escape, widths};
 use hookline::units::rfc3339;
 
-use super::{History, Outcome, Reading, events_dir, journal, lookup, policy, profiles, replay};
+use super::{
+    History, Outcome, Reading, events_dir, journal, lookup, profiles, replay, shown_policy,
+};
 use crate::cli::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> Outcome {
@@ -23,7 +25,7 @@ pub fn run(args: ExplainArgs) -> Outcome {
     ids.extend(view.session_id.clone());
     ids.extend(view.tag.clone());
     let journaled: Vec<_> = journal(
-        &policy(&args.policy, &profiles()?)?,
+        &shown_policy(&args.policy, &profiles()?),
         &events_dir(&args.source.dir, Reading::Once)?,
     )
     .map(|j| j.read())

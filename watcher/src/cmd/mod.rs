@@ -189,14 +189,15 @@ fn reader_config(
 }
 
 /// A tracker rebuilt from every event present: a one-shot reader's view, replayed, never
-/// authoritative. Its staleness windows are the policy's, as `decide` and `serve` see them.
+/// authoritative, for display. Its staleness windows are the policy's, as `decide` and `serve`
+/// see them (the defaults, with a warning, when the policy cannot be used).
 fn replay(
     source: &SourceArgs,
     policy_args: &PolicyArgs,
     history: History<'_>,
 ) -> Result<hookline::state::Tracker, Box<dyn std::error::Error>> {
     let profiles = profiles()?;
-    let policy = policy(policy_args, &profiles)?;
+    let policy = shown_policy(policy_args, &profiles);
     replay_with(source, profiles, &policy, history)
 }
 
@@ -330,6 +331,20 @@ fn policy(
     Ok(policy)
 }
 
+/// The policy for a command that only displays states (`status`, `explain`, `top`, `tmux`):
+/// as [`policy`], but a policy that cannot be used is a warning, said once, and the defaults
+/// are shown instead of nothing. (`decide`, `serve`, `daemon` and `notify` act on it: for
+/// them it stays an error.)
+fn shown_policy(args: &PolicyArgs, profiles: &Profiles) -> hookline::decide::Policy {
+    policy(args, profiles).unwrap_or_else(|e| {
+        static SAID: AtomicBool = AtomicBool::new(false);
+        if !SAID.swap(true, Ordering::Relaxed) {
+            eprintln!("hookline: warning: {e}; showing states with the default policy");
+        }
+        hookline::decide::Policy::default()
+    })
+}
+
 /// The journal the policy asks for, beside the events directory by default.
 fn journal(
     policy: &hookline::decide::Policy,
@@ -415,7 +430,7 @@ impl Live {
         }
 
         let profiles = profiles()?;
-        let policy = policy(policy_args, &profiles)?;
+        let policy = shown_policy(policy_args, &profiles);
         let mut tracker =
             hookline::state::Tracker::new(profiles.clone(), hookline::format::clock::now_ns())
                 .with_stale_windows_over(&policy.stale);

@@ -107,7 +107,7 @@ pub use evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
 pub use journal::{DeliveryNote, DeliveryStep, Journal, Record};
-pub use policy::{ClassifierPolicy, Policy, PolicyError};
+pub use policy::{ClassifierPolicy, Policy};
 pub use verdict::{
     Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, PendingWake,
     Question, QuotaNotice, Ruling, Signal, Verdict, WakeSource,
