@@ -170,11 +170,11 @@ fn locate(table: &DeTable<'_>, path: &[Segment]) -> Option<usize> {
 }
 
 fn descend(value: &Spanned<DeValue<'_>>, path: &[Segment]) -> Option<usize> {
-    let Some(step) = path.first() else { return None };
+    let step = path.first()?;
     match (step, value.get_ref()) {
         (Segment::Key(_), DeValue::Table(table)) => locate(table, path),
         (Segment::Index(i), DeValue::Array(array)) => {
-            let element = array.iter().nth(*i)?;
+            let element = array.get(*i)?;
             Some(descend(element, &path[1..]).unwrap_or(element.span().start))
         }
         _ => None,

@@ -74,7 +74,6 @@ pub fn run(args: &DemoAgentArgs) -> Outcome {
         libc::signal(libc::SIGHUP, handler);
         libc::signal(libc::SIGTERM, handler);
         libc::signal(libc::SIGINT, handler);
-        libc::signal(libc::SIGWINCH, handler_winch as extern "C" fn(libc::c_int) as usize);
     }
     let terminal = Terminal::raw()?;
     let mut agent = Agent::new(args);
@@ -83,12 +82,6 @@ pub fn run(args: &DemoAgentArgs) -> Outcome {
     let result = agent.run(opening);
     drop(terminal);
     result.map(|()| ExitCode::SUCCESS)
-}
-
-static RESIZED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn handler_winch(_: libc::c_int) {
-    RESIZED.store(true, Ordering::Relaxed);
 }
 
 /// The terminal in raw mode with bracketed paste on, as the real TUIs set it; restored on
@@ -187,6 +180,8 @@ struct Agent {
     exit_armed: bool,
     ended: bool,
     frame: usize,
+    /// The screen last drawn: one that has not changed is not drawn again (no flicker).
+    drawn: String,
 }
 
 impl Agent {
@@ -214,6 +209,7 @@ impl Agent {
             exit_armed: false,
             ended: false,
             frame: 0,
+            drawn: String::new(),
         }
     }
 
@@ -253,7 +249,6 @@ impl Agent {
                 self.submit(text);
             }
             self.tick();
-            RESIZED.store(false, Ordering::Relaxed);
             self.draw();
         }
         Ok(())
@@ -282,50 +277,42 @@ impl Agent {
     }
 
     /// The captured payload of `hook`, made this session's.
-    fn payload(&mut self, hook: &Hook) -> Value {
-        let (text, fill): (&str, Box<dyn Fn(&mut Value)>) = match hook.clone() {
-            Hook::SessionStart => (captured::SESSION_START, Box::new(|_| {})),
-            Hook::Prompt(prompt) => (
-                captured::PROMPT,
-                Box::new(move |p: &mut Value| p["prompt"] = prompt.clone().into()),
-            ),
-            Hook::ToolStart(tool) => (captured::TOOL_START, Box::new(move |p| tool.fill(p))),
-            Hook::Permission(tool) => {
-                let cwd = self.cwd.clone();
-                (
-                    captured::PERMISSION,
-                    Box::new(move |p: &mut Value| {
-                        tool.fill(p);
-                        p["permission_suggestions"][0]["directories"] = json!([cwd]);
-                    }),
-                )
-            }
-            Hook::PermissionNotice => (captured::PERMISSION_NOTICE, Box::new(|_| {})),
-            Hook::ToolEnd(tool) => (
-                captured::TOOL_END,
-                Box::new(move |p: &mut Value| {
-                    tool.fill(p);
-                    if tool.name != "Bash" {
-                        p["tool_response"] = json!({ "type": "text" });
-                    }
-                }),
-            ),
-            Hook::Stop(said) => (
-                captured::STOP,
-                Box::new(move |p: &mut Value| p["last_assistant_message"] = said.clone().into()),
-            ),
-            Hook::IdleNotice => (captured::IDLE_NOTICE, Box::new(|_| {})),
-            Hook::SessionEnd => (captured::SESSION_END, Box::new(|_| {})),
+    fn payload(&self, hook: &Hook) -> Value {
+        let captured = match hook {
+            Hook::SessionStart => captured::SESSION_START,
+            Hook::Prompt(_) => captured::PROMPT,
+            Hook::ToolStart(_) => captured::TOOL_START,
+            Hook::Permission(_) => captured::PERMISSION,
+            Hook::PermissionNotice => captured::PERMISSION_NOTICE,
+            Hook::ToolEnd(_) => captured::TOOL_END,
+            Hook::Stop(_) => captured::STOP,
+            Hook::IdleNotice => captured::IDLE_NOTICE,
+            Hook::SessionEnd => captured::SESSION_END,
         };
-        let mut payload: Value = serde_json::from_str(text).expect("a captured payload is JSON");
-        payload["session_id"] = self.session.clone().into();
-        payload["cwd"] = self.cwd.clone().into();
-        payload["transcript_path"] = self.transcript.clone().into();
-        if payload.get("prompt_id").is_some() {
-            payload["prompt_id"] = self.prompt_id.clone().into();
+        let mut p: Value = serde_json::from_str(captured).expect("a captured payload is JSON");
+        p["session_id"] = self.session.clone().into();
+        p["cwd"] = self.cwd.clone().into();
+        p["transcript_path"] = self.transcript.clone().into();
+        if p.get("prompt_id").is_some() {
+            p["prompt_id"] = self.prompt_id.clone().into();
         }
-        fill(&mut payload);
-        payload
+        match hook {
+            Hook::Prompt(prompt) => p["prompt"] = prompt.clone().into(),
+            Hook::ToolStart(tool) => tool.fill(&mut p),
+            Hook::Permission(tool) => {
+                tool.fill(&mut p);
+                p["permission_suggestions"][0]["directories"] = json!([self.cwd]);
+            }
+            Hook::ToolEnd(tool) => {
+                tool.fill(&mut p);
+                if tool.name != "Bash" {
+                    p["tool_response"] = json!({ "type": "text" });
+                }
+            }
+            Hook::Stop(said) => p["last_assistant_message"] = said.clone().into(),
+            Hook::SessionStart | Hook::PermissionNotice | Hook::IdleNotice | Hook::SessionEnd => {}
+        }
+        p
     }
 
     fn key(&mut self, key: Key) {
@@ -568,6 +555,10 @@ impl Agent {
         }
         // The last line's line feed would scroll the screen by one.
         screen.truncate(screen.len() - 2);
+        if screen == self.drawn {
+            return;
+        }
+        self.drawn.clone_from(&screen);
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(screen.as_bytes());
         let _ = out.flush();

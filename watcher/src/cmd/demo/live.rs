@@ -254,7 +254,9 @@ impl Playground {
             );
             out.push_str(&format!("  {tag}  in window {SESSION}:{window}  {state}\n"));
         }
-        let attach = format!("tmux -S {socket} attach -t {SESSION}");
+        // From inside tmux, tmux refuses to attach to another server unless told to nest.
+        let nested = if std::env::var_os("TMUX").is_some() { "TMUX= " } else { "" };
+        let attach = format!("{nested}tmux -S {socket} attach -t {SESSION}");
         let lines = [
             ("Watch them", None),
             (attach.as_str(), Some("the agents (Ctrl-b n: next window, Ctrl-b d: detach)")),
