@@ -58,7 +58,7 @@ pub fn step(name: &'static str, action: Action, state: &'static str) -> Step {
 
 /// The shipped profiles, plus `profiles/<cli>.toml` of the workspace as an overlay when no
 /// shipped profile has that name yet (a profile written before it is embedded: OpenCode's).
-pub fn profiles_for(cli: &str) -> Result<Profiles, hookline::profile::ProfileError> {
+pub fn profiles_for(cli: &str) -> Result<Profiles, hookline::ConfigError> {
     let mut profiles = Profiles::shipped()?;
     if profiles.get(cli).is_none() {
         let file =

@@ -1,6 +1,6 @@
 //! `hookline watch` following a sandbox's events directory, as an orchestrator runs it.
 //!
-//! The built `hookline watch --events-dir DIR --cursor NAME` runs as a child process for the
+//! The built `hookline watch --events-dir DIR --cursor NAME --from-start` runs as a child process for the
 //! whole scenario; each NDJSON line it prints is parsed back into a
 //! [`hookline::canonical::Event`] (so the wire format is checked too) and handed to the test,
 //! which folds it into a [`hookline::state::Tracker`].
@@ -30,7 +30,9 @@ impl Follower {
         events_dir: &Path,
         cursor: &str,
     ) -> Result<Follower, String> {
+        // Every event of the scenario, including any written before the follower opened.
         command.arg("watch").arg("--events-dir").arg(events_dir).args(["--cursor", cursor]);
+        command.arg("--from-start");
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

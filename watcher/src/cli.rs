@@ -29,6 +29,9 @@ pub enum Command {
     Profiles(ProfilesArgs),
     /// Remove consumed events older than the retention age.
     Prune(PruneArgs),
+    /// List the durable cursors of the events directory (where each is, when it was saved,
+    /// how many events it has not read), or remove one no consumer uses any more.
+    Cursors(CursorsArgs),
     /// Register hookline's relay in a CLI's hooks settings (merging, never replacing).
     Install(InstallArgs),
     /// Remove hookline's relay from a CLI's hooks settings, leaving everything else.
@@ -72,6 +75,9 @@ pub enum Command {
     /// Mark tmux panes with their session's state (`@hookline_state`, `@hookline_detail`) and
     /// print a summary for `status-right`.
     Tmux(TmuxArgs),
+    /// The scripted agent TUI of `demo --live`.
+    #[command(hide = true)]
+    DemoAgent(DemoAgentArgs),
 }
 
 /// Where the events are.
@@ -106,6 +112,30 @@ pub struct DemoArgs {
     /// Keep the events directory instead of deleting it at the end.
     #[arg(long)]
     pub keep: bool,
+    /// A live playground instead: two scripted agent TUIs in a private tmux server, their
+    /// hooks through the real relay into a temporary events directory, and its daemon; prints
+    /// the commands to try, and removes everything on q, Ctrl-C or SIGTERM.
+    #[arg(long, conflicts_with_all = ["json", "keep", "pace"])]
+    pub live: bool,
+}
+
+/// `hookline demo-agent` (hidden): the scripted agent TUI `demo --live` runs in each tmux
+/// window, drawn like Claude Code, its hooks fired with captured Claude Code payloads through
+/// the real relay.
+#[derive(Debug, Args)]
+pub struct DemoAgentArgs {
+    /// The relay to run for each hook.
+    #[arg(long, value_name = "PATH")]
+    pub relay: PathBuf,
+    /// The events directory the relay writes to.
+    #[arg(long, value_name = "DIR")]
+    pub events_dir: PathBuf,
+    /// The session's tag (`HOOKLINE_TAG`).
+    #[arg(long, value_name = "TAG")]
+    pub tag: String,
+    /// A prompt the agent submits itself once started, as if typed.
+    #[arg(long, value_name = "TEXT")]
+    pub opening: Option<String>,
 }
 
 /// `hookline watch`.
@@ -113,10 +143,12 @@ pub struct DemoArgs {
 pub struct WatchArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Resume from this durable cursor and save it after each event written.
-    #[arg(long, value_name = "NAME", conflicts_with = "from_start")]
+    /// Resume from this durable cursor and save it after each event written. A new cursor
+    /// starts with the events that arrive from now on (with --from-start: the oldest present).
+    #[arg(long, value_name = "NAME")]
     pub cursor: Option<String>,
     /// Start from the oldest event present (default: only events that arrive from now on).
+    /// With --cursor, only a new cursor: an existing one resumes where it stopped.
     #[arg(long)]
     pub from_start: bool,
     /// Exit once every event present has been written, instead of waiting for more.
@@ -194,6 +226,32 @@ pub struct PruneArgs {
     /// it also removes events by age alone when no cursor is registered.
     #[arg(long, value_name = "AGE")]
     pub max_age: Option<String>,
+}
+
+/// `hookline cursors`.
+#[derive(Debug, Args)]
+pub struct CursorsArgs {
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// `remove NAME`.
+    #[command(subcommand)]
+    pub action: Option<CursorsAction>,
+}
+
+/// What `hookline cursors` does besides listing.
+#[derive(Debug, Subcommand)]
+pub enum CursorsAction {
+    /// Remove a cursor no consumer uses any more, so that it no longer holds back `prune`
+    /// (refused while a process has it open).
+    Remove {
+        /// The cursor.
+        name: String,
+        #[command(flatten)]
+        dir: DirArgs,
+    },
 }
 
 /// Where a CLI's hooks settings live.
@@ -554,7 +612,8 @@ mod tests {
         let command = super::Cli::command();
         let subcommands: Vec<_> = command.get_subcommands().collect();
         assert!(subcommands.len() >= 11, "{} subcommands", subcommands.len());
-        for sub in subcommands {
+        // A hidden subcommand is documented with the command that runs it.
+        for sub in subcommands.into_iter().filter(|s| !s.is_hide_set()) {
             let name = sub.get_name();
             let heading = doc
                 .split("\n## ")

@@ -16,8 +16,8 @@ pub enum Error {
     },
     /// The events format library refused something.
     Format(hookline_relay::Error),
-    /// A profile file is wrong.
-    Profile(crate::profile::ProfileError),
+    /// A configuration file (a profile, the policy, the notifications) is wrong.
+    Config(ConfigError),
     /// A [`Sink`](crate::ingest::follow::Sink) could not take an event.
     Sink(crate::ingest::follow::SinkError),
     /// A cursor name that could reach outside the cursors directory.
@@ -31,6 +31,13 @@ pub enum Error {
         name: String,
         /// Its lock file.
         path: PathBuf,
+    },
+    /// No cursor of that name is saved.
+    NoSuchCursor {
+        /// The name given.
+        name: String,
+        /// The cursors saved.
+        known: Vec<String>,
     },
     /// A cursor file that cannot be read back.
     BadCursor {
@@ -110,6 +117,11 @@ pub enum Error {
         target: String,
         /// What tmux said.
         reason: String,
+    },
+    /// No tmux server answers on the socket (none was started, or it was killed).
+    NoTmuxServer {
+        /// The socket tmux tried, as it named it.
+        socket: String,
     },
     /// The settings file kept changing while we tried to write it.
     KeepsChanging {
@@ -232,6 +244,9 @@ impl Error {
             Error::KeepsChanging { .. } => {
                 "close the CLI's running sessions and run the command again".into()
             }
+            Error::NoTmuxServer { .. } => "start tmux first, or name the server's socket with \
+                                           --tmux-socket PATH (the PATH of `tmux -S PATH`)"
+                .into(),
             Error::ConsumerInUse { .. } => {
                 "stop the other reader, or give this one its own --consumer NAME".into()
             }
@@ -277,7 +292,7 @@ impl fmt::Display for Error {
         match self {
             Error::Io { op, path, .. } => write!(f, "cannot {op} {}", path.display()),
             Error::Format(e) => write!(f, "{e}"),
-            Error::Profile(e) => write!(f, "{e}"),
+            Error::Config(e) => write!(f, "{e}"),
             Error::Sink(e) => write!(f, "{e}"),
             Error::Nats { op, target, reason } => write!(f, "cannot {op} {target}: {reason}"),
             Error::ConsumerInUse { name, holder } => {
@@ -292,6 +307,12 @@ impl fmt::Display for Error {
                 "cursor {name:?} is in use by another process (lock {}); give each consumer its own cursor",
                 path.display()
             ),
+            Error::NoSuchCursor { name, known } if known.is_empty() => {
+                write!(f, "no cursor named {name:?} (none is saved)")
+            }
+            Error::NoSuchCursor { name, known } => {
+                write!(f, "no cursor named {name:?} (cursors: {})", known.join(", "))
+            }
             Error::BadCursor { path, reason } => write!(
                 f,
                 "cursor file {} is damaged ({reason}); delete it to restart that consumer from the beginning",
@@ -329,6 +350,9 @@ impl fmt::Display for Error {
             }
             Error::Tmux { op, target, reason } => {
                 write!(f, "cannot {op} tmux pane {target:?}: {reason}")
+            }
+            Error::NoTmuxServer { socket } => {
+                write!(f, "no tmux server is running (none answers on {socket})")
             }
             Error::KeepsChanging { path, attempts } => {
                 write!(f, "{} changed under us {attempts} times; not written", path.display())
@@ -408,9 +432,9 @@ impl From<hookline_relay::Error> for Error {
     }
 }
 
-impl From<crate::profile::ProfileError> for Error {
-    fn from(e: crate::profile::ProfileError) -> Error {
-        Error::Profile(e)
+impl From<ConfigError> for Error {
+    fn from(e: ConfigError) -> Error {
+        Error::Config(e)
     }
 }
 
@@ -562,28 +586,66 @@ impl fmt::Display for DocError {
     }
 }
 
-/// A notifications file (`[[notify]]` rules) that cannot be used.
+/// Which of hookline's TOML files a [`ConfigError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigKind {
+    /// The decision policy (`policy.toml`).
+    Policy,
+    /// The notifications file (`notify.toml`, `[[notify]]` rules).
+    Notifications,
+    /// A profile or a profile overlay.
+    Profile,
+}
+
+impl ConfigKind {
+    /// The word errors start with: `policy`, `notifications`, `profile`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfigKind::Policy => "policy",
+            ConfigKind::Notifications => "notifications",
+            ConfigKind::Profile => "profile",
+        }
+    }
+}
+
+/// A configuration file (the policy, the notifications file, a profile or overlay) that
+/// cannot be used, or a warning about one: `policy p.toml:3:1: nudge.min-idel: unknown key
+/// (did you mean nudge.min-idle?)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct NotifyConfigError {
-    /// The file (or `<text>`).
+pub struct ConfigError {
+    /// Which kind of file.
+    pub kind: ConfigKind,
+    /// The file (`<text>`, `embedded:claude.toml` for a shipped profile).
     pub file: String,
-    /// The key at fault (`notify[0].run`), when one is.
+    /// The 1-based line, when known.
+    pub line: Option<usize>,
+    /// The 1-based column (in characters), when known.
+    pub column: Option<usize>,
+    /// The key path at fault (`notify[0].run`, `classifier.command`), when one is.
     pub key: Option<String>,
     /// What is wrong, and how to fix it when that is not obvious.
     pub message: String,
 }
 
-impl fmt::Display for NotifyConfigError {
+impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.key {
-            Some(key) => write!(f, "notifications {}: {key}: {}", self.file, self.message),
-            None => write!(f, "notifications {}: {}", self.file, self.message),
+        write!(f, "{} {}", self.kind.as_str(), self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
         }
+        if let Some(key) = &self.key {
+            write!(f, ": {key}")?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 
-impl std::error::Error for NotifyConfigError {}
+impl std::error::Error for ConfigError {}
 
 /// A checkpoint a reader did not start from: it replays the whole history instead (see
 /// [`crate::checkpoint`]). Never fatal; said on stderr.

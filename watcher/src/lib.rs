@@ -55,12 +55,13 @@ pub use hookline_relay as format;
 mod error;
 
 pub use error::{
-    AnswerError, CheckpointIgnored, CheckpointProblem, ClientError, DeliverError, Error,
-    NotifyConfigError,
+    AnswerError, CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind,
+    DeliverError, Error,
 };
 
 pub mod canonical;
 pub mod checkpoint;
+mod config;
 pub mod daemon;
 pub mod decide;
 pub mod deliver;

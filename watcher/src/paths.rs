@@ -103,6 +103,35 @@ pub fn check_events_dir(dir: &Path, from: EventsDirFrom) -> Result<(), Error> {
     Err(Error::EventsDir { path: dir.to_owned(), from, problem })
 }
 
+/// What an existing events directory holding no event and no relay counter (`.seq`) says to a
+/// reader: nothing was ever written there, so it may be the wrong directory (its parent, a
+/// typo) rather than a quiet one. `None` when the directory holds either, or is not there.
+/// A command reading it still succeeds: an empty events directory is a valid one.
+pub fn unwritten_note(dir: &Path) -> Option<String> {
+    let written = |dir: &Path| {
+        dir.join(crate::format::filename::COUNTER_FILE).exists()
+            || crate::ingest::source::list(dir).is_ok_and(|l| !l.events.is_empty())
+    };
+    if !dir.is_dir() || written(dir) {
+        return None;
+    }
+    let mut note = format!("{} holds no events and no relay counter", dir.display());
+    let relay = crate::format::location::events_dir_from(|key| std::env::var_os(key)).ok();
+    let inside = ["events", "hookline/events"].map(|sub| dir.join(sub));
+    if let Some(inner) = inside.iter().find(|inner| inner.is_dir() && written(inner)) {
+        note.push_str(&format!(": did you mean {}?", inner.display()));
+    } else if let Some(relay) = relay.filter(|relay| relay != dir) {
+        note.push_str(&format!(
+            ": is this the events directory? the relay writes to {} (unless its \
+             HOOKLINE_EVENTS_DIR says otherwise)",
+            relay.display()
+        ));
+    } else {
+        note.push_str(": no hook has written here yet (`hookline doctor` checks the hooks)");
+    }
+    Some(note)
+}
+
 /// The user's notifications file: `notify.toml` in [`config_dir`] (whether or not it exists).
 pub fn user_notify() -> Option<PathBuf> {
     config_dir().map(|c| c.join(crate::notify::FILE_NAME))

@@ -8,7 +8,7 @@ use hookline::units::rfc3339;
 
 use hookline::engine::History;
 
-use super::{Outcome, Reading, events_dir, journal, lookup, policy, profiles, replay};
+use super::{Outcome, Reading, events_dir, journal, lookup, profiles, replay, shown_policy};
 use crate::cli::ExplainArgs;
 
 pub fn run(args: ExplainArgs) -> Outcome {
@@ -26,7 +26,7 @@ pub fn run(args: ExplainArgs) -> Outcome {
     ids.extend(view.session_id.clone());
     ids.extend(view.tag.clone());
     let journaled: Vec<_> = journal(
-        &policy(&args.policy, &profiles()?)?,
+        &shown_policy(&args.policy, &profiles()?),
         &events_dir(&args.source.dir, Reading::Once)?,
     )
     .map(|j| j.read())

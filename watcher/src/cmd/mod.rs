@@ -1,5 +1,6 @@
 //! One module per subcommand, plus what they share.
 
+mod cursors;
 mod daemon;
 mod decide;
 mod deliver;
@@ -44,6 +45,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Explain(args) => explain::run(args),
         Command::Profiles(args) => profiles::run(args),
         Command::Prune(args) => prune::run(args),
+        Command::Cursors(args) => cursors::run(&args),
         Command::Install(args) => install::run(&args),
         Command::Uninstall(args) => uninstall::run(&args),
         Command::Doctor(args) => doctor::run(&args),
@@ -57,6 +59,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Notify(args) => notify::run(&args),
         Command::Top(args) => top::run(&args),
         Command::Tmux(args) => tmux::run(&args),
+        Command::DemoAgent(args) => demo::run_agent(&args),
     }
 }
 
@@ -87,6 +90,15 @@ fn events_dir(args: &DirArgs, reading: Reading) -> Result<PathBuf, Box<dyn std::
             if reading == Reading::Claiming => {}
         Ok(()) => {}
         Err(e) => return Err(with_fix(e)),
+    }
+    // A one-shot reader's answer from a directory the relay never wrote looks like a quiet
+    // one's (a follower waits for the first event there, as the daemon started first does).
+    static NOTED: AtomicBool = AtomicBool::new(false);
+    if reading == Reading::Once
+        && let Some(note) = paths::unwritten_note(&dir)
+        && !NOTED.swap(true, Ordering::Relaxed)
+    {
+        eprintln!("hookline: warning: {note}");
     }
     Ok(dir)
 }
@@ -136,8 +148,11 @@ fn profiles() -> Result<Profiles, Box<dyn std::error::Error>> {
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that set [`STOP`].
+static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
-extern "C" fn on_signal(_: libc::c_int) {
+extern "C" fn on_signal(signal: libc::c_int) {
+    SIGNAL.store(signal, Ordering::Relaxed);
     STOP.store(true, Ordering::Relaxed);
 }
 
@@ -155,6 +170,13 @@ fn catch_signals() {
 /// Whether SIGINT or SIGTERM arrived since `catch_signals`.
 fn stopping() -> bool {
     STOP.load(Ordering::Relaxed)
+}
+
+/// The exit code of a command stopped by the signal that arrived, as a shell reports a
+/// process killed by it (130 for SIGINT, 143 for SIGTERM).
+fn stopped_code() -> ExitCode {
+    let signal = SIGNAL.load(Ordering::Relaxed).clamp(1, 127);
+    ExitCode::from(128 + signal as u8)
 }
 
 /// Prints notices to stderr.
@@ -212,13 +234,17 @@ fn engine_parts_with(
 }
 
 /// An engine that replays every event present: a one-shot reader's view, never
-/// authoritative. Its staleness windows are the policy's, as `decide` and `serve` see them.
+/// authoritative, for display. Its staleness windows are the policy's, as `decide` and `serve`
+/// see them (the defaults, with a warning, when the policy cannot be used).
 fn replay(
     source: &SourceArgs,
     policy_args: &PolicyArgs,
     history: History,
 ) -> Result<Engine, Box<dyn std::error::Error>> {
-    let (mut config, reader) = engine_parts(source, policy_args, Reading::Once, Purpose::Display)?;
+    let profiles = profiles()?;
+    let policy = shown_policy(policy_args, &profiles);
+    let (mut config, reader) =
+        engine_parts_with(source, Reading::Once, Purpose::Display, profiles, policy)?;
     config.history = history;
     replay_with(config, reader)
 }
@@ -296,6 +322,20 @@ fn policy(
     Ok(policy)
 }
 
+/// The policy for a command that only displays states (`status`, `explain`, `top`, `tmux`):
+/// as [`policy`], but a policy that cannot be used is a warning, said once, and the defaults
+/// are shown instead of nothing. (`decide`, `serve`, `daemon` and `notify` act on it: for
+/// them it stays an error.)
+fn shown_policy(args: &PolicyArgs, profiles: &Profiles) -> hookline::decide::Policy {
+    policy(args, profiles).unwrap_or_else(|e| {
+        static SAID: AtomicBool = AtomicBool::new(false);
+        if !SAID.swap(true, Ordering::Relaxed) {
+            eprintln!("hookline: warning: {e}; showing states with the default policy");
+        }
+        hookline::decide::Policy::default()
+    })
+}
+
 /// The journal the policy asks for, beside the events directory by default.
 fn journal(
     policy: &hookline::decide::Policy,
@@ -351,8 +391,10 @@ impl Live {
             }
         }
 
+        let profiles = profiles()?;
+        let policy = shown_policy(policy_args, &profiles);
         let (config, reader) =
-            engine_parts(source, policy_args, Reading::Following, Purpose::Display)?;
+            engine_parts_with(source, Reading::Following, Purpose::Display, profiles, policy)?;
         let engine = Engine::open(config, Source::directory(reader))?;
         let notes = Mutex::new(updates.clone());
         let options = RunOptions::new(move |note| {

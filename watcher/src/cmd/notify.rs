@@ -26,6 +26,9 @@ pub fn run(args: &NotifyArgs) -> Outcome {
         .into());
     }
     let config = NotifyConfig::load(&path)?;
+    for warning in &config.warnings {
+        eprintln!("hookline: warning: {warning}");
+    }
     if args.check {
         for rule in &config.rules {
             let on: Vec<&str> = rule.on.iter().map(|t| t.as_str()).collect();

@@ -26,6 +26,29 @@ pub fn run(args: PruneArgs) -> Outcome {
         report.quarantined,
         report.unconsumed
     );
+    // Who holds the directory back, the slowest first: a cursor no consumer uses any more
+    // would do so forever.
+    let mut held: Vec<(&String, &usize)> = report.held_back_by.iter().collect();
+    held.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    if !held.is_empty() {
+        let saved = cursor::saved(&dir)?;
+        for (name, count) in held {
+            let about = saved.iter().find(|s| &s.name == name).map(|s| {
+                let age = s
+                    .saved
+                    .and_then(|t| SystemTime::now().duration_since(t).ok())
+                    .map(|d| format!(", saved {} ago", hookline::units::format_age(d)))
+                    .unwrap_or_default();
+                let using = if s.in_use { ", open now" } else { "" };
+                format!("at seq {}{age}{using}", s.position.seq)
+            });
+            eprintln!(
+                "hookline: cursor {name} ({}) has not read {count} of them; if nothing reads it \
+                 any more: hookline cursors remove {name}",
+                about.unwrap_or_default()
+            );
+        }
+    }
     if report.unconsumed > 0 && !policy.without_cursors && cursor::all(&dir)?.is_empty() {
         eprintln!(
             "hookline: no cursor is registered, so nothing counts as consumed; \

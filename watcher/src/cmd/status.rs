@@ -10,14 +10,15 @@ use hookline::term::escape;
 use hookline::engine::Purpose;
 
 use super::{
-    Outcome, Reading, ask_daemon, engine_parts_with, policy, profiles, replay_with, unhooked,
+    Outcome, Reading, ask_daemon, engine_parts_with, profiles, replay_with, shown_policy, unhooked,
 };
 use crate::cli::StatusArgs;
 
 pub fn run(args: StatusArgs) -> Outcome {
     let profiles = profiles()?;
-    // Checked whether or not a daemon answers, as `decide` checks it.
-    let policy = policy(&args.policy, &profiles)?;
+    // Checked whether or not a daemon answers, as `decide` checks it; only shown, so a bad
+    // one is a warning.
+    let policy = shown_policy(&args.policy, &profiles);
     let live = ask_daemon(&args.source, &args.policy, |daemon| {
         let generation = daemon.info().generation;
         daemon.sessions().map(|views| (generation, views))

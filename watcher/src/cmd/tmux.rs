@@ -10,7 +10,7 @@ use hookline::pane::marks;
 
 use hookline::engine::History;
 
-use super::{Live, Outcome, Update, catch_signals, replay, report, stopping};
+use super::{Live, Outcome, Update, catch_signals, replay, report, stopping, with_fix};
 use crate::cli::TmuxArgs;
 
 /// How often `--follow` marks again without an event: new panes, states gone stale.
@@ -21,16 +21,28 @@ pub fn run(args: &TmuxArgs) -> Outcome {
     if !args.follow {
         let engine = replay(&args.source, &args.policy, History::Last(hookline::state::HISTORY))?;
         let snapshots = engine.snapshots();
-        let (_, summary) = marks::mark(&server, &snapshots)?;
+        let (_, summary) = marks::mark(&server, &snapshots).map_err(with_fix)?;
         println!("{summary}");
         return Ok(ExitCode::SUCCESS);
     }
     catch_signals();
+    let followed = follow(args, &server);
+    // Marks nobody keeps current any more would go on showing the last states: take them
+    // away, and leave the summary saying so. (A hard kill cannot: see docs/tmux.md.)
+    match marks::clear(&server, marks::STOPPED) {
+        Ok(()) => println!("{}", marks::STOPPED),
+        Err(e) => eprintln!("hookline: warning: the marks could not be removed: {e}"),
+    }
+    followed
+}
+
+/// Marks on every event (and every [`REFRESH`]) until a signal or an error.
+fn follow(args: &TmuxArgs, server: &Server) -> Outcome {
     let (tx, updates) = std::sync::mpsc::channel();
     let live = Live::start(&args.source, &args.policy, tx, |update| update)?;
     let mut last = None;
     while !stopping() {
-        let (_, summary) = marks::mark(&server, &live.snapshots())?;
+        let (_, summary) = marks::mark(server, &live.snapshots()).map_err(with_fix)?;
         let line = summary.to_string();
         if last.as_ref() != Some(&line) {
             println!("{line}");

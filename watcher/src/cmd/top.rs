@@ -1,6 +1,6 @@
 //! `hookline top`: every session, those that need a person first, updated on each event.
 //! On a terminal, a ratatui dashboard (feature `tui`, on by default): arrows select, Enter
-//! opens the session's explanation, q quits. Elsewhere (or built without `tui`), the same
+//! opens the session's explanation, q, Esc or Ctrl-C quits. Elsewhere (or built without `tui`), the same
 //! table printed once.
 
 use std::io::IsTerminal;
@@ -140,7 +140,7 @@ mod tui {
     use std::sync::mpsc::{self, RecvTimeoutError};
     use std::time::Duration;
 
-    use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+    use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
     use ratatui::layout::{Constraint, Layout};
     use ratatui::style::{Color, Modifier, Style};
     use ratatui::text::Line;
@@ -154,6 +154,7 @@ mod tui {
     enum Wake {
         Live(Update),
         Key(KeyCode),
+        /// Ctrl-C, or the keyboard is gone: quit.
         KeysGone,
     }
 
@@ -173,6 +174,15 @@ mod tui {
         std::thread::spawn(move || {
             loop {
                 match event::read() {
+                    // Raw mode turns Ctrl-C into a key: it quits, as it would without.
+                    Ok(Event::Key(key))
+                        if key.kind == KeyEventKind::Press
+                            && key.code == KeyCode::Char('c')
+                            && key.modifiers.contains(KeyModifiers::CONTROL) =>
+                    {
+                        let _ = tx.send(Wake::KeysGone);
+                        return;
+                    }
                     Ok(Event::Key(key)) if key.kind == KeyEventKind::Press => {
                         if tx.send(Wake::Key(key.code)).is_err() {
                             return;

@@ -24,7 +24,8 @@ pub fn run(args: WatchArgs) -> Outcome {
         return from_nats(url, &args);
     }
     let start = match (&args.cursor, args.from_start) {
-        (Some(name), _) => Start::Cursor(name.clone()),
+        (Some(name), true) => Start::Cursor(name.clone()),
+        (Some(name), false) => Start::CursorFromNow(name.clone()),
         (None, true) => Start::Beginning,
         (None, false) => Start::Now,
     };
@@ -33,7 +34,14 @@ pub fn run(args: WatchArgs) -> Outcome {
         ..RetentionPolicy::default()
     };
     let reading = if args.no_follow { Reading::Once } else { Reading::Following };
-    let config = reader_config(&args.source, reading, start, profiles()?)?;
+    let mut config = reader_config(&args.source, reading, start, profiles()?)?;
+    // A directory that is not there yet holds nothing from before this command: whatever
+    // appears in it is new, even to a new cursor.
+    if let Start::CursorFromNow(name) = &config.start
+        && !config.events_dir.is_dir()
+    {
+        config.start = Start::Cursor(name.clone());
+    }
     // Only a consumer with a cursor is registered for retention, so only it prunes.
     let prune = args.cursor.is_some().then(|| Prune {
         events_dir: config.events_dir.clone(),

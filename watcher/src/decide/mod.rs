@@ -99,7 +99,7 @@ pub use evidence::{
 };
 pub use journal::{DeliveryNote, DeliveryStep, Journal, Record};
 pub use lease::{Lease, LeaseId, LeaseProblem, Released, Spent};
-pub use policy::{ClassifierPolicy, Policy, PolicyError};
+pub use policy::{ClassifierPolicy, Policy};
 pub use verdict::{
     Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, PendingWake,
     Question, QuotaNotice, Ruling, Signal, Verdict, WakeSource,

@@ -12,13 +12,13 @@
 //! checked when parsing; a CLI name, and whether a profile has a hole for the state at all, by
 //! [`Policy::check_profiles`] against the profiles in force.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::canonical::FailureKind;
+use crate::config::{ConfigError, ConfigKind, Toml};
 use crate::profile::Profiles;
 use crate::state::{StaleWindows, StateKind};
 use crate::units::{format_duration, parse_duration};
@@ -297,82 +297,46 @@ pub const STALE_KEYS: &[KeyDoc] = &[
     },
 ];
 
-/// A policy file that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyError {
-    /// The file (or `<text>`).
-    pub file: String,
-    /// The key at fault, when one is.
-    pub key: Option<String>,
-    /// What is wrong, and how to fix it when that is not obvious.
-    pub message: String,
-}
-
-impl fmt::Display for PolicyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.key {
-            Some(key) => write!(f, "policy {}: {key}: {}", self.file, self.message),
-            None => write!(f, "policy {}: {}", self.file, self.message),
-        }
-    }
-}
-
-impl std::error::Error for PolicyError {}
-
 impl Policy {
     /// Reads a policy file strictly.
-    pub fn load(path: &Path) -> Result<Policy, PolicyError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PolicyError {
-            file: path.display().to_string(),
-            key: None,
-            message: format!("cannot read: {e}"),
-        })?;
+    pub fn load(path: &Path) -> Result<Policy, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Toml::unreadable(ConfigKind::Policy, path, &e))?;
         Policy::parse(&text, &path.display().to_string())
     }
 
     /// Parses policy text strictly; `label` names it in errors.
-    pub fn parse(text: &str, label: &str) -> Result<Policy, PolicyError> {
-        let error = |key: Option<&str>, message: String| PolicyError {
-            file: label.to_owned(),
-            key: key.map(str::to_owned),
-            message,
-        };
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e: toml::de::Error| error(None, e.message().into()))?;
-        match table.get("version") {
-            None => {}
-            Some(toml::Value::Integer(v)) if *v == i64::from(POLICY_VERSION) => {}
-            Some(v) => {
-                return Err(error(
-                    Some("version"),
-                    format!(
-                        "policy version {v} is not supported (this build reads {POLICY_VERSION})"
-                    ),
-                ));
-            }
+    pub fn parse(text: &str, label: &str) -> Result<Policy, ConfigError> {
+        let file = Toml::new(ConfigKind::Policy, label, text);
+        let root = file.parse()?;
+        if let Some(v) = file.version(&root)
+            && v.get_ref().as_integer().and_then(|i| i.as_str().parse::<i64>().ok())
+                != Some(i64::from(POLICY_VERSION))
+        {
+            let message = format!(
+                "policy version {} is not supported (this build reads {POLICY_VERSION})",
+                file.written(v)
+            );
+            return Err(file.error(Some("version"), message));
         }
-        let mut unknown = Vec::new();
-        let wire: wire::PolicyFile =
-            serde_ignored::deserialize(toml::Value::Table(table), |path| {
-                unknown.push(path.to_string())
-            })
-            .map_err(|e: toml::de::Error| error(None, e.message().into()))?;
+        let (wire, unknown): (wire::PolicyFile, _) = file.read(root)?;
         if let Some(key) = unknown.first() {
-            let hint = KEYS
-                .iter()
-                .find(|k| near(k.path, key))
-                .map(|k| format!(" (did you mean {}?)", k.path))
-                .unwrap_or_default();
-            return Err(error(Some(key), format!("unknown key{hint}")));
+            let known: Vec<&str> = KEYS.iter().map(|k| k.path).chain(["version"]).collect();
+            let mut tables: Vec<&str> =
+                KEYS.iter().filter_map(|k| k.path.split_once('.')).map(|(t, _)| t).collect();
+            tables.dedup();
+            tables.push("stale");
+            let hint = crate::config::suggest(key, &known, &tables, &[]);
+            return Err(file.error(Some(key), format!("unknown key{hint}")));
         }
         let mut policy = Policy::default();
-        wire.apply(&mut policy).map_err(|(key, message)| error(Some(key), message))?;
+        wire.apply(&mut policy).map_err(|(key, message)| file.error(Some(key), message))?;
         if let Some(table) = &wire.stale {
-            policy.stale = stale_windows(table).map_err(|(key, m)| error(Some(&key), m))?;
+            policy.stale = stale_windows(table).map_err(|(key, m)| file.error(Some(&key), m))?;
         }
         for kind in &policy.pause_on {
             if policy.backoff_on.contains(kind) {
-                return Err(error(
+                return Err(file.error(
                     Some("env-fault.backoff-on"),
                     format!("{} is also in env-fault.pause-on: list a class once", kind.as_str()),
                 ));
@@ -384,13 +348,13 @@ impl Policy {
     /// Checks the `[stale]` windows against the profiles in force: every CLI must have a
     /// profile, and every state a hole in some profile (in that CLI's, for a per-CLI window),
     /// since a window for a state no CLI can leave silently would change nothing. `label`
-    /// names the policy in errors. [`Decider::new`](super::Decider::new) does not check.
-    pub fn check_profiles(&self, profiles: &Profiles, label: &str) -> Result<(), PolicyError> {
-        let error = |key: String, message: String| PolicyError {
-            file: label.to_owned(),
-            key: Some(key),
-            message,
-        };
+    /// names the policy in errors (when it is the path of the file the policy was read from,
+    /// they carry the key's line and column). [`Decider::new`](super::Decider::new) does not
+    /// check.
+    pub fn check_profiles(&self, profiles: &Profiles, label: &str) -> Result<(), ConfigError> {
+        let text = std::fs::read_to_string(label).unwrap_or_default();
+        let file = Toml::new(ConfigKind::Policy, label, &text);
+        let error = |key: String, message: String| file.error(Some(&key), message);
         let why = "a state the CLI always leaves with an event never goes stale";
         for &state in self.stale.by_state.keys() {
             if !profiles.iter().any(|p| p.holes_in(state).next().is_some()) {
@@ -677,14 +641,6 @@ fn shipped_windows() -> String {
     format!("Shipped profiles: {}.", states.join("; "))
 }
 
-/// Whether `typed` looks like a misspelling of `key` (same table, or the same key name).
-fn near(key: &str, typed: &str) -> bool {
-    let name = |p: &str| p.rsplit('.').next().unwrap_or(p).replace('_', "-");
-    name(key) == name(typed)
-        || (typed.split('.').next() == key.split('.').next()
-            && edit_distance(&name(key), &name(typed)) <= 2)
-}
-
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
@@ -943,9 +899,14 @@ the_policy_docs_match_the_defaults. Do not edit: run \
 
 `hookline decide` and `hookline serve` read their thresholds from one TOML file given with
 `--policy FILE` (else `$XDG_CONFIG_HOME/hookline/policy.toml` or
-`~/.config/hookline/policy.toml` when it exists). `hookline status` and `hookline explain`
-read the same file, the same way, for its `[stale]` windows. Every key is optional; unknown
-keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to its default.
+`~/.config/hookline/policy.toml` when it exists). `hookline status`, `explain`, `top` and
+`tmux` read the same file, the same way, for its `[stale]` windows. Every key is optional;
+unknown keys are errors, which name the file, line, column and key and suggest the key or
+table meant (`policy policy.toml:2:1: nudge.min-idel: unknown key (did you mean
+nudge.min-idle?)`). A file that cannot be used stops `decide`, `serve`, `daemon` and
+`notify` (exit 2); `status`, `explain`, `top` and `tmux` only display, so they say it as a
+warning and show the states under the defaults.
+[`policy.example.toml`](policy.example.toml) sets every key to its default.
 
 ";
 
@@ -1013,7 +974,20 @@ keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to 
         let e = Policy::parse("[nudges]\nmin-idle = \"1m\"\n", "p.toml").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("nudges"));
         let e = Policy::parse("[nudge]\nmin_idle = \"1m\"\n", "p.toml").unwrap_err();
-        assert!(e.to_string().contains("did you mean nudge.min-idle?"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "policy p.toml:2:1: nudge.min_idle: unknown key (keys are kebab-case: min-idle)"
+        );
+        // A misspelt table, and a key in the wrong table.
+        let e = Policy::parse("[classifer]\ncommand = [\"x\"]\n", "p.toml").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "policy p.toml:1:2: classifer: unknown key (did you mean [classifier]?)"
+        );
+        let e = Policy::parse("[escalate]\nmin-idle = \"1m\"\n", "p.toml").unwrap_err();
+        assert!(e.to_string().ends_with("(did you mean nudge.min-idle?)"), "{e}");
+        let e = Policy::parse("[nudge]\nmin-idel = \"1m\"\n", "p.toml").unwrap_err();
+        assert!(e.to_string().ends_with("(did you mean nudge.min-idle?)"), "{e}");
     }
 
     #[test]
@@ -1085,7 +1059,8 @@ keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to 
             let e = parse(text);
             assert_eq!(e.key.as_deref(), Some(key), "{text}: {e}");
             assert!(e.to_string().contains(message), "{text}: {e}");
-            assert!(e.to_string().starts_with(&format!("policy p.toml: {key}: ")), "{e}");
+            assert!(e.to_string().starts_with("policy p.toml"), "{e}");
+            assert!(e.to_string().contains(&format!(": {key}: ")), "{e}");
         }
     }
 
@@ -1119,7 +1094,11 @@ keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to 
         let cases = [
             ("command = []", "classifier.command", "is empty"),
             ("command = [\" \"]", "classifier.command", "\" \""),
-            ("command = \"claude -p\"", "", "expected a sequence"),
+            (
+                "command = \"claude -p\"",
+                "classifier.command",
+                "must be a list, not a string: command = [\"claude\", \"-p\"]",
+            ),
             ("timeout = \"soon\"", "classifier.timeout", "soon"),
             ("timeout = \"0s\"", "classifier.timeout", "\"0s\" is no time at all"),
             ("max-per-session = 0", "classifier.max-per-session", "is 0"),

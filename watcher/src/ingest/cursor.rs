@@ -290,9 +290,91 @@ pub fn all(events_dir: &Path) -> Result<Vec<(String, Position)>, Error> {
     Ok(cursors)
 }
 
+/// A saved cursor, as `hookline cursors` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Saved {
+    /// Its name.
+    pub name: String,
+    /// Its position in the events directory as it is now (see [`all`]).
+    pub position: Position,
+    /// When it was last saved (its file's modification time).
+    pub saved: Option<std::time::SystemTime>,
+    /// Whether a process has it open now (holds its lock).
+    pub in_use: bool,
+}
+
+/// Every cursor saved in an events directory with when it was last saved and whether a
+/// process has it open, by name.
+pub fn saved(events_dir: &Path) -> Result<Vec<Saved>, Error> {
+    all(events_dir)?
+        .into_iter()
+        .map(|(name, position)| {
+            let file = events_dir.join(CURSORS_DIR).join(format!("{name}.json"));
+            let saved = std::fs::metadata(&file).and_then(|m| m.modified()).ok();
+            let in_use = held(&lock_path(events_dir, &name))?.is_none();
+            Ok(Saved { name, position, saved, in_use })
+        })
+        .collect()
+}
+
+/// Takes a cursor's lock if nobody holds it: `Some(lock)` (held until dropped), `None` when
+/// another process holds it; no lock file is held by nobody.
+fn held(lock_path: &Path) -> Result<Option<Option<File>>, Error> {
+    match File::options().write(true).open(lock_path) {
+        Ok(lock) => Ok(lock.try_lock().is_ok().then_some(Some(lock))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Some(None)),
+        Err(e) => Err(Error::io("open", lock_path, e)),
+    }
+}
+
+/// Removes a saved cursor, so that it no longer holds back retention: its position file, then
+/// its lock file. Refused while a process has it open.
+pub fn remove(events_dir: &Path, name: &str) -> Result<(), Error> {
+    check_name(name)?;
+    let file = events_dir.join(CURSORS_DIR).join(format!("{name}.json"));
+    if !file.exists() {
+        let known = all(events_dir)?.into_iter().map(|(name, _)| name).collect();
+        return Err(Error::NoSuchCursor { name: name.to_owned(), known });
+    }
+    let lock_path = lock_path(events_dir, name);
+    let Some(_lock) = held(&lock_path)? else {
+        return Err(Error::CursorInUse { name: name.to_owned(), path: lock_path });
+    };
+    std::fs::remove_file(&file).map_err(|e| Error::io("remove", &file, e))?;
+    match std::fs::remove_file(&lock_path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io("remove", &lock_path, e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cursor_is_listed_with_its_use_and_removed_only_when_unused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut open = Cursor::open(tmp.path(), "busy").unwrap();
+        open.position.seq = 3;
+        open.save(&open.position).unwrap();
+        drop(Cursor::open(tmp.path(), "idle").map(|c| c.save(&Position::default())).unwrap());
+        let listed = saved(tmp.path()).unwrap();
+        let names: Vec<(&str, u64, bool)> =
+            listed.iter().map(|s| (s.name.as_str(), s.position.seq, s.in_use)).collect();
+        assert_eq!(names, [("busy", 3, true), ("idle", 0, false)]);
+        assert!(listed.iter().all(|s| s.saved.is_some()));
+        let err = remove(tmp.path(), "busy").unwrap_err();
+        assert!(matches!(err, Error::CursorInUse { .. }), "{err}");
+        remove(tmp.path(), "idle").unwrap();
+        assert_eq!(all(tmp.path()).unwrap().len(), 1);
+        assert!(!tmp.path().join(CURSORS_DIR).join("idle.lock").exists());
+        let err = remove(tmp.path(), "idle").unwrap_err();
+        assert_eq!(err.to_string(), "no cursor named \"idle\" (cursors: busy)");
+        drop(open);
+        remove(tmp.path(), "busy").unwrap();
+        assert!(saved(tmp.path()).unwrap().is_empty());
+    }
 
     #[test]
     fn a_position_covers_what_was_delivered_and_nothing_after() {

@@ -43,6 +43,9 @@ use crate::profile::Profiles;
 pub enum Start {
     /// From a named, durable cursor (from the beginning the first time).
     Cursor(String),
+    /// From a named, durable cursor; the first time, from events that arrive after the reader
+    /// opens (everything already present counts as read, and the cursor is saved there).
+    CursorFromNow(String),
     /// From the oldest event present; nothing is saved.
     Beginning,
     /// From events that arrive after the reader opens; nothing is saved.
@@ -198,7 +201,9 @@ impl Reader {
     /// Opens a reader. With [`Start::Now`], everything already present counts as read.
     pub fn open(mut config: ReaderConfig) -> Result<Reader, Error> {
         let cursor = match &config.start {
-            Start::Cursor(name) => Cursor::open(&config.events_dir, name)?,
+            Start::Cursor(name) | Start::CursorFromNow(name) => {
+                Cursor::open(&config.events_dir, name)?
+            }
             Start::Beginning | Start::Now => Cursor::anonymous(),
         };
         let (position, echoes) = match (&config.start, config.resume.take()) {
@@ -232,6 +237,9 @@ impl Reader {
             reader.notices.push(Notice::DirRecreated(reader.config.events_dir.clone()));
         }
         if reader.cursor.is_new && reader.cursor.name().is_some() {
+            if matches!(reader.config.start, Start::CursorFromNow(_)) {
+                reader.skip_present()?;
+            }
             // Registered at once, so that retention keeps what this consumer has not read.
             reader.commit()?;
         }

@@ -52,6 +52,9 @@ pub struct PruneReport {
     pub quarantined: usize,
     /// Event files old enough to go but kept because a cursor has not consumed them.
     pub unconsumed: usize,
+    /// Of those, how many each cursor has not consumed, by cursor: the ones holding the
+    /// directory back.
+    pub held_back_by: std::collections::BTreeMap<String, usize>,
     /// Buckets removed once empty.
     pub buckets: usize,
 }
@@ -94,6 +97,11 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
         }
         if !consumed(&file.name) {
             report.unconsumed += 1;
+            for (name, position) in &cursors {
+                if !position.covers_name(&file.name) {
+                    *report.held_back_by.entry(name.clone()).or_default() += 1;
+                }
+            }
             continue;
         }
         checkpoints.retain(|(checkpoint, covers)| {
@@ -166,6 +174,10 @@ mod tests {
         let later = now + Duration::from_secs(8 * 86400);
         let report = prune(tmp.path(), &policy, later).unwrap();
         assert_eq!((report.events, report.unconsumed), (5, 4));
+        // b holds back the four (seq 6 to 9; the newest, 10, is always kept), a one (seq 9).
+        let held: Vec<(&str, usize)> =
+            report.held_back_by.iter().map(|(n, c)| (n.as_str(), *c)).collect();
+        assert_eq!(held, [("a", 1), ("b", 4)]);
         assert_eq!(count(tmp.path()), 5);
     }
 

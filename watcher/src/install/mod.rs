@@ -116,17 +116,23 @@ impl<'a> Installable<'a> {
 
     /// The events to register, for the version detected.
     pub fn events(&self, detected: &Detected) -> Vec<&'a str> {
-        self.spec
-            .events_for(detected.version(), &self.profile.min_version)
-            .into_iter()
-            .map(|e| e.native.as_str())
-            .collect()
+        self.chosen(detected).into_iter().map(|e| e.native.as_str()).collect()
+    }
+
+    /// The events for the version detected: that version's; with the CLI not on `PATH`, the
+    /// newest version's (it is most likely about to be installed, and the events missing from
+    /// the conservative set, such as Claude Code's task events, feed decisions); with a
+    /// version that cannot be read, the conservative set every supported version knows.
+    fn chosen(&self, detected: &Detected) -> Vec<&'a crate::profile::InstallEvent> {
+        match detected {
+            Detected::NotFound { .. } => self.spec.newest_events(),
+            _ => self.spec.events_for(detected.version(), &self.profile.min_version),
+        }
     }
 
     /// The entries to register, running `relay`.
     pub fn wanted(&self, relay: &str, detected: &Detected) -> Vec<Wanted> {
-        self.spec
-            .events_for(detected.version(), &self.profile.min_version)
+        self.chosen(detected)
             .into_iter()
             .map(|e| {
                 let event = self.spec.event_arg.then_some(e.native.as_str());
@@ -151,9 +157,14 @@ impl<'a> Installable<'a> {
         let name = &self.profile.display_name;
         match self.spec.events.iter().find(|e| e.native == event) {
             None => format!("not an event hookline registers for {name}"),
-            Some(e) => match detected.version() {
-                Some(v) => format!("{name} {v} does not know it"),
-                None => {
+            Some(e) => match (detected.version(), detected) {
+                (Some(v), _) => format!("{name} {v} does not know it"),
+                (None, Detected::NotFound { .. }) => {
+                    let until =
+                        e.until.as_ref().map(|u| format!(" (gone in {u})")).unwrap_or_default();
+                    format!("the newest {name} does not know it{until}")
+                }
+                (None, _) => {
                     let since =
                         e.since.as_ref().map(|s| format!(" (needs {s})")).unwrap_or_default();
                     format!("not known to every supported version{since}")
@@ -184,7 +195,15 @@ impl<'a> Installable<'a> {
         };
         match detected {
             Detected::Version { .. } => format!("{name} {detected}: {n} {events}"),
-            _ => format!(
+            Detected::NotFound { .. } if purpose == Purpose::Install => format!(
+                "{detected}: {verb} the {n} {events} the newest {name} knows (run `hookline \
+                 install {}` again once it is on PATH, for an older version's)",
+                self.profile.name
+            ),
+            Detected::NotFound { .. } => {
+                format!("{detected}: {verb} the {n} {events} the newest {name} knows")
+            }
+            Detected::Unreadable { .. } => format!(
                 "{detected}: {verb} the {n} {events} every {name} since {} knows",
                 self.profile.min_version
             ),

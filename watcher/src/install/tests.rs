@@ -85,18 +85,26 @@ fn the_claude_profile_gives_entries_and_reasons() {
     );
     assert_eq!(cli.why_not("StopFailure", &old), "Claude Code 2.1.50 does not know it");
     assert!(cli.why_not("WorktreeCreate", &old).starts_with("never registered: "));
+    // Not on PATH: the newest version's events, the task events among them.
     let none = Detected::NotFound { binary: "claude".into() };
+    let events = cli.events(&none);
+    assert_eq!(events.len(), 17, "{events:?}");
+    assert!(events.contains(&"TaskCreated") && events.contains(&"TaskCompleted"), "{events:?}");
     assert_eq!(
-        cli.why_not("StopFailure", &none),
-        "not known to every supported version (needs 2.1.78)"
-    );
-    assert!(
-        cli.version_line(&none, Purpose::Install)
-            .starts_with("claude is not on PATH: registering the 12 events")
+        cli.version_line(&none, Purpose::Install),
+        "claude is not on PATH: registering the 17 events the newest Claude Code knows (run \
+         `hookline install claude` again once it is on PATH, for an older version's)"
     );
     assert!(
         cli.version_line(&none, Purpose::Check)
-            .starts_with("claude is not on PATH: checking for the 12 events")
+            .starts_with("claude is not on PATH: checking for the 17 events")
+    );
+    // A version that cannot be read: the conservative set.
+    let mute = Detected::Unreadable { command: "claude --version".into(), why: "x".into() };
+    assert_eq!(cli.events(&mute).len(), 12);
+    assert_eq!(
+        cli.why_not("StopFailure", &mute),
+        "not known to every supported version (needs 2.1.78)"
     );
     assert!(matches!(Installable::find(&profiles, "legacy"), Err(Error::NotInstallable { .. })));
     assert!(matches!(Installable::find(&profiles, "nope"), Err(Error::UnknownCli { .. })));
@@ -141,7 +149,7 @@ fn two_installs_racing_leave_exactly_one_entry_per_event() {
         t.join().unwrap();
     }
     let counts = entries_per_event(&path);
-    assert_eq!(counts.len(), 12);
+    assert_eq!(counts.len(), 17);
     assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
 }
 
@@ -256,7 +264,7 @@ fn install_then_uninstall_on_disk_restores_the_file_and_keeps_a_backup() {
     let installed = fs::read_to_string(&path).unwrap();
     let report =
         apply(&path, Dialect::Claude, Operation::Uninstall { scaffolding: None }, false).unwrap();
-    assert_eq!(report.lines.len(), 12);
+    assert_eq!(report.lines.len(), 17);
     assert_eq!(fs::read_to_string(&path).unwrap(), original);
     assert_eq!(fs::read_to_string(file::backup_path(&path)).unwrap(), installed);
     let again =

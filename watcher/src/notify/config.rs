@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::decide::policy::edit_distance;
-use crate::error::NotifyConfigError;
+use crate::config::{ConfigError, ConfigKind, Toml};
 use crate::state::State;
 use crate::units::parse_duration;
 use crate::vocab::{Trigger, WaitReason};
@@ -33,6 +32,8 @@ pub struct NotifyConfig {
     pub late_after: Duration,
     /// `max-running`: commands running at once; a firing beyond it is journaled, not run.
     pub max_running: usize,
+    /// What is worth saying about a file that is usable: no rules, no `version`.
+    pub warnings: Vec<ConfigError>,
 }
 
 /// The defaults a rule inherits.
@@ -209,73 +210,52 @@ pub const KEYS: &[KeyDoc] = &[
 
 impl NotifyConfig {
     /// Reads a notifications file strictly.
-    pub fn load(path: &Path) -> Result<NotifyConfig, NotifyConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| NotifyConfigError {
-            file: path.display().to_string(),
-            key: None,
-            message: format!("cannot read: {e}"),
-        })?;
+    pub fn load(path: &Path) -> Result<NotifyConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Toml::unreadable(ConfigKind::Notifications, path, &e))?;
         NotifyConfig::parse(&text, &path.display().to_string())
     }
 
-    /// Parses notifications text strictly; `label` names it in errors.
-    pub fn parse(text: &str, label: &str) -> Result<NotifyConfig, NotifyConfigError> {
-        let error = |key: Option<String>, message: String| NotifyConfigError {
-            file: label.to_owned(),
-            key,
-            message,
-        };
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e: toml::de::Error| error(None, e.message().into()))?;
-        match table.get("version") {
-            None => {}
-            Some(toml::Value::Integer(v)) if *v == i64::from(NOTIFY_VERSION) => {}
-            Some(v) => {
-                let message = format!(
-                    "notifications version {v} is not supported (this build reads {NOTIFY_VERSION})"
-                );
-                return Err(error(Some("version".into()), message));
-            }
+    /// Parses notifications text strictly; `label` names it in errors. A usable file without
+    /// rules or without `version` gets [`NotifyConfig::warnings`].
+    pub fn parse(text: &str, label: &str) -> Result<NotifyConfig, ConfigError> {
+        let file = Toml::new(ConfigKind::Notifications, label, text);
+        let root = file.parse()?;
+        let version = file.version(&root);
+        if let Some(v) = version
+            && v.get_ref().as_integer().and_then(|i| i.as_str().parse::<i64>().ok())
+                != Some(i64::from(NOTIFY_VERSION))
+        {
+            let message = format!(
+                "notifications version {} is not supported (this build reads {NOTIFY_VERSION})",
+                file.written(v)
+            );
+            return Err(file.error(Some("version"), message));
         }
-        let mut unknown = Vec::new();
-        let file: wire::File = serde_ignored::deserialize(toml::Value::Table(table), |path| {
-            unknown.push(key_path(&path.to_string()))
-        })
-        .map_err(|e: toml::de::Error| error(None, e.message().into()))?;
+        let had_version = version.is_some();
+        let (wire, unknown): (wire::File, _) = file.read(root)?;
         if let Some(key) = unknown.into_iter().next() {
-            let name = key.rsplit('.').next().unwrap_or(&key).to_owned();
-            let keys: Vec<&str> = KEYS
-                .iter()
-                .filter(|k| k.path.contains('.') == key.contains('.'))
-                .map(|k| k.path.rsplit('.').next().unwrap_or(k.path))
-                .collect();
-            let kebab = keys.iter().find(|k| k.replace('-', "_") == name.replace('-', "_"));
-            let near = keys.iter().find(|k| edit_distance(k, &name) <= 2);
-            let hint = match (kebab, near) {
-                (Some(k), _) => format!(" (keys are kebab-case: {k})"),
-                (None, Some(k)) => format!(" (did you mean {k}?)"),
-                (None, None) => format!(" (keys here: {})", keys.join(", ")),
-            };
-            return Err(error(Some(key), format!("unknown key{hint}")));
+            let known: Vec<&str> = KEYS.iter().map(|k| k.path).collect();
+            let hint = crate::config::suggest(&key, &known, &[], &["notify"]);
+            return Err(file.error(Some(&key), format!("unknown key{hint}")));
         }
-        file.into_config().map_err(|(key, message)| error(Some(key), message))
-    }
-}
-
-/// serde_ignored writes `notify.0.runn`; the error says `notify[0].runn`.
-fn key_path(path: &str) -> String {
-    let mut out = String::new();
-    for part in path.split('.') {
-        if part.chars().all(|c| c.is_ascii_digit()) && !out.is_empty() {
-            out.push_str(&format!("[{part}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(part);
+        let mut config =
+            wire.into_config().map_err(|(key, message)| file.error(Some(&key), message))?;
+        if config.rules.is_empty() {
+            config.warnings.push(file.error(
+                None,
+                "no [[notify]] rules: nothing will ever run (each rule is a [[notify]] table, \
+                 see docs/notify.md)",
+            ));
         }
+        if !had_version {
+            config.warnings.push(file.error(
+                None,
+                format!("no version key: add `version = {NOTIFY_VERSION}` at the top"),
+            ));
+        }
+        Ok(config)
     }
-    out
 }
 
 /// The file as written.
@@ -375,6 +355,7 @@ mod wire {
                 rules,
                 late_after: defaults.late_after,
                 max_running: defaults.max_running,
+                warnings: Vec::new(),
             })
         }
     }
@@ -496,15 +477,15 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             e,
-            "notifications n.toml: notify[0].unknown_after: unknown key (keys are kebab-case: unknown-after)"
+            "notifications n.toml:4:1: notify[0].unknown_after: unknown key (keys are kebab-case: unknown-after)"
         );
         let e = parse("debounse = \"1s\"\n").unwrap_err();
-        assert_eq!(e, "notifications n.toml: debounse: unknown key (did you mean debounce?)");
+        assert_eq!(e, "notifications n.toml:1:1: debounse: unknown key (did you mean debounce?)");
         let e = parse("[[notify]]\non = [\"idle\"]\nrun = [\"true\"]\nwhen = 1\n").unwrap_err();
         let keys = "name, on, cli, tag, cwd, run, shell, timeout, debounce, unknown-after";
         assert_eq!(
             e,
-            format!("notifications n.toml: notify[0].when: unknown key (keys here: {keys})")
+            format!("notifications n.toml:4:1: notify[0].when: unknown key (keys here: {keys})")
         );
     }
 
@@ -536,7 +517,8 @@ mod tests {
             ("version = 2\n", "version: notifications version 2 is not supported"),
         ] {
             let e = parse(text).unwrap_err();
-            assert!(e.starts_with(&format!("notifications n.toml: {expected}")), "{text}: {e}");
+            assert!(e.starts_with("notifications n.toml:"), "{text}: {e}");
+            assert!(e.contains(&format!(": {expected}")), "{text}: {e}");
         }
     }
 

@@ -34,7 +34,7 @@ pub use self::config::{
 };
 pub use self::run::{NotifyJournal, NotifyRecord, Outcome, Report, Runner};
 use crate::canonical::{Event, Kind};
-pub use crate::error::NotifyConfigError;
+pub use crate::error::ConfigError;
 use crate::state::{Snapshot, State, StateKind};
 pub use crate::vocab::Trigger;
 

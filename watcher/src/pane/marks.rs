@@ -51,10 +51,35 @@ impl fmt::Display for Summary {
     }
 }
 
-/// Every pane of the server with the pid of its program.
+/// The summary a stopped `hookline tmux --follow` leaves, so that the status line says the
+/// marks are no longer kept (rather than keep the last count, frozen).
+pub const STOPPED: &str = "hookline tmux stopped";
+
+/// Removes the marks of every pane of `server` and sets the summary to `summary` (e.g.
+/// [`STOPPED`]), in one tmux command. A server that is gone has no marks left: not an error.
+pub fn clear(server: &Server, summary: &str) -> Result<(), Error> {
+    let panes = match panes(server) {
+        Ok(panes) => panes,
+        Err(Error::NoTmuxServer { .. }) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let mut args: Vec<&str> = vec!["set-option", "-g", SUMMARY_OPTION, summary];
+    for (pane, _) in &panes {
+        for option in [STATE_OPTION, DETAIL_OPTION] {
+            args.extend([";", "set-option", "-p", "-u", "-t", pane, option]);
+        }
+    }
+    let all = Pane { server: server.clone(), target: "(every pane)".into() };
+    all.run("unmark", &args, None).map(drop)
+}
+
+/// Every pane of the server with the pid of its program; [`Error::NoTmuxServer`] when no
+/// server runs.
 pub fn panes(server: &Server) -> Result<Vec<(String, u32)>, Error> {
     let all = Pane { server: server.clone(), target: "(every pane)".into() };
-    let out = all.run("list", &["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"], None)?;
+    let out = all
+        .run("list", &["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"], None)
+        .map_err(no_server)?;
     Ok(String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|line| {
@@ -62,6 +87,22 @@ pub fn panes(server: &Server) -> Result<Vec<(String, u32)>, Error> {
             Some((id.to_owned(), pid.trim().parse().ok()?))
         })
         .collect())
+}
+
+/// A failure to reach the server, as [`Error::NoTmuxServer`]: tmux says `no server running on
+/// SOCKET` when the socket is there and nobody listens, `error connecting to SOCKET (...)` when
+/// it is not there.
+fn no_server(error: Error) -> Error {
+    if let Error::Tmux { reason, .. } = &error {
+        let socket = reason
+            .strip_prefix("no server running on ")
+            .map(str::trim)
+            .or_else(|| reason.strip_prefix("error connecting to ")?.split(" (").next());
+        if let Some(socket) = socket {
+            return Error::NoTmuxServer { socket: socket.to_owned() };
+        }
+    }
+    error
 }
 
 /// Which session each pane holds: the most recently active one whose host pid is in the

@@ -22,6 +22,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::canonical::FieldType;
+use crate::config::Toml;
+pub use crate::config::{ConfigError, ConfigKind};
 use crate::units::{Version, parse_duration};
 use crate::vocab::{Dialect, KindName, StateKind, TodoStatus, TranscriptFormat, words};
 
@@ -303,6 +305,11 @@ impl InstallSpec {
             .collect()
     }
 
+    /// The events the newest version knows: every one no version dropped (no `until`).
+    pub fn newest_events(&self) -> Vec<&InstallEvent> {
+        self.events.iter().filter(|e| e.until.is_none()).collect()
+    }
+
     /// The path template of a scope.
     pub fn scope(&self, name: &str) -> Option<&str> {
         self.scopes.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
@@ -374,7 +381,7 @@ fn transcript_spec(
     src: &Source<'_>,
     w: &wire::Transcript,
     base: Option<&TranscriptSpec>,
-) -> Result<TranscriptSpec, ProfileError> {
+) -> Result<TranscriptSpec, ConfigError> {
     let format = match (&w.format, base) {
         (None, Some(base)) => base.format,
         (given, _) => {
@@ -427,7 +434,7 @@ fn deliver_spec(
     src: &Source<'_>,
     w: &wire::Deliver,
     base: &DeliverSpec,
-) -> Result<DeliverSpec, ProfileError> {
+) -> Result<DeliverSpec, ConfigError> {
     let enter_delay = match &w.enter_delay {
         Some(text) => {
             parse_duration(text).map_err(|e| src.error(Some("deliver.enter-delay"), e))?
@@ -445,34 +452,6 @@ fn deliver_spec(
     Ok(DeliverSpec { enter_delay, prompt_field, bracketed_paste, programs })
 }
 
-/// A problem in a profile file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProfileError {
-    /// The file (`embedded:claude.toml` for shipped profiles).
-    pub file: String,
-    /// The key path, when known.
-    pub key: Option<String>,
-    /// The 1-based line, when known.
-    pub line: Option<usize>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for ProfileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        if let Some(key) = &self.key {
-            write!(f, ": {key}")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for ProfileError {}
-
 /// A profile source: its label (a path or `embedded:<name>.toml`) and its text.
 struct Source<'a> {
     label: String,
@@ -480,23 +459,18 @@ struct Source<'a> {
 }
 
 impl Source<'_> {
-    fn error(&self, key: Option<&str>, message: impl Into<String>) -> ProfileError {
-        ProfileError {
-            file: self.label.clone(),
-            key: key.map(str::to_owned),
-            line: key.and_then(|k| locate(self.text, k)),
-            message: message.into(),
-        }
+    fn toml(&self) -> Toml<'_> {
+        Toml::new(ConfigKind::Profile, self.label.clone(), self.text)
+    }
+
+    fn error(&self, key: Option<&str>, message: impl Into<String>) -> ConfigError {
+        self.toml().error(key, message)
     }
 
     /// Parses the TOML. `strict`: unknown keys are errors; otherwise they are returned as
     /// warnings.
-    fn parse(&self, strict: bool) -> Result<(wire::ProfileFile, Vec<String>), ProfileError> {
-        let mut unknown = Vec::new();
-        let de = toml::Deserializer::parse(self.text).map_err(|e| self.toml_error(&e))?;
-        let file: wire::ProfileFile =
-            serde_ignored::deserialize(de, |path| unknown.push(key_path(&path)))
-                .map_err(|e| self.toml_error(&e))?;
+    fn parse(&self, strict: bool) -> Result<(wire::ProfileFile, Vec<String>), ConfigError> {
+        let (file, unknown): (wire::ProfileFile, _) = self.toml().parse_and_read()?;
         if strict && let Some(key) = unknown.first() {
             return Err(self.error(Some(key), "unknown key"));
         }
@@ -514,74 +488,9 @@ impl Source<'_> {
         }
         Ok((file, warnings))
     }
-
-    /// A TOML error: its line from the span, and the key written on that line, when the line
-    /// is a `key = value` (a value of the wrong type).
-    fn toml_error(&self, e: &toml::de::Error) -> ProfileError {
-        let line = e
-            .span()
-            .map(|span| self.text[..span.start.min(self.text.len())].lines().count().max(1));
-        let key = line.and_then(|n| self.text.lines().nth(n - 1)).and_then(|l| {
-            let (key, _) = l.split_once('=')?;
-            let key = key.trim();
-            let bare = !key.is_empty()
-                && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-            bare.then(|| key.to_owned())
-        });
-        ProfileError { file: self.label.clone(), key, line, message: e.message().to_owned() }
-    }
 }
 
-/// An ignored key's path as a user writes it: serde_ignored shows an optional value as a `?`
-/// segment (`holes.?.0.stale-afte`), which is neither in the file nor findable in it.
-fn key_path(path: &serde_ignored::Path) -> String {
-    path.to_string().split('.').filter(|p| *p != "?").collect::<Vec<_>>().join(".")
-}
-
-/// The 1-based line of a key path such as `map.3.kind` or `install.events.0.native`: the
-/// N-th `[[table]]` header for array indexes, then the key below it.
-fn locate(text: &str, key: &str) -> Option<usize> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut start = 0;
-    let mut table = String::new();
-    let mut last_key = None;
-    let parts: Vec<&str> = key.split(['.', '[', ']']).filter(|p| !p.is_empty()).collect();
-    for (i, part) in parts.iter().enumerate() {
-        if let Ok(index) = part.parse::<usize>() {
-            let header = format!("[[{table}]]");
-            let found = lines
-                .iter()
-                .enumerate()
-                .skip(start)
-                .filter(|(_, l)| l.trim() == header)
-                .nth(index)?;
-            start = found.0;
-            last_key = None;
-            continue;
-        }
-        if !table.is_empty() {
-            table.push('.');
-        }
-        table.push_str(part);
-        if i + 1 == parts.len() || parts[i + 1].parse::<usize>().is_err() {
-            last_key = Some(*part);
-        }
-    }
-    let key = last_key?;
-    lines
-        .iter()
-        .enumerate()
-        .skip(start)
-        .find(|(_, l)| {
-            let l = l.trim_start();
-            l.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with('='))
-                || l.starts_with(&format!("[{table}]"))
-                || l.starts_with(&format!("[[{table}]]"))
-        })
-        .map(|(n, _)| n + 1)
-}
-
-fn paths(src: &Source<'_>, key: &str, list: &[String]) -> Result<Vec<FieldPath>, ProfileError> {
+fn paths(src: &Source<'_>, key: &str, list: &[String]) -> Result<Vec<FieldPath>, ConfigError> {
     list.iter().map(|p| FieldPath::parse(p).map_err(|e| src.error(Some(key), e))).collect()
 }
 
@@ -595,13 +504,13 @@ fn toml_to_json(value: &toml::Value) -> Option<Value> {
     })
 }
 
-fn version(src: &Source<'_>, key: &str, text: &str) -> Result<Version, ProfileError> {
+fn version(src: &Source<'_>, key: &str, text: &str) -> Result<Version, ConfigError> {
     text.parse().map_err(|e: String| src.error(Some(key), e))
 }
 
 impl Rule {
-    fn from_wire(src: &Source<'_>, index: usize, rule: &wire::Rule) -> Result<Rule, ProfileError> {
-        let key = |k: &str| format!("map.{index}.{k}");
+    fn from_wire(src: &Source<'_>, index: usize, rule: &wire::Rule) -> Result<Rule, ConfigError> {
+        let key = |k: &str| format!("map[{index}].{k}");
         if rule.native.is_empty() {
             return Err(src.error(Some(&key("native")), "a rule needs a native event name"));
         }
@@ -633,7 +542,7 @@ impl Rule {
                     };
                     Ok(Condition { path: FieldPath::parse(path).map_err(|e| src.error(Some(&k), e))?, test })
                 })
-                .collect::<Result<Vec<_>, ProfileError>>()
+                .collect::<Result<Vec<_>, ConfigError>>()
         };
         let mut set = serde_json::Map::new();
         for (name, value) in &rule.set {
@@ -707,11 +616,11 @@ impl Rule {
     }
 }
 
-fn holes(src: &Source<'_>, list: &[wire::Hole]) -> Result<Vec<Hole>, ProfileError> {
+fn holes(src: &Source<'_>, list: &[wire::Hole]) -> Result<Vec<Hole>, ConfigError> {
     list.iter()
         .enumerate()
         .map(|(i, h)| {
-            let key = |k: &str| format!("holes.{i}.{k}");
+            let key = |k: &str| format!("holes[{i}].{k}");
             if h.id.is_empty() || h.description.is_empty() {
                 return Err(src.error(Some(&key("id")), "a hole needs an id and a description"));
             }
@@ -746,7 +655,7 @@ fn install(
     src: &Source<'_>,
     w: &wire::Install,
     base: Option<&InstallSpec>,
-) -> Result<InstallSpec, ProfileError> {
+) -> Result<InstallSpec, ConfigError> {
     let dialect = match (w.dialect.as_deref(), base) {
         (None, Some(base)) => base.dialect,
         (name, _) => {
@@ -789,7 +698,7 @@ fn install(
             .iter()
             .enumerate()
             .map(|(i, e)| {
-                let key = |k: &str| format!("install.events.{i}.{k}");
+                let key = |k: &str| format!("install.events[{i}].{k}");
                 if let Some((_, why)) = never.iter().find(|(n, _)| *n == e.native) {
                     return Err(src.error(
                         Some(&key("native")),
@@ -844,7 +753,7 @@ fn install(
     })
 }
 
-fn input_ready(src: &Source<'_>, list: &[String]) -> Result<Vec<KindName>, ProfileError> {
+fn input_ready(src: &Source<'_>, list: &[String]) -> Result<Vec<KindName>, ConfigError> {
     list.iter()
         .map(|kind| {
             KindName::from_word(kind).ok_or_else(|| {
@@ -854,7 +763,7 @@ fn input_ready(src: &Source<'_>, list: &[String]) -> Result<Vec<KindName>, Profi
         .collect()
 }
 
-fn todo_rule(src: &Source<'_>, key: &str, t: &wire::TodoSpec) -> Result<TodoRule, ProfileError> {
+fn todo_rule(src: &Source<'_>, key: &str, t: &wire::TodoSpec) -> Result<TodoRule, ConfigError> {
     let path = |name: &str, text: &Option<String>| {
         text.as_deref()
             .map(|p| FieldPath::parse(p).map_err(|e| src.error(Some(&format!("{key}.{name}")), e)))
@@ -886,7 +795,7 @@ fn todo_rule(src: &Source<'_>, key: &str, t: &wire::TodoSpec) -> Result<TodoRule
     Ok(rule)
 }
 
-fn delay(src: &Source<'_>, text: &Option<String>) -> Result<Option<Duration>, ProfileError> {
+fn delay(src: &Source<'_>, text: &Option<String>) -> Result<Option<Duration>, ConfigError> {
     text.as_deref()
         .map(|t| parse_duration(t).map_err(|e| src.error(Some("idle-prompt-delay"), e)))
         .transpose()
@@ -894,7 +803,7 @@ fn delay(src: &Source<'_>, text: &Option<String>) -> Result<Option<Duration>, Pr
 
 impl Profile {
     /// Builds a complete profile from one file.
-    fn from_wire(src: &Source<'_>, w: &wire::ProfileFile) -> Result<Profile, ProfileError> {
+    fn from_wire(src: &Source<'_>, w: &wire::ProfileFile) -> Result<Profile, ConfigError> {
         let need = |value: &Option<String>, key: &str| {
             value
                 .clone()
@@ -977,7 +886,7 @@ impl Profile {
 
     /// Applies an overlay: what it gives replaces what the profile had, except mapping rules,
     /// which go before the existing ones (so they win), and holes, which replace by id.
-    fn apply(&mut self, src: &Source<'_>, w: &wire::ProfileFile) -> Result<(), ProfileError> {
+    fn apply(&mut self, src: &Source<'_>, w: &wire::ProfileFile) -> Result<(), ConfigError> {
         if let Some(name) = &w.name
             && *name != self.name
         {
@@ -1159,7 +1068,7 @@ pub struct Profiles {
 impl Profiles {
     /// The shipped profiles only. They are checked by tests, so this cannot fail in a
     /// released build; it returns the error rather than panic all the same.
-    pub fn shipped() -> Result<Profiles, ProfileError> {
+    pub fn shipped() -> Result<Profiles, ConfigError> {
         let mut profiles = BTreeMap::new();
         let mut digest = crate::checkpoint::digest(0, b"profiles");
         for (file, text) in embedded::FILES {
@@ -1185,7 +1094,7 @@ impl Profiles {
     }
 
     /// Shipped profiles with the overlays found in `dirs` applied, user first, then project.
-    pub fn load(dirs: &OverlayDirs) -> Result<Profiles, ProfileError> {
+    pub fn load(dirs: &OverlayDirs) -> Result<Profiles, ConfigError> {
         let mut set = Profiles::shipped()?;
         for dir in [&dirs.user, &dirs.project].into_iter().flatten() {
             let Ok(entries) = std::fs::read_dir(dir) else {
@@ -1205,13 +1114,9 @@ impl Profiles {
 
     /// Applies one overlay file (named `<cli>.toml`); a file for a CLI with no shipped profile
     /// must be a complete profile.
-    pub fn overlay_file(&mut self, path: &Path) -> Result<(), ProfileError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ProfileError {
-            file: path.display().to_string(),
-            key: None,
-            line: None,
-            message: format!("cannot read: {e}"),
-        })?;
+    pub fn overlay_file(&mut self, path: &Path) -> Result<(), ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Toml::unreadable(ConfigKind::Profile, path, &e))?;
         let src = Source { label: path.display().to_string(), text: &text };
         let (wire, warnings) = src.parse(false)?;
         self.warnings.extend(warnings);
@@ -1231,13 +1136,9 @@ impl Profiles {
     }
 
     /// Checks one file as a complete profile (strict: unknown keys are errors).
-    pub fn check_file(path: &Path) -> Result<Profile, ProfileError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ProfileError {
-            file: path.display().to_string(),
-            key: None,
-            line: None,
-            message: format!("cannot read: {e}"),
-        })?;
+    pub fn check_file(path: &Path) -> Result<Profile, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Toml::unreadable(ConfigKind::Profile, path, &e))?;
         let src = Source { label: path.display().to_string(), text: &text };
         let (wire, _) = src.parse(true)?;
         Profile::from_wire(&src, &wire)

@@ -124,7 +124,7 @@ fn an_unknown_key_in_a_complete_profile_is_an_error_with_its_line() {
     let err = Profiles::check_file(&path).unwrap_err();
     assert_eq!(err.key.as_deref(), Some("binray"));
     assert_eq!(err.line, Some(8), "{err}");
-    assert!(err.to_string().contains("claude.toml:8: binray: unknown key"), "{err}");
+    assert!(err.to_string().contains("claude.toml:8:1: binray: unknown key"), "{err}");
 }
 
 #[test]
@@ -140,7 +140,7 @@ fn an_unknown_key_in_an_array_of_tables_is_named_as_written_with_its_line() {
     let path = write(tmp.path(), "claude.toml", &text);
     let err = Profiles::check_file(&path).unwrap_err();
     let line = text.lines().position(|l| l.starts_with("stale-afte ")).unwrap() + 1;
-    assert_eq!(err.key.as_deref(), Some("holes.0.stale-afte"), "{err}");
+    assert_eq!(err.key.as_deref(), Some("holes[0].stale-afte"), "{err}");
     assert_eq!(err.line, Some(line), "{err}");
 }
 
@@ -155,8 +155,12 @@ fn a_value_of_the_wrong_type_names_its_key_and_line() {
     let path = write(tmp.path(), "claude.toml", &text);
     let err = Profiles::check_file(&path).unwrap_err();
     let line = text.lines().position(|l| l == "stale-after = 15").unwrap() + 1;
-    assert_eq!((err.key.as_deref(), err.line), (Some("stale-after"), Some(line)), "{err}");
-    assert!(err.message.contains("invalid type"), "{err}");
+    assert_eq!(
+        (err.key.as_deref(), err.line, err.column),
+        (Some("holes[0].stale-after"), Some(line), Some(15)),
+        "{err}"
+    );
+    assert_eq!(err.message, "must be a string, not integer `15`", "{err}");
 }
 
 #[test]
@@ -169,7 +173,7 @@ fn semantic_errors_name_the_key_and_line() {
     );
     let path = write(tmp.path(), "claude.toml", &text);
     let err = Profiles::check_file(&path).unwrap_err();
-    assert_eq!(err.key.as_deref(), Some("map.2.kind"));
+    assert_eq!(err.key.as_deref(), Some("map[2].kind"));
     let line = text.lines().position(|l| l.contains("turn_begin")).unwrap() + 1;
     assert_eq!(err.line, Some(line), "{err}");
 
@@ -180,7 +184,7 @@ fn semantic_errors_name_the_key_and_line() {
     );
     let path = write(tmp.path(), "claude.toml", &text);
     let err = Profiles::check_file(&path).unwrap_err();
-    assert_eq!(err.key.as_deref(), Some("map.3.set.reason"), "{err}");
+    assert_eq!(err.key.as_deref(), Some("map[3].set.reason"), "{err}");
 
     let text = include_str!("../../../profiles/claude.toml").replacen(
         "stale-after = \"15m\"",
@@ -211,7 +215,7 @@ fn words_a_profile_names_are_read_into_their_vocabularies_and_errors_list_them()
     let formats = format!("{:?}", TranscriptFormat::WORDS);
     let cases = [
         ("format = \"claude-jsonl\"", "format = \"jsonl\"", "transcript.format", formats.as_str()),
-        ("state = \"active\"", "state = \"busy\"", "holes.0.state", states.as_str()),
+        ("state = \"active\"", "state = \"busy\"", "holes[0].state", states.as_str()),
         ("dialect = \"claude\"", "dialect = \"vim\"", "install.dialect", dialects.as_str()),
         ("as = \"count-active\"", "as = \"tally\"", "", "text, bool, count, count-active, word"),
         ("input-ready = [\"stop\"", "input-ready = [\"halt\"", "input-ready", "canonical kind"),
@@ -416,7 +420,7 @@ fn an_overlay_replaces_pane_and_deliver_keys_one_by_one() {
     assert_eq!(claude.deliver.prompt_field, before.deliver.prompt_field);
     write(&user, "claude.toml", "[deliver]\nenter-delay = \"soon\"\n");
     let e = Profiles::load(&OverlayDirs { user: Some(user), project: None }).unwrap_err();
-    assert!(e.to_string().contains(":2: deliver.enter-delay: \"soon\" is not a duration"), "{e}");
+    assert!(e.to_string().contains(":2:1: deliver.enter-delay: \"soon\" is not a duration"), "{e}");
 }
 
 #[test]

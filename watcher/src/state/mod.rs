@@ -418,8 +418,9 @@ impl Tracker {
             _ => history_len,
         };
         if event.is_subagent() {
+            // Recorded as a step that changed nothing, so that `explain` shows it.
             let rule = Ignored::Subagent.rule();
-            session.last_event = Evidence::of(event, rule);
+            session.record(event, rule, None, history_len);
             let ignored = Some(Ignored::Subagent);
             return Applied { session: Some(key), rule, changed: false, ignored };
         }

@@ -137,3 +137,19 @@ fn the_events_doc_describes_every_canonical_kind() {
         assert!(events.contains(&format!("`{kind}`")), "docs/events.md does not describe {kind}");
     }
 }
+
+/// The systemd unit in docs/daemon.md runs `hookline` from where docs/install.md installs it.
+#[test]
+fn the_systemd_unit_runs_hookline_where_install_puts_it() {
+    let install = fs::read_to_string(root().join("docs/install.md")).unwrap();
+    assert!(
+        install.contains("cargo install --locked --path watcher    # hookline into ~/.cargo/bin"),
+        "docs/install.md no longer says where hookline goes"
+    );
+    let daemon = fs::read_to_string(root().join("docs/daemon.md")).unwrap();
+    let units: Vec<&str> = daemon.lines().filter(|l| l.starts_with("ExecStart=")).collect();
+    assert!(!units.is_empty(), "docs/daemon.md has no unit");
+    for line in units {
+        assert!(line.starts_with("ExecStart=%h/.cargo/bin/hookline "), "{line}");
+    }
+}

@@ -226,16 +226,20 @@ fn claude_install_follows_the_detected_version_and_is_idempotent() {
 }
 
 #[test]
-fn without_the_cli_on_path_the_conservative_set_is_registered() {
+fn without_the_cli_on_path_the_newest_versions_events_are_registered() {
     let w = World::new();
     let out = w.install("claude", &[]);
     assert!(
         out.starts_with(
-            "claude is not on PATH: registering the 12 events every Claude Code since 2.1.0 knows\n"
+            "claude is not on PATH: registering the 17 events the newest Claude Code knows"
         ),
         "{out}"
     );
-    assert!(json(&w.claude_settings())["hooks"].get("PermissionDenied").is_none());
+    let settings = json(&w.claude_settings());
+    for event in ["PermissionDenied", "TaskCreated", "TaskCompleted", "StopFailure"] {
+        assert!(settings["hooks"].get(event).is_some(), "{event}: {settings}");
+    }
+    assert_eq!(settings["hooks"].as_object().unwrap().len(), 17, "{settings}");
 }
 
 #[test]
@@ -309,7 +313,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(&path, "{\n  \"model\": \"opus\"\n}\n").unwrap();
     let out = w.install("claude", &["--dry-run"]);
-    assert!(out.contains(&format!("--- {}\n+++ {} (hookline)\n@@ -1,3 +1,137 @@\n {{\n-  \"model\": \"opus\"\n+  \"model\": \"opus\",\n+  \"hooks\": {{\n", path.display(), path.display())), "{out}");
+    assert!(out.contains(&format!("--- {}\n+++ {} (hookline)\n@@ -1,3 +1,192 @@\n {{\n-  \"model\": \"opus\"\n+  \"model\": \"opus\",\n+  \"hooks\": {{\n", path.display(), path.display())), "{out}");
     assert!(out.ends_with("dry run: nothing written\n"), "{out}");
     assert_eq!(fs::read_to_string(&path).unwrap(), "{\n  \"model\": \"opus\"\n}\n");
     assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
@@ -390,7 +394,7 @@ fn installs_racing_in_separate_processes_leave_one_entry_per_event() {
     }
     let v = json(&w.claude_settings());
     let hooks = v["hooks"].as_object().unwrap();
-    assert_eq!(hooks.len(), 12);
+    assert_eq!(hooks.len(), 17);
     for (event, groups) in hooks {
         assert_eq!(groups.as_array().unwrap().len(), 1, "{event}");
     }
@@ -479,7 +483,7 @@ fn doctor_passes_after_install_and_names_each_problem_with_its_fix() {
     w.install("claude", &[]);
     let (code, out) = w.doctor(&["claude"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("registered for 12 events"), "{out}");
+    assert!(out.contains("registered for 17 events"), "{out}");
     assert!(out.contains(&format!("ok relay {} runs", w.relay.display())), "{out}");
 
     // A newer relay elsewhere: the registered one is stale.
@@ -490,7 +494,7 @@ fn doctor_passes_after_install_and_names_each_problem_with_its_fix() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text.contains(&format!(
-            "stale: 12 entries differ from what install writes now (registered: {} --cli claude)",
+            "stale: 17 entries differ from what install writes now (registered: {} --cli claude)",
             w.quoted_relay()
         )),
         "{text}"
@@ -1020,7 +1024,7 @@ fn doctor_without_a_relay_to_register_puts_one_on_path_first() {
         report.contains("     fix: in your hookline clone: cargo install --locked --path relay && cargo install --locked --path watcher (both go to ~/.cargo/bin); then hookline install claude --scope user\n"),
         "{report}"
     );
-    assert!(report.contains("checking for the 12 events"), "{report}");
+    assert!(report.contains("checking for the 17 events"), "{report}");
     assert!(!report.contains("registering"), "doctor only checks: {report}");
 }
 

@@ -53,9 +53,9 @@ fn profiles_check_accepts_a_good_file_and_names_file_key_and_line_of_a_bad_one()
 
     let cases = [
         ("binary = \"claude\"", "binray = \"claude\"", "binray", "unknown key"),
-        ("stale-after = \"15m\"", "stale-afte = \"15m\"", "holes.0.stale-afte", "unknown key"),
-        ("stale-after = \"15m\"", "stale-after = 15", "stale-after", "invalid type"),
-        ("kind = \"turn_start\"", "kind = \"turn_begin\"", "map.2.kind", "turn_begin"),
+        ("stale-after = \"15m\"", "stale-afte = \"15m\"", "holes[0].stale-afte", "unknown key"),
+        ("stale-after = \"15m\"", "stale-after = 15", "holes[0].stale-after", "must be a string"),
+        ("kind = \"turn_start\"", "kind = \"turn_begin\"", "map[2].kind", "turn_begin"),
     ];
     for (from, to, key, why) in cases {
         let text = shipped("claude.toml").replacen(from, to, 1);
@@ -65,9 +65,11 @@ fn profiles_check_accepts_a_good_file_and_names_file_key_and_line_of_a_bad_one()
         let out = profiles(tmp.path(), &["--check", bad.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(1), "{to}: {out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let want = format!("hookline: {}:{line}: {key}: ", bad.display());
+        let want = format!("hookline: profile {}:{line}:", bad.display());
         assert!(
-            stderr.starts_with(&want) && stderr.contains(why),
+            stderr.starts_with(&want)
+                && stderr.contains(&format!(": {key}: "))
+                && stderr.contains(why),
             "{to}: want {want}…{why}, got {stderr}"
         );
         assert!(out.stdout.is_empty(), "{to}: {out:?}");

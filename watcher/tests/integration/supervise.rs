@@ -177,6 +177,39 @@ fn top_shows_who_needs_a_person_first_and_explains_the_selected_session() {
         (tmux.run(&["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() == "1")
             .then_some(())
     });
+    assert_eq!(
+        tmux.run(&["display-message", "-p", "-t", "main", "#{pane_dead_status}"]).trim(),
+        "0"
+    );
+}
+
+/// Raw mode turns Ctrl-C into a key: `top` takes it as quit, from the table and from the
+/// explain view, and exits 0 with the terminal given back.
+#[cfg(feature = "tui")]
+#[test]
+fn top_quits_on_ctrl_c() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    fire(&events, "SessionStart-startup.json", "s1", "task-1", None);
+    let command = format!(
+        "env HOME={home} XDG_CONFIG_HOME= {bin} top --events-dir {events}",
+        home = tmp.path().display(),
+        bin = env!("CARGO_BIN_EXE_hookline"),
+        events = events.display()
+    );
+    let tmux = Tmux::start(tmp.path(), &command);
+    tmux.wait_screen("1 sessions, 0 need you");
+    tmux.keys(&["Enter"]);
+    tmux.wait_screen("explain s1");
+    tmux.keys(&["C-c"]);
+    wait_for("top to exit", || {
+        (tmux.run(&["display-message", "-p", "-t", "main", "#{pane_dead}"]).trim() == "1")
+            .then_some(())
+    });
+    assert_eq!(
+        tmux.run(&["display-message", "-p", "-t", "main", "#{pane_dead_status}"]).trim(),
+        "0"
+    );
 }
 
 #[test]
@@ -271,6 +304,165 @@ fn tmux_marks_the_panes_holding_sessions_and_summarizes_for_the_status_line() {
     stop(&mut follow);
 }
 
+#[test]
+fn tmux_follow_stopped_removes_its_marks_and_says_it_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    let tmux = Tmux::start(tmp.path(), "sleep 600");
+    let (pane, pid) = tmux
+        .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"])
+        .trim()
+        .split_once(' ')
+        .map(|(p, pid)| (p.to_owned(), pid.parse::<u32>().unwrap()))
+        .unwrap();
+    for fixture in ["UserPromptSubmit.json", "PreToolUse.json", "PermissionRequest.json"] {
+        fire(&events, fixture, "s1", "task-1", Some(pid));
+    }
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let mut follow = hookline()
+            .args(["tmux", "--follow", "--events-dir"])
+            .arg(&events)
+            .arg("--tmux-socket")
+            .arg(&tmux.socket)
+            .env("HOME", tmp.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("TMUX")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().unwrap().unwrap(), "1 need you");
+        assert_eq!(option(&tmux, &pane, "@hookline_state"), "waiting_on_human");
+        // SAFETY: kill has no memory preconditions.
+        unsafe {
+            libc::kill(follow.id() as i32, signal);
+        }
+        let status = follow.wait().unwrap();
+        assert!(status.success(), "{signal}: {status:?}");
+        assert_eq!(lines.next().unwrap().unwrap(), "hookline tmux stopped");
+        // No frozen "1 need you", no frozen pane state.
+        assert_eq!(option(&tmux, &pane, "@hookline_state"), "", "{signal}");
+        assert_eq!(option(&tmux, &pane, "@hookline_detail"), "", "{signal}");
+        let summary = tmux.run(&["show-options", "-g", "-v", "@hookline_summary"]);
+        assert_eq!(summary.trim(), "hookline tmux stopped", "{signal}");
+    }
+}
+
+#[test]
+fn tmux_without_a_server_says_so_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    fire(&events, "SessionStart-startup.json", "s1", "task-1", None);
+    let socket = tmp.path().join("no-server.sock");
+    let out = hookline()
+        .args(["tmux", "--events-dir"])
+        .arg(&events)
+        .arg("--tmux-socket")
+        .arg(&socket)
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "hookline: no tmux server is running (none answers on {}); start tmux first, or name \
+             the server's socket with --tmux-socket PATH (the PATH of `tmux -S PATH`)\n",
+            socket.display()
+        )
+    );
+}
+
+/// A typo in the user's own policy.toml: `tmux` (it only displays) says so and marks all the
+/// same, with the default policy.
+#[test]
+fn tmux_with_a_bad_default_policy_warns_and_marks_with_the_defaults() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    let tmux = Tmux::start(tmp.path(), "sleep 600");
+    let pid: u32 =
+        tmux.run(&["display-message", "-p", "-t", "main", "#{pane_pid}"]).trim().parse().unwrap();
+    for fixture in ["UserPromptSubmit.json", "PreToolUse.json", "PermissionRequest.json"] {
+        fire(&events, fixture, "s1", "task-1", Some(pid));
+    }
+    let config = tmp.path().join(".config/hookline");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("policy.toml"), "[nudge]\nmin-idel = \"1m\"\n").unwrap();
+    let out = hookline()
+        .args(["tmux", "--events-dir"])
+        .arg(&events)
+        .arg("--tmux-socket")
+        .arg(&tmux.socket)
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1 need you\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "hookline: warning: policy {}:2:1: nudge.min-idel: unknown key (did you mean \
+             nudge.min-idle?); showing states with the default policy\n",
+            config.join("policy.toml").display()
+        )
+    );
+}
+
+/// Mistakes in a notifications file are named with their line, column and key, and a file
+/// that would never run anything is warned about.
+#[test]
+fn notify_check_names_line_column_and_key_and_warns_on_a_file_that_does_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("notify.toml");
+    let check = |text: &str| {
+        std::fs::write(&config, text).unwrap();
+        hookline().args(["notify", "--check", "--config"]).arg(&config).output().unwrap()
+    };
+    let file = config.display().to_string();
+    let cases = [
+        (
+            "version = 1\n[[notify]]\non = \"idle\"\nrun = [\"true\"]\n",
+            format!("{file}:3:6: notify[0].on: must be a list, not a string: on = [\"idle\"]"),
+        ),
+        (
+            "version = 1\n[notify]\non = [\"idle\"]\nrun = [\"true\"]\n",
+            format!(
+                "{file}:2:1: notify: is one table where a list of tables is expected: write \
+                 [[notify]] (two brackets) for each"
+            ),
+        ),
+        ("version = 1\n[[notify]\n", format!("{file}:2:10: unclosed array table, expected `]`")),
+        (
+            "version = 1\n[[notfy]]\non = [\"idle\"]\n",
+            format!("{file}:2:3: notfy: unknown key (did you mean [[notify]]?)"),
+        ),
+    ];
+    for (text, want) in cases {
+        let out = check(text);
+        assert_eq!(out.status.code(), Some(2), "{text}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.starts_with(&format!("hookline: notifications {want}")), "{text}: {stderr}");
+    }
+    // Usable, but it does nothing, and it has no version.
+    let out = check("debounce = \"1s\"\n");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "hookline: warning: notifications {file}: no [[notify]] rules: nothing will ever run \
+             (each rule is a [[notify]] table, see docs/notify.md)\n\
+             hookline: warning: notifications {file}: no version key: add `version = 1` at the top\n"
+        )
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{file}: 0 rules\n"));
+    let out = check("version = 1\n[[notify]]\non = [\"idle\"]\nrun = [\"true\"]\n");
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+}
+
 fn stop(child: &mut Child) {
     // SAFETY: kill has no memory preconditions.
     unsafe {
@@ -298,8 +490,11 @@ fn notify(
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut first = lines.next().unwrap().unwrap();
-    if first.starts_with("hookline: waiting for ") {
-        // The events directory is not there yet: said once, then it follows.
+    // Warnings about the file (these have no `version`), then, when the events directory is
+    // not there yet, said once: then it follows.
+    while first.starts_with("hookline: warning: notifications ")
+        || first.starts_with("hookline: waiting for ")
+    {
         first = lines.next().unwrap().unwrap();
     }
     assert!(first.starts_with("hookline: notify: 1 rules, following "), "{first}");
@@ -401,7 +596,7 @@ fn notify_refuses_a_config_with_an_unknown_key_naming_it() {
     assert_eq!(
         stderr,
         format!(
-            "hookline: notifications {}: notify[0].shel: unknown key (did you mean shell?)\n",
+            "hookline: notifications {}:4:1: notify[0].shel: unknown key (did you mean notify[0].shell?)\n",
             config.display()
         )
     );

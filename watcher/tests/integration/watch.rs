@@ -138,14 +138,14 @@ fn a_watch_stopped_mid_stream_resumes_from_its_cursor_with_no_duplicate_and_no_m
     for _ in 0..20 {
         run_relay(&dir, &[], payload.as_bytes());
     }
-    let mut seen = seqs(&no_follow(&dir, &["--cursor", "loop"]));
+    let mut seen = seqs(&no_follow(&dir, &["--cursor", "loop", "--from-start"]));
     assert_eq!(seen.len(), 20);
     for _ in 0..10 {
         run_relay(&dir, &[], payload.as_bytes());
     }
     // A following watch, stopped with SIGTERM after five lines: it finishes the line it is
     // writing, saves its cursor and exits; whatever it wrote counts as delivered.
-    let mut follower = watch(&dir, &["--cursor", "loop"]);
+    let mut follower = watch(&dir, &["--cursor", "loop", "--from-start"]);
     let rx = lines(follower.stdout.take().unwrap());
     seen.extend(seqs(&take(&rx, 5)));
     // SAFETY: sending a signal to our own child process.
@@ -158,7 +158,7 @@ fn a_watch_stopped_mid_stream_resumes_from_its_cursor_with_no_duplicate_and_no_m
     for _ in 0..5 {
         run_relay(&dir, &[], payload.as_bytes());
     }
-    seen.extend(seqs(&no_follow(&dir, &["--cursor", "loop"])));
+    seen.extend(seqs(&no_follow(&dir, &["--cursor", "loop", "--from-start"])));
     assert_eq!(seen, (1..=35).collect::<Vec<_>>());
 }
 
@@ -182,7 +182,7 @@ fn a_watch_killed_mid_stream_misses_nothing_and_repeats_at_most_the_line_it_was_
     // cursor) after some lines, while the relay keeps writing; then one that reads the rest.
     let mut runs: Vec<Vec<u64>> = Vec::new();
     for _ in 0..3 {
-        let mut follower = watch(&dir, &["--cursor", "k"]);
+        let mut follower = watch(&dir, &["--cursor", "k", "--from-start"]);
         let rx = lines(follower.stdout.take().unwrap());
         let mut run = seqs(&take(&rx, 5));
         follower.kill().unwrap();
@@ -194,7 +194,7 @@ fn a_watch_killed_mid_stream_misses_nothing_and_repeats_at_most_the_line_it_was_
         runs.push(run);
     }
     writer.join().unwrap();
-    runs.push(seqs(&no_follow(&dir, &["--cursor", "k"])));
+    runs.push(seqs(&no_follow(&dir, &["--cursor", "k", "--from-start"])));
     for pair in runs.windows(2) {
         let (last, next) = (*pair[0].last().unwrap(), pair[1][0]);
         assert!(next == last || next == last + 1, "{last} then {next} after a restart: {runs:?}");
@@ -261,12 +261,14 @@ fn legacy_files_are_merged_with_the_primary_dir_by_time() {
         fixture("claude-code/2.1.332/UserPromptSubmit.json").as_bytes(),
     );
     let legacy_arg = legacy.to_str().unwrap();
-    let events = no_follow(&dir, &["--cursor", "c", "--legacy-dir", legacy_arg]);
+    let events = no_follow(&dir, &["--cursor", "c", "--from-start", "--legacy-dir", legacy_arg]);
     let natives: Vec<&str> = events.iter().map(|e| e["native"].as_str().unwrap()).collect();
     assert_eq!(natives, ["SessionStart", "UserPromptSubmit"]);
     assert_eq!(events[0]["tag"], "story-3-dev-1");
     assert_eq!(events[0]["origin"]["legacy"], true);
-    assert!(no_follow(&dir, &["--cursor", "c", "--legacy-dir", legacy_arg]).is_empty());
+    assert!(
+        no_follow(&dir, &["--cursor", "c", "--from-start", "--legacy-dir", legacy_arg]).is_empty()
+    );
     let names: BTreeSet<_> =
         fs::read_dir(&legacy).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 1, "the legacy dir is never modified");
@@ -420,14 +422,14 @@ fn a_cursor_that_cannot_be_saved_on_a_full_disk_is_retried_while_the_feed_goes_o
     for _ in 0..3 {
         run_relay(&dir, &[], payload.as_bytes());
     }
-    assert_eq!(seqs(&no_follow(&dir, &["--cursor", "full"])), [1, 2, 3]);
+    assert_eq!(seqs(&no_follow(&dir, &["--cursor", "full", "--from-start"])), [1, 2, 3]);
     for _ in 0..3 {
         run_relay(&dir, &[], payload.as_bytes());
     }
     let filler = disk.fill();
     assert!(fs::write(dir.join(".cursors/probe"), [0u8; 4096]).is_err(), "the disk is full");
 
-    let mut follower = watch(&dir, &["--cursor", "full"]);
+    let mut follower = watch(&dir, &["--cursor", "full", "--from-start"]);
     let rx = lines(follower.stdout.take().unwrap());
     let stderr = {
         let (tx, rx) = mpsc::channel();
@@ -464,5 +466,8 @@ fn a_cursor_that_cannot_be_saved_on_a_full_disk_is_retried_while_the_feed_goes_o
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(follower.id() as i32, libc::SIGTERM) };
     assert!(follower.wait().unwrap().success());
-    assert!(no_follow(&dir, &["--cursor", "full"]).is_empty(), "every line was saved");
+    assert!(
+        no_follow(&dir, &["--cursor", "full", "--from-start"]).is_empty(),
+        "every line was saved"
+    );
 }

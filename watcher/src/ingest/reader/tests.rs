@@ -303,6 +303,26 @@ fn start_now_skips_what_is_already_there() {
 }
 
 #[test]
+fn a_new_cursor_from_now_skips_what_is_there_and_then_resumes_like_any_cursor() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "SessionStart", "s1");
+    write(tmp.path(), "UserPromptSubmit", "s1");
+    let mut reader = Reader::open(config(tmp.path(), Start::CursorFromNow("new".into()))).unwrap();
+    assert!(drain(&mut reader).is_empty(), "the history before it is not handed out");
+    // Registered at once, at the present: retention may take what came before.
+    let saved = crate::ingest::cursor::all(tmp.path()).unwrap();
+    assert_eq!((saved[0].0.as_str(), saved[0].1.seq), ("new", 2));
+    write(tmp.path(), "Stop", "s1");
+    assert_eq!(natives(&drain(&mut reader)), ["Stop"]);
+    reader.commit().unwrap();
+    drop(reader);
+    // Reopened, it is an existing cursor: it resumes where it stopped, with no skip.
+    write(tmp.path(), "SessionEnd", "s1");
+    let mut reader = Reader::open(config(tmp.path(), Start::CursorFromNow("new".into()))).unwrap();
+    assert_eq!(natives(&drain(&mut reader)), ["SessionEnd"]);
+}
+
+#[test]
 fn legacy_files_are_merged_by_time_delivered_once_and_never_modified() {
     let tmp = tempfile::tempdir().unwrap();
     let events = tmp.path().join("events");

@@ -1,8 +1,14 @@
 //! `hookline demo`: a scripted Claude Code session played through the real relay binary
-//! into a temp events directory, watched live.
+//! into a temp events directory, watched live; `demo --live`, a playground of scripted agent
+//! TUIs in tmux with their daemon ([`live`]); the agent itself ([`agent`]).
+
+mod agent;
+mod live;
 
 use std::io::Write;
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -14,7 +20,8 @@ use hookline::install::find_relay;
 use hookline::state::{InputSlot, StateKind, View};
 use hookline::term::escape;
 
-use super::{Outcome, profiles};
+pub use self::agent::run as run_agent;
+use super::{Outcome, catch_signals, is_broken_pipe, profiles, stopped_code, stopping};
 use crate::cli::DemoArgs;
 
 /// One hook call of the story: what Claude Code 2.1.332 really sent (captured payloads).
@@ -25,7 +32,7 @@ struct Step {
 
 macro_rules! fixture {
     ($file:literal) => {
-        include_str!(concat!("../../tests/fixtures/claude-code/2.1.332/", $file))
+        include_str!(concat!("../../../tests/fixtures/claude-code/2.1.332/", $file))
     };
 }
 
@@ -52,8 +59,15 @@ const STORY: &[Step] = &[
 ];
 
 pub fn run(args: DemoArgs) -> Outcome {
+    if args.live {
+        return live::run();
+    }
     let relay = find_relay(std::env::var_os("PATH").as_deref())
         .map_err(|e| format!("{e}; build both binaries with `cargo build --release`"))?;
+    // A reader that goes away (`hookline demo | head`) is an error to stop on, not a signal
+    // that kills the demo before it removes its directory; Ctrl-C and SIGTERM likewise.
+    ignore_sigpipe();
+    catch_signals();
     let tmp = tempfile::Builder::new().prefix("hookline-demo-").tempdir()?;
     let events_dir = tmp.path().join("events");
     // An engine over the new directory: it holds no history, so every event is live, as a
@@ -63,33 +77,102 @@ pub fn run(args: DemoArgs) -> Outcome {
     let mut config = EngineConfig::new(profiles, Policy::default(), &events_dir);
     (config.checkpoints, config.transcripts) = (false, false);
     let mut engine = Engine::open(config, Source::directory(reader))?;
-
-    if !args.json {
-        println!("hookline demo: a scripted Claude Code session, each hook call run through");
-        println!("  {}", relay.display());
-        println!("  writing into {}\n", events_dir.display());
-        println!(
-            "{:>4}  {:>6}  {:<31} {:<18} {:<38} state",
-            "seq", "+ms", "what happens", "native event", "canonical event"
-        );
-    }
-    let pace = Duration::from_millis(args.pace);
+    let halt = Arc::new(AtomicBool::new(false));
     let script = {
-        let relay = relay.clone();
-        let events_dir = events_dir.clone();
+        let (relay, events_dir, halt) = (relay.clone(), events_dir.clone(), Arc::clone(&halt));
+        let pace = Duration::from_millis(args.pace);
         thread::spawn(move || -> Result<(), String> {
             for step in STORY {
+                if halt.load(Ordering::Relaxed) {
+                    break;
+                }
                 run_relay(&relay, &events_dir, step.payload)?;
                 thread::sleep(pace);
             }
             Ok(())
         })
     };
+    let played = play(&args, &relay, &events_dir, &mut engine);
+    // The relays are done before the directory goes: none writes into a removed one.
+    halt.store(true, Ordering::Relaxed);
+    let scripted = script.join().map_err(|_| "the script thread panicked")?;
+    let code = match played {
+        Ok(Played::Told) => {
+            scripted?;
+            ExitCode::SUCCESS
+        }
+        Ok(Played::ReaderGone) => ExitCode::SUCCESS,
+        Ok(Played::Stopped) => stopped_code(),
+        Err(e) => return Err(e),
+    };
+    if args.keep {
+        let kept = tmp.keep();
+        eprintln!("events kept in {}", kept.join("events").display());
+    }
+    Ok(code)
+}
+
+/// How the story ended.
+enum Played {
+    /// Told to the end.
+    Told,
+    /// The reader of stdout went away (`| head`).
+    ReaderGone,
+    /// SIGINT or SIGTERM.
+    Stopped,
+}
+
+/// Watches the story the script thread writes and tells it on stdout.
+fn play(
+    args: &DemoArgs,
+    relay: &std::path::Path,
+    events_dir: &std::path::Path,
+    engine: &mut Engine,
+) -> Result<Played, Box<dyn std::error::Error>> {
+    let mut out = std::io::stdout().lock();
+    match tell(args, relay, events_dir, engine, &mut out) {
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(is_broken_pipe) => {
+            Ok(Played::ReaderGone)
+        }
+        Err(e) => Err(e),
+        Ok(()) if stopping() => Ok(Played::Stopped),
+        Ok(()) => Ok(Played::Told),
+    }
+}
+
+fn tell(
+    args: &DemoArgs,
+    relay: &std::path::Path,
+    events_dir: &std::path::Path,
+    engine: &mut Engine,
+    out: &mut impl Write,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if !args.json {
+        writeln!(out, "hookline demo: a scripted Claude Code session, each hook call run through")?;
+        writeln!(out, "  {}", relay.display())?;
+        writeln!(out, "  writing into {}\n", events_dir.display())?;
+        writeln!(
+            out,
+            "{:>4}  {:>6}  {:<31} {:<18} {:<38} state",
+            "seq", "+ms", "what happens", "native event", "canonical event"
+        )?;
+        out.flush()?;
+    }
     let started = Instant::now();
     let mut seen = 0;
     while seen < STORY.len() {
-        let Some(applied) = engine.poll(Duration::from_secs(10))? else {
-            return Err(format!("only {seen} of {} events arrived within 10 s", STORY.len()).into());
+        let waiting = Instant::now();
+        let applied = loop {
+            if stopping() {
+                return Ok(());
+            }
+            if let Some(applied) = engine.poll(Duration::from_millis(100))? {
+                break applied;
+            }
+            if waiting.elapsed() > Duration::from_secs(10) {
+                let missing = format!("only {seen} of {} events arrived within 10 s", STORY.len());
+                return Err(missing.into());
+            }
         };
         let event = applied.event;
         let step = &STORY[seen];
@@ -101,7 +184,7 @@ pub fn run(args: DemoArgs) -> Outcome {
         if args.json {
             let view = snapshot.as_ref().map(View::from);
             let line = serde_json::json!({ "event": event, "state": view });
-            println!("{}", serde_json::to_string(&line)?);
+            writeln!(out, "{}", serde_json::to_string(&line)?)?;
         } else {
             let state = snapshot.map_or("-".to_owned(), |s| {
                 let detail = s
@@ -114,33 +197,38 @@ pub fn run(args: DemoArgs) -> Outcome {
                 };
                 format!("{}{}{input}", s.state.kind(), escape(&detail.unwrap_or_default()))
             });
-            println!(
+            writeln!(
+                out,
                 "{:>4}  {:>6}  {:<31} {:<18} {:<38} {state}",
                 event.source.seq,
                 started.elapsed().as_millis(),
                 step.says,
                 escape(event.native.as_deref().unwrap_or("-")),
                 describe(&event)
-            );
+            )?;
         }
-        std::io::stdout().flush()?;
+        out.flush()?;
     }
-    script.join().map_err(|_| "the script thread panicked")??;
-
     if !args.json {
-        let listing = hookline::ingest::source::list(&events_dir)?;
+        let listing = hookline::ingest::source::list(events_dir)?;
         let first = listing.events.first().ok_or("no event file written")?;
-        let text = std::fs::read_to_string(first.path(&events_dir))?;
+        let text = std::fs::read_to_string(first.path(events_dir))?;
         let first = first.name;
         let value: serde_json::Value = serde_json::from_str(&text)?;
-        println!("\nThe relay wrote {} files; the first, {first}:", STORY.len());
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        writeln!(out, "\nThe relay wrote {} files; the first, {first}:", STORY.len())?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        out.flush()?;
     }
-    if args.keep {
-        let kept = tmp.keep();
-        eprintln!("events kept in {}", kept.join("events").display());
+    Ok(())
+}
+
+/// Makes a write to a closed pipe fail with `EPIPE` instead of killing the process (`main`
+/// restores the default for the commands that have nothing to clean up).
+pub(super) fn ignore_sigpipe() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs the relay as Claude Code would: payload on stdin, nothing expected back.
