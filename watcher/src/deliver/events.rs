@@ -37,7 +37,8 @@ pub fn turn_started(
 /// the profile names no field or the event file cannot be read back.
 pub fn prompt_of(event: &Event, profiles: &Profiles) -> Option<String> {
     let field = profiles.get(&event.cli)?.deliver.prompt_field.as_ref()?;
-    let bytes = std::fs::read(crate::ingest::source::event_path(&event.source)).ok()?;
+    let path = crate::ingest::source::event_path(&event.source);
+    let (bytes, _) = crate::ingest::source::read_file(&path).ok()?;
     let payload = Envelope::from_slice(&bytes).ok()?.payload?;
     field.get(&payload)?.as_str().map(str::to_owned)
 }
