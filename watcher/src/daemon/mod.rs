@@ -42,7 +42,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -54,6 +54,7 @@ use crate::Error;
 pub use crate::error::ClientError;
 use crate::ingest::watch::Watcher;
 use crate::serve::hub::Shared;
+use crate::serve::lines::{Lines, Overlong};
 use crate::serve::protocol::Reply;
 use crate::serve::server::{self, Feed, Feeder, Note};
 
@@ -70,6 +71,9 @@ pub const MAX_SOCKET_PATH: usize = 107;
 
 /// How often the accept loop looks at its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(100);
+/// How long a stopping daemon waits for its connections and its feed to end: with
+/// [`STOP_POLL`], a stop takes well under a second whatever a request is doing.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
 /// The daemon's socket for an events directory.
 pub fn socket_path(events_dir: &Path) -> PathBuf {
@@ -131,7 +135,8 @@ impl Listening {
     /// Serves until `stopping` says so: `watcher`'s events go into `shared` from one thread,
     /// and each connection gets its own request loop over the same hub. On the way out the
     /// socket is removed first (so new clients fall back at once), then every answer still
-    /// waiting is ended with an error, every connection closed, and the watcher stopped.
+    /// waiting is ended with an error, every connection closed, and the watcher stopped; a
+    /// thread still busy half a second later is not waited for (the process may end).
     pub fn serve<N: Fn(Note) + Send + Sync + 'static>(
         self,
         shared: &Arc<Shared>,
@@ -208,12 +213,19 @@ impl Listening {
         };
         drop(listener);
         self.remove_socket();
-        shared.fail("the daemon is shutting down".into());
-        connections.close_all();
-        for thread in threads {
-            let _ = thread.join();
-        }
-        feeder.stop();
+        // What follows waits for threads that may be busy (a consult, a delivery, a reader):
+        // it gets SHUTDOWN_GRACE, then the process ends without it.
+        let (shared, (done, finished)) = (Arc::clone(shared), mpsc::channel());
+        thread::spawn(move || {
+            shared.fail("the daemon is shutting down".into());
+            connections.close_all();
+            for thread in threads {
+                let _ = thread.join();
+            }
+            feeder.stop();
+            let _ = done.send(());
+        });
+        let _ = finished.recv_timeout(SHUTDOWN_GRACE);
         result
     }
 
@@ -254,10 +266,18 @@ impl Connections {
         let (connections, shared, note) = (Arc::clone(self), Arc::clone(shared), Arc::clone(note));
         Ok(thread::spawn(move || {
             let writer = conn::NoSigPipe(stream);
-            // A client that goes away mid-reply is its own business.
-            let _ = server::answer(&shared, reader, writer, now, &*note);
+            // A client that goes away mid-reply is its own business; one that sends an
+            // over-long line is cut off.
+            let lines = Lines::new(reader, Overlong::Close);
+            let _ = server::answer(&shared, lines, writer, now, &*note);
             connections.open.fetch_sub(1, Ordering::SeqCst);
-            connections.streams.lock().unwrap_or_else(|p| p.into_inner()).retain(|(i, _)| *i != id);
+            let mut streams = connections.streams.lock().unwrap_or_else(|p| p.into_inner());
+            // Closed now, even while a wait of its still holds the writer.
+            streams
+                .iter()
+                .filter(|(i, _)| *i == id)
+                .for_each(|(_, s)| drop(s.shutdown(std::net::Shutdown::Both)));
+            streams.retain(|(i, _)| *i != id);
         }))
     }
 

@@ -11,7 +11,7 @@
 //! [`answer`] loop per connection over the same hub.
 
 use std::fmt;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -19,6 +19,7 @@ use std::thread::{self, JoinHandle};
 use serde_json::Value;
 
 use super::hub::Shared;
+use super::lines::{Line, Lines, Overlong};
 use super::protocol::{MAX_LINE, Reply, parse};
 use crate::canonical::Event;
 use crate::checkpoint::{Cadence, Taken};
@@ -71,7 +72,7 @@ pub fn run<W: Write + Send + 'static>(
 ) -> io::Result<()> {
     let note = Arc::new(note);
     let feeder = Feeder::start(shared, watcher, Arc::clone(&note));
-    let result = answer(shared, input, output, now, &*note);
+    let result = answer(shared, Lines::new(input, Overlong::Skip), output, now, &*note);
     feeder.stop();
     result
 }
@@ -94,7 +95,7 @@ where
 {
     let note = Arc::new(note);
     let feeder = Feeder::start_fed(shared, feed, Arc::clone(&note));
-    let result = answer(shared, input, output, now, &*note);
+    let result = answer(shared, Lines::new(input, Overlong::Skip), output, now, &*note);
     feeder.stop();
     result
 }
@@ -203,34 +204,42 @@ impl Sink for Feed {
 /// hub at once (`hookline daemon` runs one per connection); the input slots they hand out are
 /// the hub's, so each idle's slot goes to one of them only. At the end of `input` the waits
 /// still running are answered before it returns; a reader of `output` gone away (a broken
-/// pipe) ends it at once.
+/// pipe) ends it at once. A line longer than [`MAX_LINE`] gets an error reply, then what
+/// `input`'s [`Overlong`](super::lines::Overlong) says: the next line, or the end without
+/// waiting for the waits (their replies go to a stream the caller closes).
 pub fn answer<W: Write + Send + 'static>(
     shared: &Arc<Shared>,
-    mut input: impl BufRead,
+    mut input: Lines<impl BufRead>,
     output: W,
     now: fn() -> u64,
     note: &dyn Fn(Note),
 ) -> io::Result<()> {
     let out = Arc::new(Mutex::new(output));
     let mut waiting: Vec<JoinHandle<()>> = Vec::new();
-    let mut line = Vec::new();
+    let too_long = || format!("request line longer than {MAX_LINE} bytes");
     loop {
-        line.clear();
-        let read = (&mut input).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)?;
-        if read == 0 {
-            for wait in waiting {
-                let _ = wait.join();
+        let line = match input.next()? {
+            Line::Request(line) => Some(line),
+            Line::TooLong { closed: false } => None,
+            Line::TooLong { closed: true } => {
+                // Cut off: one error reply, and its waits are not waited for (their replies
+                // go to a stream the caller closes).
+                return match send(&out, &Reply::error(Value::Null, None, too_long())) {
+                    Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
+                    _ => Ok(()),
+                };
             }
-            return Ok(());
-        }
+            Line::End => {
+                for wait in waiting {
+                    let _ = wait.join();
+                }
+                return Ok(());
+            }
+        };
         waiting.retain(|wait| !wait.is_finished());
-        let reply = if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
-            // Skip the rest of the oversized line.
-            let mut rest = Vec::new();
-            input.read_until(b'\n', &mut rest)?;
-            Reply::error(Value::Null, None, format!("request line longer than {MAX_LINE} bytes"))
-        } else {
-            match std::str::from_utf8(&line) {
+        let reply = match line {
+            None => Reply::error(Value::Null, None, too_long()),
+            Some(line) => match std::str::from_utf8(line) {
                 Ok(text) if text.trim().is_empty() => continue,
                 Ok(text) => match parse(text.trim()) {
                     Ok((id, request)) if request.may_wait() => {
@@ -254,7 +263,7 @@ pub fn answer<W: Write + Send + 'static>(
                     Err(refused) => refused,
                 },
                 Err(_) => Reply::error(Value::Null, None, "request line is not UTF-8".into()),
-            }
+            },
         };
         for error in shared.take_journal_errors() {
             note(Note::Journal(error));
