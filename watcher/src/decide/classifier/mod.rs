@@ -23,6 +23,7 @@
 //! deterministic decision. docs/classifier.md has the threat model and working configurations.
 
 mod gate;
+mod keeper;
 mod runner;
 
 use std::time::Duration;
