@@ -165,8 +165,8 @@ impl Tail {
             // for a FIFO (which would block an `open` for good) or anything else since.
             let (mut file, opened) = match untrusted::open_regular(&self.path, Link::Follow) {
                 Ok(opened) => opened,
+                // Bound as before: the file it held is read on if the path names it again.
                 Err(e) if untrusted::is_not_regular(&e) => {
-                    self.file = None;
                     return Err(Error::TranscriptNotAFile { path: self.path.clone() });
                 }
                 Err(e) => return Err(io_err("open transcript", &self.path)(e)),
