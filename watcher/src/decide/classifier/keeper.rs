@@ -222,6 +222,11 @@ unsafe fn keep(p: &Prepared<'_>) -> ! {
             report(p.exec_error, errno().to_ne_bytes().as_slice());
             libc::_exit(127);
         }
+        // Ended by the control pipe only: a signal to the caller's group is not for it, and a
+        // runner gone makes its reports fail, not kill it.
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE] {
+            libc::signal(signal, libc::SIG_IGN);
+        }
         let mut pid = [0u8; REPORT];
         pid[0] = PID;
         pid[1..].copy_from_slice(&command.to_ne_bytes());
@@ -234,10 +239,6 @@ unsafe fn keep(p: &Prepared<'_>) -> ! {
         }
         for fd in [p.stdin, p.stdout, p.exec_error, p.null] {
             libc::close(fd);
-        }
-        // Ended by the control pipe only: a signal to the caller's group is not for it.
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE] {
-            libc::signal(signal, libc::SIG_IGN);
         }
         let mut reported = false;
         loop {

@@ -59,13 +59,11 @@ pub(crate) fn run(argv: &[String], input: &[u8], timeout: Duration) -> Run {
         Ok(kept) => kept,
         Err(e) => return failed(format!("{program}: {e}")),
     };
-    if let Some(mut stdin) = kept.stdin.take() {
+    if let Some(stdin) = kept.stdin.take() {
         let input = input.to_vec();
         // A command that never reads its stdin must not hold the consult: the write ends
         // with EPIPE when what it started is killed.
-        thread::spawn(move || {
-            let _ = stdin.write_all(&input);
-        });
+        thread::spawn(move || feed(stdin, &input));
     }
     let (tx, rx) = mpsc::channel();
     if let Some(stdout) = kept.stdout.take() {
@@ -96,6 +94,22 @@ pub(crate) fn run(argv: &[String], input: &[u8], timeout: Duration) -> Run {
     stdout.truncate(MAX_STDOUT);
     let ended = if timed_out { Ended::TimedOut } else { Ended::Exited(status.flatten()) };
     Run { ended, stdout, over_long, pgid: Some(pgid), elapsed: started.elapsed() }
+}
+
+/// Writes `input` to the command's stdin with SIGPIPE blocked in this thread: a command that
+/// exits without reading it makes the write fail (`EPIPE`) and nothing more. `hookline` leaves
+/// SIGPIPE at its default (for `watch | head`), which would end the whole process, a daemon
+/// with it; the signal stays pending on this thread and goes with it.
+fn feed(mut stdin: std::fs::File, input: &[u8]) {
+    // SAFETY: a sigset_t set up by sigemptyset and sigaddset; pthread_sigmask changes this
+    // thread's mask only.
+    unsafe {
+        let mut pipe: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut pipe);
+        libc::sigaddset(&mut pipe, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, std::ptr::null_mut());
+    }
+    let _ = stdin.write_all(input);
 }
 
 #[cfg(test)]
@@ -221,6 +235,32 @@ mod tests {
         let run = run(&sh("echo unknown"), &input, Duration::from_secs(10));
         assert_eq!(run.ended, Ended::Exited(Some(0)));
         assert_eq!(String::from_utf8_lossy(&run.stdout), "unknown\n");
+    }
+
+    #[test]
+    fn a_command_that_exits_without_reading_stdin_cannot_end_hookline_by_sigpipe() {
+        const CHILD: &str = "HOOKLINE_TEST_SIGPIPE_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            // In a process of its own, with SIGPIPE at its default as `hookline` has it.
+            // SAFETY: restoring a default disposition has no preconditions.
+            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            let stdin = std::fs::File::from(std::os::fd::OwnedFd::from(writer));
+            thread::spawn(move || feed(stdin, b"the input")).join().unwrap();
+            return;
+        }
+        let name = module_path!().split_once("::").unwrap().1;
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", &format!("{name}::a_command_that_exits_without_reading_stdin_cannot_end_hookline_by_sigpipe")])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{:?}\n{}", out.status, String::from_utf8_lossy(&out.stdout));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+            "the child ran the test"
+        );
     }
 
     #[test]
