@@ -156,6 +156,8 @@ impl Dir {
         match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) => Ok(Some(EntryStat {
                 directory: FileType::from_raw_mode(st.st_mode) == FileType::Directory,
+                // Not an i64 on every target.
+                #[allow(clippy::unnecessary_cast)]
                 mtime: st.st_mtime as i64,
             })),
             Err(rustix::io::Errno::NOENT) => Ok(None),

@@ -20,7 +20,7 @@ pub enum Overlong {
     Skip,
 }
 
-/// One read of [`Lines::next`].
+/// One read of [`Lines::next_line`].
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line<'a> {
     /// A line, without its newline (the last line of the input may have none).
@@ -53,7 +53,7 @@ impl<R: BufRead> Lines<R> {
     }
 
     /// The next line. An I/O error of the input is returned as it is.
-    pub fn next(&mut self) -> io::Result<Line<'_>> {
+    pub fn next_line(&mut self) -> io::Result<Line<'_>> {
         if self.closed {
             return Ok(Line::End);
         }
@@ -144,7 +144,7 @@ mod tests {
         let mut lines = Lines::new(BufReader::with_capacity(4096, Cursor::new(input)), overlong);
         let mut out = Vec::new();
         loop {
-            match lines.next().unwrap() {
+            match lines.next_line().unwrap() {
                 Line::Request(bytes) => out.push(Ok(String::from_utf8_lossy(bytes).into_owned())),
                 Line::TooLong { closed } => out.push(Err(closed)),
                 Line::End => return out,
@@ -214,16 +214,16 @@ mod tests {
         let read = std::rc::Rc::new(std::cell::Cell::new(0));
         let endless = Endless { left: 64 * MAX_LINE as u64, read: read.clone() };
         let mut lines = Lines::new(BufReader::new(endless), Overlong::Close);
-        assert_eq!(lines.next().unwrap(), Line::TooLong { closed: true });
+        assert_eq!(lines.next_line().unwrap(), Line::TooLong { closed: true });
         assert!(read.get() <= MAX_LINE as u64 + 8192, "read {} bytes", read.get());
-        assert_eq!(lines.next().unwrap(), Line::End);
+        assert_eq!(lines.next_line().unwrap(), Line::End);
         assert!(lines.line.capacity() <= 2 * MAX_LINE, "{}", lines.line.capacity());
 
         let read = std::rc::Rc::new(std::cell::Cell::new(0));
         let endless = Endless { left: 64 * MAX_LINE as u64, read: read.clone() };
         let mut lines = Lines::new(BufReader::new(endless), Overlong::Skip);
-        assert_eq!(lines.next().unwrap(), Line::TooLong { closed: false });
-        assert_eq!(lines.next().unwrap(), Line::End);
+        assert_eq!(lines.next_line().unwrap(), Line::TooLong { closed: false });
+        assert_eq!(lines.next_line().unwrap(), Line::End);
         assert_eq!(read.get(), 64 * MAX_LINE as u64, "skipped to the end");
         assert!(lines.line.capacity() <= 2 * MAX_LINE, "{}", lines.line.capacity());
     }

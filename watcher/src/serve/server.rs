@@ -205,7 +205,7 @@ impl Sink for Feed {
 /// the hub's, so each idle's slot goes to one of them only. At the end of `input` the waits
 /// still running are answered before it returns; a reader of `output` gone away (a broken
 /// pipe) ends it at once. A line longer than [`MAX_LINE`] gets an error reply, then what
-/// `input`'s [`Overlong`](super::lines::Overlong) says: the next line, or the end without
+/// `input`'s [`Overlong`] says: the next line, or the end without
 /// waiting for the waits (their replies go to a stream the caller closes).
 pub fn answer<W: Write + Send + 'static>(
     shared: &Arc<Shared>,
@@ -218,7 +218,7 @@ pub fn answer<W: Write + Send + 'static>(
     let mut waiting: Vec<JoinHandle<()>> = Vec::new();
     let too_long = || format!("request line longer than {MAX_LINE} bytes");
     loop {
-        let line = match input.next()? {
+        let line = match input.next_line()? {
             Line::Request(line) => Some(line),
             Line::TooLong { closed: false } => None,
             Line::TooLong { closed: true } => {
