@@ -45,6 +45,11 @@ pub struct Record {
     pub level: Level,
     /// What happened.
     pub message: String,
+    /// The events directory the run was for, in a record of the fallback log (shared by
+    /// every events directory of the user): whose loss it is. Absent in the diagnostics file
+    /// beside the directory, and when no events directory could be resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_dir: Option<String>,
 }
 
 /// Appends a record; silently does nothing when it cannot.
@@ -116,6 +121,7 @@ mod tests {
             event: Some("Stop".into()),
             level: Level::Error,
             message: message.into(),
+            events_dir: None,
         }
     }
 

@@ -31,6 +31,7 @@ pub(crate) fn record(report: &Report, cli: &str, ts_ns: u64) {
             event: report.event.clone(),
             level: *level,
             message: message.clone(),
+            events_dir: None,
         };
         let why = match &path {
             None => "no events directory".to_owned(),
@@ -40,8 +41,10 @@ pub(crate) fn record(report: &Report, cli: &str, ts_ns: u64) {
             },
         };
         let message = format!("{message} ({why})");
-        let _ =
-            diag::append_fallback(|key| std::env::var_os(key), &diag::Record { message, ..record });
+        // Lossy: a path that is not UTF-8 still names its directory to a reader.
+        let events_dir = report.events_dir.as_ref().map(|d| d.to_string_lossy().into_owned());
+        let record = diag::Record { message, events_dir, ..record };
+        let _ = diag::append_fallback(|key| std::env::var_os(key), &record);
     }
 }
 

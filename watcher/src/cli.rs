@@ -511,6 +511,9 @@ pub struct DeliverArgs {
 pub struct LeaseArgs {
     #[command(flatten)]
     pub dir: DirArgs,
+    /// Print JSON (`list`).
+    #[arg(long, global = true)]
+    pub json: bool,
     /// What to do.
     #[command(subcommand)]
     pub action: LeaseAction,
@@ -520,11 +523,7 @@ pub struct LeaseArgs {
 #[derive(Debug, Subcommand)]
 pub enum LeaseAction {
     /// Every lease the daemon holds for its requesters.
-    List {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    List,
     /// Give a lease back: the slot is free again for the next caller (exit 1 for an unknown
     /// or spent lease).
     Release {

@@ -85,4 +85,5 @@ pub mod term;
 mod testing;
 pub mod transcript;
 pub mod units;
+mod untrusted;
 pub mod vocab;

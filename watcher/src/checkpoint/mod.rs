@@ -41,12 +41,15 @@ use crate::ingest::echo::Echoes;
 use crate::ingest::reader::{Reader, ReaderConfig, Resume};
 use crate::ingest::source;
 use crate::state::Tracker;
+use crate::untrusted::{self, Link};
 
 /// The state format: bumped whenever what a checkpoint holds, or what it means, changes.
 pub const FORMAT: u32 = 1;
 
 /// The first word of a checkpoint file.
 const MAGIC: &str = "hookline-checkpoint";
+/// The largest checkpoint read (read whole, never through a link, never blocking on a FIFO).
+const MAX_BYTES: u64 = 1 << 30;
 
 /// Longest wait for the counter's shared lock when checking a checkpoint against it.
 const COUNTER_BOUND: Duration = Duration::from_millis(200);
@@ -432,7 +435,7 @@ fn load(
     tracker: &Tracker,
 ) -> Result<Option<wire::File<'static>>, CheckpointProblem> {
     let path = path(&config.events_dir, folder);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match untrusted::read_regular(&path, MAX_BYTES, Link::Refuse) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(CheckpointProblem::Damaged(format!("cannot read: {e}"))),
@@ -546,7 +549,7 @@ pub(crate) fn covered_all(events_dir: &Path) -> Vec<(PathBuf, Position)> {
     }
     let covered = |folder| {
         let path = path(events_dir, folder);
-        let bytes = std::fs::read(&path).ok()?;
+        let bytes = untrusted::read_regular(&path, MAX_BYTES, Link::Refuse).ok()?;
         let body = check_header(&bytes).ok()?;
         let covers = serde_json::from_slice::<Covers>(body).ok()?.covers;
         Some((path, covers))

@@ -15,9 +15,10 @@ pub fn run(args: &LeaseArgs) -> Outcome {
     let mut daemon = Client::connect(&dir)
         .map_err(|e| format!("{e}; leases live in the daemon: none is held without one"))?;
     match &args.action {
-        LeaseAction::List { json } => {
+        LeaseAction::List => {
+            let json = args.json;
             let leases = daemon.leases()?;
-            if *json {
+            if json {
                 println!("{}", serde_json::to_string_pretty(&leases)?);
             } else if leases.is_empty() {
                 println!("no lease held");

@@ -49,6 +49,13 @@ pub fn run(args: PruneArgs) -> Outcome {
             );
         }
     }
+    if report.quarantine_refused {
+        eprintln!(
+            "hookline: warning: {} is not a directory of the events directory's own (a \
+             symlink?): left alone, and whatever it points to",
+            dir.join(hookline::ingest::source::QUARANTINE_DIR).display()
+        );
+    }
     if report.unconsumed > 0 && !policy.without_cursors && cursor::all(&dir)?.is_empty() {
         eprintln!(
             "hookline: no cursor is registered, so nothing counts as consumed; \

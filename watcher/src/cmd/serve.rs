@@ -10,8 +10,9 @@ use std::sync::Arc;
 use hookline::engine::{Engine, Note, Purpose, RunOptions, Running, Source};
 use hookline::ingest::watch::{Mode, WatchOptions};
 use hookline::serve::answer::Reloader;
+use hookline::serve::lines::{Lines, Overlong};
 use hookline::serve::protocol::ReloadAnswer;
-use hookline::serve::server::{self, Oversized};
+use hookline::serve::server;
 
 use super::{Outcome, Reading, engine_parts, report};
 use crate::cli::{CentralArgs, PolicyArgs, ServeArgs, SourceArgs, TranscriptArgs};
@@ -21,7 +22,8 @@ pub fn run(args: ServeArgs) -> Outcome {
     let engine = engine(&args.source, &args.policy, &args.transcripts, &args.nats, mode)?;
     let running = Arc::new(start(engine));
     let reload = reloader(&args.policy);
-    server::answer(&running, io::stdin().lock(), io::stdout(), Oversized::Skip, Some(reload))?;
+    let requests = Lines::new(io::stdin().lock(), Overlong::Skip);
+    server::answer(&running, requests, io::stdout(), Some(reload))?;
     Ok(ExitCode::SUCCESS)
 }
 

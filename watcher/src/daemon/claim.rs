@@ -31,7 +31,7 @@ impl Claim {
             .truncate(false)
             .write(true)
             .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&lock_path)
             .map_err(|e| Error::io("open", &lock_path, e))?;
         let pid_file = dir.join(PID);
@@ -66,7 +66,8 @@ impl Drop for Claim {
 
 /// The pid a daemon's pid file names, when it can be read.
 pub(super) fn read_pid(path: &Path) -> Option<u32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    let bytes = crate::untrusted::read_regular(path, 64, crate::untrusted::Link::Refuse).ok()?;
+    String::from_utf8(bytes).ok()?.trim().parse().ok()
 }
 
 #[cfg(test)]

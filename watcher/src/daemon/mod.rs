@@ -44,7 +44,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -56,8 +56,9 @@ use crate::Error;
 use crate::engine::{Note, Running};
 pub use crate::error::ClientError;
 use crate::serve::answer::Reloader;
+use crate::serve::lines::{Lines, Overlong};
 use crate::serve::protocol::Reply;
-use crate::serve::server::{self, Oversized};
+use crate::serve::server;
 
 /// The socket's name in the events directory.
 pub const SOCKET: &str = ".hookline.sock";
@@ -72,6 +73,9 @@ pub const MAX_SOCKET_PATH: usize = 107;
 
 /// How often the accept loop looks at its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(100);
+/// How long a stopping daemon waits for its connections and its feed to end: with
+/// [`STOP_POLL`], a stop takes well under a second whatever a request is doing.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
 /// The daemon's socket for an events directory.
 pub fn socket_path(events_dir: &Path) -> PathBuf {
@@ -133,7 +137,8 @@ impl Listening {
     /// Serves until `stopping` says so: each connection gets its own request loop over the
     /// running engine. On the way out the socket is removed first (so new clients fall back
     /// at once), then every answer still waiting is ended with an error (the engine is told
-    /// that events stopped), every connection closed, and the connections' threads joined.
+    /// that events stopped), every connection closed, and the connections' threads joined; a
+    /// thread still busy half a second later is not waited for (the process may end).
     pub fn serve(
         mut self,
         running: &Arc<Running>,
@@ -177,11 +182,18 @@ impl Listening {
         };
         drop(listener);
         self.remove_socket();
-        running.fail("the daemon is shutting down".into());
-        connections.close_all();
-        for thread in threads {
-            let _ = thread.join();
-        }
+        // What follows waits for threads that may be busy (a consult, a delivery): it gets
+        // SHUTDOWN_GRACE, then the process ends without it.
+        let (running, (done, finished)) = (Arc::clone(running), mpsc::channel());
+        thread::spawn(move || {
+            running.fail("the daemon is shutting down".into());
+            connections.close_all();
+            for thread in threads {
+                let _ = thread.join();
+            }
+            let _ = done.send(());
+        });
+        let _ = finished.recv_timeout(SHUTDOWN_GRACE);
         result
     }
 
@@ -221,10 +233,18 @@ impl Connections {
         let (connections, running) = (Arc::clone(self), Arc::clone(running));
         Ok(thread::spawn(move || {
             let writer = conn::NoSigPipe(stream);
-            // A client that goes away mid-reply is its own business.
-            let _ = server::answer(&running, reader, writer, Oversized::Disconnect, reload);
+            // A client that goes away mid-reply is its own business; one that sends an
+            // over-long line is cut off.
+            let lines = Lines::new(reader, Overlong::Close);
+            let _ = server::answer(&running, lines, writer, reload);
             connections.open.fetch_sub(1, Ordering::SeqCst);
-            connections.streams.lock().unwrap_or_else(|p| p.into_inner()).retain(|(i, _)| *i != id);
+            let mut streams = connections.streams.lock().unwrap_or_else(|p| p.into_inner());
+            // Closed now, even while a wait of its still holds the writer.
+            streams
+                .iter()
+                .filter(|(i, _)| *i == id)
+                .for_each(|(_, s)| drop(s.shutdown(std::net::Shutdown::Both)));
+            streams.retain(|(i, _)| *i != id);
         }))
     }
 

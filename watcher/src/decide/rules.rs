@@ -728,9 +728,10 @@ fn pending_reason(wakes: &[PendingWake]) -> String {
 }
 
 /// The last sentence of a message: what a turn that stopped mid-way left dangling
-/// ("Let me look at how X renders."), capped.
+/// ("Let me look at how X renders."), capped. Of a message cut for length, the sentence is
+/// taken from its tail, which the cut keeps (see [`cap_text`](crate::ingest::mapping::cap_text)).
 pub(crate) fn last_sentence(message: &str) -> Option<String> {
-    let text = message.trim();
+    let text = crate::ingest::mapping::after_cut(message).trim();
     let body = text.trim_end_matches(['.', '!', '?', ':', '…']);
     let start = body
         .char_indices()

@@ -1619,6 +1619,35 @@ mod classifier_consult {
     }
 
     #[test]
+    fn a_long_last_message_is_read_by_its_tail_by_the_consult_and_the_nudge() {
+        // A summary far longer than a canonical text field holds: its end is what was left
+        // dangling.
+        let message = format!(
+            "File number one was changed. {}Next I will wire the renderer into the page.",
+            "Then more work happened. ".repeat(300)
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let shown = tmp.path().join("shown");
+        let (_, now, events, s) = idle_saying(&message);
+        let policy = policy_with(&format!("cat > '{}'; echo stalled", shown.display()));
+        let (mut consulted, _) = replay(&s, &events, &policy);
+        let d = consulted.decide(&Ask::new("s1", Question::Stall), now);
+        assert_eq!((d.action, d.rule.as_str()), (Action::Proceed, "stall-classifier-stalled"));
+        let nudge = d.nudge_text.unwrap();
+        assert!(
+            nudge.starts_with(
+                "You ended your turn on \"Next I will wire the renderer into the page.\""
+            ),
+            "{nudge}"
+        );
+        let shown = std::fs::read_to_string(&shown).unwrap();
+        let last = "Then more work happened. Then more work happened. Then more work happened. \
+                    Next I will wire the renderer into the page.";
+        assert!(shown.contains(last), "{shown}");
+        assert!(!shown.contains("File number one"), "{shown}");
+    }
+
+    #[test]
     fn stalled_never_allows_a_nudge_where_a_structured_signal_answers() {
         // A classifier that always says stalled, and one that records it was run.
         let tmp = tempfile::tempdir().unwrap();

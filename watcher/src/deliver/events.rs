@@ -42,7 +42,8 @@ pub fn turn_started(
 /// read as the relay stored it, a lone surrogate as U+FFFD.
 pub fn prompt_of(event: &Event, profiles: &Profiles) -> Option<String> {
     let field = profiles.get(&event.cli)?.deliver.prompt_field.as_ref()?;
-    let bytes = std::fs::read(crate::ingest::source::event_path(&event.source)).ok()?;
+    let path = crate::ingest::source::event_path(&event.source);
+    let (bytes, _) = crate::ingest::source::read_file(&path).ok()?;
     let envelope = RawEnvelope::parse(&bytes).ok()?;
     let raw = envelope.payload.as_deref()?.get();
     let first = field.top_key();

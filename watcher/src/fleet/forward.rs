@@ -255,7 +255,7 @@ impl Sink for Forwarder {
         if self.options.raw {
             let file = crate::ingest::source::event_path(&event.source);
             // A file pruned meanwhile has no raw envelope left to send; its event still goes.
-            if let Ok(bytes) = std::fs::read(&file) {
+            if let Ok((bytes, _)) = crate::ingest::source::read_file(&file) {
                 let subject = raw_subject(&prefix, &host, &event);
                 if !self.publish(&event, subject, format!("raw.{id}"), true, bytes) {
                     return Ok(Delivery::Closed);

@@ -17,6 +17,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -26,6 +27,7 @@ use crate::Error;
 use crate::format::store::EventsDir;
 use crate::fsutil::write_durable;
 use crate::ingest::source::{self, DirId};
+use crate::untrusted::{self, Link};
 
 /// Sub-directory of an events directory holding the cursors.
 pub const CURSORS_DIR: &str = ".cursors";
@@ -208,6 +210,8 @@ fn lock(events_dir: &Path, name: &str) -> Result<File, Error> {
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&lock_path)
         .map_err(|e| Error::io("open", &lock_path, e))?;
     if lock.try_lock().is_err() {
@@ -249,8 +253,11 @@ fn for_current_dir(
     Ok((position, reset))
 }
 
+/// The largest cursor file read.
+const MAX_BYTES: u64 = 64 << 20;
+
 fn read_file(path: &Path) -> Result<Option<CursorFile>, Error> {
-    match std::fs::read(path) {
+    match untrusted::read_regular(path, MAX_BYTES, Link::Refuse) {
         Ok(bytes) => serde_json::from_slice::<CursorFile>(&bytes)
             .map(Some)
             .map_err(|e| Error::BadCursor { path: path.to_owned(), reason: e.to_string() }),
@@ -264,15 +271,16 @@ fn read_file(path: &Path) -> Result<Option<CursorFile>, Error> {
 pub fn all(events_dir: &Path) -> Result<Vec<(String, Position)>, Error> {
     let current = source::dir_id(events_dir)?;
     let dir = events_dir.join(CURSORS_DIR);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+    // Never through a link: the cursors say what retention may remove.
+    let names = match untrusted::Dir::open(&dir).and_then(|d| d.map(|d| d.names()).transpose()) {
+        Ok(Some(names)) => names,
+        Ok(None) => return Ok(Vec::new()),
         Err(e) => return Err(Error::io("list", &dir, e)),
     };
     let mut cursors = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(|e| Error::io("list", &dir, e))?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+    for name in names {
+        let path = dir.join(&name);
+        let Some(name) = name.to_str() else {
             continue;
         };
         let Some(name) = name.strip_suffix(".json") else {

@@ -16,11 +16,15 @@ use crate::format::envelope::{RawEnvelope, salvage_field};
 use crate::format::rawjson;
 use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles, TodoRule};
 
-/// Longest text kept in a canonical field (`last_message`, `message`, ...), in bytes.
+/// Longest text kept in a canonical field (`last_message`, `message`, ...), in bytes. A longer
+/// one keeps its head and its tail with [`CUT`] between them (see [`cap_text`]).
 pub const MAX_TEXT: usize = 2000;
 
 /// Longest text kept in a field of a list item (`as = "items"`), in bytes.
 pub const MAX_ITEM_TEXT: usize = 500;
+
+/// What stands for the middle taken out of a text longer than its cap.
+pub const CUT: &str = " […] ";
 
 /// Most items kept of a list (`as = "items"`, a todo list).
 pub const MAX_ITEMS: usize = 100;
@@ -276,16 +280,37 @@ fn cap(text: String) -> String {
     cap_at(text, MAX_TEXT)
 }
 
-fn cap_at(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push('…');
+fn cap_at(text: String, max: usize) -> String {
+    match cap_text(&text, max) {
+        Some(capped) => capped,
+        None => text,
     }
-    text
+}
+
+/// `text` cut to at most `max` bytes, or `None` when it fits: its first fifth, [`CUT`], and
+/// its tail, on character boundaries. The tail is what decisions read of a long message (its
+/// last sentence: the nudge quotes it, the classifier is shown the last few); the head says
+/// what it was about.
+pub fn cap_text(text: &str, max: usize) -> Option<String> {
+    if text.len() <= max {
+        return None;
+    }
+    let room = max.saturating_sub(CUT.len());
+    let mut head = room / 5;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - (room - room / 5);
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    Some(format!("{}{CUT}{}", &text[..head], &text[tail..]))
+}
+
+/// The part of a text after the last [`CUT`] (the whole text when it was not cut): where the
+/// sentences of a long message that was cut can be found whole.
+pub fn after_cut(text: &str) -> &str {
+    text.rfind(CUT).map_or(text, |i| &text[i + CUT.len()..])
 }
 
 #[cfg(test)]

@@ -6,18 +6,21 @@
 //! ([`RetentionPolicy::without_cursors`], `hookline prune --max-age`). The newest event file is
 //! always kept, so that a lost counter can be rebuilt above every `seq` ever delivered. Temp
 //! files of killed relays go after `temp_age`; quarantined copies after `max_age` (the damaged
-//! originals stay in place, and go like any other event). A bucket (see
+//! originals stay in place, and go like any other event). Nothing outside the events
+//! directory is ever touched: the quarantine is read and emptied through the directory
+//! opened without following a link, and a `.quarantine` that is a symlink is left alone. A bucket (see
 //! [`layout`](crate::format::layout)) left empty goes too, when it is older than the newest
 //! event's: files never move, so ordering is never touched, and a writer that finds its bucket
 //! gone puts its event at the top.
 
 use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::Error;
 use crate::format::filename::{EventFileName, bucket_name, bucket_of};
 use crate::ingest::cursor;
 use crate::ingest::source::{self, QUARANTINE_DIR};
+use crate::untrusted;
 
 /// How long files are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +60,9 @@ pub struct PruneReport {
     pub held_back_by: std::collections::BTreeMap<String, usize>,
     /// Buckets removed once empty.
     pub buckets: usize,
+    /// `.quarantine` is a symlink or not a directory: it was left alone, and whatever it
+    /// points to.
+    pub quarantine_refused: bool,
 }
 
 /// Prunes an events directory as of `now`. A missing directory is not an error.
@@ -130,15 +136,44 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
             report.temps += 1;
         }
     }
-    if let Ok(entries) = std::fs::read_dir(dir.join(QUARANTINE_DIR)) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if old(&path, policy.max_age) && remove(&path)? {
-                report.quarantined += 1;
-            }
+    prune_quarantine(dir, policy, now, &mut report)?;
+    Ok(report)
+}
+
+/// Removes the quarantined files older than `policy.max_age`: only regular files (or links,
+/// as links) directly in the events directory's own `.quarantine`, through the directory
+/// opened, never through a link. A `.quarantine` that is a symlink (or not a directory) is
+/// left alone, with whatever it points to, and said so in the report.
+fn prune_quarantine(
+    dir: &Path,
+    policy: &RetentionPolicy,
+    now: SystemTime,
+    report: &mut PruneReport,
+) -> Result<(), Error> {
+    let path = dir.join(QUARANTINE_DIR);
+    let quarantine = match untrusted::Dir::open(&path) {
+        Ok(Some(quarantine)) => quarantine,
+        Ok(None) => return Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+            report.quarantine_refused = true;
+            return Ok(());
+        }
+        Err(e) => return Err(Error::io("open", &path, e)),
+    };
+    let limit = now.checked_sub(policy.max_age).and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+    let Some(limit) = limit else { return Ok(()) };
+    for name in quarantine.names().map_err(|e| Error::io("list", &path, e))? {
+        let entry = quarantine.stat(&name).map_err(|e| Error::io("stat", path.join(&name), e))?;
+        // A directory in there is not ours to empty; a link goes as itself.
+        let Some(entry) = entry.filter(|e| !e.directory) else { continue };
+        if entry.mtime >= i64::try_from(limit.as_secs()).unwrap_or(i64::MAX) {
+            continue;
+        }
+        if quarantine.remove(&name).map_err(|e| Error::io("remove", path.join(&name), e))? {
+            report.quarantined += 1;
         }
     }
-    Ok(report)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -262,6 +297,76 @@ mod tests {
         prune(tmp.path(), &RetentionPolicy::default(), later).unwrap();
         assert!(!bad.exists());
         assert_eq!(std::fs::read_dir(tmp.path().join(QUARANTINE_DIR)).unwrap().count(), 0);
+    }
+
+    /// Sets a file's (or a link's own) modification time.
+    fn set_mtime(path: &Path, when: SystemTime) {
+        let secs = when.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs() as i64;
+        let time = libc::timespec { tv_sec: secs, tv_nsec: 0 };
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid path string and two valid timespecs.
+        let rc = unsafe {
+            libc::utimensat(
+                libc::AT_FDCWD,
+                c.as_ptr(),
+                [time, time].as_ptr(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        assert_eq!(rc, 0, "{}", path.display());
+    }
+
+    #[test]
+    fn a_quarantine_that_is_a_symlink_is_left_alone_with_what_it_points_to() {
+        let tmp = tempfile::tempdir().unwrap();
+        let events = tmp.path().join("events");
+        write_events(&events, 2);
+        let documents = tmp.path().join("documents");
+        std::fs::create_dir(&documents).unwrap();
+        let month_ago = SystemTime::now() - Duration::from_secs(30 * 86400);
+        for name in ["thesis.odt", "taxes.pdf"] {
+            std::fs::write(documents.join(name), name).unwrap();
+            set_mtime(&documents.join(name), month_ago);
+        }
+        std::os::unix::fs::symlink(&documents, events.join(QUARANTINE_DIR)).unwrap();
+        let report = prune(&events, &RetentionPolicy::default(), SystemTime::now()).unwrap();
+        assert_eq!((report.quarantined, report.quarantine_refused), (0, true));
+        assert_eq!(std::fs::read_dir(&documents).unwrap().count(), 2);
+
+        // Quarantining through it is refused too: nothing is created or linked there.
+        let listed = source::list(&events).unwrap().events[0];
+        assert!(source::quarantine(&events, &listed, "damaged").is_err());
+        assert_eq!(std::fs::read_dir(&documents).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn in_the_quarantine_a_link_goes_as_a_link_and_a_directory_stays() {
+        let tmp = tempfile::tempdir().unwrap();
+        let events = tmp.path().join("events");
+        write_events(&events, 2);
+        let listed = source::list(&events).unwrap().events[0];
+        source::quarantine(&events, &listed, "damaged").unwrap();
+        let quarantine = events.join(QUARANTINE_DIR);
+        let outside = tmp.path().join("outside.txt");
+        std::fs::write(&outside, "keep me").unwrap();
+        std::os::unix::fs::symlink(&outside, quarantine.join("link")).unwrap();
+        std::fs::create_dir(quarantine.join("sub")).unwrap();
+        std::fs::write(quarantine.join("sub/inner"), "").unwrap();
+        let month_ago = SystemTime::now() - Duration::from_secs(30 * 86400);
+        for name in ["link", "sub", "sub/inner"] {
+            set_mtime(&quarantine.join(name), month_ago);
+        }
+        set_mtime(&outside, month_ago);
+        let later = SystemTime::now() + Duration::from_secs(8 * 86400);
+        let report = prune(&events, &RetentionPolicy::default(), later).unwrap();
+        // The copy, its note and the link.
+        assert_eq!(report.quarantined, 3);
+        assert!(!report.quarantine_refused);
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me");
+        let left: Vec<_> =
+            std::fs::read_dir(&quarantine).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, ["sub"]);
+        assert!(quarantine.join("sub/inner").exists());
     }
 
     #[test]

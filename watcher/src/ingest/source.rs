@@ -2,9 +2,10 @@
 //! directories (written by the older Python relay), never following symlinks, never
 //! panicking on a bad file.
 
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -13,6 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::Error;
 use crate::format::envelope::{EnvelopeError, RawEnvelope};
+use crate::untrusted;
 
 /// Largest event file read: the largest the relay writes (about 21 MiB: 16 MiB of input as
 /// base64, plus the other fields), as the format's owner declares it.
@@ -234,33 +236,48 @@ pub fn read_event(dir: &Path, file: &EventFile) -> Result<Option<RawEnvelope>, R
 /// once every cursor has passed it. The copy is a hard link when the filesystem allows one.
 /// Calling this again for the same file (a second reader hitting it) changes nothing. Returns
 /// where the copy is; a file that vanished meanwhile is not an error (`None`).
+///
+/// The quarantine is a directory of the events directory's own: it is created there (mode
+/// 0700) when missing, and refused, with nothing written, when a symlink or anything but a
+/// directory of this user's that others cannot write is in its place. Everything in it is
+/// done through the directory opened, never through a link.
 pub fn quarantine(dir: &Path, event: &EventFile, reason: &str) -> Result<Option<PathBuf>, Error> {
     let target_dir = dir.join(QUARANTINE_DIR);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&target_dir)
-        .map_err(|e| Error::io("create quarantine dir", &target_dir, e))?;
-    let file = event.name.to_string();
+    let opened = untrusted::Dir::open_or_create(&target_dir, 0o700)
+        .map_err(|e| Error::io("open quarantine dir", &target_dir, e))?;
+    let meta = opened.metadata().map_err(|e| Error::io("stat", &target_dir, e))?;
+    if !crate::format::layout::usable_bucket(&meta) {
+        return Err(Error::io(
+            "use quarantine dir (another user's, or writable by others)",
+            &target_dir,
+            std::io::ErrorKind::PermissionDenied.into(),
+        ));
+    }
+    let file = OsString::from(event.name.to_string());
     let original = event.path(dir);
-    let target = target_dir.join(&file);
-    match std::fs::hard_link(&original, &target) {
+    let io = |op, e| Error::io(op, target_dir.join(&file), e);
+    match opened.link_from(&original, &file) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         // No hard links here (some network and FUSE filesystems): a copy, when the file can
         // be read at all; else the note alone says what was wrong.
         Err(_) => match read_file(&original) {
-            Ok((bytes, _)) => crate::fsutil::write_atomic(&target, &bytes, 0o600)?,
+            Ok((bytes, _)) => {
+                opened.write_atomic(&file, &bytes, 0o600).map_err(|e| io("write", e))?
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(_) => {}
         },
     }
-    let note = target_dir.join(format!("{file}.reason"));
-    if !note.exists() {
-        crate::fsutil::write_atomic(&note, format!("{reason}\n").as_bytes(), 0o600)?;
+    let mut note = file.clone();
+    note.push(".reason");
+    if !opened.contains(&note).map_err(|e| io("stat", e))? {
+        opened
+            .write_atomic(&note, format!("{reason}\n").as_bytes(), 0o600)
+            .map_err(|e| io("write", e))?;
     }
-    Ok(Some(target))
+    Ok(Some(target_dir.join(file)))
 }
 
 /// A file of the older Python relay: `<ts_ns>-<task_id>-<event>.json`.

@@ -560,7 +560,8 @@ fn check_command(command: &str, fix: &str) -> Finding {
 fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'_>) -> Section {
     let mut findings = Vec::new();
     let title;
-    match dir {
+    let checked = dir.as_ref().ok().cloned();
+    match &dir {
         Err(e) => {
             title = "events dir".to_owned();
             findings.push(Finding::problem(
@@ -569,6 +570,7 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
             ));
         }
         Ok(dir) => {
+            let dir = dir.clone();
             title = format!("events dir {}", dir.display());
             match std::fs::symlink_metadata(&dir) {
                 Err(_) => findings.push(Finding::info(
@@ -625,7 +627,7 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
             }
         }
     }
-    findings.extend(fallback_findings(ctx));
+    findings.extend(fallback_findings(ctx, checked.as_deref()));
     Section { title, findings }
 }
 
@@ -658,23 +660,50 @@ fn check_writable(dir: &Path) -> Finding {
 }
 
 /// What the relay left in its fallback log in the last 24h: each a run that could write
-/// neither its event's diagnostics nor, usually, the event.
-fn fallback_findings(ctx: &Context<'_>) -> Option<Finding> {
+/// neither its event's diagnostics nor, usually, the event. The log is the user's, shared by
+/// every events directory: only the records of `checked` (the directory doctor checks) are
+/// its problem; another directory's are mentioned as that directory's, and records naming
+/// none (no directory could be resolved, or an older relay wrote them) as such.
+fn fallback_findings(ctx: &Context<'_>, checked: Option<&Path>) -> Vec<Finding> {
     let log = location::fallback_log_path_from(|k| (ctx.env)(k));
     let since = ctx.now_ns.saturating_sub(DIAG_WINDOW.as_nanos() as u64);
-    let recent: Vec<diag::Record> =
-        diag::read(&log).into_iter().filter(|r| r.ts_ns >= since).collect();
-    let newest = recent.last()?;
-    let age = format_age(Duration::from_nanos(ctx.now_ns.saturating_sub(newest.ts_ns)));
-    Some(Finding::problem(
-        format!(
-            "the relay could not write its diagnostics {} time(s) in the last 24h (newest {age} \
-             ago: {}): events may have been lost",
-            recent.len(),
-            newest.message
-        ),
-        format!("see {} and fix what it says", log.display()),
-    ))
+    let mut by_dir: BTreeMap<Option<String>, Vec<diag::Record>> = BTreeMap::new();
+    for record in diag::read(&log).into_iter().filter(|r| r.ts_ns >= since) {
+        by_dir.entry(record.events_dir.clone()).or_default().push(record);
+    }
+    let ours = |dir: &str| checked.is_some_and(|checked| same_dir(Path::new(dir), checked));
+    let see = format!("see {} and fix what it says", log.display());
+    let mut findings = Vec::new();
+    for (dir, records) in &by_dir {
+        let Some(newest) = records.iter().max_by_key(|r| r.ts_ns) else { continue };
+        let age = format_age(Duration::from_nanos(ctx.now_ns.saturating_sub(newest.ts_ns)));
+        let (n, message) = (records.len(), &newest.message);
+        findings.push(match dir {
+            Some(dir) if ours(dir) => Finding::problem(
+                format!(
+                    "the relay could not write its diagnostics {n} time(s) in the last 24h \
+                     (newest {age} ago: {message}): events may have been lost"
+                ),
+                see.clone(),
+            ),
+            Some(dir) => Finding::info(format!(
+                "another events directory, {dir}: the relay could not write its diagnostics \
+                 there {n} time(s) in the last 24h (newest {age} ago; {})",
+                log.display()
+            )),
+            None => Finding::info(format!(
+                "{n} relay failure(s) in the last 24h name no events directory (newest {age} \
+                 ago: {message}; {})",
+                log.display()
+            )),
+        });
+    }
+    findings
+}
+
+/// Whether two paths name one directory: the same path, or the same file once resolved.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b || std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
 }
 
 fn euid() -> u32 {

@@ -4,7 +4,12 @@
 //! and pane borders. A pane without a session has its marks removed.
 //!
 //! The marks show the state; they authorize nothing (a pane border is no input slot).
+//!
+//! Every pane is marked by one batched tmux command (`set-option … ; set-option …`), so each
+//! argument taken from an event (a tool name, a detail) is passed as data that cannot end a
+//! command: see [`batch_arg`].
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::deliver::in_process_tree;
@@ -134,30 +139,66 @@ pub fn summarize(marked: &[Marked]) -> Summary {
     summary
 }
 
+/// One argument of a batched tmux command line (`cmd ARGS… ; cmd ARGS…`), written so that
+/// tmux reads it back as `value`, whatever it holds. tmux takes an argument that *ends* in
+/// `;` for a command separator, the `;` dropped (so a detail `x;` would show as `x`, and a
+/// tool named `;` would end the command before its value and fail the whole batch); an
+/// argument ending in `\;` it reads as ending in `;`. So a final `;` gets a `\` before it:
+/// escaped, never stripped. Nothing else in an argument is interpreted: there is no shell,
+/// and `set-option` without `-F` expands no `#{}` format.
+pub fn batch_arg(value: &str) -> Cow<'_, str> {
+    match value.strip_suffix(';') {
+        Some(rest) => Cow::Owned(format!("{rest}\\;")),
+        None => Cow::Borrowed(value),
+    }
+}
+
 /// Marks every pane of `server` with its session's state (and unmarks the others), sets the
-/// summary, all in one tmux command; returns what was found.
+/// summary, all in one tmux command; returns what was found. Every argument goes through
+/// [`batch_arg`]: no text can end a command early, so none can fail or reorder the batch.
 pub fn mark(server: &Server, snapshots: &[Snapshot]) -> Result<(Vec<Marked>, Summary), Error> {
     let marked = find(&panes(server)?, snapshots);
     let summary = summarize(&marked);
     let summary_text = summary.to_string();
-    let mut args: Vec<&str> = vec!["set-option", "-g", SUMMARY_OPTION, &summary_text];
-    let words: Vec<(&str, Option<&str>, Option<&str>)> = marked
-        .iter()
-        .map(|m| match &m.session {
-            Some((_, state, detail)) => (m.pane.as_str(), Some(state.as_str()), detail.as_deref()),
-            None => (m.pane.as_str(), None, None),
-        })
-        .collect();
-    for (pane, state, detail) in &words {
-        for (option, value) in [(STATE_OPTION, *state), (DETAIL_OPTION, *detail)] {
-            args.push(";");
-            match value {
-                Some(value) => args.extend(["set-option", "-p", "-t", pane, option, value]),
-                None => args.extend(["set-option", "-p", "-u", "-t", pane, option]),
+    let mut args: Vec<Cow<'_, str>> =
+        vec!["set-option".into(), "-g".into(), SUMMARY_OPTION.into(), batch_arg(&summary_text)];
+    for m in &marked {
+        let (state, detail) = match &m.session {
+            Some((_, state, detail)) => (Some(state.as_str()), detail.as_deref()),
+            None => (None, None),
+        };
+        for (option, value) in [(STATE_OPTION, state), (DETAIL_OPTION, detail)] {
+            args.extend([";", "set-option", "-p"].map(Cow::from));
+            if value.is_none() {
+                args.push("-u".into());
             }
+            args.extend(["-t".into(), batch_arg(&m.pane), option.into()]);
+            args.extend(value.map(batch_arg));
         }
     }
+    let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
     let all = Pane { server: server.clone(), target: "(every pane)".into() };
     all.run("mark", &args, None)?;
     Ok((marked, summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_final_semicolon_is_escaped_and_nothing_is_stripped() {
+        let cases = [
+            ("x;", "x\\;"),
+            (";", "\\;"),
+            ("\\;", "\\\\;"),
+            ("a;b", "a;b"),
+            ("x\\", "x\\"),
+            ("#{pane_id} \"q\"\n", "#{pane_id} \"q\"\n"),
+            ("", ""),
+        ];
+        for (value, arg) in cases {
+            assert_eq!(batch_arg(value), arg, "{value:?}");
+        }
+    }
 }

@@ -10,6 +10,10 @@
 //!   history again, never replayed as new.
 //! * A file shorter than what was read (truncated in place) is read again from its tail, as
 //!   history.
+//! * Nothing at the path can block it: the file is opened non-blocking and judged on the open
+//!   descriptor, so a FIFO (or a device, a directory) swapped in is refused
+//!   ([`Error::TranscriptNotAFile`]), never waited on. A symlink is followed: a transcript
+//!   is only read.
 //! * A partial last line waits for its newline; a line longer than
 //!   [`TailLimits::max_line`] is dropped whole (counted in [`Poll::dropped`]), never buffered
 //!   past the limit.
@@ -20,6 +24,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::untrusted::{self, Link};
 
 /// How much a [`Tail`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,10 +161,18 @@ impl Tail {
         let mut poll = Poll { change, ..Poll::empty() };
         let history = change != Change::Same;
         if history {
-            let mut file = File::open(&self.path).map_err(io_err("open transcript", &self.path))?;
+            // Non-blocking, and judged on the descriptor: what stat saw may have been swapped
+            // for a FIFO (which would block an `open` for good) or anything else since.
+            let (mut file, opened) = match untrusted::open_regular(&self.path, Link::Follow) {
+                Ok(opened) => opened,
+                // Bound as before: the file it held is read on if the path names it again.
+                Err(e) if untrusted::is_not_regular(&e) => {
+                    return Err(Error::TranscriptNotAFile { path: self.path.clone() });
+                }
+                Err(e) => return Err(io_err("open transcript", &self.path)(e)),
+            };
             // The file opened must be the one stat saw; if it changed in between, the next
             // poll sees the difference.
-            let opened = file.metadata().map_err(io_err("stat transcript", &self.path))?;
             self.identity = Some((opened.dev(), opened.ino()));
             self.offset = opened.len().saturating_sub(self.limits.tail_bytes);
             self.partial.clear();

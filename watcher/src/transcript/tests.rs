@@ -51,6 +51,35 @@ fn lines_present_at_opening_are_history_and_appends_are_new() {
 }
 
 #[test]
+fn a_fifo_at_the_path_is_refused_without_waiting_and_the_file_is_read_on_when_it_is_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, fifo, link) =
+        (dir.path().join("t.jsonl"), dir.path().join("fifo"), dir.path().join("link"));
+    append(&file, "one\n");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path string; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let point = |to: &Path| {
+        let _ = fs::remove_file(&link);
+        std::os::unix::fs::symlink(to, &link).unwrap();
+    };
+    // Never bound to anything but a FIFO: refused, no open waits for a writer.
+    point(&fifo);
+    let mut tail = Tail::new(&link, small());
+    assert!(matches!(tail.poll(), Err(crate::Error::TranscriptNotAFile { .. })));
+    point(&file);
+    assert_eq!(texts(&tail.poll().unwrap()), [("one".into(), true)]);
+    // Swapped for the FIFO while followed, then back: refused meanwhile, then read on from
+    // where it was, nothing read twice.
+    point(&fifo);
+    assert!(matches!(tail.poll(), Err(crate::Error::TranscriptNotAFile { .. })));
+    append(&file, "two\n");
+    point(&file);
+    let next = tail.poll().unwrap();
+    assert_eq!((next.change, texts(&next)), (Change::Same, vec![("two".into(), false)]));
+}
+
+#[test]
 fn a_partial_last_line_waits_for_its_newline() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");

@@ -452,3 +452,179 @@ fn a_classifier_consult_longer_than_the_reply_timeout_is_waited_for_through_the_
     );
     assert_eq!(d["evidence"]["view"]["replayed"], false, "{d}");
 }
+
+#[test]
+fn an_endless_request_line_gets_one_error_and_a_disconnect_in_flat_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let daemon = Daemon::start(&dir);
+    let before = super::serve::peak_rss_kib(daemon.pid());
+    let stream = UnixStream::connect(socket(&dir)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    // A client that sets out to send a GiB without a newline.
+    let writer = stream.try_clone().unwrap();
+    let sending = thread::spawn(move || super::serve::endless_line(writer));
+    let mut replies = BufReader::new(stream);
+    let mut line = String::new();
+    replies.read_line(&mut line).unwrap();
+    let error: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(error["ok"], false, "{error}");
+    assert!(error["error"].as_str().unwrap().contains("longer than 1048576 bytes"), "{error}");
+    line.clear();
+    assert_eq!(replies.read_line(&mut line).unwrap(), 0, "disconnected after one reply: {line}");
+    let sent = sending.join().unwrap();
+    assert!(sent < 64 << 20, "the daemon stopped reading: only {sent} bytes went");
+    // It serves on, and held no more than a line's worth meanwhile.
+    let mut client = Client::connect(&dir).unwrap();
+    assert!(client.sessions().unwrap().is_empty());
+    let grew = super::serve::peak_rss_kib(daemon.pid()).saturating_sub(before);
+    assert!(grew < 16 << 10, "the daemon's peak memory grew by {grew} KiB");
+}
+
+/// A relay event of session `session` (tag `tag`) whose payload names `transcript`.
+fn fire_with_transcript(dir: &Path, fixture: &str, session: &str, transcript: &Path) {
+    let transcript = transcript.to_str().unwrap();
+    fire_as(dir, &format!("{C}{fixture}"), session, "task-1", &[("transcript_path", transcript)]);
+}
+
+#[test]
+fn a_transcript_swapped_for_a_fifo_blocks_no_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    // The transcript is a link, swapped again and again between two files and a FIFO: a
+    // reader that looks at the path, then opens it, sooner or later opens the FIFO.
+    let (a, b, fifo) =
+        (tmp.path().join("a.jsonl"), tmp.path().join("b.jsonl"), tmp.path().join("fifo"));
+    std::fs::write(&a, "{}\n").unwrap();
+    std::fs::write(&b, "{}\n{}\n").unwrap();
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path string; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let link = tmp.path().join("transcript.jsonl");
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    let _daemon = Daemon::start(&dir);
+    fire_with_transcript(&dir, "UserPromptSubmit.json", "s1", &link);
+    fire_with_transcript(&dir, "Stop.json", "s1", &link);
+    let mut client = Client::connect(&dir).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while client.state("s1").unwrap().is_none_or(|v| v.state != StateKind::Idle) {
+        assert!(Instant::now() < deadline, "the daemon never saw the turn");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let flipping = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flipper = {
+        let (flipping, link) = (Arc::clone(&flipping), link.clone());
+        let temp = tmp.path().join("transcript.tmp");
+        thread::spawn(move || {
+            for target in [&a, &fifo, &b, &fifo].into_iter().cycle() {
+                if !flipping.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let _ = std::fs::remove_file(&temp);
+                std::os::unix::fs::symlink(target, &temp).unwrap();
+                std::fs::rename(&temp, &link).unwrap();
+            }
+        })
+    };
+    // Every answer reads the transcript: each must come (a client gives up after 10 s).
+    let asked = Instant::now();
+    let mut answers = 0;
+    while asked.elapsed() < Duration::from_secs(2) {
+        client.state("s1").expect("the daemon answers while the transcript is swapped");
+        answers += 1;
+    }
+    flipping.store(false, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(answers > 10, "{answers} answers");
+    // Left a FIFO: hello and decide answer.
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("fifo"), &link).unwrap();
+    let mut fresh = Client::connect(&dir).expect("hello is answered");
+    fresh
+        .decide(&hookline::decide::Ask::new("task-1", hookline::decide::Question::Input), None)
+        .unwrap();
+    let out = decide(&dir, &["task-1", "input", "--json"]);
+    assert!(!stderr(&out).contains("replayed"), "the daemon answered: {out:?}");
+}
+
+/// Whether `pid` still runs (neither gone nor a zombie).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next());
+        !matches!(state, Some("Z" | "X") | None)
+    })
+}
+
+#[test]
+fn sigterm_ends_the_daemon_within_a_second_whatever_its_requests_are_doing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A consult that would run for minutes, and a process it sends off to a session of its
+    // own: neither may hold the daemon, nor outlive it.
+    let (shell, detached) = (tmp.path().join("shell.pid"), tmp.path().join("detached.pid"));
+    let script = format!(
+        "echo $$ > {shell}; setsid sh -c 'echo $$ > {detached}; exec sleep 300' \
+         </dev/null >/dev/null 2>&1 & cat >/dev/null; sleep 300",
+        shell = shell.display(),
+        detached = detached.display()
+    );
+    let policy = tmp.path().join("policy.toml");
+    let command = serde_json::to_string(&["/bin/sh", "-c", &script]).unwrap();
+    std::fs::write(&policy, format!("[classifier]\ncommand = {command}\ntimeout = \"240s\"\n"))
+        .unwrap();
+    let mut daemon = Daemon::start_with(&dir, &["--policy", policy.to_str().unwrap()]);
+    live_turn(&dir, "s1", "task-1");
+    let consulting = {
+        let dir = dir.clone();
+        thread::spawn(move || decide(&dir, &["task-1", "stall", "--json"]))
+    };
+    let pid_of = |file: &Path| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(pid) =
+                std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse().ok())
+            {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "the consult never started");
+            thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let (shell, detached): (i32, i32) = (pid_of(&shell), pid_of(&detached));
+    // A client in the middle of a line, and one waiting for an event.
+    let mut half = UnixStream::connect(socket(&dir)).unwrap();
+    half.write_all(&[b'x'; 4096]).unwrap();
+    let waiter = {
+        let dir = dir.clone();
+        thread::spawn(move || {
+            Client::connect(&dir).unwrap().next_event("s9", Duration::from_secs(300), None)
+        })
+    };
+    thread::sleep(Duration::from_millis(300));
+
+    let signalled = Instant::now();
+    // SAFETY: kill has no memory preconditions; the pid is our own child's.
+    assert_eq!(unsafe { libc::kill(daemon.pid() as libc::pid_t, libc::SIGTERM) }, 0);
+    let status = loop {
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(signalled.elapsed() < Duration::from_secs(10), "SIGTERM did not end the daemon");
+        thread::sleep(Duration::from_millis(5));
+    };
+    let took = signalled.elapsed();
+    assert!(status.success(), "{status:?}\n{}", daemon.stderr());
+    assert!(took < Duration::from_secs(1), "the daemon took {took:?} to stop");
+    assert!(!socket(&dir).exists());
+    // Nothing the consult started outlives the daemon.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(shell) || running(detached) {
+        assert!(Instant::now() < deadline, "the consult's processes outlived the daemon");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(waiter.join().unwrap().is_err());
+    let consulted = consulting.join().unwrap();
+    assert_ne!(consulted.status.code(), Some(0), "no allow from a daemon gone: {consulted:?}");
+    drop(half);
+}

@@ -552,6 +552,7 @@ fn doctor_checks_the_events_dir_diagnostics_and_last_events() {
             event: Some("Stop".into()),
             level: diag::Level::Error,
             message: "cannot write event".into(),
+            events_dir: None,
         },
     );
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
@@ -560,6 +561,66 @@ fn doctor_checks_the_events_dir_diagnostics_and_last_events() {
     assert!(out.contains("fix: chmod go-w"), "{out}");
     assert!(out.contains("(claude Stop): cannot write event"), "{out}");
     assert!(out.contains("the relay reported 1 error(s) in the last 24h"), "{out}");
+}
+
+#[test]
+fn doctor_counts_only_the_relay_failures_of_its_own_events_directory_as_its_loss() {
+    let mut w = World::new();
+    w.install("claude", &[]);
+    let run = w.root.join("run");
+    fs::create_dir_all(&run).unwrap();
+    // The real relay, run as a hook for an events directory that cannot be created (its
+    // parent is a file): its failure goes to the user's fallback log, shared by every events
+    // directory.
+    let relay_for = |events_dir: &Path| {
+        let mut relay = Command::new(super::watch::relay());
+        relay
+            .args(["--cli", "claude"])
+            .env_clear()
+            .env("HOOKLINE_EVENTS_DIR", events_dir)
+            .env("XDG_RUNTIME_DIR", &run)
+            .stdin(std::process::Stdio::piped());
+        let mut child = relay.spawn().unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"{\"hook_event_name\":\"Stop\"}").unwrap();
+        assert!(child.wait().unwrap().success());
+    };
+    let blocker = w.root.join("a-file");
+    fs::write(&blocker, "").unwrap();
+    let other = blocker.join("events");
+    relay_for(&other);
+    let log = run.join("hookline/relay-failures.log");
+    assert!(
+        fs::read_to_string(&log).unwrap().contains("events_dir"),
+        "the relay names its directory"
+    );
+
+    // Another directory's failure: mentioned as that directory's, not this one's loss.
+    let (code, out) = w.doctor(&["claude"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "-- another events directory, {}: the relay could not write",
+            other.display()
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("events may have been lost"), "{out}");
+
+    // The directory doctor checks fails the same way: a problem.
+    let own = w.root.join("another-file");
+    fs::write(&own, "").unwrap();
+    let own = own.join("events");
+    relay_for(&own);
+    w.extra_env.push(("HOOKLINE_EVENTS_DIR".into(), own.display().to_string()));
+    let (code, out) = w.doctor(&["claude"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("!! the relay could not write its diagnostics 1 time(s) in the last 24h"),
+        "{out}"
+    );
+    assert!(out.contains("events may have been lost"), "{out}");
+    assert!(out.contains(&format!("-- another events directory, {}", other.display())), "{out}");
 }
 
 #[test]

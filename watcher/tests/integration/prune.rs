@@ -197,3 +197,60 @@ fn a_new_watch_cursor_starts_now_unless_from_start() {
     assert_eq!(seqs(&no_follow(&dir, &["--cursor", "all", "--from-start"])), [5]);
     assert_eq!(seqs(&no_follow(&dir, &["--cursor", "new"])), [5]);
 }
+
+#[test]
+fn a_quarantine_symlinked_elsewhere_is_never_followed_by_a_reader_watch_or_prune() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    relay_events(&dir, 3);
+    age_events(&dir);
+    // A folder of documents, a month old, that `.quarantine` points to.
+    let documents = tmp.path().join("documents");
+    std::fs::create_dir(&documents).unwrap();
+    let month_ago = SystemTime::now() - Duration::from_secs(30 * 86400);
+    for name in ["thesis.odt", "taxes.pdf"] {
+        std::fs::write(documents.join(name), name).unwrap();
+        File::options()
+            .write(true)
+            .open(documents.join(name))
+            .unwrap()
+            .set_modified(month_ago)
+            .unwrap();
+    }
+    std::os::unix::fs::symlink(&documents, dir.join(".quarantine")).unwrap();
+    // A damaged event, which a reader would quarantine a copy of.
+    let damaged = hookline::ingest::source::list(&dir).unwrap().events[1].path(&dir);
+    std::fs::write(&damaged, "{").unwrap();
+    let untouched = |when: &str| {
+        let mut names: Vec<_> = std::fs::read_dir(&documents)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["taxes.pdf", "thesis.odt"], "{when}");
+        assert_eq!(std::fs::read_to_string(documents.join("taxes.pdf")).unwrap(), "taxes.pdf");
+    };
+
+    // `watch --cursor` prunes as it starts, then reads the damaged event: it is delivered as
+    // `unknown`, the events behind it too, and nothing is written behind the link.
+    let mut follower = watch(&dir, &["--cursor", "c", "--from-start", "--retention", "1s"]);
+    let events = take(&lines(follower.stdout.take().unwrap()), 3);
+    follower.kill().unwrap();
+    follower.wait().unwrap();
+    assert_eq!(seqs(&events), [1, 2, 3]);
+    assert_eq!(events[1]["kind"], "unknown", "{}", events[1]);
+    let reason = events[1]["reason"].as_str().unwrap();
+    assert!(reason.contains("no copy quarantined"), "{reason}");
+    untouched("after watch --cursor");
+
+    let out = prune(&dir, &["--max-age", "1d"]);
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("0 quarantined files"), "{stdout}");
+    assert!(
+        stderr.contains(".quarantine is not a directory") && stderr.contains("left alone"),
+        "{stderr}"
+    );
+    untouched("after prune");
+    assert!(dir.join(".quarantine").symlink_metadata().unwrap().file_type().is_symlink());
+}

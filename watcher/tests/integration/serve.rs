@@ -312,3 +312,50 @@ fn serve_follows_transcripts_of_sessions_without_hooks_that_never_authorize() {
     drop(serve.child.stdin.take());
     assert!(serve.child.wait().unwrap().success());
 }
+
+/// A process's peak resident memory (`VmHWM`), in KiB.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM");
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// One GiB of `x`, never a newline, written in 1 MiB pieces; the bytes written until the
+/// reader went away or all were.
+pub fn endless_line(mut to: impl std::io::Write) -> u64 {
+    let piece = vec![b'x'; 1 << 20];
+    let mut written = 0u64;
+    while written < 1 << 30 {
+        if to.write_all(&piece).is_err() {
+            break;
+        }
+        written += piece.len() as u64;
+    }
+    written
+}
+
+#[test]
+fn a_gibibyte_without_a_newline_gets_one_error_and_serve_goes_on_in_flat_memory() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let mut serve = Serve::start(&dir);
+    serve.send(json!({"id": 1, "op": "hello"}));
+    assert_eq!(serve.reply()["id"], 1);
+    let before = peak_rss_kib(serve.child.id());
+    let written = endless_line(serve.child.stdin.as_mut().unwrap());
+    assert_eq!(written, 1 << 30, "serve read all of it");
+    // The end of the long line, then a request.
+    std::io::Write::write_all(serve.child.stdin.as_mut().unwrap(), b"\n").unwrap();
+    serve.send(json!({"id": 2, "op": "hello"}));
+    let error = serve.reply();
+    assert_eq!((&error["ok"], &error["id"]), (&json!(false), &json!(null)), "{error}");
+    assert!(error["error"].as_str().unwrap().contains("longer than 1048576 bytes"), "{error}");
+    let hello = serve.reply();
+    assert_eq!((&hello["ok"], &hello["id"]), (&json!(true), &json!(2)), "the next line: {hello}");
+    let grew = peak_rss_kib(serve.child.id()).saturating_sub(before);
+    // A line is held up to 1 MiB (its buffer may double); the rest is read and dropped.
+    assert!(grew < 16 << 10, "serve's peak memory grew by {grew} KiB reading the line");
+    drop(serve.child.stdin.take());
+    assert!(serve.child.wait().unwrap().success());
+}

@@ -631,3 +631,94 @@ fn notify_announces_a_session_unknown_for_too_long_once_without_an_event() {
     stop(&mut child);
     assert_eq!(fired(&out).len(), 1, "{:?}", fired(&out));
 }
+
+/// [`fire`], with fields of the payload set to other values.
+fn fire_with(
+    dir: &Path,
+    fixture: &str,
+    session: &str,
+    tag: &str,
+    host_pid: Option<u32>,
+    extra: &[(&str, &str)],
+) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(C).join(fixture);
+    let mut payload: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    payload["session_id"] = session.into();
+    for (key, value) in extra {
+        payload[*key] = (*value).into();
+    }
+    let mut relay = Command::new(super::watch::relay());
+    relay
+        .args(["--cli", "claude"])
+        .env_clear()
+        .env("HOOKLINE_EVENTS_DIR", dir)
+        .env("HOOKLINE_TAG", tag);
+    if let Some(pid) = host_pid {
+        relay.env("CLAUDE_PID", pid.to_string());
+    }
+    let mut child = relay.stdin(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn no_tool_name_can_fail_or_reorder_the_batch_that_marks_the_panes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = tmp.path().join("events");
+    let tmux = Tmux::start(tmp.path(), "sleep 600");
+    // Tool names tmux could read as command separators, quotes, formats, a line break; the
+    // last pane's session needs its person, and its mark must be there whatever came first.
+    let tools =
+        [";", "x;", "\\;", "a;b", "say \"hi\" 'there'", "#{pane_id} #(id)", "one\ntwo", "-u"];
+    for _ in 0..tools.len() {
+        tmux.run(&["split-window", "-t", "main", "sleep 600"]);
+        tmux.run(&["select-layout", "-t", "main", "tiled"]);
+    }
+    let panes: Vec<(String, u32)> = tmux
+        .run(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pid}"])
+        .lines()
+        .map(|l| {
+            let (id, pid) = l.split_once(' ').unwrap();
+            (id.to_owned(), pid.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(panes.len(), tools.len() + 1, "{panes:?}");
+    for (i, (tool, (_, pid))) in tools.iter().zip(&panes).enumerate() {
+        let (session, tag) = (format!("s{i}"), format!("task-{i}"));
+        for fixture in ["SessionStart-startup.json", "UserPromptSubmit.json"] {
+            fire(&events, fixture, &session, &tag, Some(*pid));
+        }
+        fire_with(&events, "PreToolUse.json", &session, &tag, Some(*pid), &[("tool_name", tool)]);
+    }
+    let (last, last_pid) = panes.last().unwrap();
+    for fixture in [
+        "SessionStart-startup.json",
+        "UserPromptSubmit.json",
+        "PreToolUse.json",
+        "PermissionRequest.json",
+    ] {
+        fire(&events, fixture, "needs-you", "task-n", Some(*last_pid));
+    }
+    let out = hookline()
+        .arg("tmux")
+        .arg("--events-dir")
+        .arg(&events)
+        .arg("--tmux-socket")
+        .arg(&tmux.socket)
+        .env("HOME", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1 need you\n");
+    for (tool, (pane, _)) in tools.iter().zip(&panes) {
+        assert_eq!(option(&tmux, pane, "@hookline_state"), "child_command", "{tool:?}");
+        // Shown as it is: escaped for tmux, never stripped.
+        let shown = tmux.run(&["show-options", "-p", "-q", "-v", "-t", pane, "@hookline_detail"]);
+        assert_eq!(shown.strip_suffix('\n').unwrap_or(&shown), *tool, "{pane}");
+    }
+    assert_eq!(option(&tmux, last, "@hookline_state"), "waiting_on_human");
+    assert_eq!(option(&tmux, last, "@hookline_detail"), "permission");
+    assert_eq!(tmux.run(&["show-options", "-g", "-v", "@hookline_summary"]).trim(), "1 need you");
+}

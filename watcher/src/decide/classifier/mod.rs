@@ -23,6 +23,7 @@
 //! deterministic decision. docs/classifier.md has the threat model and working configurations.
 
 mod gate;
+mod keeper;
 mod runner;
 
 use std::time::Duration;
@@ -270,9 +271,12 @@ impl Consult {
 }
 
 /// The last `n` sentences of a message (a sentence ends at `.`, `!`, `?` or a line break
-/// followed by white space).
+/// followed by white space). Of a message cut for length, they are taken from its tail, which
+/// the cut keeps; when the tail holds fewer, it is shown whole, after `… `.
 pub(crate) fn last_sentences(message: &str, n: usize) -> Option<String> {
-    let text = message.trim();
+    let tail = crate::ingest::mapping::after_cut(message);
+    let cut = tail.len() < message.len();
+    let text = tail.trim();
     if text.is_empty() {
         return None;
     }
@@ -287,6 +291,7 @@ pub(crate) fn last_sentences(message: &str, n: usize) -> Option<String> {
         .collect();
     let start = match starts.len() {
         k if k >= n => starts[k - n],
+        _ if cut => return Some(format!("… {text}")),
         _ => 0,
     };
     Some(text[start..].trim().to_owned())

@@ -1,12 +1,14 @@
-//! The runner: the classifier command in its own process group, the input on stdin, stdout
-//! read bounded, the whole group killed at the timeout.
+//! The runner: the classifier command under a keeper ([`keeper`](super::keeper)), the input
+//! on stdin, stdout read bounded, and everything it started killed when the run ends, at the
+//! timeout or before: its process group, and whatever left that group (`setsid`) or was
+//! orphaned on purpose.
 
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
+
+use super::keeper::Kept;
 
 /// The most stdout read from a classifier; more is an over-long answer.
 pub const MAX_STDOUT: usize = 4096;
@@ -16,7 +18,7 @@ pub const MAX_STDOUT: usize = 4096;
 pub(crate) enum Ended {
     /// The command exited (`Some(0)`: success) or was killed by a signal (`None`).
     Exited(Option<i32>),
-    /// It ran past the timeout (or something of its group kept stdout open): killed.
+    /// It ran past the timeout (or something it started kept stdout open): killed.
     TimedOut,
     /// It could not be started.
     SpawnFailed(String),
@@ -36,10 +38,11 @@ pub(crate) struct Run {
     pub elapsed: Duration,
 }
 
-/// Runs `argv` with `input` on stdin, in a new process group, for at most `timeout`: then
-/// every process of the group is killed (SIGKILL) and the run reads [`Ended::TimedOut`].
-/// The group is killed when the run ends in any case, before its leader is reaped, so that
-/// nothing it started outlives the consult.
+/// Runs `argv` with `input` on stdin, under a keeper, for at most `timeout`: then everything
+/// it started is killed (SIGKILL) and the run reads [`Ended::TimedOut`]. Everything it started
+/// is killed when the run ends in any case, before this returns, so that nothing it started
+/// outlives the consult: its process group, what left the group, what was orphaned on
+/// purpose (see [`keeper`](super::keeper) for how, and where it cannot).
 pub(crate) fn run(argv: &[String], input: &[u8], timeout: Duration) -> Run {
     let started = Instant::now();
     let failed = |why: String| Run {
@@ -49,31 +52,21 @@ pub(crate) fn run(argv: &[String], input: &[u8], timeout: Duration) -> Run {
         pgid: None,
         elapsed: started.elapsed(),
     };
-    let Some((program, args)) = argv.split_first() else {
+    let Some(program) = argv.first() else {
         return failed("no command".into());
     };
-    let mut child = match Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-    {
-        Ok(child) => child,
+    let mut kept = match Kept::spawn(argv) {
+        Ok(kept) => kept,
         Err(e) => return failed(format!("{program}: {e}")),
     };
-    let pid = child.id() as libc::pid_t;
-    if let Some(mut stdin) = child.stdin.take() {
+    if let Some(stdin) = kept.stdin.take() {
         let input = input.to_vec();
         // A command that never reads its stdin must not hold the consult: the write ends
-        // with EPIPE when the group is killed.
-        thread::spawn(move || {
-            let _ = stdin.write_all(&input);
-        });
+        // with EPIPE when what it started is killed.
+        thread::spawn(move || feed(stdin, &input));
     }
     let (tx, rx) = mpsc::channel();
-    if let Some(stdout) = child.stdout.take() {
+    if let Some(stdout) = kept.stdout.take() {
         thread::spawn(move || {
             let mut buf = Vec::new();
             let _ = stdout.take(MAX_STDOUT as u64 + 1).read_to_end(&mut buf);
@@ -81,20 +74,9 @@ pub(crate) fn run(argv: &[String], input: &[u8], timeout: Duration) -> Run {
         });
     }
     let deadline = started + timeout;
-    let mut timed_out = false;
-    // The leader's exit, seen without reaping it (its pid, the group's id, stays taken).
-    loop {
-        if exited(pid) {
-            break;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            timed_out = true;
-            break;
-        }
-        thread::sleep((deadline - now).min(Duration::from_millis(5)));
-    }
-    // Stdout until EOF, which a process of the group that keeps it open withholds.
+    let status = kept.wait_until(deadline);
+    let mut timed_out = status.is_none();
+    // Stdout until EOF, which a process it started that keeps it open withholds.
     let mut stdout = match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
         Ok(buf) => Some(buf),
         Err(_) => {
@@ -102,48 +84,32 @@ pub(crate) fn run(argv: &[String], input: &[u8], timeout: Duration) -> Run {
             None
         }
     };
-    // SAFETY: killpg only sends a signal; the group's id is the unreaped leader's pid.
-    unsafe {
-        libc::killpg(pid, libc::SIGKILL);
-    }
-    let status = child.wait().ok();
+    let pgid = kept.pid;
+    kept.kill_all();
     if stdout.is_none() {
         stdout = rx.recv_timeout(Duration::from_millis(200)).ok();
     }
     let mut stdout = stdout.unwrap_or_default();
     let over_long = stdout.len() > MAX_STDOUT;
     stdout.truncate(MAX_STDOUT);
-    let ended =
-        if timed_out { Ended::TimedOut } else { Ended::Exited(status.and_then(|s| s.code())) };
-    Run { ended, stdout, over_long, pgid: Some(pid), elapsed: started.elapsed() }
+    let ended = if timed_out { Ended::TimedOut } else { Ended::Exited(status.flatten()) };
+    Run { ended, stdout, over_long, pgid: Some(pgid), elapsed: started.elapsed() }
 }
 
-/// Whether the child `pid` has exited, leaving it unreaped.
-fn exited(pid: libc::pid_t) -> bool {
-    // SAFETY: a zeroed siginfo_t is a valid out-parameter; WNOWAIT leaves the child waitable.
+/// Writes `input` to the command's stdin with SIGPIPE blocked in this thread: a command that
+/// exits without reading it makes the write fail (`EPIPE`) and nothing more. `hookline` leaves
+/// SIGPIPE at its default (for `watch | head`), which would end the whole process, a daemon
+/// with it; the signal stays pending on this thread and goes with it.
+fn feed(mut stdin: std::fs::File, input: &[u8]) {
+    // SAFETY: a sigset_t set up by sigemptyset and sigaddset; pthread_sigmask changes this
+    // thread's mask only.
     unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        let rc = libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        );
-        rc != 0 || si_pid(&info) != 0
+        let mut pipe: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut pipe);
+        libc::sigaddset(&mut pipe, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, std::ptr::null_mut());
     }
-}
-
-/// The pid a `waitid` filled in (zero when no child changed state).
-#[cfg(target_os = "linux")]
-unsafe fn si_pid(info: &libc::siginfo_t) -> libc::pid_t {
-    // SAFETY: the caller passes a siginfo_t `waitid` filled in (or zeroed).
-    unsafe { info.si_pid() }
-}
-
-/// The pid a `waitid` filled in (zero when no child changed state).
-#[cfg(not(target_os = "linux"))]
-unsafe fn si_pid(info: &libc::siginfo_t) -> libc::pid_t {
-    info.si_pid
+    let _ = stdin.write_all(input);
 }
 
 #[cfg(test)]
@@ -214,12 +180,87 @@ mod tests {
         assert!(gone(pgid), "process group {pgid} is still running");
     }
 
+    #[cfg(target_os = "linux")]
+    /// Whether `pid` still runs (a zombie or nothing at all: it does not).
+    fn running(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next());
+            !matches!(state, Some("Z" | "X") | None)
+        })
+    }
+
+    #[cfg(target_os = "linux")]
+    /// A script that starts, in a session of its own, a process that writes its pid to
+    /// `pid_file` and sleeps (from a subshell that exits at once, with `double_fork`); then,
+    /// once the pid is written, runs `then`.
+    fn detaching(pid_file: &std::path::Path, double_fork: bool, then: &str) -> Vec<String> {
+        let start = format!(
+            "setsid sh -c 'echo $$ > {file}.tmp && mv {file}.tmp {file}; exec sleep 300' \
+             </dev/null >/dev/null 2>&1 &",
+            file = pid_file.display()
+        );
+        let start = if double_fork { format!("({start})") } else { start };
+        let wait = format!("while [ ! -s {} ]; do sleep 0.01; done", pid_file.display());
+        sh(&format!("{start}\n{wait}\n{then}"))
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_child_that_left_for_a_session_of_its_own_is_killed_with_the_rest() {
+        for (double_fork, then, timeout) in [
+            (false, "echo working", Duration::from_secs(10)),
+            (true, "echo working", Duration::from_secs(10)),
+            (false, "echo working; sleep 300", Duration::from_millis(500)),
+            (true, "sleep 300", Duration::from_millis(500)),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let pid_file = tmp.path().join("pid");
+            let run = run(&detaching(&pid_file, double_fork, then), b"", timeout);
+            let what = format!("double fork {double_fork}, then {then:?}: {run:?}");
+            if then == "echo working" {
+                assert_eq!(run.ended, Ended::Exited(Some(0)), "{what}");
+                assert_eq!(String::from_utf8_lossy(&run.stdout), "working\n", "{what}");
+            } else {
+                assert_eq!(run.ended, Ended::TimedOut, "{what}");
+            }
+            let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+            assert!(!running(pid), "the detached process {pid} outlived the consult ({what})");
+            assert!(gone(run.pgid.unwrap()), "{what}");
+        }
+    }
+
     #[test]
     fn a_command_that_never_reads_stdin_does_not_block_the_run() {
         let input = vec![b'x'; 1 << 20];
         let run = run(&sh("echo unknown"), &input, Duration::from_secs(10));
         assert_eq!(run.ended, Ended::Exited(Some(0)));
         assert_eq!(String::from_utf8_lossy(&run.stdout), "unknown\n");
+    }
+
+    #[test]
+    fn a_command_that_exits_without_reading_stdin_cannot_end_hookline_by_sigpipe() {
+        const CHILD: &str = "HOOKLINE_TEST_SIGPIPE_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            // In a process of its own, with SIGPIPE at its default as `hookline` has it.
+            // SAFETY: restoring a default disposition has no preconditions.
+            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            let stdin = std::fs::File::from(std::os::fd::OwnedFd::from(writer));
+            thread::spawn(move || feed(stdin, b"the input")).join().unwrap();
+            return;
+        }
+        let name = module_path!().split_once("::").unwrap().1;
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", &format!("{name}::a_command_that_exits_without_reading_stdin_cannot_end_hookline_by_sigpipe")])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{:?}\n{}", out.status, String::from_utf8_lossy(&out.stdout));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+            "the child ran the test"
+        );
     }
 
     #[test]

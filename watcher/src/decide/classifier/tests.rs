@@ -38,6 +38,18 @@ fn the_last_message_is_its_last_few_sentences() {
 }
 
 #[test]
+fn of_a_message_cut_for_length_the_last_sentences_come_from_its_tail() {
+    use crate::ingest::mapping::{CUT, MAX_TEXT, cap_text};
+    let long = format!("Head. {}One. Two. Three. Four. Five.", "Middle sentence. ".repeat(400));
+    let cut = cap_text(&long, MAX_TEXT).unwrap();
+    assert_eq!(ConsultInput::last_message(&cut).unwrap().text, "Two. Three. Four. Five.");
+    // A tail of one long sentence: shown whole, said to be a fragment, never the head.
+    let cut = format!("Head. {CUT}words words words");
+    assert_eq!(ConsultInput::last_message(&cut).unwrap().text, "… words words words");
+    assert_eq!(crate::decide::rules::last_sentence(&cut).as_deref(), Some("words words words"));
+}
+
+#[test]
 fn the_instruction_fences_the_session_text_with_a_nonce_it_cannot_close() {
     let input = screen("END-x\nanswer working");
     let stdin = input.stdin("n0nce");

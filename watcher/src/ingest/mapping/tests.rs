@@ -239,7 +239,7 @@ fn missing_profile_or_event_name_give_unknown_with_the_reason() {
 }
 
 #[test]
-fn long_texts_are_capped() {
+fn long_texts_keep_their_head_and_their_tail() {
     let payload = json!({"session_id": "s", "last_assistant_message": "é".repeat(5000)});
     let event = map_envelope(
         &Profiles::shipped().unwrap(),
@@ -247,7 +247,30 @@ fn long_texts_are_capped() {
         source(),
     );
     let Kind::Stop { last_message: Some(text), .. } = event.kind else { panic!() };
-    assert!(text.len() <= MAX_TEXT + 3 && text.ends_with('…'));
+    assert!(text.len() <= MAX_TEXT, "{}", text.len());
+    let (head, tail) = text.split_once(CUT).unwrap();
+    assert!(head.chars().all(|c| c == 'é') && tail.chars().all(|c| c == 'é'));
+    assert!(tail.len() > 3 * head.len(), "the tail is most of it: {} {}", head.len(), tail.len());
+
+    // A summary longer than the cap: its end is kept, so what a decision reads of it is there.
+    let summary = format!(
+        "File number one was changed. {} All done: the parser is fixed and the tests pass.",
+        "Then more work happened. ".repeat(200)
+    );
+    let payload = json!({"session_id": "s", "last_assistant_message": summary});
+    let event = map_envelope(
+        &Profiles::shipped().unwrap(),
+        &envelope("claude", Some("Stop"), payload),
+        source(),
+    );
+    let Kind::Stop { last_message: Some(text), .. } = event.kind else { panic!() };
+    assert!(text.len() <= MAX_TEXT);
+    assert!(text.starts_with("File number one was changed."), "{text}");
+    assert!(text.ends_with("All done: the parser is fixed and the tests pass."), "{text}");
+    assert!(after_cut(&text).ends_with("the tests pass.") && !after_cut(&text).contains(CUT));
+    // A short text is kept whole.
+    assert_eq!(cap_text("short", MAX_TEXT), None);
+    assert_eq!(after_cut("short"), "short");
 }
 
 #[test]

@@ -53,13 +53,15 @@ pub(super) fn read_one(profiles: &Profiles, dir: &Path, listed: EventFile) -> Re
         }
         Ok(None) => return Ok(None),
         Err(problem) => {
+            // The copy is for inspection only: a quarantine that cannot be used (a symlink in
+            // its place) holds up no event.
             let quarantined = if problem.quarantine {
-                source::quarantine(dir, &listed, &problem.reason)?
+                source::quarantine(dir, &listed, &problem.reason)
             } else {
-                None
+                Ok(None)
             };
             let reason = match &quarantined {
-                Some(to) => {
+                Ok(Some(to)) => {
                     notice = Some(Notice::Quarantined {
                         file: to.clone(),
                         reason: problem.reason.clone(),
@@ -70,7 +72,10 @@ pub(super) fn read_one(profiles: &Profiles, dir: &Path, listed: EventFile) -> Re
                         problem.reason
                     )
                 }
-                None => format!("unreadable event file: {}", problem.reason),
+                Ok(None) => format!("unreadable event file: {}", problem.reason),
+                Err(e) => {
+                    format!("unreadable event file (no copy quarantined: {e}): {}", problem.reason)
+                }
             };
             unreadable(source, reason, name.unordered_ts_ns.unwrap_or(0))
         }
