@@ -977,11 +977,10 @@ impl Profile {
             let known: Vec<&str> = profiles.keys().map(String::as_str).collect();
             src.error(Some("base"), format!("no profile {base_name:?} to start from ({known:?})"))
         })?;
-        let name = w
-            .name
-            .clone()
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| src.error(None, "missing key name (a profile with a base needs one)"))?;
+        let name =
+            w.name.clone().filter(|n| !n.is_empty()).ok_or_else(|| {
+                src.error(None, "missing key name (a profile with a base needs one)")
+            })?;
         if name == base.name {
             return Err(src.error(Some("name"), "a profile cannot be its own base"));
         }
