@@ -18,8 +18,9 @@ use crate::mock_openai;
 use crate::npm_install::Installed;
 pub use crate::opencode::{Bash, SentinelGuard};
 
-/// On screen while the TUI takes input (its placeholder).
-pub const READY: &str = "Ask anything";
+/// In the footer while the TUI is up (home and session screens), except while a request is
+/// retried.
+pub const READY: &str = "ctrl+p commands";
 /// On screen while the permission dialog is open.
 pub const APPROVAL_DIALOG: &str = "Permission required";
 /// On screen after Escape on the dialog: Kilo's reject box.

@@ -19,6 +19,9 @@ const EXIT: Exit = Exit { cli: "kilo", command: "/exit" };
 /// How long a TUI step may take on two busy cores.
 const STEP: Duration = Duration::from_secs(30);
 
+/// How long the TUI may take to come up: 24 s was seen with the machine's load at 10.
+const LAUNCH: Duration = Duration::from_secs(120);
+
 /// A prompt asking for `command`: the session is created, the turn starts, the tool starts
 /// and the permission dialog is drawn.
 fn prompt(name: &'static str, command: String) -> Step {
@@ -56,6 +59,7 @@ fn exit() -> Step {
 fn run(session: &mut AgentSession, file: &str, decide: &[Step], outcome: Outcome) {
     let out = session.sandbox.project().join(file);
     session.launch_tui(&[]);
+    session.wait_for_text(READY, LAUNCH);
     session.run(&up_to_the_dialog(&out));
     check_status(session, "waiting_on_human(permission)");
     session.run(decide);
@@ -120,12 +124,13 @@ pub fn denied(installed: &Installed) {
 /// An approved `sleep 30`: nothing fires while it runs (the session still reads
 /// waiting_on_human, a hole the profile names); Esc twice aborts the turn, which ends idle.
 /// Then a prompt meeting a 503: Kilo retries it (session.status retry: env_fault) until
-/// Escape twice aborts it.
+/// Escape twice aborts it, which fires session.idle alone (no session.error).
 pub fn esc_and_api_error(installed: &Installed) {
     let mut session = kilo::new_session(installed, "esc-api-error", Bash::Ask);
     let _sentinels = SentinelGuard::new(&session);
     kilo::install_plugin(&session);
     session.launch_tui(&[]);
+    session.wait_for_text(READY, LAUNCH);
     session.run(&[
         quiet_launch(READY),
         prompt("prompt for a long command", "sleep 30".into()),
@@ -161,7 +166,16 @@ pub fn esc_and_api_error(installed: &Installed) {
     ])
     .within(STEP)]);
     check_status(&session, "env_fault");
-    session.run(&[exit()]);
+    session.run(&[
+        step("first Escape while retrying", Action::Press("Escape"), "env_fault")
+            .then_shown("esc again to interrupt"),
+        step("second Escape aborts the retries", Action::Press("Escape"), "idle")
+            .expect([native("session.idle", "stop").state("idle")])
+            .within(STEP)
+            .then_quiet_for(Duration::from_secs(2))
+            .input(Input::Once),
+        exit(),
+    ]);
     check_status(&session, "ended");
     dialog::finish(&session, EXIT);
     session.save_report();

@@ -16,6 +16,9 @@ use hookline_tests::plugins::check_status;
 /// Pi is left with `/quit`.
 const EXIT: Exit = Exit { cli: "pi", command: "/quit" };
 
+/// How long the TUI may take to come up on two busy cores.
+const LAUNCH: Duration = Duration::from_secs(90);
+
 /// The file the gated command writes, in the project.
 const OUT: &str = "out.txt";
 
@@ -49,6 +52,7 @@ fn turn_to_the_tool() -> [hookline_tests::agent_session::Expect; 3] {
 fn up_to_the_dialog(session: &mut AgentSession, installed: &Installed) {
     let gate = pi::permission_gate(installed);
     session.launch_tui(&["-e", gate.to_str().expect("UTF-8 path")]);
+    session.wait_for_text(READY, LAUNCH);
     let prompt = format!("please RUNBASH: echo hi > {OUT} && chmod 777 {OUT}");
     let mut events = turn_to_the_tool().to_vec();
     events.push(
@@ -127,6 +131,7 @@ pub fn esc_and_api_error(installed: &Installed) {
     let mut session = pi::new_session(installed, "esc-api-error");
     pi::install_extension(&session);
     session.launch_tui(&[]);
+    session.wait_for_text(READY, LAUNCH);
     session.run(&[
         launch(),
         step(
