@@ -69,3 +69,70 @@ pub fn install_plugin(session: &AgentSession) -> PathBuf {
     }
     path
 }
+
+#[cfg(test)]
+mod tests {
+    use hookline::canonical::Kind;
+    use hookline::vocab::FailureKind;
+
+    use super::*;
+    use crate::agent_session::Fixtures;
+
+    #[test]
+    fn every_captured_payload_maps_to_the_canonical_event_the_profile_promises() {
+        let profiles = crate::agent_session::profiles_for("kilo").unwrap();
+        let fixtures = Fixtures::of("kilo", "7.7.7");
+        let expected = [
+            ("session.created.json", "session_start"),
+            ("session.created-run.json", "session_start"),
+            ("chat.message.json", "turn_start"),
+            ("chat.message-run.json", "turn_start"),
+            ("tool.execute.before.json", "tool_start"),
+            ("tool.execute.before-run.json", "tool_start"),
+            ("tool.execute.after.json", "tool_end"),
+            ("tool.execute.after-run.json", "tool_end"),
+            ("permission.asked.json", "permission_request"),
+            ("permission.asked-run.json", "permission_request"),
+            ("permission.replied.json", "notification(permission_replied)"),
+            ("permission.replied-run.json", "notification(permission_replied)"),
+            ("session.error.json", "notification(turn_aborted)"),
+            ("session.status-retry-run.json", "stop_failure"),
+            ("session.error-api-run.json", "stop_failure"),
+            ("session.idle.json", "stop"),
+            ("session.idle-run.json", "stop"),
+            ("hookline.exit.json", "session_end"),
+            ("hookline.exit-run.json", "session_end"),
+        ];
+        let mut files: Vec<String> = fs::read_dir(&fixtures.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        files.sort();
+        let mut covered: Vec<&str> = expected.iter().map(|(f, _)| *f).collect();
+        covered.sort();
+        assert_eq!(files, covered, "every fixture has an expectation");
+        for (file, label) in expected {
+            let (payload, event) = fixtures
+                .map(&profiles, file, |payload| payload["type"].as_str().unwrap().to_owned());
+            assert_eq!(crate::labels::kind_label(&event), label, "{file}: rule {}", event.rule);
+            assert_eq!(event.cli, "kilo", "{file}: recorded as Kilo's, mapped by its profile");
+            let session = payload["properties"]["sessionID"].as_str();
+            let session = session.or(payload["input"]["sessionID"].as_str()).unwrap();
+            assert_eq!(event.session_id.as_deref(), Some(session), "{file}");
+            match (file, &event.kind) {
+                ("session.error-api-run.json", Kind::StopFailure { error, .. }) => {
+                    assert_eq!(*error, FailureKind::Server, "statusCode 500");
+                }
+                ("session.status-retry-run.json", Kind::StopFailure { error, detail }) => {
+                    assert_eq!(*error, FailureKind::Other, "a retry says no status");
+                    assert_eq!(detail.as_deref(), Some("mock 500: Internal server error"));
+                }
+                (_, Kind::ToolStart { tool } | Kind::ToolEnd { tool, .. }) => {
+                    assert_eq!(tool.as_deref(), Some("bash"), "{file}");
+                }
+                _ => {}
+            }
+        }
+    }
+}

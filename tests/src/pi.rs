@@ -92,3 +92,109 @@ pub fn install_extension(session: &AgentSession) -> PathBuf {
 
 /// How long a TUI step may take on two busy cores.
 pub const STEP: Duration = Duration::from_secs(30);
+
+#[cfg(test)]
+mod tests {
+    use hookline::canonical::Kind;
+    use hookline::profile::Profiles;
+    use hookline::vocab::FailureKind;
+
+    use super::*;
+    use crate::agent_session::Fixtures;
+
+    #[test]
+    fn the_profile_parses_strictly() {
+        let file = crate::npm_install::workspace_root().join("profiles/pi.toml");
+        let profile = Profiles::check_file(&file).unwrap();
+        assert_eq!((profile.name.as_str(), profile.binary.as_str()), ("pi", "pi"));
+        assert!(profile.is_input_ready(hookline::canonical::KindName::Stop));
+    }
+
+    #[test]
+    fn every_captured_payload_maps_to_the_canonical_event_the_profile_promises() {
+        let profiles = crate::agent_session::profiles_for("pi").unwrap();
+        let fixtures = Fixtures::of("pi", "0.73.1");
+        let expected = [
+            ("session_start-startup.json", "session_start"),
+            ("session_start-startup-p.json", "session_start"),
+            ("before_agent_start.json", "turn_start"),
+            ("agent_start.json", "notification(agent_start)"),
+            ("agent_start-retry.json", "turn_start"),
+            ("tool_execution_start.json", "tool_start"),
+            ("hookline.dialog_open-gate.json", "permission_request"),
+            ("hookline.dialog_close-approved.json", "notification(dialog_closed)"),
+            ("hookline.dialog_close-denied.json", "notification(dialog_closed)"),
+            ("tool_execution_end.json", "tool_end"),
+            ("tool_execution_end-blocked.json", "tool_end(failed)"),
+            ("tool_execution_end-aborted.json", "tool_end(failed)"),
+            ("agent_end-stop.json", "stop"),
+            ("agent_end-stop-p.json", "stop"),
+            ("agent_end-aborted.json", "waiting_for_input(interrupted)"),
+            ("agent_end-error-500.json", "stop_failure"),
+            ("session_shutdown-quit.json", "session_end"),
+            ("session_shutdown-quit-p.json", "session_end"),
+        ];
+        let mut files: Vec<String> = fs::read_dir(&fixtures.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        files.sort();
+        let mut covered: Vec<&str> = expected.iter().map(|(f, _)| *f).collect();
+        covered.sort();
+        assert_eq!(files, covered, "every fixture has an expectation");
+        for (file, label) in expected {
+            let (payload, event) = fixtures.map(&profiles, file, |payload| {
+                payload["hook_event_name"].as_str().unwrap().to_owned()
+            });
+            assert_eq!(crate::labels::kind_label(&event), label, "{file}: rule {}", event.rule);
+            assert_eq!(event.session_id.as_deref(), payload["session_id"].as_str(), "{file}");
+            assert!(event.session_id.is_some(), "{file}: Pi's events carry the context's id");
+            assert_eq!(event.transcript_path.as_deref(), payload["session_file"].as_str());
+            match &event.kind {
+                Kind::ToolStart { tool }
+                | Kind::ToolEnd { tool, .. }
+                | Kind::PermissionRequest { tool } => {
+                    assert_eq!(tool.as_deref(), Some("bash"), "{file}");
+                }
+                Kind::StopFailure { error, detail } => {
+                    assert_eq!(*error, FailureKind::Server, "{file}: the 500 is a server error");
+                    assert_eq!(detail.as_deref(), Some("500 mock 500: Internal server error"));
+                }
+                Kind::SessionEnd { reason } => assert_eq!(reason.as_deref(), Some("quit")),
+                Kind::SessionStart { source } => assert_eq!(source.as_deref(), Some("startup")),
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn a_dialog_opened_at_the_prompt_waits_and_its_close_gives_the_prompt_back() {
+        // What a command's dialog sends (no tool running, Pi idle): the fixture payloads with
+        // those fields changed.
+        let profiles = crate::agent_session::profiles_for("pi").unwrap();
+        let fixtures = Fixtures::of("pi", "0.73.1");
+        let map = |file: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+            let text = fs::read_to_string(fixtures.dir.join(file)).unwrap();
+            let mut payload: serde_json::Value = serde_json::from_str(&text).unwrap();
+            edit(&mut payload);
+            let name = payload["hook_event_name"].as_str().unwrap().to_owned();
+            let envelope =
+                hookline_relay::envelope::Envelope::built("pi", Some(name), &payload.clone());
+            let source = hookline::canonical::SourceRef {
+                dir: fixtures.dir.clone(),
+                seq: 1,
+                file: file.into(),
+                legacy: false,
+            };
+            hookline::ingest::mapping::map_envelope(&profiles, &envelope, source)
+        };
+        let open = map("hookline.dialog_open-gate.json", &|p| {
+            p.as_object_mut().unwrap().remove("tool");
+            p["is_idle"] = true.into();
+        });
+        assert_eq!(crate::labels::kind_label(&open), "waiting_for_input(question)");
+        let close = map("hookline.dialog_close-approved.json", &|p| p["is_idle"] = true.into());
+        assert_eq!(crate::labels::kind_label(&close), "stop");
+    }
+}
