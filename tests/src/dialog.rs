@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use crate::agent_session::{Action, AgentSession, Expect, Step, step};
 
+/// How long a TUI may take to show its first screen.
+pub const LAUNCH: Duration = Duration::from_secs(120);
+
 /// How long a dialog is left open: nothing may fire meanwhile.
 pub const DIALOG_OPEN: Duration = Duration::from_secs(3);
 
@@ -67,7 +70,13 @@ pub fn run(
 ) {
     let out = session.sandbox.project().join(file);
     session.launch_tui(&[]);
-    session.run(&up_to_the_dialog(&out));
+    let steps = up_to_the_dialog(&out);
+    // A TUI's first screen can take far longer than a step's 20 s on two loaded cores
+    // (OpenCode and Kilo Code took 20 to 25 s at a load of 10).
+    if let Some(ready) = steps.first().and_then(|step| step.shown_before) {
+        session.wait_for_text(ready, LAUNCH);
+    }
+    session.run(&steps);
     session.run(then);
     finish(session, exit);
     match outcome {

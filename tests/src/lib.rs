@@ -39,6 +39,9 @@
 //!   its registration by `hookline install`.
 //! * [`opencode`]: OpenCode's sandbox setup (config with the mock provider) and hookline's
 //!   plugin, written by the test until `hookline install opencode` exists.
+//! * [`kilo`]: Kilo Code's sandbox setup (OpenCode's config, Kilo's names) and the OpenCode
+//!   plugin installed for it; [`pi`]: Pi's (its custom provider, the permission gate it ships).
+//! * [`plugins`]: installing a plugin as a user does, and `hookline status` asked for a state.
 
 pub mod agent_session;
 pub mod binaries;
@@ -52,6 +55,7 @@ pub mod events;
 pub mod follow;
 pub mod gemini;
 pub mod harness;
+pub mod kilo;
 pub mod labels;
 pub mod mock_api;
 pub mod mock_gemini;
@@ -59,6 +63,8 @@ pub mod mock_http;
 pub mod mock_openai;
 pub mod npm_install;
 pub mod opencode;
+pub mod pi;
+pub mod plugins;
 pub mod process;
 pub mod sandbox;
 pub mod scenario;

@@ -28,7 +28,12 @@
 //! | no `tools` (the session-title side request; its prompt quotes the user's) | text `Mock title` |
 //! | the last message is a `tool` result | text `done` |
 //! | the last user text contains `RUNBASH: <cmd>` | a `bash` tool call `{command, description}` |
+//! | the last user text contains `APIERROR: rate_limit` / `APIERROR: overloaded` | `429` / `503`, as for the Responses API |
 //! | anything else | text `ok` |
+//!
+//! Pi 0.73 (provider api `openai-completions`) and Kilo Code 7.7 (an OpenCode fork) call the
+//! same path the same way; Pi's shell tool is also named `bash` (`{command, timeout?}`: the
+//! extra `description` is ignored).
 //!
 //! Anything but these two paths answers 404 and is printed.
 
@@ -89,6 +94,9 @@ fn chat_answer(request: &Request<'_>) -> Answer {
     let body = request.body.unwrap_or(&Value::Null);
     let reply = ChatReply::for_request(body);
     let model = body["model"].as_str().unwrap_or("mock-model");
+    if let ChatReply::ApiError(error) = reply {
+        return error_answer(error);
+    }
     if body["stream"] == true {
         Answer::sse(reply.sse(model, request.id), reply.describe())
     } else {
@@ -262,6 +270,8 @@ pub enum ChatReply {
     Text(String),
     /// A call of OpenCode's `bash` tool running this command.
     Bash(String),
+    /// An error status instead of a completion.
+    ApiError(ApiError),
 }
 
 impl ChatReply {
@@ -280,6 +290,9 @@ impl ChatReply {
             .find(|m| m["role"] == "user")
             .map(|m| texts(&m["content"]))
             .unwrap_or_default();
+        if let Some(error) = ApiError::asked_in(last_user_text.iter().map(String::as_str)) {
+            return ChatReply::ApiError(error);
+        }
         for text in &last_user_text {
             if let Some(cmd) = marked_command(text, RUNBASH) {
                 return ChatReply::Bash(cmd);
@@ -292,6 +305,7 @@ impl ChatReply {
         match self {
             ChatReply::Text(text) => format!("text {text:?}"),
             ChatReply::Bash(cmd) => format!("bash {cmd:?}"),
+            ChatReply::ApiError(error) => format!("error {error:?}"),
         }
     }
 
@@ -317,6 +331,7 @@ impl ChatReply {
                 ChatReply::chunk(model, id, json!({"role": "assistant", "content": text}), None),
                 ChatReply::chunk(model, id, json!({}), Some("stop")),
             ],
+            ChatReply::ApiError(_) => Vec::new(),
             ChatReply::Bash(cmd) => vec![
                 ChatReply::chunk(
                     model,
@@ -359,6 +374,7 @@ impl ChatReply {
     pub fn completion(&self, model: &str, id: u64) -> Value {
         let message = match self {
             ChatReply::Text(text) => json!({"role": "assistant", "content": text}),
+            ChatReply::ApiError(_) => Value::Null,
             ChatReply::Bash(cmd) => json!({"role": "assistant", "content": null, "tool_calls": [{
                 "id": format!("call_mock_{id:08x}"),
                 "type": "function",
@@ -492,6 +508,25 @@ mod tests {
             Reply::Exec { cmd: "ls -l".into(), escalated: false }
         );
         assert_eq!(Reply::for_request(&json!({"input": [user("hi")]})), Reply::Text("ok".into()));
+    }
+
+    #[test]
+    fn an_apierror_chat_prompt_fails_as_the_api_does_until_the_next_prompt() {
+        let server = start().unwrap();
+        let tools = json!([{"type": "function", "function": {"name": "bash"}}]);
+        for (marker, status) in [("overloaded", 503), ("rate_limit", 429)] {
+            let body = json!({"stream": true, "tools": tools, "messages": [
+                {"role": "user", "content": [{"type": "text", "text": format!("APIERROR: {marker}")}]},
+            ]});
+            let (got, response) = send(&server.base_url(), "POST", "/v1/chat/completions", &body);
+            assert_eq!(got, status, "{response}");
+            assert!(body_of(&response).contains("\"error\""), "{response}");
+        }
+        let next = json!({"tools": tools, "messages": [
+            {"role": "user", "content": "APIERROR: overloaded"},
+            {"role": "user", "content": "hi"},
+        ]});
+        assert_eq!(ChatReply::for_request(&next), ChatReply::Text("ok".into()));
     }
 
     #[test]

@@ -110,6 +110,31 @@ pub static COPILOT: NpmCli = NpmCli {
     program: Program::Bin,
 };
 
+/// `@mariozechner/pi-coding-agent`, the Pi coding agent, a Node program (`pi`); it prints its
+/// version on stderr.
+pub static PI: NpmCli = NpmCli {
+    cli: "pi",
+    package: "@mariozechner/pi-coding-agent",
+    folder: "pi",
+    default_version: "0.73.1",
+    env_version: "HOOKLINE_E2E_PI_VERSION",
+    bin: "pi",
+    program: Program::Bin,
+};
+
+/// `@kilocode/cli`, Kilo Code (an OpenCode fork), whose shim runs the Bun-compiled binary of an
+/// optional platform package (`@kilocode/cli-linux-x64`). 7.8.1, the newest when pinned, cannot
+/// be installed: its platform packages are not on the registry.
+pub static KILO: NpmCli = NpmCli {
+    cli: "kilo",
+    package: "@kilocode/cli",
+    folder: "kilo",
+    default_version: "7.7.7",
+    env_version: "HOOKLINE_E2E_KILO_VERSION",
+    bin: "kilo",
+    program: Program::Bin,
+};
+
 /// The version `env_var` names when it is set, else `default`. Panics on an invalid override.
 pub fn pinned(env_var: &str, default: &str) -> Version {
     match std::env::var(env_var) {
@@ -306,13 +331,18 @@ impl NpmCli {
             .env("GEMINI_CLI_HOME", home.path())
             .env("COPILOT_HOME", home.path().join(".copilot"))
             .env("COPILOT_AUTO_UPDATE", "false")
+            .env("PI_OFFLINE", "1")
+            .env("KILO_DISABLE_AUTOUPDATE", "1")
             .env("DISABLE_AUTOUPDATER", "1");
         let output = output_within(command, VERSION_TIMEOUT).map_err(wrong)?;
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        // Copilot ends its sentence: `GitHub Copilot CLI 1.0.102.`
-        let reported = text
-            .split_whitespace()
-            .find_map(|word| word.trim_end_matches('.').parse::<Version>().ok());
+        // Copilot ends its sentence: `GitHub Copilot CLI 1.0.102.`; Pi prints on stderr.
+        let first_version = |text: &str| {
+            text.split_whitespace()
+                .find_map(|word| word.trim_end_matches('.').parse::<Version>().ok())
+        };
+        let reported = first_version(&text)
+            .or_else(|| first_version(&String::from_utf8_lossy(&output.stderr)));
         if output.status.success() && reported == Some(expected) {
             Ok(())
         } else {
@@ -542,7 +572,9 @@ mod tests {
 
     #[test]
     fn the_pins_are_valid_versions() {
-        for cli in [&CODEX, &GEMINI, &OPENCODE, &COPILOT, &crate::claude_install::CLAUDE] {
+        for cli in
+            [&CODEX, &GEMINI, &OPENCODE, &COPILOT, &PI, &KILO, &crate::claude_install::CLAUDE]
+        {
             assert_eq!(Version::lit(cli.default_version).to_string(), cli.default_version);
         }
     }

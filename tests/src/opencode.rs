@@ -49,11 +49,10 @@ pub enum Bash {
     Ask,
 }
 
-/// The plugin as installed: [`PLUGIN_SOURCE`] with the relay's path.
+/// The plugin as installed for OpenCode: [`PLUGIN_SOURCE`] with the relay's path and the CLI's
+/// name.
 pub fn plugin_for(relay: &Path) -> String {
-    let path = Value::from(relay.to_str().expect("UTF-8 relay path")).to_string();
-    assert!(PLUGIN_SOURCE.contains(RELAY_PLACEHOLDER), "the plugin lost its relay placeholder");
-    PLUGIN_SOURCE.replace(RELAY_PLACEHOLDER, &path)
+    crate::plugins::rendered(PLUGIN_SOURCE, relay, "opencode")
 }
 
 /// OpenCode's user config folder in a sandbox.

@@ -268,8 +268,13 @@ pub enum Dialect {
     Cursor,
     /// OpenCode's plugin folder: OpenCode has no command hooks, so hookline's plugin
     /// (`profiles/opencode-plugin.js`) is one file of its own there, written whole
-    /// ([`crate::install::plugin`]); no events are registered.
+    /// ([`crate::install::plugin`]); no events are registered. Kilo Code, an OpenCode fork,
+    /// loads the same plugin from its own folder.
     OpencodePlugin,
+    /// Pi's extension folder: Pi has no command hooks, so hookline's extension
+    /// (`profiles/pi-extension.ts`) is one file of its own there, written whole; no events
+    /// are registered.
+    PiExtension,
 }
 
 /// How a CLI writes its transcript: the `[transcript]` table's `format` (see
@@ -604,7 +609,7 @@ words!(EndWord {
 });
 words!(Dialect {
     Claude = "claude", Codex = "codex", Gemini = "gemini", Copilot = "copilot", Cursor = "cursor",
-    OpencodePlugin = "opencode_plugin",
+    OpencodePlugin = "opencode_plugin", PiExtension = "pi_extension",
 });
 words!(Question {
     Input = "input", Nudge = "nudge", Crashed = "crashed", EnvFault = "env-fault",

@@ -168,7 +168,7 @@ pub fn run(args: &InstallArgs) -> CmdOutcome {
     let detected = cli.detect(path_var.as_deref());
     if let Some(source) = cli.dialect.plugin_source() {
         println!("{}", cli.version_line(&detected, install::Purpose::Install));
-        let op = PluginOp::Install { relay: &relay };
+        let op = PluginOp::Install { relay: &relay, cli: &cli.profile.name };
         let done = plugin::apply(&path, source, op, args.dry_run).map_err(Box::<Failed>::from)?;
         return finish_plugin(&cli, &scope, &path, &done, args.dry_run);
     }

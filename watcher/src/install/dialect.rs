@@ -7,8 +7,8 @@
 //! | `copilot` | handlers, in a file of its own with `version: 1` | `{type, bash, timeoutSec}` | seconds |
 //! | `cursor` | handlers, with `version: 1` | `{command, timeout}` | seconds |
 //!
-//! `opencode_plugin` registers no hooks: the whole file is hookline's plugin
-//! ([`crate::install::plugin`]).
+//! `opencode_plugin` (OpenCode, Kilo Code) and `pi_extension` (Pi) register no hooks: the
+//! whole file is hookline's plugin ([`crate::install::plugin`]).
 
 use serde_json::{Map, Value, json};
 
@@ -35,6 +35,7 @@ impl Dialect {
     pub fn plugin_source(self) -> Option<&'static str> {
         match self {
             Dialect::OpencodePlugin => Some(crate::install::plugin::OPENCODE_PLUGIN),
+            Dialect::PiExtension => Some(crate::install::plugin::PI_EXTENSION),
             _ => None,
         }
     }
@@ -97,7 +98,7 @@ impl Dialect {
             }
             // A plugin dialect registers no events, so it has no entries; written as Cursor's
             // should one ever be asked for.
-            Dialect::Cursor | Dialect::OpencodePlugin => {
+            Dialect::Cursor | Dialect::OpencodePlugin | Dialect::PiExtension => {
                 item.insert("command".into(), command.into());
                 item.insert("timeout".into(), timeout.into());
                 if let Some(m) = matcher {

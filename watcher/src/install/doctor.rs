@@ -373,7 +373,7 @@ fn check_plugin(
         )),
     }
     if let Some(relay) = relay
-        && plugin::render(source, relay).as_bytes() != bytes
+        && plugin::render(source, relay, cli).as_bytes() != bytes
     {
         let why = match registered.as_deref() {
             Some(was) if was != relay.as_str() => {

@@ -162,8 +162,11 @@ pub fn detect(binary: &str, args: &[String], path_var: Option<&OsStr>) -> Detect
             why: format!("did not answer within {}s", VERSION_TIMEOUT.as_secs()),
         };
     }
-    let text = String::from_utf8_lossy(&ran.stdout);
-    match Version::find_in(&text) {
+    // Pi prints its version on stderr.
+    let found = [&ran.stdout, &ran.stderr]
+        .into_iter()
+        .find_map(|bytes| Version::find_in(&String::from_utf8_lossy(bytes)));
+    match found {
         Some(version) => Detected::Version { version, command },
         None => Detected::Unreadable { command, why: "printed no version".into() },
     }
@@ -191,7 +194,10 @@ mod tests {
         assert_eq!(found.version().map(ToString::to_string).as_deref(), Some("2.1.332"));
         assert_eq!(found.to_string(), "2.1.332 (from `fake --version`)");
         assert!(matches!(detect("absent", &[], Some(path)), Detected::NotFound { .. }));
-        script(tmp.path(), "mute", "echo hello");
+        script(tmp.path(), "on-stderr", "echo 0.73.1 >&2");
+        let found = detect("on-stderr", &["--version".into()], Some(path));
+        assert_eq!(found.version().map(ToString::to_string).as_deref(), Some("0.73.1"));
+        script(tmp.path(), "mute", "echo hello; echo oops >&2");
         assert!(matches!(detect("mute", &[], Some(path)), Detected::Unreadable { .. }));
     }
 

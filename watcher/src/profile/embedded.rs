@@ -8,5 +8,7 @@ pub(super) const FILES: &[(&str, &str)] = &[
     ("copilot.toml", include_str!("../../../profiles/copilot.toml")),
     ("cursor.toml", include_str!("../../../profiles/cursor.toml")),
     ("opencode.toml", include_str!("../../../profiles/opencode.toml")),
+    ("kilo.toml", include_str!("../../../profiles/kilo.toml")),
+    ("pi.toml", include_str!("../../../profiles/pi.toml")),
     ("legacy.toml", include_str!("../../../profiles/legacy.toml")),
 ];

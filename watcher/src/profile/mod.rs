@@ -884,6 +884,35 @@ impl Profile {
         })
     }
 
+    /// Builds a profile from its `base` (a CLI it forks) and this file, applied to a copy of
+    /// the base as an overlay under the file's own `name`, which it must give.
+    fn forked(
+        src: &Source<'_>,
+        w: &wire::ProfileFile,
+        profiles: &BTreeMap<String, Profile>,
+    ) -> Result<Profile, ConfigError> {
+        let base_name = w.base.as_deref().unwrap_or_default();
+        let base = profiles.get(base_name).ok_or_else(|| {
+            let known: Vec<&str> = profiles.keys().map(String::as_str).collect();
+            src.error(Some("base"), format!("no profile {base_name:?} to start from ({known:?})"))
+        })?;
+        let name =
+            w.name.clone().filter(|n| !n.is_empty()).ok_or_else(|| {
+                src.error(None, "missing key name (a profile with a base needs one)")
+            })?;
+        if name == base.name {
+            return Err(src.error(Some("name"), "a profile cannot be its own base"));
+        }
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(src.error(Some("name"), format!("{name:?}: use letters, digits, - and _")));
+        }
+        let mut profile = base.clone();
+        profile.name = name;
+        profile.display_name = profile.name.clone();
+        profile.apply(src, w)?;
+        Ok(profile)
+    }
+
     /// Applies an overlay: what it gives replaces what the profile had, except mapping rules,
     /// which go before the existing ones (so they win), and holes, which replace by id.
     fn apply(&mut self, src: &Source<'_>, w: &wire::ProfileFile) -> Result<(), ConfigError> {
@@ -1071,11 +1100,20 @@ impl Profiles {
     pub fn shipped() -> Result<Profiles, ConfigError> {
         let mut profiles = BTreeMap::new();
         let mut digest = crate::checkpoint::digest(0, b"profiles");
+        let mut forks = Vec::new();
         for (file, text) in embedded::FILES {
             digest = crate::checkpoint::digest(digest, text.as_bytes());
             let src = Source { label: format!("embedded:{file}"), text };
             let (wire, _) = src.parse(true)?;
+            if wire.base.is_some() {
+                forks.push((src, wire));
+                continue;
+            }
             let profile = Profile::from_wire(&src, &wire)?;
+            profiles.insert(profile.name.clone(), profile);
+        }
+        for (src, wire) in forks {
+            let profile = Profile::forked(&src, &wire, &profiles)?;
             profiles.insert(profile.name.clone(), profile);
         }
         let mut set = Profiles { profiles, keys: HashSet::new(), warnings: Vec::new(), digest };
@@ -1125,7 +1163,17 @@ impl Profiles {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let name = wire.name.clone().unwrap_or_else(|| stem.to_owned());
         match self.profiles.get_mut(&name) {
+            Some(_) if wire.base.is_some() => {
+                return Err(src.error(
+                    Some("base"),
+                    format!("{name:?} has a profile already: base starts a new one"),
+                ));
+            }
             Some(profile) => profile.apply(&src, &wire)?,
+            None if wire.base.is_some() => {
+                let profile = Profile::forked(&src, &wire, &self.profiles)?;
+                self.profiles.insert(profile.name.clone(), profile);
+            }
             None => {
                 let profile = Profile::from_wire(&src, &wire)?;
                 self.profiles.insert(profile.name.clone(), profile);
@@ -1141,6 +1189,9 @@ impl Profiles {
             .map_err(|e| Toml::unreadable(ConfigKind::Profile, path, &e))?;
         let src = Source { label: path.display().to_string(), text: &text };
         let (wire, _) = src.parse(true)?;
+        if wire.base.is_some() {
+            return Profile::forked(&src, &wire, &Profiles::shipped()?.profiles);
+        }
         Profile::from_wire(&src, &wire)
     }
 

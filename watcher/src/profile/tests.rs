@@ -15,7 +15,59 @@ fn every_shipped_profile_parses_strictly() {
     assert!(!claude.is_input_ready(KindName::SessionStart));
     assert!(claude.install.is_some());
     let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["claude", "codex", "copilot", "cursor", "gemini", "legacy", "opencode"]);
+    assert_eq!(
+        names,
+        ["claude", "codex", "copilot", "cursor", "gemini", "kilo", "legacy", "opencode", "pi"]
+    );
+}
+
+#[test]
+fn kilo_is_built_on_opencode_with_its_own_name_versions_holes_and_install() {
+    let profiles = Profiles::shipped().unwrap();
+    let (kilo, opencode) = (profiles.get("kilo").unwrap(), profiles.get("opencode").unwrap());
+    assert_eq!((kilo.binary.as_str(), kilo.display_name.as_str()), ("kilo", "Kilo Code"));
+    assert_eq!(kilo.min_version.to_string(), "7.7.0");
+    assert_eq!(kilo.tested.iter().map(ToString::to_string).collect::<Vec<_>>(), ["7.7.7"]);
+    assert_eq!(kilo.origins, ["embedded:opencode.toml", "embedded:kilo.toml"]);
+    // The mapping is OpenCode's, as data: the same rules in the same order.
+    let rules = |p: &Profile| p.rules.iter().map(|r| r.label.clone()).collect::<Vec<_>>();
+    assert_eq!(rules(kilo), rules(opencode));
+    assert_eq!(kilo.input_ready, opencode.input_ready);
+    let holes = |p: &Profile| p.holes.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    assert!(holes(kilo).contains(&"escape-opens-a-reject-box".to_owned()));
+    assert!(!holes(opencode).contains(&"escape-opens-a-reject-box".to_owned()));
+    let hole = kilo.holes.iter().find(|h| h.id == "approved-call-no-event").unwrap();
+    assert!(hole.description.contains("7.7.7"), "replaced by id: {}", hole.description);
+    let install = kilo.install.as_ref().unwrap();
+    assert_eq!(install.dialect, Dialect::OpencodePlugin);
+    assert_eq!(
+        install.scope("user"),
+        Some("${XDG_CONFIG_HOME:-~/.config}/kilo/plugins/hookline.js")
+    );
+    assert_eq!(install.scope("project"), Some(".kilo/plugins/hookline.js"));
+}
+
+#[test]
+fn a_base_must_name_a_profile_and_starts_only_a_new_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut profiles = Profiles::shipped().unwrap();
+    let fork =
+        write(tmp.path(), "fork.toml", "base = \"opencode\"\nname = \"fork\"\nbinary = \"fork\"\n");
+    profiles.overlay_file(&fork).unwrap();
+    let made = profiles.get("fork").unwrap();
+    assert_eq!(
+        (made.binary.as_str(), made.rules.len()),
+        ("fork", profiles.get("opencode").unwrap().rules.len())
+    );
+    let missing = write(tmp.path(), "other.toml", "base = \"nothing\"\nname = \"other\"\n");
+    let err = profiles.overlay_file(&missing).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("base"), "{err}");
+    assert!(err.message.contains("no profile \"nothing\""), "{err}");
+    let again = write(tmp.path(), "claude.toml", "base = \"opencode\"\nname = \"claude\"\n");
+    let err = profiles.overlay_file(&again).unwrap_err();
+    assert!(err.message.contains("has a profile already"), "{err}");
+    let checked = Profiles::check_file(&fork).unwrap();
+    assert_eq!(checked.name, "fork");
 }
 
 #[test]

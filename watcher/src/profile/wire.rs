@@ -12,6 +12,9 @@ use serde::Deserialize;
 pub(crate) struct ProfileFile {
     /// Profile schema version; `1`.
     pub version: Option<u32>,
+    /// A shipped profile this one starts from (a fork of that CLI): this file is applied to a
+    /// copy of it as an overlay, under its own name.
+    pub base: Option<String>,
     pub name: Option<String>,
     pub display_name: Option<String>,
     pub binary: Option<String>,

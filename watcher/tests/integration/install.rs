@@ -1162,7 +1162,10 @@ fn opencode_gets_the_plugin_file_with_the_relay_and_uninstall_takes_it_away() {
     )
     .unwrap();
     let relay = Value::from(w.relay.to_str().unwrap()).to_string();
-    assert_eq!(text, shipped.replace("\"@HOOKLINE_RELAY@\"", &relay));
+    let rendered = shipped
+        .replace("\"@HOOKLINE_RELAY@\"", &relay)
+        .replace("\"@HOOKLINE_CLI@\"", "\"opencode\"");
+    assert_eq!(text, rendered);
     assert!(w.install("opencode", &[]).contains("plugin: already installed\nnothing to change\n"));
     let (code, report) = w.doctor(&["opencode"]);
     assert_eq!(code, 0, "{report}");
@@ -1192,6 +1195,132 @@ fn opencode_gets_the_plugin_file_with_the_relay_and_uninstall_takes_it_away() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && stderr.contains("is not hookline's plugin"), "{stderr}");
         assert_eq!(fs::read_to_string(&plugin).unwrap(), theirs);
+    }
+}
+
+/// Kilo Code (OpenCode's plugin, told it runs in Kilo) and Pi (hookline's extension): each
+/// plugin CLI with its version output, its user-scope file and the shipped source.
+fn plugin_clis(w: &World) -> [(&'static str, &'static str, PathBuf, &'static str); 2] {
+    // Pi prints its version on stderr.
+    w.script(&w.bin.join("pi"), "#!/bin/sh\necho 0.73.1 >&2\n");
+    w.fake_cli("kilo", "7.7.7");
+    [
+        (
+            "kilo",
+            "Kilo Code 7.7.7 (from `kilo --version`): hookline's plugin\n",
+            w.root.join("config/kilo/plugins/hookline.js"),
+            include_str!("../../../profiles/opencode-plugin.js"),
+        ),
+        (
+            "pi",
+            "Pi 0.73.1 (from `pi --version`): hookline's plugin\n",
+            w.home.join(".pi/agent/extensions/hookline.ts"),
+            include_str!("../../../profiles/pi-extension.ts"),
+        ),
+    ]
+}
+
+#[test]
+fn kilo_and_pi_get_their_plugin_naming_their_cli_idempotently_and_uninstall_takes_it_away() {
+    let w = World::new();
+    for (cli, first_line, path, source) in plugin_clis(&w) {
+        let out = w.install(cli, &["--scope", "user"]);
+        assert!(out.starts_with(first_line), "{cli}: {out}");
+        assert!(out.contains("plugin: added\n"), "{cli}: {out}");
+        let relay = Value::from(w.relay.to_str().unwrap()).to_string();
+        let rendered = source
+            .replace("\"@HOOKLINE_RELAY@\"", &relay)
+            .replace("\"@HOOKLINE_CLI@\"", &format!("\"{cli}\""));
+        assert_eq!(fs::read_to_string(&path).unwrap(), rendered, "{cli}");
+        assert!(
+            rendered.contains(&format!("const CLI = \"{cli}\";")),
+            "{cli}: its events are its own"
+        );
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "{cli}");
+        let again = w.install(cli, &["--scope", "user"]);
+        assert!(again.contains("plugin: already installed\nnothing to change\n"), "{cli}: {again}");
+        let (code, report) = w.doctor(&[cli]);
+        assert_eq!(code, 0, "{cli}: {report}");
+        assert!(report.contains("hookline's plugin is installed"), "{cli}: {report}");
+
+        let out = w.ok(&["uninstall", cli, "--scope", "user"]);
+        assert!(out.contains("plugin: removed\n"), "{cli}: {out}");
+        assert!(!path.exists(), "{cli}");
+        assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 0, "{cli}: nothing left");
+        let (code, report) = w.doctor(&[cli]);
+        assert_eq!(code, 1, "{cli}: installed once, now gone: {report}");
+    }
+}
+
+#[test]
+fn a_kilo_plugin_copied_from_opencode_is_rewritten_to_say_kilo() {
+    // What a user who copied hookline's OpenCode plugin into Kilo's folder has: it would
+    // record Kilo's events as OpenCode's.
+    let w = World::new();
+    w.fake_cli("kilo", "7.7.7");
+    w.install("opencode", &[]);
+    let opencode = fs::read_to_string(w.root.join("config/opencode/plugins/hookline.js")).unwrap();
+    let kilo = w.root.join("config/kilo/plugins/hookline.js");
+    fs::create_dir_all(kilo.parent().unwrap()).unwrap();
+    fs::write(&kilo, &opencode).unwrap();
+    let relay = w.relay.to_str().unwrap().to_owned();
+    let out = w.run(&["doctor", "kilo", "--relay", &relay]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("stale: it differs from the plugin this hookline ships"), "{report}");
+    let out = w.install("kilo", &[]);
+    assert!(out.contains("plugin: updated (the shipped plugin changed)"), "{out}");
+    let text = fs::read_to_string(&kilo).unwrap();
+    assert!(text.contains("const CLI = \"kilo\";") && !text.contains("const CLI = \"opencode\";"));
+}
+
+#[test]
+fn kilo_and_pi_plugins_refuse_a_foreign_file_and_write_a_linked_one_at_its_target() {
+    let w = World::new();
+    let relay = w.relay.to_str().unwrap().to_owned();
+    for (cli, _, path, source) in plugin_clis(&w) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let theirs = "export default function (pi) {}\n";
+        fs::write(&path, theirs).unwrap();
+        for args in [vec!["install", cli, "--relay", &relay], vec!["uninstall", cli]] {
+            let out = w.run(&args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !out.status.success() && stderr.contains("is not hookline's plugin"),
+                "{stderr}"
+            );
+            assert_eq!(fs::read_to_string(&path).unwrap(), theirs, "{cli} {args:?}");
+        }
+        fs::remove_file(&path).unwrap();
+        // A dotfiles link: the target is written, atomically, and the link stays a link.
+        let target = w.root.join(format!("dotfiles/{cli}-hookline"));
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::write(&target, source.replace("\"@HOOKLINE_RELAY@\"", "\"/old/hookline-relay\""))
+            .unwrap();
+        symlink(&target, &path).unwrap();
+        let out = w.install(cli, &[]);
+        assert!(out.contains(&format!("-> {}", target.display())), "{cli}: {out}");
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_symlink(), "{cli}");
+        assert!(fs::read_to_string(&target).unwrap().contains(&format!("const CLI = \"{cli}\";")));
+        // A link to a link to nowhere is refused.
+        fs::remove_file(&path).unwrap();
+        symlink(w.root.join("nowhere/at/all"), &path).unwrap();
+        let out = w.run(&["install", cli, "--relay", &relay]);
+        assert!(!out.status.success(), "{cli}: a dangling link is refused");
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_symlink(), "{cli}");
+        fs::remove_file(&path).unwrap();
+    }
+}
+
+#[test]
+fn kilo_and_pi_project_scopes_write_the_projects_plugin_folders() {
+    let w = World::new();
+    for (cli, file) in [("kilo", ".kilo/plugins/hookline.js"), ("pi", ".pi/extensions/hookline.ts")]
+    {
+        let out = w.install(cli, &["--scope", "project"]);
+        assert!(out.contains("plugin: added"), "{cli}: {out}");
+        assert!(w.project.join(file).is_file(), "{cli}");
     }
 }
 
