@@ -404,8 +404,9 @@ pub fn slow_words() -> Vec<String> {
     (1..=SLOW_WORDS).map(|i| if i == 1 { "word1".into() } else { format!(" word{i}") }).collect()
 }
 
-/// The marker of an API error answer (every mock): `APIERROR: rate_limit` or
-/// `APIERROR: overloaded`, answered with the status and body the real API sends.
+/// The marker of an API error answer (every mock): `APIERROR: rate_limit`,
+/// `APIERROR: overloaded` or `APIERROR: invalid`, answered with the status and body the real
+/// API sends.
 pub const APIERROR: &str = "APIERROR: ";
 
 /// The errors a prompt can ask a mock for after [`APIERROR`].
@@ -415,6 +416,8 @@ pub enum ApiError {
     RateLimit,
     /// `overloaded`: the API's overload answer (529 for Anthropic, 503 for OpenAI and Gemini).
     Overloaded,
+    /// `invalid`: the API's 400 for a request it cannot take, which no client retries.
+    Invalid,
 }
 
 impl ApiError {
@@ -424,6 +427,7 @@ impl ApiError {
         match texts.rev().find_map(|t| marked_command(t, APIERROR))?.as_str() {
             "rate_limit" => Some(ApiError::RateLimit),
             "overloaded" => Some(ApiError::Overloaded),
+            "invalid" => Some(ApiError::Invalid),
             _ => None,
         }
     }

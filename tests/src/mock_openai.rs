@@ -1,6 +1,7 @@
 //! A scripted mock of the OpenAI Responses API (`POST /v1/responses`, server-sent events) on
 //! 127.0.0.1, so the real Codex CLI runs offline; and of the Chat Completions API
-//! (`POST /v1/chat/completions`, [`ChatReply`]), for OpenCode's OpenAI-compatible provider.
+//! (`POST /v1/chat/completions`, [`ChatReply`]), for the OpenAI-compatible providers of
+//! OpenCode, Copilot CLI, Qwen Code and Factory Droid.
 //!
 //! Codex 0.171 calls only `POST {base_url}/responses`, always with `"stream": true`. Replies are
 //! decided from the request alone ([`Reply::for_request`]):
@@ -19,15 +20,17 @@
 //! Codex reports the wire tool `exec_command {cmd}` to hooks as `tool_name: "Bash"`,
 //! `tool_input: {command}`.
 //!
-//! OpenCode 1.18 (provider `@ai-sdk/openai-compatible`) calls only `POST
-//! {baseURL}/chat/completions`, with `"stream": true`; replies are decided by
-//! [`ChatReply::for_request`]:
+//! OpenCode 1.18 (provider `@ai-sdk/openai-compatible`), Qwen Code and Factory Droid (a
+//! `generic-chat-completion-api` custom model) call only `POST {baseURL}/chat/completions`,
+//! with `"stream": true`; replies are decided by [`ChatReply::for_request`]:
 //!
 //! | request | reply |
 //! |---|---|
 //! | no `tools` (the session-title side request; its prompt quotes the user's) | text `Mock title` |
 //! | the last message is a `tool` result | text `done` |
-//! | the last user text contains `RUNBASH: <cmd>` | a `bash` tool call `{command, description}` |
+//! | the last user text contains `APIERROR: rate_limit` / `overloaded` / `invalid` | `429` / `503` / `400`, as above |
+//! | the last user text contains `RUNBASH: <cmd>` | a call of the shell tool the request offers ([`ShellTool`]: `run_shell_command`, `Execute`, else `bash`) |
+//! | the last user text contains `SLOW:` | text streamed one word per chunk, about 20 s |
 //! | anything else | text `ok` |
 //!
 //! Anything but these two paths answers 404 and is printed.
@@ -80,6 +83,12 @@ fn error_answer(error: ApiError) -> Answer {
             "server_is_overloaded",
             "The server is overloaded. Please try again later.",
         ),
+        ApiError::Invalid => (
+            "400 Bad Request",
+            "invalid_request_error",
+            "invalid_request",
+            "The request is not valid (mock).",
+        ),
     };
     let body = json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
     Answer::error(status, &body, code)
@@ -89,8 +98,11 @@ fn chat_answer(request: &Request<'_>) -> Answer {
     let body = request.body.unwrap_or(&Value::Null);
     let reply = ChatReply::for_request(body);
     let model = body["model"].as_str().unwrap_or("mock-model");
-    if body["stream"] == true {
-        Answer::sse(reply.sse(model, request.id), reply.describe())
+    if let ChatReply::ApiError(error) = reply {
+        error_answer(error)
+    } else if body["stream"] == true {
+        let answer = Answer::sse(reply.sse(model, request.id), reply.describe());
+        if reply == ChatReply::Slow { answer.paced(SLOW_PACE) } else { answer }
     } else {
         Answer::json(&reply.completion(model, request.id), reply.describe())
     }
@@ -255,13 +267,69 @@ impl Reply {
     }
 }
 
+/// The shell tool a Chat Completions client offers, and the arguments it wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellTool {
+    /// OpenCode's `bash {command, description}`.
+    Bash,
+    /// Qwen Code's `run_shell_command {command, description, is_background}`.
+    RunShellCommand,
+    /// Factory Droid's `Execute {command, riskLevel, riskLevelReason}`: without the two risk
+    /// fields Droid rejects the call back to the model.
+    Execute,
+}
+
+impl ShellTool {
+    /// Every tool, in the order they are looked for among those offered.
+    pub const ALL: [ShellTool; 3] =
+        [ShellTool::RunShellCommand, ShellTool::Execute, ShellTool::Bash];
+
+    /// The tool's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShellTool::Bash => "bash",
+            ShellTool::RunShellCommand => "run_shell_command",
+            ShellTool::Execute => "Execute",
+        }
+    }
+
+    /// The shell tool among those the request offers (`tools[].function.name`); `bash` when
+    /// it offers none of them.
+    pub fn offered(body: &Value) -> ShellTool {
+        let offered: Vec<&str> = body["tools"]
+            .as_array()
+            .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str()).collect())
+            .unwrap_or_default();
+        ShellTool::ALL.into_iter().find(|t| offered.contains(&t.name())).unwrap_or(ShellTool::Bash)
+    }
+
+    /// The call's arguments, as a JSON string.
+    fn arguments(self, cmd: &str) -> String {
+        let arguments = match self {
+            ShellTool::Bash => json!({"command": cmd, "description": "Run the requested command"}),
+            ShellTool::RunShellCommand => json!({
+                "command": cmd, "description": "Run the requested command", "is_background": false,
+            }),
+            ShellTool::Execute => json!({
+                "command": cmd, "riskLevel": "low",
+                "riskLevelReason": "Runs the command the test asked for",
+            }),
+        };
+        arguments.to_string()
+    }
+}
+
 /// What the Chat Completions mock answers to one request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChatReply {
     /// Assistant text ending the turn.
     Text(String),
-    /// A call of OpenCode's `bash` tool running this command.
-    Bash(String),
+    /// A call of the client's shell tool running this command.
+    Shell(ShellTool, String),
+    /// Assistant text streamed slowly, one word per chunk.
+    Slow,
+    /// An error status instead of a completion.
+    ApiError(ApiError),
 }
 
 impl ChatReply {
@@ -280,10 +348,16 @@ impl ChatReply {
             .find(|m| m["role"] == "user")
             .map(|m| texts(&m["content"]))
             .unwrap_or_default();
+        if let Some(error) = ApiError::asked_in(last_user_text.iter().map(String::as_str)) {
+            return ChatReply::ApiError(error);
+        }
         for text in &last_user_text {
             if let Some(cmd) = marked_command(text, RUNBASH) {
-                return ChatReply::Bash(cmd);
+                return ChatReply::Shell(ShellTool::offered(body), cmd);
             }
+        }
+        if last_user_text.iter().any(|t| t.contains(SLOW)) {
+            return ChatReply::Slow;
         }
         ChatReply::Text("ok".into())
     }
@@ -291,12 +365,10 @@ impl ChatReply {
     fn describe(&self) -> String {
         match self {
             ChatReply::Text(text) => format!("text {text:?}"),
-            ChatReply::Bash(cmd) => format!("bash {cmd:?}"),
+            ChatReply::Shell(tool, cmd) => format!("{} {cmd:?}", tool.name()),
+            ChatReply::Slow => format!("text of {} words, slowly", crate::mock_http::SLOW_WORDS),
+            ChatReply::ApiError(error) => format!("{error:?}"),
         }
-    }
-
-    fn arguments(cmd: &str) -> String {
-        json!({"command": cmd, "description": "Run the requested command"}).to_string()
     }
 
     fn chunk(model: &str, id: u64, delta: Value, finish: Option<&str>) -> Value {
@@ -312,12 +384,27 @@ impl ChatReply {
     /// The reply as the server-sent events of one streamed completion, ending with the usage
     /// chunk and `[DONE]`.
     pub fn sse(&self, model: &str, id: u64) -> String {
+        let text_chunks = |words: Vec<String>| {
+            let mut chunks: Vec<Value> = words
+                .into_iter()
+                .enumerate()
+                .map(|(i, word)| {
+                    let delta = if i == 0 {
+                        json!({"role": "assistant", "content": word})
+                    } else {
+                        json!({"content": word})
+                    };
+                    ChatReply::chunk(model, id, delta, None)
+                })
+                .collect();
+            chunks.push(ChatReply::chunk(model, id, json!({}), Some("stop")));
+            chunks
+        };
         let chunks = match self {
-            ChatReply::Text(text) => vec![
-                ChatReply::chunk(model, id, json!({"role": "assistant", "content": text}), None),
-                ChatReply::chunk(model, id, json!({}), Some("stop")),
-            ],
-            ChatReply::Bash(cmd) => vec![
+            ChatReply::Text(text) => text_chunks(vec![text.clone()]),
+            ChatReply::Slow => text_chunks(slow_words()),
+            ChatReply::ApiError(_) => Vec::new(),
+            ChatReply::Shell(tool, cmd) => vec![
                 ChatReply::chunk(
                     model,
                     id,
@@ -325,7 +412,7 @@ impl ChatReply {
                         "index": 0,
                         "id": format!("call_mock_{id:08x}"),
                         "type": "function",
-                        "function": {"name": "bash", "arguments": ""},
+                        "function": {"name": tool.name(), "arguments": ""},
                     }]}),
                     None,
                 ),
@@ -334,7 +421,7 @@ impl ChatReply {
                     id,
                     json!({"tool_calls": [{
                         "index": 0,
-                        "function": {"arguments": ChatReply::arguments(cmd)},
+                        "function": {"arguments": tool.arguments(cmd)},
                     }]}),
                     None,
                 ),
@@ -359,13 +446,17 @@ impl ChatReply {
     pub fn completion(&self, model: &str, id: u64) -> Value {
         let message = match self {
             ChatReply::Text(text) => json!({"role": "assistant", "content": text}),
-            ChatReply::Bash(cmd) => json!({"role": "assistant", "content": null, "tool_calls": [{
-                "id": format!("call_mock_{id:08x}"),
-                "type": "function",
-                "function": {"name": "bash", "arguments": ChatReply::arguments(cmd)},
-            }]}),
+            ChatReply::Slow => json!({"role": "assistant", "content": slow_words().concat()}),
+            ChatReply::ApiError(_) => Value::Null,
+            ChatReply::Shell(tool, cmd) => {
+                json!({"role": "assistant", "content": null, "tool_calls": [{
+                    "id": format!("call_mock_{id:08x}"),
+                    "type": "function",
+                    "function": {"name": tool.name(), "arguments": tool.arguments(cmd)},
+                }]})
+            }
         };
-        let finish = if matches!(self, ChatReply::Bash(_)) { "tool_calls" } else { "stop" };
+        let finish = if matches!(self, ChatReply::Shell(..)) { "tool_calls" } else { "stop" };
         json!({
             "id": format!("chatcmpl-mock-{id:08x}"),
             "object": "chat.completion",
@@ -540,6 +631,49 @@ mod tests {
         assert_eq!(status, 200);
         let completion: Value = serde_json::from_str(body_of(&response)).unwrap();
         assert_eq!(completion["choices"][0]["message"]["content"], "ok");
+    }
+
+    #[test]
+    fn chat_clients_get_their_own_shell_tool_and_api_errors() {
+        let with_tools = |names: &[&str], text: &str| {
+            let tools: Vec<Value> = names
+                .iter()
+                .map(|n| json!({"type": "function", "function": {"name": n}}))
+                .collect();
+            json!({"tools": tools, "messages": [{"role": "user", "content": text}]})
+        };
+        let cases = [
+            (&["read_file", "run_shell_command"][..], "run_shell_command", "is_background"),
+            (&["Read", "Execute", "Task"][..], "Execute", "riskLevel"),
+            (&["read"][..], "bash", "description"),
+        ];
+        for (offered, name, field) in cases {
+            let body = with_tools(offered, "please RUNBASH: echo hi");
+            let reply = ChatReply::for_request(&body);
+            let completion = reply.completion("m", 1);
+            let call = &completion["choices"][0]["message"]["tool_calls"][0]["function"];
+            assert_eq!(call["name"], name);
+            let arguments: Value =
+                serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+            assert_eq!(arguments["command"], "echo hi");
+            assert!(arguments.get(field).is_some(), "{arguments}");
+        }
+        let server = start().unwrap();
+        for (marker, status, code) in [
+            ("rate_limit", 429, "rate_limit_exceeded"),
+            ("overloaded", 503, "server_is_overloaded"),
+            ("invalid", 400, "invalid_request"),
+        ] {
+            let body = with_tools(&["Execute"], &format!("APIERROR: {marker}"));
+            let (got, response) = send(&server.base_url(), "POST", "/v1/chat/completions", &body);
+            assert_eq!(got, status, "{response}");
+            let error: Value = serde_json::from_str(body_of(&response)).unwrap();
+            assert_eq!(error["error"]["code"], code);
+        }
+        let slow = ChatReply::for_request(&with_tools(&["Execute"], "SLOW: go"));
+        assert_eq!(slow, ChatReply::Slow);
+        let chunks = slow.sse("m", 1);
+        assert_eq!(chunks.matches("\"content\":").count(), crate::mock_http::SLOW_WORDS);
     }
 
     #[test]
