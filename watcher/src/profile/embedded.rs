@@ -8,5 +8,7 @@ pub(super) const FILES: &[(&str, &str)] = &[
     ("copilot.toml", include_str!("../../../profiles/copilot.toml")),
     ("cursor.toml", include_str!("../../../profiles/cursor.toml")),
     ("opencode.toml", include_str!("../../../profiles/opencode.toml")),
+    ("qwen.toml", include_str!("../../../profiles/qwen.toml")),
+    ("droid.toml", include_str!("../../../profiles/droid.toml")),
     ("legacy.toml", include_str!("../../../profiles/legacy.toml")),
 ];

@@ -54,6 +54,11 @@ pub struct Profile {
     /// arrives sooner than this after the session's last `turn_start` belongs to the previous
     /// turn and does not make the new one `idle`. `None`: every `idle_prompt` counts.
     pub idle_prompt_delay: Option<Duration>,
+    /// `tool-start-after-approval`: the CLI fires a tool's start only once its permission
+    /// dialog was answered (Qwen Code), so that start ends the permission wait for the same
+    /// tool. When false (Claude Code, which fires it before the dialog, and whose hooks can
+    /// run in parallel), a tool start never ends a wait.
+    pub tool_start_after_approval: bool,
     /// Mapping rules, first match wins.
     pub rules: Vec<Rule>,
     /// States the CLI can leave without firing any event.
@@ -941,6 +946,7 @@ impl Profile {
             fields: aliases,
             input_ready: input_ready(src, w.input_ready.as_deref().unwrap_or(&[]))?,
             idle_prompt_delay: delay(src, &w.idle_prompt_delay)?,
+            tool_start_after_approval: w.tool_start_after_approval.unwrap_or(false),
             rules: rules
                 .iter()
                 .enumerate()
@@ -1024,6 +1030,9 @@ impl Profile {
         }
         if w.idle_prompt_delay.is_some() {
             self.idle_prompt_delay = delay(src, &w.idle_prompt_delay)?;
+        }
+        if let Some(after) = w.tool_start_after_approval {
+            self.tool_start_after_approval = after;
         }
         if let Some(rules) = &w.map {
             let mut new: Vec<Rule> = rules

@@ -15,7 +15,10 @@ fn every_shipped_profile_parses_strictly() {
     assert!(!claude.is_input_ready(KindName::SessionStart));
     assert!(claude.install.is_some());
     let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["claude", "codex", "copilot", "cursor", "gemini", "legacy", "opencode"]);
+    assert_eq!(
+        names,
+        ["claude", "codex", "copilot", "cursor", "droid", "gemini", "legacy", "opencode", "qwen"]
+    );
 }
 
 #[test]

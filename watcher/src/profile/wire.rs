@@ -20,6 +20,7 @@ pub(crate) struct ProfileFile {
     pub fields: Option<Fields>,
     pub input_ready: Option<Vec<String>>,
     pub idle_prompt_delay: Option<String>,
+    pub tool_start_after_approval: Option<bool>,
     pub map: Option<Vec<Rule>>,
     pub holes: Option<Vec<Hole>>,
     pub install: Option<Install>,
