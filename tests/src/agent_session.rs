@@ -487,6 +487,12 @@ impl AgentSession {
             if let Some(failure) = harness::hook_failure(&screen) {
                 self.fail(&format!("step {step:?}: the screen shows {failure:?}"));
             }
+            // Droid prints every hook it runs, with its exit code.
+            if self.cli == "droid"
+                && let Some(failure) = crate::droid::hook_failures(&screen).first()
+            {
+                self.fail(&format!("step {step:?}: the screen shows {failure:?}"));
+            }
         }
         // Copilot's camelCase payloads carry no event name, except `notification`'s
         // `hook_event_name: "Notification"`: the relay is told the name with `--event`.

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::agent_session::AgentSession;
+use crate::agent_session::{AgentSession, Step};
 use crate::binaries;
+use crate::dialog::{self, Exit, Outcome};
 use crate::process::output_within;
 
 /// Checks the settings file at `path` after `hookline install`: every key of `written` (what
@@ -35,11 +36,15 @@ pub fn check_registered(
     let hooks_key = String::from("hooks");
     expected_keys.push(&hooks_key);
     if keys != expected_keys {
-        session.fail(&format!("{} has the keys {keys:?}, expected {expected_keys:?}", path.display()));
+        session
+            .fail(&format!("{} has the keys {keys:?}, expected {expected_keys:?}", path.display()));
     }
     for (key, value) in written {
         if settings[key] != *value {
-            session.fail(&format!("hookline install changed {key}: {} instead of {value}", settings[key]));
+            session.fail(&format!(
+                "hookline install changed {key}: {} instead of {value}",
+                settings[key]
+            ));
         }
     }
     let hooks = settings["hooks"].as_object();
@@ -65,20 +70,60 @@ pub fn check_registered(
     }
 }
 
+/// Runs the steps in order, and after each checks that `hookline status` says what the
+/// tracker says ([`check_status`]).
+pub fn run_checked(session: &mut AgentSession, steps: &[Step]) {
+    for step in steps {
+        session.run_step(step);
+        check_status(session);
+    }
+}
+
+/// [`crate::dialog::run`], checking `hookline status` after every step ([`run_checked`]):
+/// launches the TUI with `args`, runs `up_to_the_dialog` for the project's `file`, then `then`,
+/// checks the exit and `outcome` on the file, and saves the report.
+pub fn run_dialog(
+    session: &mut AgentSession,
+    args: &[&str],
+    file: &str,
+    up_to_the_dialog: impl Fn(&Path) -> Vec<Step>,
+    then: &[Step],
+    exit: Exit,
+    outcome: Outcome,
+) {
+    let out = session.sandbox.project().join(file);
+    session.launch_tui(args);
+    run_checked(session, &up_to_the_dialog(&out));
+    run_checked(session, then);
+    dialog::finish(session, exit);
+    dialog::check_outcome(session, &out, outcome);
+    session.save_report();
+}
+
 /// `hookline status --json`'s row for the session's tag (a one-shot reader: it rebuilds the
 /// state from the events directory, reading each transcript's tail once).
 pub fn status_row(session: &AgentSession) -> Value {
+    let rows = status_rows(session);
+    let found = rows.iter().find(|r| is_ours(session, r)).cloned();
+    found.unwrap_or_else(|| {
+        session.fail(&format!("hookline status shows no session tagged {}: {rows:?}", session.tag))
+    })
+}
+
+/// Every row of `hookline status --json`.
+fn status_rows(session: &AgentSession) -> Vec<Value> {
     let mut command = session.command(&binaries::hookline());
     command.arg("status").arg("--events-dir").arg(session.events.path()).arg("--json");
     let output = output_within(command, Duration::from_secs(20))
         .unwrap_or_else(|e| session.fail(&format!("hookline status: {e}")));
     let text = String::from_utf8_lossy(&output.stdout);
-    let rows: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| {
+    serde_json::from_str(&text).unwrap_or_else(|e| {
         session.fail(&format!("hookline status --json ({}): {e}: {text}", output.status))
-    });
-    rows.into_iter()
-        .find(|r| r["tag"] == session.tag.as_str())
-        .unwrap_or_else(|| session.fail(&format!("hookline status shows no session tagged {}: {text}", session.tag)))
+    })
+}
+
+fn is_ours(session: &AgentSession, row: &Value) -> bool {
+    row["tag"] == session.tag.as_str()
 }
 
 /// A status row's state as the tables write it: `waiting_on_human(permission)`, `idle`.
@@ -92,6 +137,15 @@ pub fn row_label(row: &Value) -> String {
 /// `hookline status` says what the tracker says: the same state and detail for the same
 /// session, replayed and never authoritative (a one-shot reader).
 pub fn check_status(session: &AgentSession) {
+    if session.view().is_none() {
+        // No event yet: no events directory, or no session under the tag in it.
+        if session.events.path().exists()
+            && status_rows(session).iter().any(|r| is_ours(session, r))
+        {
+            session.fail("hookline status shows a session the tracker does not have");
+        }
+        return;
+    }
     let row = status_row(session);
     let live = session.state();
     let session_id = session.view().and_then(|v| v.session_id);
@@ -112,7 +166,8 @@ pub fn expect_status_from_transcript(session: &AgentSession, wanted: &str, withi
         let row = status_row(session);
         let label = row_label(&row);
         if label.starts_with("idle") {
-            session.fail(&format!("hookline status says {label} before any event said idle: {row}"));
+            session
+                .fail(&format!("hookline status says {label} before any event said idle: {row}"));
         }
         if label == wanted {
             let transcript = row["transcript"]["path"].as_str();
@@ -120,12 +175,15 @@ pub fn expect_status_from_transcript(session: &AgentSession, wanted: &str, withi
                 || transcript.is_none()
                 || row["evidence"]["file"].as_str() != transcript
             {
-                session.fail(&format!("{wanted} does not name the transcript as its evidence: {row}"));
+                session
+                    .fail(&format!("{wanted} does not name the transcript as its evidence: {row}"));
             }
             return;
         }
         if Instant::now() > deadline {
-            session.fail(&format!("hookline status says {label} after {within:?}, expected {wanted}: {row}"));
+            session.fail(&format!(
+                "hookline status says {label} after {within:?}, expected {wanted}: {row}"
+            ));
         }
         thread::sleep(Duration::from_millis(500));
     }

@@ -28,7 +28,7 @@
 //! |---|---|
 //! | no `tools` (the session-title side request; its prompt quotes the user's) | text `Mock title` |
 //! | the last message is a `tool` result | text `done` |
-//! | the last user text contains `APIERROR: rate_limit` / `overloaded` / `invalid` | `429` / `503` / `400`, as above |
+//! | the last user text contains `APIERROR: rate_limit` / `overloaded` / `invalid` | `429` / `503` / `400`, as above, after [`CHAT_ERROR_DELAY`] |
 //! | the last user text contains `RUNBASH: <cmd>` | a call of the shell tool the request offers ([`ShellTool`]: `run_shell_command`, `Execute`, else `bash`) |
 //! | the last user text contains `SLOW:` | text streamed one word per chunk, about 20 s |
 //! | anything else | text `ok` |
@@ -45,6 +45,8 @@ use crate::mock_http::{
 pub const RUNBASH: &str = "RUNBASH: ";
 /// `RUNBASH_ESC: <command>`: a shell command asking to leave the sandbox, which needs approval.
 pub const RUNBASH_ESC: &str = "RUNBASH_ESC: ";
+/// How long the Chat Completions mock takes to answer an [`ApiError`].
+pub const CHAT_ERROR_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
 /// How Codex's `/compact` prompt starts.
 const COMPACTION: &str = "You are performing a CONTEXT CHECKPOINT COMPACTION";
 
@@ -99,7 +101,9 @@ fn chat_answer(request: &Request<'_>) -> Answer {
     let reply = ChatReply::for_request(body);
     let model = body["model"].as_str().unwrap_or("mock-model");
     if let ChatReply::ApiError(error) = reply {
-        error_answer(error)
+        // Refused after a while, as a loaded API does: a client's hooks for the prompt have run
+        // well before its error ones.
+        error_answer(error).delayed(CHAT_ERROR_DELAY)
     } else if body["stream"] == true {
         let answer = Answer::sse(reply.sse(model, request.id), reply.describe());
         if reply == ChatReply::Slow { answer.paced(SLOW_PACE) } else { answer }

@@ -31,7 +31,8 @@ pub const APPROVAL_DIALOG: &str = "Waiting for user confirmation";
 pub const CANCELLED: &str = "Request cancelled.";
 /// A command that runs for 30 s: Qwen refuses a bare foreground `sleep` ("Blocked: standalone
 /// sleep") unless a comment says why.
-pub const SLEEP_30: &str = "sleep 30 # intentional-sleep: the e2e test presses Escape while it runs";
+pub const SLEEP_30: &str =
+    "sleep 30 # intentional-sleep: the e2e test presses Escape while it runs";
 /// The events `hookline install qwen` registers for 0.24.4.
 pub const REGISTERED: &[&str] = &[
     "SessionStart",
