@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
+use std::fs;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -300,6 +301,13 @@ fn check_cli(
                     ));
                 }
             }
+        }
+    }
+    for (template, note) in &cli.spec.shadows {
+        if let Ok(path) = expand(template, ctx.env, ctx.cwd)
+            && fs::symlink_metadata(&path).is_ok()
+        {
+            findings.push(Finding::info(format!("{} exists: {note}", path.display())));
         }
     }
     if registered_somewhere && let Err(e) = &relay {

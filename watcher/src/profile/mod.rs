@@ -273,6 +273,10 @@ pub struct InstallSpec {
     pub events: Vec<InstallEvent>,
     /// Native events that must never be registered, with why.
     pub never: Vec<(String, String)>,
+    /// Files that, when they exist, can take the place of the hooks hookline registers (a
+    /// hooks file the CLI documents but a version ignores, or reads instead): path template →
+    /// what it means. `doctor` names each one it finds.
+    pub shadows: Vec<(String, String)>,
     /// Notes shown after installing.
     pub notes: Vec<String>,
 }
@@ -835,6 +839,10 @@ fn install(
         scopes,
         events,
         never,
+        shadows: match &w.shadow {
+            Some(list) => list.iter().map(|s| (s.path.clone(), s.note.clone())).collect(),
+            None => base.map(|b| b.shadows.clone()).unwrap_or_default(),
+        },
         notes: w.notes.clone().or_else(|| base.map(|b| b.notes.clone())).unwrap_or_default(),
     })
 }

@@ -170,7 +170,16 @@ pub(crate) struct Install {
     pub scopes: BTreeMap<String, String>,
     pub events: Option<Vec<InstallEvent>>,
     pub never: Option<Vec<Never>>,
+    pub shadow: Option<Vec<Shadow>>,
     pub notes: Option<Vec<String>>,
+}
+
+/// A file that can take the place of the scopes' hooks (`[[install.shadow]]`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Shadow {
+    pub path: String,
+    pub note: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
