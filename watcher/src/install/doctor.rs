@@ -578,7 +578,7 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
         }
         Ok(dir) => {
             title = format!("events dir {}", dir.display());
-            match std::fs::symlink_metadata(&dir) {
+            match fs::symlink_metadata(&dir) {
                 Err(_) => findings.push(Finding::info(
                     "not created yet (the relay creates it, mode 0700, on its first event)",
                 )),

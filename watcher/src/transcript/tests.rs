@@ -401,15 +401,15 @@ fn a_qwen_retry_that_goes_through_clears_the_api_error() {
     };
     let read = |bytes: Vec<u8>| entry::read(TranscriptFormat::QwenChats, &bytes).unwrap();
     let error = read(telemetry(
-        crate::transcript::qwen::API_ERROR,
+        qwen::API_ERROR,
         serde_json::json!({"status_code": 429}),
     ));
     assert_eq!(error.observations, [Observation::ApiError(FailureKind::RateLimit)]);
     assert_eq!(error.session_id.as_deref(), Some(session));
-    let no_status = read(telemetry(crate::transcript::qwen::API_ERROR, serde_json::json!({})));
+    let no_status = read(telemetry(qwen::API_ERROR, serde_json::json!({})));
     assert_eq!(no_status.observations, [Observation::ApiError(FailureKind::Other)]);
     let response = read(telemetry(
-        crate::transcript::qwen::API_RESPONSE,
+        qwen::API_RESPONSE,
         serde_json::json!({"status_code": 200, "output_token_count": 7}),
     ));
     let mut reading = Reading::default();
