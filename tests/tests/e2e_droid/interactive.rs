@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use hookline_tests::agent_session::{Action, Expect, Input, Step, native, step};
 use hookline_tests::claude_style::{run_checked, run_dialog};
+use hookline_tests::deliver_check::deliver_confirmed;
 use hookline_tests::dialog::{
     self, DIALOG_OPEN, Exit, Outcome, dialog_left_open, prompt_for_a_command,
 };
@@ -63,23 +64,48 @@ fn up_to_the_dialog(out: &Path) -> Vec<Step> {
     steps
 }
 
-/// Approve with Enter: the command runs, the turn ends, idle with one input slot. Droid's
-/// rewrite of its settings at start kept the hooks: `hookline doctor droid` passes.
+/// Approve with Enter: the command runs, the turn ends, idle with one input slot. Then a
+/// two-line prompt typed with `hookline::deliver` (the profile's `[pane]` and `[deliver]`),
+/// confirmed by its `UserPromptSubmit`. Droid's rewrite of its settings at start kept the
+/// hooks: `hookline doctor droid` passes.
 pub fn approved(installed: &Installed) {
     let mut session = droid::new_session(installed, "approved");
     droid::install_hooks(&session);
-    let then = [
-        step("approve with Enter", Action::Press("Enter"), "idle")
+    let out = session.sandbox.project().join("out.txt");
+    session.launch_tui(&[]);
+    run_checked(&mut session, &up_to_the_dialog(&out));
+    run_checked(
+        &mut session,
+        &[step("approve with Enter", Action::Press("Enter"), "idle")
             .expect([
                 native("PostToolUse", "tool_end").state("active"),
                 native("Stop", "stop").state("idle"),
             ])
             .then_shown(READY)
-            .input(Input::Once),
-        quit(),
+            .input(Input::Once)],
+    );
+    let text = "say hello\nin two lines";
+    let tmux = session.tmux.as_ref().expect("the TUI runs");
+    let report = deliver_confirmed(tmux, session.events.path(), "droid", &session.tag, text)
+        .unwrap_or_else(|e| session.fail(&e));
+    println!("[droid deliver] {report:?}");
+    let delivered = [
+        native("UserPromptSubmit", "turn_start").state("active"),
+        native("Stop", "stop").state("idle"),
     ];
-    run_dialog(&mut session, &[], "out.txt", up_to_the_dialog, &then, EXIT, Outcome::Ran);
-    droid::check_doctor(&session);
+    run_checked(
+        &mut session,
+        &[
+            step("the delivered prompt's turn", Action::Wait, "idle")
+                .expect(delivered)
+                .then_shown(READY)
+                .input(Input::Once),
+            quit(),
+        ],
+    );
+    dialog::finish(&session, EXIT);
+    dialog::check_outcome(&session, &out, Outcome::Ran);
+    session.save_report();
 }
 
 /// Deny with Escape: `Stop`, idle with one input slot.

@@ -10,8 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use hookline_tests::agent_session::{Action, Input, Step, native, step};
-use hookline_tests::claude_style::run_dialog;
-use hookline_tests::dialog::{Exit, Outcome, dialog_left_open, prompt_for_a_command};
+use hookline_tests::claude_style::{run_checked, run_dialog};
+use hookline_tests::deliver_check::deliver_confirmed;
+use hookline_tests::dialog::{self, Exit, Outcome, dialog_left_open, prompt_for_a_command};
 use hookline_tests::npm_install::Installed;
 use hookline_tests::qwen::{self, APPROVAL_DIALOG, READY};
 
@@ -59,12 +60,17 @@ fn up_to_the_dialog(out: &Path) -> Vec<Step> {
 
 /// Approve with Enter: the tool starts (ending the wait), runs, the turn goes on with an
 /// empty-prompt continuation and stops: idle with one input slot; the `idle_prompt` after the
-/// `Stop` gives no second one.
+/// `Stop` gives no second one. Then a two-line prompt typed with `hookline::deliver` (the
+/// profile's `[pane]` and `[deliver]`), confirmed by its `UserPromptSubmit`.
 pub fn approved(installed: &Installed) {
     let mut session = qwen::new_session(installed, "approved");
     qwen::install_hooks(&session);
-    let then = [
-        step("approve with Enter", Action::Press("Enter"), "idle")
+    let out = session.sandbox.project().join("out.txt");
+    session.launch_tui(&[]);
+    run_checked(&mut session, &up_to_the_dialog(&out));
+    run_checked(
+        &mut session,
+        &[step("approve with Enter", Action::Press("Enter"), "idle")
             .expect([
                 native("PreToolUse", "tool_start").state("child_command"),
                 native("PostToolUse", "tool_end").state("active"),
@@ -73,10 +79,31 @@ pub fn approved(installed: &Installed) {
                 native("Notification", "idle_prompt").q("idle_prompt").state("idle"),
             ])
             .then_shown(READY)
-            .input(Input::Once),
-        quit(),
+            .input(Input::Once)],
+    );
+    let text = "say hello\nin two lines";
+    let tmux = session.tmux.as_ref().expect("the TUI runs");
+    let report = deliver_confirmed(tmux, session.events.path(), "qwen", &session.tag, text)
+        .unwrap_or_else(|e| session.fail(&e));
+    println!("[qwen deliver] {report:?}");
+    let delivered = [
+        native("UserPromptSubmit", "turn_start").state("active"),
+        native("Stop", "stop").state("idle"),
+        native("Notification", "idle_prompt").q("idle_prompt").state("idle"),
     ];
-    run_dialog(&mut session, &[], "out.txt", up_to_the_dialog, &then, EXIT, Outcome::Ran);
+    run_checked(
+        &mut session,
+        &[
+            step("the delivered prompt's turn", Action::Wait, "idle")
+                .expect(delivered)
+                .then_shown(READY)
+                .input(Input::Once),
+            quit(),
+        ],
+    );
+    dialog::finish(&session, EXIT);
+    dialog::check_outcome(&session, &out, Outcome::Ran);
+    session.save_report();
 }
 
 /// Deny with Escape: no `Stop`, only `idle_prompt`, which makes the session idle (one slot).
