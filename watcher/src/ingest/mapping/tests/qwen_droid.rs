@@ -136,6 +136,25 @@ fn the_qwen_tui_run_replays_to_the_expected_sequence() {
 }
 
 #[test]
+fn the_qwen_auto_mode_run_replays_to_the_same_events_as_the_default_mode() {
+    // 0.24's default approval mode without `tools.approvalMode`: the classifier is unavailable
+    // against the mock, so the same dialog opens and the same events fire.
+    let events = replay("qwen", QWEN, "_raw-hooks-interactive-automode.jsonl");
+    let mut expected = vec!["unknown", "session_start"];
+    expected.extend(["turn_start", "permission_request", "waiting_for_input"]);
+    expected.extend(["tool_start", "tool_end", "unknown", "notification", "unknown", "stop"]);
+    expected.push("idle_prompt");
+    expected.extend(["turn_start", "permission_request", "waiting_for_input", "unknown"]);
+    expected.push("idle_prompt");
+    // A bare `sleep 30` is blocked before any dialog: the turn goes on to its Stop.
+    expected.extend(["turn_start", "unknown", "notification", "unknown", "stop", "idle_prompt"]);
+    // A 500 retried in silence; /quit: idle_prompt, then the end.
+    expected.extend(["turn_start", "idle_prompt", "session_end"]);
+    assert_eq!(kinds(&events), expected);
+    assert!(events.iter().all(|e| e.session_id.as_deref() == Some(QWEN_AUTOMODE)));
+}
+
+#[test]
 fn the_qwen_headless_runs_replay_to_the_expected_sequences_without_an_end() {
     let events = replay("qwen", QWEN, "_raw-hooks-p.jsonl");
     // Each run: InstructionsLoaded, SessionStart, Notification(auth_success), the prompt.
