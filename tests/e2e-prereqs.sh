@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prerequisites of the end-to-end suites against the real Claude Code, Codex CLI, Gemini CLI,
-# OpenCode, Copilot CLI, Pi and Kilo Code (tests/tests/e2e_claude, e2e_codex, e2e_gemini,
-# e2e_opencode, e2e_copilot, e2e_pi, e2e_kilo): tmux, Node.js and npm, git, each installed with apt-get when missing. The CLIs themselves are installed by the suites from the npm registry into
+# OpenCode, Copilot CLI, Pi, Kilo Code, Qwen Code and Factory Droid (tests/tests/e2e_claude,
+# e2e_codex, e2e_gemini, e2e_opencode, e2e_copilot, e2e_pi, e2e_kilo, e2e_qwen, e2e_droid): tmux, Node.js and npm, git, each installed with apt-get when missing. The CLIs themselves are installed by the suites from the npm registry into
 # their cache on first use (tests/src/claude_install.rs, tests/src/npm_install.rs).
 #
 # Usage: bash tests/e2e-prereqs.sh   (idempotent; root or sudo is needed only to install)
@@ -71,7 +71,8 @@ cache="${HOOKLINE_E2E_CACHE:-$(cd "$(dirname "$0")/.." && pwd)/.e2e-cache}"
 missing=()
 total=0
 for pin in claude-code/2.1.332:384 claude-code/2.1.197:235 codex/0.171.0:424 gemini/0.61.0:100 \
-           opencode/1.18.33:417 copilot/1.0.102:423 pi/0.73.1:204 kilo/7.7.7:292; do
+           opencode/1.18.33:417 copilot/1.0.102:423 pi/0.73.1:204 kilo/7.7.7:292 \
+           qwen/0.24.4:144 droid/0.225.2:243; do
     dir=${pin%%:*} mb=${pin##*:}
     if [ ! -e "$cache/$dir/.hookline-install-complete" ]; then
         missing+=("$dir (~${mb} MB)")

@@ -225,9 +225,16 @@ impl AgentSession {
     /// `hookline install <cli> --relay <built relay>`: the only way the suites register hooks.
     /// Fails unless it succeeds; returns what it printed.
     pub fn install_hooks(&self) -> String {
+        self.install_hooks_with(&[])
+    }
+
+    /// [`AgentSession::install_hooks`] with more arguments (`--scope user`).
+    pub fn install_hooks_with(&self, extra: &[&str]) -> String {
         let relay = binaries::relay();
         let relay = relay.to_str().expect("UTF-8 relay path");
-        let output = self.hookline(&["install", self.cli, "--relay", relay]);
+        let mut args = vec!["install", self.cli, "--relay", relay];
+        args.extend(extra);
+        let output = self.hookline(&args);
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         if !output.status.success() {
             self.fail(&format!(
@@ -478,6 +485,12 @@ impl AgentSession {
         if let Some(tmux) = &self.tmux {
             let screen = tmux.screen_with_history().unwrap_or_default();
             if let Some(failure) = harness::hook_failure(&screen) {
+                self.fail(&format!("step {step:?}: the screen shows {failure:?}"));
+            }
+            // Droid prints every hook it runs, with its exit code.
+            if self.cli == "droid"
+                && let Some(failure) = crate::droid::hook_failures(&screen).first()
+            {
                 self.fail(&format!("step {step:?}: the screen shows {failure:?}"));
             }
         }

@@ -79,18 +79,24 @@ pub fn run(
     session.run(&steps);
     session.run(then);
     finish(session, exit);
+    check_outcome(session, &out, outcome);
+    session.save_report();
+}
+
+/// Checks what the decision at the dialog did to the command's file `out`.
+pub fn check_outcome(session: &AgentSession, out: &Path, outcome: Outcome) {
     match outcome {
-        Outcome::Ran => match std::fs::read_to_string(&out) {
+        Outcome::Ran => match std::fs::read_to_string(out) {
             Ok(text) if text == "hi\n" => {}
-            other => session.fail(&format!("the approved command did not write {file}: {other:?}")),
+            other => session
+                .fail(&format!("the approved command did not write {}: {other:?}", out.display())),
         },
         Outcome::NotRun => {
             if out.exists() {
-                session.fail(&format!("the denied command ran: {file} exists"));
+                session.fail(&format!("the denied command ran: {} exists", out.display()));
             }
         }
     }
-    session.save_report();
 }
 
 /// After the exit command: the CLI ends within 20 s with status 0 (or is gone), there was one

@@ -79,13 +79,12 @@ pub fn kind_label(event: &Event) -> String {
 }
 
 /// Whether a state expectation (`idle`, or `waiting_on_human(permission)`) holds for the
-/// [`state_label`] `label`: without a detail, only the state is compared.
+/// [`state_label`] `label`: without a detail, only the state is compared. `a|b` holds when
+/// either does (a CLI that fires two hooks at once, in either order).
 pub fn state_matches(expected: &str, label: &str) -> bool {
-    if expected.contains('(') {
-        expected == label
-    } else {
-        label.split('(').next() == Some(expected)
-    }
+    expected.split('|').any(|one| {
+        if one.contains('(') { one == label } else { label.split('(').next() == Some(one) }
+    })
 }
 
 #[cfg(test)]
@@ -140,5 +139,8 @@ mod tests {
         assert!(!state_matches("waiting_on_human(other)", "waiting_on_human(permission)"));
         assert!(!state_matches("idle", "ended(other)"));
         assert!(state_matches("none", "none"));
+        assert!(state_matches("idle|env_fault(other)", "env_fault(other)"));
+        assert!(state_matches("idle|env_fault(other)", "idle"));
+        assert!(!state_matches("idle|env_fault(other)", "env_fault(server)"));
     }
 }

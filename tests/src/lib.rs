@@ -2,7 +2,7 @@
 //!
 //! Installing and running the CLIs:
 //! * [`npm_install`]: installs pinned versions of an agent CLI from npm into a reusable cache
-//!   (Codex, Gemini CLI, OpenCode and Copilot CLI are defined there).
+//!   (Codex, Gemini CLI, OpenCode, Copilot CLI, Qwen Code and Factory Droid are defined there).
 //! * [`claude_install`]: Claude Code's package and its two pinned versions.
 //! * [`tmux`]: an isolated tmux server per test, to drive a TUI like a person.
 //! * [`sandbox`]: a throwaway `HOME` and project with the CLI's first-run state pre-written.
@@ -42,15 +42,20 @@
 //! * [`kilo`]: Kilo Code's sandbox setup (OpenCode's config, Kilo's names) and the OpenCode
 //!   plugin installed for it; [`pi`]: Pi's (its custom provider, the permission gate it ships).
 //! * [`plugins`]: installing a plugin as a user does, and `hookline status` asked for a state.
+//! * [`qwen`], [`droid`]: Qwen Code's and Factory Droid's sandbox setup (settings with the mock
+//!   as an OpenAI provider or a custom model) and their registration by `hookline install`;
+//!   [`claude_style`]: what those two, which take Claude Code's hook format, share.
 
 pub mod agent_session;
 pub mod binaries;
 pub mod claude_hooks;
 pub mod claude_install;
+pub mod claude_style;
 pub mod codex;
 pub mod copilot;
 pub mod deliver_check;
 pub mod dialog;
+pub mod droid;
 pub mod events;
 pub mod follow;
 pub mod gemini;
@@ -66,6 +71,7 @@ pub mod opencode;
 pub mod pi;
 pub mod plugins;
 pub mod process;
+pub mod qwen;
 pub mod sandbox;
 pub mod scenario;
 pub mod session;

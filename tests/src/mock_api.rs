@@ -93,6 +93,9 @@ fn error_answer(error: ApiError) -> Answer {
             "This request would exceed the rate limit for your organization.",
         ),
         ApiError::Overloaded => ("529 Overloaded", "overloaded_error", "Overloaded"),
+        ApiError::Invalid => {
+            ("400 Bad Request", "invalid_request_error", "The request is not valid (mock).")
+        }
     };
     let body = json!({"type": "error", "error": {"type": kind, "message": message},
                       "request_id": "req_mock"});

@@ -84,6 +84,9 @@ fn error_answer(error: ApiError) -> Answer {
             "UNAVAILABLE",
             "The model is overloaded. Please try again later.",
         ),
+        ApiError::Invalid => {
+            ("400 Bad Request", 400, "INVALID_ARGUMENT", "The request is not valid (mock).")
+        }
     };
     let body = json!({"error": {"code": code, "message": message, "status": text}});
     Answer::error(status, &body, text)

@@ -32,6 +32,8 @@ pub struct Answer {
     /// For a stream: the pause before each server-sent event after the first (a slow
     /// stream, so a person can interrupt it while it is still arriving).
     pub pace: Option<Duration>,
+    /// The pause before anything is sent (an API that takes its time to answer).
+    pub delay: Option<Duration>,
     /// One line for reports: what was answered.
     pub note: String,
 }
@@ -45,6 +47,7 @@ impl Answer {
             body: value.to_string().into_bytes(),
             stream: false,
             pace: None,
+            delay: None,
             note: format!("200 {}", note.into()),
         }
     }
@@ -58,6 +61,7 @@ impl Answer {
             body: body.to_string().into_bytes(),
             stream: false,
             pace: None,
+            delay: None,
             note: format!("{status} {}", note.into()),
         }
     }
@@ -70,6 +74,7 @@ impl Answer {
             body: text.into_bytes(),
             stream: true,
             pace: None,
+            delay: None,
             note: format!("200 {} (sse)", note.into()),
         }
     }
@@ -81,6 +86,13 @@ impl Answer {
         self
     }
 
+    /// The same answer, sent only after `delay`.
+    pub fn delayed(mut self, delay: Duration) -> Answer {
+        self.delay = Some(delay);
+        self.note = format!("{}, after {} ms", self.note, delay.as_millis());
+        self
+    }
+
     /// An empty `text/plain` body (a reachability check).
     pub fn empty() -> Answer {
         Answer {
@@ -89,6 +101,7 @@ impl Answer {
             body: Vec::new(),
             stream: false,
             pace: None,
+            delay: None,
             note: "200 empty".into(),
         }
     }
@@ -102,6 +115,7 @@ impl Answer {
             body: body.to_string().into_bytes(),
             stream: false,
             pace: None,
+            delay: None,
             note: "404 not mocked".into(),
         }
     }
@@ -256,6 +270,9 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
         body,
         reply: answer.note.clone(),
     });
+    if let Some(delay) = answer.delay {
+        thread::sleep(delay);
+    }
     let length = (!answer.stream).then_some(answer.body.len());
     let _ = write_head(&mut writer, answer.status, answer.content_type, length)
         .and_then(|()| write_body(&mut writer, &answer))
@@ -404,8 +421,9 @@ pub fn slow_words() -> Vec<String> {
     (1..=SLOW_WORDS).map(|i| if i == 1 { "word1".into() } else { format!(" word{i}") }).collect()
 }
 
-/// The marker of an API error answer (every mock): `APIERROR: rate_limit` or
-/// `APIERROR: overloaded`, answered with the status and body the real API sends.
+/// The marker of an API error answer (every mock): `APIERROR: rate_limit`,
+/// `APIERROR: overloaded` or `APIERROR: invalid`, answered with the status and body the real
+/// API sends.
 pub const APIERROR: &str = "APIERROR: ";
 
 /// The errors a prompt can ask a mock for after [`APIERROR`].
@@ -415,15 +433,19 @@ pub enum ApiError {
     RateLimit,
     /// `overloaded`: the API's overload answer (529 for Anthropic, 503 for OpenAI and Gemini).
     Overloaded,
+    /// `invalid`: the API's 400 for a request it cannot take, which no client retries.
+    Invalid,
 }
 
 impl ApiError {
-    /// The error the last of `texts` that holds [`APIERROR`] asks for (the last: a failed turn
-    /// leaves its prompt in the next request).
+    /// The error the last [`APIERROR`] of `texts` asks for (the last: a failed turn leaves its
+    /// prompt in the next request, in a message of its own or merged into the new one).
     pub fn asked_in<'t>(texts: impl DoubleEndedIterator<Item = &'t str>) -> Option<ApiError> {
-        match texts.rev().find_map(|t| marked_command(t, APIERROR))?.as_str() {
+        let last = |t: &str| t.rfind(APIERROR).and_then(|at| marked_command(&t[at..], APIERROR));
+        match texts.rev().find_map(last)?.as_str() {
             "rate_limit" => Some(ApiError::RateLimit),
             "overloaded" => Some(ApiError::Overloaded),
+            "invalid" => Some(ApiError::Invalid),
             _ => None,
         }
     }

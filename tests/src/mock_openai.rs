@@ -1,6 +1,7 @@
 //! A scripted mock of the OpenAI Responses API (`POST /v1/responses`, server-sent events) on
 //! 127.0.0.1, so the real Codex CLI runs offline; and of the Chat Completions API
-//! (`POST /v1/chat/completions`, [`ChatReply`]), for OpenCode's OpenAI-compatible provider.
+//! (`POST /v1/chat/completions`, [`ChatReply`]), for the OpenAI-compatible providers of
+//! OpenCode, Copilot CLI, Qwen Code and Factory Droid.
 //!
 //! Codex 0.171 calls only `POST {base_url}/responses`, always with `"stream": true`. Replies are
 //! decided from the request alone ([`Reply::for_request`]):
@@ -19,16 +20,17 @@
 //! Codex reports the wire tool `exec_command {cmd}` to hooks as `tool_name: "Bash"`,
 //! `tool_input: {command}`.
 //!
-//! OpenCode 1.18 (provider `@ai-sdk/openai-compatible`) calls only `POST
-//! {baseURL}/chat/completions`, with `"stream": true`; replies are decided by
-//! [`ChatReply::for_request`]:
+//! OpenCode 1.18 (provider `@ai-sdk/openai-compatible`), Qwen Code and Factory Droid (a
+//! `generic-chat-completion-api` custom model) call only `POST {baseURL}/chat/completions`,
+//! with `"stream": true`; replies are decided by [`ChatReply::for_request`]:
 //!
 //! | request | reply |
 //! |---|---|
 //! | no `tools` (the session-title side request; its prompt quotes the user's) | text `Mock title` |
 //! | the last message is a `tool` result | text `done` |
-//! | the last user text contains `RUNBASH: <cmd>` | a `bash` tool call `{command, description}` |
-//! | the last user text contains `APIERROR: rate_limit` / `APIERROR: overloaded` | `429` / `503`, as for the Responses API |
+//! | the last user text contains `APIERROR: rate_limit` / `overloaded` / `invalid` | `429` / `503` / `400`, as above, after [`CHAT_ERROR_DELAY`] |
+//! | the last user text contains `RUNBASH: <cmd>` | a call of the shell tool the request offers ([`ShellTool`]: `run_shell_command`, `Execute`, else `bash`) |
+//! | the last user text contains `SLOW:` | text streamed one word per chunk, about 20 s |
 //! | anything else | text `ok` |
 //!
 //! Pi 0.73 (provider api `openai-completions`) and Kilo Code 7.7 (an OpenCode fork) call the
@@ -47,6 +49,8 @@ use crate::mock_http::{
 pub const RUNBASH: &str = "RUNBASH: ";
 /// `RUNBASH_ESC: <command>`: a shell command asking to leave the sandbox, which needs approval.
 pub const RUNBASH_ESC: &str = "RUNBASH_ESC: ";
+/// How long the Chat Completions mock takes to answer an [`ApiError`].
+pub const CHAT_ERROR_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
 /// How Codex's `/compact` prompt starts.
 const COMPACTION: &str = "You are performing a CONTEXT CHECKPOINT COMPACTION";
 
@@ -85,6 +89,12 @@ fn error_answer(error: ApiError) -> Answer {
             "server_is_overloaded",
             "The server is overloaded. Please try again later.",
         ),
+        ApiError::Invalid => (
+            "400 Bad Request",
+            "invalid_request_error",
+            "invalid_request",
+            "The request is not valid (mock).",
+        ),
     };
     let body = json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
     Answer::error(status, &body, code)
@@ -95,10 +105,12 @@ fn chat_answer(request: &Request<'_>) -> Answer {
     let reply = ChatReply::for_request(body);
     let model = body["model"].as_str().unwrap_or("mock-model");
     if let ChatReply::ApiError(error) = reply {
-        return error_answer(error);
-    }
-    if body["stream"] == true {
-        Answer::sse(reply.sse(model, request.id), reply.describe())
+        // Refused after a while, as a loaded API does: a client's hooks for the prompt have run
+        // well before its error ones.
+        error_answer(error).delayed(CHAT_ERROR_DELAY)
+    } else if body["stream"] == true {
+        let answer = Answer::sse(reply.sse(model, request.id), reply.describe());
+        if reply == ChatReply::Slow { answer.paced(SLOW_PACE) } else { answer }
     } else {
         Answer::json(&reply.completion(model, request.id), reply.describe())
     }
@@ -263,13 +275,67 @@ impl Reply {
     }
 }
 
+/// The shell tool a Chat Completions client offers, and the arguments it wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellTool {
+    /// OpenCode's `bash {command, description}`.
+    Bash,
+    /// Qwen Code's `run_shell_command {command, description, is_background}`.
+    RunShellCommand,
+    /// Factory Droid's `Execute {command, riskLevel, riskLevelReason}`: without the two risk
+    /// fields Droid rejects the call back to the model.
+    Execute,
+}
+
+impl ShellTool {
+    /// Every tool, in the order they are looked for among those offered.
+    pub const ALL: [ShellTool; 3] =
+        [ShellTool::RunShellCommand, ShellTool::Execute, ShellTool::Bash];
+
+    /// The tool's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShellTool::Bash => "bash",
+            ShellTool::RunShellCommand => "run_shell_command",
+            ShellTool::Execute => "Execute",
+        }
+    }
+
+    /// The shell tool among those the request offers (`tools[].function.name`); `bash` when
+    /// it offers none of them.
+    pub fn offered(body: &Value) -> ShellTool {
+        let offered: Vec<&str> = body["tools"]
+            .as_array()
+            .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str()).collect())
+            .unwrap_or_default();
+        ShellTool::ALL.into_iter().find(|t| offered.contains(&t.name())).unwrap_or(ShellTool::Bash)
+    }
+
+    /// The call's arguments, as a JSON string.
+    fn arguments(self, cmd: &str) -> String {
+        let arguments = match self {
+            ShellTool::Bash => json!({"command": cmd, "description": "Run the requested command"}),
+            ShellTool::RunShellCommand => json!({
+                "command": cmd, "description": "Run the requested command", "is_background": false,
+            }),
+            ShellTool::Execute => json!({
+                "command": cmd, "riskLevel": "low",
+                "riskLevelReason": "Runs the command the test asked for",
+            }),
+        };
+        arguments.to_string()
+    }
+}
+
 /// What the Chat Completions mock answers to one request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChatReply {
     /// Assistant text ending the turn.
     Text(String),
-    /// A call of OpenCode's `bash` tool running this command.
-    Bash(String),
+    /// A call of the client's shell tool running this command.
+    Shell(ShellTool, String),
+    /// Assistant text streamed slowly, one word per chunk.
+    Slow,
     /// An error status instead of a completion.
     ApiError(ApiError),
 }
@@ -295,8 +361,11 @@ impl ChatReply {
         }
         for text in &last_user_text {
             if let Some(cmd) = marked_command(text, RUNBASH) {
-                return ChatReply::Bash(cmd);
+                return ChatReply::Shell(ShellTool::offered(body), cmd);
             }
+        }
+        if last_user_text.iter().any(|t| t.contains(SLOW)) {
+            return ChatReply::Slow;
         }
         ChatReply::Text("ok".into())
     }
@@ -304,13 +373,10 @@ impl ChatReply {
     fn describe(&self) -> String {
         match self {
             ChatReply::Text(text) => format!("text {text:?}"),
-            ChatReply::Bash(cmd) => format!("bash {cmd:?}"),
-            ChatReply::ApiError(error) => format!("error {error:?}"),
+            ChatReply::Shell(tool, cmd) => format!("{} {cmd:?}", tool.name()),
+            ChatReply::Slow => format!("text of {} words, slowly", crate::mock_http::SLOW_WORDS),
+            ChatReply::ApiError(error) => format!("{error:?}"),
         }
-    }
-
-    fn arguments(cmd: &str) -> String {
-        json!({"command": cmd, "description": "Run the requested command"}).to_string()
     }
 
     fn chunk(model: &str, id: u64, delta: Value, finish: Option<&str>) -> Value {
@@ -326,13 +392,27 @@ impl ChatReply {
     /// The reply as the server-sent events of one streamed completion, ending with the usage
     /// chunk and `[DONE]`.
     pub fn sse(&self, model: &str, id: u64) -> String {
+        let text_chunks = |words: Vec<String>| {
+            let mut chunks: Vec<Value> = words
+                .into_iter()
+                .enumerate()
+                .map(|(i, word)| {
+                    let delta = if i == 0 {
+                        json!({"role": "assistant", "content": word})
+                    } else {
+                        json!({"content": word})
+                    };
+                    ChatReply::chunk(model, id, delta, None)
+                })
+                .collect();
+            chunks.push(ChatReply::chunk(model, id, json!({}), Some("stop")));
+            chunks
+        };
         let chunks = match self {
-            ChatReply::Text(text) => vec![
-                ChatReply::chunk(model, id, json!({"role": "assistant", "content": text}), None),
-                ChatReply::chunk(model, id, json!({}), Some("stop")),
-            ],
+            ChatReply::Text(text) => text_chunks(vec![text.clone()]),
+            ChatReply::Slow => text_chunks(slow_words()),
             ChatReply::ApiError(_) => Vec::new(),
-            ChatReply::Bash(cmd) => vec![
+            ChatReply::Shell(tool, cmd) => vec![
                 ChatReply::chunk(
                     model,
                     id,
@@ -340,7 +420,7 @@ impl ChatReply {
                         "index": 0,
                         "id": format!("call_mock_{id:08x}"),
                         "type": "function",
-                        "function": {"name": "bash", "arguments": ""},
+                        "function": {"name": tool.name(), "arguments": ""},
                     }]}),
                     None,
                 ),
@@ -349,7 +429,7 @@ impl ChatReply {
                     id,
                     json!({"tool_calls": [{
                         "index": 0,
-                        "function": {"arguments": ChatReply::arguments(cmd)},
+                        "function": {"arguments": tool.arguments(cmd)},
                     }]}),
                     None,
                 ),
@@ -374,14 +454,17 @@ impl ChatReply {
     pub fn completion(&self, model: &str, id: u64) -> Value {
         let message = match self {
             ChatReply::Text(text) => json!({"role": "assistant", "content": text}),
+            ChatReply::Slow => json!({"role": "assistant", "content": slow_words().concat()}),
             ChatReply::ApiError(_) => Value::Null,
-            ChatReply::Bash(cmd) => json!({"role": "assistant", "content": null, "tool_calls": [{
-                "id": format!("call_mock_{id:08x}"),
-                "type": "function",
-                "function": {"name": "bash", "arguments": ChatReply::arguments(cmd)},
-            }]}),
+            ChatReply::Shell(tool, cmd) => {
+                json!({"role": "assistant", "content": null, "tool_calls": [{
+                    "id": format!("call_mock_{id:08x}"),
+                    "type": "function",
+                    "function": {"name": tool.name(), "arguments": tool.arguments(cmd)},
+                }]})
+            }
         };
-        let finish = if matches!(self, ChatReply::Bash(_)) { "tool_calls" } else { "stop" };
+        let finish = if matches!(self, ChatReply::Shell(..)) { "tool_calls" } else { "stop" };
         json!({
             "id": format!("chatcmpl-mock-{id:08x}"),
             "object": "chat.completion",
@@ -511,25 +594,6 @@ mod tests {
     }
 
     #[test]
-    fn an_apierror_chat_prompt_fails_as_the_api_does_until_the_next_prompt() {
-        let server = start().unwrap();
-        let tools = json!([{"type": "function", "function": {"name": "bash"}}]);
-        for (marker, status) in [("overloaded", 503), ("rate_limit", 429)] {
-            let body = json!({"stream": true, "tools": tools, "messages": [
-                {"role": "user", "content": [{"type": "text", "text": format!("APIERROR: {marker}")}]},
-            ]});
-            let (got, response) = send(&server.base_url(), "POST", "/v1/chat/completions", &body);
-            assert_eq!(got, status, "{response}");
-            assert!(body_of(&response).contains("\"error\""), "{response}");
-        }
-        let next = json!({"tools": tools, "messages": [
-            {"role": "user", "content": "APIERROR: overloaded"},
-            {"role": "user", "content": "hi"},
-        ]});
-        assert_eq!(ChatReply::for_request(&next), ChatReply::Text("ok".into()));
-    }
-
-    #[test]
     fn a_runbash_chat_prompt_streams_a_bash_tool_call_and_its_result_gets_text() {
         let server = start().unwrap();
         let tools = json!([{"type": "function", "function": {"name": "bash"}}]);
@@ -575,6 +639,49 @@ mod tests {
         assert_eq!(status, 200);
         let completion: Value = serde_json::from_str(body_of(&response)).unwrap();
         assert_eq!(completion["choices"][0]["message"]["content"], "ok");
+    }
+
+    #[test]
+    fn chat_clients_get_their_own_shell_tool_and_api_errors() {
+        let with_tools = |names: &[&str], text: &str| {
+            let tools: Vec<Value> = names
+                .iter()
+                .map(|n| json!({"type": "function", "function": {"name": n}}))
+                .collect();
+            json!({"tools": tools, "messages": [{"role": "user", "content": text}]})
+        };
+        let cases = [
+            (&["read_file", "run_shell_command"][..], "run_shell_command", "is_background"),
+            (&["Read", "Execute", "Task"][..], "Execute", "riskLevel"),
+            (&["read"][..], "bash", "description"),
+        ];
+        for (offered, name, field) in cases {
+            let body = with_tools(offered, "please RUNBASH: echo hi");
+            let reply = ChatReply::for_request(&body);
+            let completion = reply.completion("m", 1);
+            let call = &completion["choices"][0]["message"]["tool_calls"][0]["function"];
+            assert_eq!(call["name"], name);
+            let arguments: Value =
+                serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+            assert_eq!(arguments["command"], "echo hi");
+            assert!(arguments.get(field).is_some(), "{arguments}");
+        }
+        let server = start().unwrap();
+        for (marker, status, code) in [
+            ("rate_limit", 429, "rate_limit_exceeded"),
+            ("overloaded", 503, "server_is_overloaded"),
+            ("invalid", 400, "invalid_request"),
+        ] {
+            let body = with_tools(&["Execute"], &format!("APIERROR: {marker}"));
+            let (got, response) = send(&server.base_url(), "POST", "/v1/chat/completions", &body);
+            assert_eq!(got, status, "{response}");
+            let error: Value = serde_json::from_str(body_of(&response)).unwrap();
+            assert_eq!(error["error"]["code"], code);
+        }
+        let slow = ChatReply::for_request(&with_tools(&["Execute"], "SLOW: go"));
+        assert_eq!(slow, ChatReply::Slow);
+        let chunks = slow.sse("m", 1);
+        assert_eq!(chunks.matches("\"content\":").count(), crate::mock_http::SLOW_WORDS);
     }
 
     #[test]

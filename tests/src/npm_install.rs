@@ -61,6 +61,13 @@ pub enum Program {
         /// The platform package, e.g. `@anthropic-ai/claude-code-linux-x64`.
         platform_package: &'static str,
     },
+    /// A native (ELF) executable inside the package itself, at this path under
+    /// `node_modules/<package>/`: a platform package installed directly, whose manifest
+    /// declares no `bin` (`@factory/cli-linux-x64`'s `bin/droid`).
+    InPackage {
+        /// The path inside the package.
+        path: &'static str,
+    },
 }
 
 /// `@openai/codex`, whose wrapper runs a native binary from an optional platform package.
@@ -133,6 +140,30 @@ pub static KILO: NpmCli = NpmCli {
     env_version: "HOOKLINE_E2E_KILO_VERSION",
     bin: "kilo",
     program: Program::Bin,
+};
+
+/// `@qwen-code/qwen-code`, a Node bundle (its `engines` asks for Node 22; 0.24.4 runs on 20).
+pub static QWEN: NpmCli = NpmCli {
+    cli: "qwen",
+    package: "@qwen-code/qwen-code",
+    folder: "qwen",
+    default_version: "0.24.4",
+    env_version: "HOOKLINE_E2E_QWEN_VERSION",
+    bin: "qwen",
+    program: Program::Bin,
+};
+
+/// Factory Droid's native (Bun-compiled) binary, from its Linux platform package installed
+/// directly: the `@factory/cli` shim's only release, 0.225.1, depends on a platform package
+/// that was never published and then downloads the binary from outside npm.
+pub static DROID: NpmCli = NpmCli {
+    cli: "droid",
+    package: "@factory/cli-linux-x64",
+    folder: "droid",
+    default_version: "0.225.2",
+    env_version: "HOOKLINE_E2E_DROID_VERSION",
+    bin: "droid",
+    program: Program::InPackage { path: "bin/droid" },
 };
 
 /// The version `env_var` names when it is set, else `default`. Panics on an invalid override.
@@ -240,6 +271,9 @@ impl NpmCli {
             Program::Bin => bin.exists().then_some(bin),
             Program::Native { platform_package } => {
                 [bin, modules.join(platform_package).join(self.bin)].into_iter().find(|p| is_elf(p))
+            }
+            Program::InPackage { path } => {
+                Some(modules.join(self.package).join(path)).filter(|p| is_elf(p))
             }
         }
     }
@@ -371,10 +405,16 @@ pub struct Installed {
 }
 
 impl Installed {
-    /// `node_modules/.bin`, to put first on the CLI's `PATH` (so that `hookline install` finds
-    /// the CLI and detects its version).
+    /// The folder to put first on the CLI's `PATH` (so that `hookline install` finds the CLI
+    /// and detects its version): `node_modules/.bin`, or the program's own folder when the
+    /// package links no `bin` ([`Program::InPackage`]).
     pub fn bin_dir(&self) -> PathBuf {
-        self.dir.join("node_modules").join(".bin")
+        match self.cli.program {
+            Program::InPackage { .. } => {
+                self.binary.parent().map(Path::to_owned).unwrap_or_else(|| self.dir.clone())
+            }
+            _ => self.dir.join("node_modules").join(".bin"),
+        }
     }
 }
 
@@ -464,6 +504,9 @@ impl fmt::Display for InstallError {
                          is a native binary (was the optional platform package skipped?)",
                         cli.bin
                     ),
+                    Program::InPackage { path } => {
+                        write!(f, "node_modules/{}/{path} is not a native binary", cli.package)
+                    }
                 }
             }
             InstallError::WrongVersion { binary, expected, output } => {
@@ -571,10 +614,34 @@ mod tests {
     }
 
     #[test]
+    fn a_program_in_its_package_is_found_there_and_its_folder_goes_on_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let version = Version::lit("0.225.2");
+        let dir = tmp.path().join("node_modules/@factory/cli-linux-x64/bin");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("droid"), "#!/bin/sh\n").unwrap();
+        write_atomically(&tmp.path().join(STAMP_FILE), b"@factory/cli-linux-x64@0.225.2\n")
+            .unwrap();
+        assert!(DROID.complete_install(tmp.path(), version).is_none(), "not a native binary");
+        fs::write(dir.join("droid"), b"\x7fELF rest").unwrap();
+        let installed = DROID.complete_install(tmp.path(), version).unwrap();
+        assert_eq!(installed.binary, dir.join("droid"));
+        assert_eq!(installed.bin_dir(), dir);
+    }
+
+    #[test]
     fn the_pins_are_valid_versions() {
-        for cli in
-            [&CODEX, &GEMINI, &OPENCODE, &COPILOT, &PI, &KILO, &crate::claude_install::CLAUDE]
-        {
+        for cli in [
+            &CODEX,
+            &GEMINI,
+            &OPENCODE,
+            &COPILOT,
+            &PI,
+            &KILO,
+            &QWEN,
+            &DROID,
+            &crate::claude_install::CLAUDE,
+        ] {
             assert_eq!(Version::lit(cli.default_version).to_string(), cli.default_version);
         }
     }

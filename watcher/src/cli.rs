@@ -279,7 +279,8 @@ impl Scope {
 /// Arguments of `install` and `uninstall`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// The CLI: claude, codex, gemini, copilot or cursor.
+    /// The CLI: a profile that can be installed (claude, codex, gemini, copilot, cursor,
+    /// opencode, qwen, droid; `hookline profiles` lists them).
     pub cli: String,
     /// Which settings file (default: the profile's, usually user).
     #[arg(long, value_enum, conflicts_with = "settings")]

@@ -289,6 +289,8 @@ pub enum TranscriptFormat {
     CodexRollout,
     /// Gemini CLI's chat JSONL (`~/.gemini/tmp/<project>/chats/session-….jsonl`).
     GeminiChats,
+    /// Qwen Code's chat JSONL (`~/.qwen/projects/<dir>/chats/<session>.jsonl`).
+    QwenChats,
 }
 
 /// What a `[[notify]]` rule fires `on`: a transition into a state (by its detail, for a wait),
@@ -588,6 +590,7 @@ words!(FailureKind {
 });
 words!(TranscriptFormat {
     ClaudeJsonl = "claude-jsonl", CodexRollout = "codex-rollout", GeminiChats = "gemini-chats",
+    QwenChats = "qwen-chats",
 });
 words!(CompactPhase { Pre = "pre", Post = "post" });
 words!(StateKind {

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
+use std::fs;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -302,6 +303,13 @@ fn check_cli(
             }
         }
     }
+    for (template, note) in &cli.spec.shadows {
+        if let Ok(path) = expand(template, ctx.env, ctx.cwd)
+            && fs::symlink_metadata(&path).is_ok()
+        {
+            findings.push(Finding::info(format!("{} exists: {note}", path.display())));
+        }
+    }
     if registered_somewhere && let Err(e) = &relay {
         // First: every other fix needs a relay.
         let finding = Finding::problem(e.to_string(), e.fix().unwrap_or_default());
@@ -572,7 +580,7 @@ fn check_events_dir(dir: Result<PathBuf, hookline_relay::Error>, ctx: &Context<'
         Ok(dir) => {
             let dir = dir.clone();
             title = format!("events dir {}", dir.display());
-            match std::fs::symlink_metadata(&dir) {
+            match fs::symlink_metadata(&dir) {
                 Err(_) => findings.push(Finding::info(
                     "not created yet (the relay creates it, mode 0700, on its first event)",
                 )),
@@ -703,7 +711,7 @@ fn fallback_findings(ctx: &Context<'_>, checked: Option<&Path>) -> Vec<Finding> 
 
 /// Whether two paths name one directory: the same path, or the same file once resolved.
 fn same_dir(a: &Path, b: &Path) -> bool {
-    a == b || std::fs::canonicalize(a).is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+    a == b || fs::canonicalize(a).is_ok_and(|a| fs::canonicalize(b).is_ok_and(|b| a == b))
 }
 
 fn euid() -> u32 {

@@ -56,6 +56,18 @@ const SCREENS: &[(&str, &str, Seen)] = &[
     ("gemini", "gemini-0.61.0/busy.txt", Seen::Busy),
     ("gemini", "gemini-0.61.0/dialog.txt", Seen::Dialog),
     ("gemini", "gemini-0.61.0/done.txt", Seen::Idle),
+    ("qwen", "qwen-0.24.4/idle.txt", Seen::Idle),
+    ("qwen", "qwen-0.24.4/typed.txt", Seen::Typed),
+    ("qwen", "qwen-0.24.4/busy.txt", Seen::Busy),
+    ("qwen", "qwen-0.24.4/dialog.txt", Seen::Dialog),
+    ("qwen", "qwen-0.24.4/done.txt", Seen::Idle),
+    ("qwen", "qwen-0.24.4/api-error.txt", Seen::Idle),
+    ("droid", "droid-0.225.2/idle.txt", Seen::Idle),
+    ("droid", "droid-0.225.2/typed.txt", Seen::Typed),
+    ("droid", "droid-0.225.2/busy.txt", Seen::Busy),
+    ("droid", "droid-0.225.2/dialog.txt", Seen::Dialog),
+    ("droid", "droid-0.225.2/done.txt", Seen::Idle),
+    ("droid", "droid-0.225.2/trust.txt", Seen::Login),
 ];
 
 #[test]
@@ -81,7 +93,7 @@ fn every_captured_screen_reads_as_what_it_showed() {
         let named = |key: &str| r.matched.iter().any(|m| m.key == key);
         assert_eq!(e.dialog, named("dialog"), "{why}");
         assert_eq!(e.spinner, named("busy") || named("spinner"), "{why}");
-        if e.text_says_idle && *cli != "gemini" {
+        if e.text_says_idle && !["gemini", "qwen", "droid"].contains(cli) {
             assert!(named("idle"), "{why}");
         }
     }
@@ -105,6 +117,22 @@ fn a_typed_composer_holds_the_typed_text_not_the_echo_of_an_earlier_prompt() {
         gemini.composer.as_deref(),
         Some("please RUNBASH: echo hi > /tmp/hookline-e2e-SANDBOX/project/out.txt")
     );
+}
+
+#[test]
+fn qwen_and_droid_composers_hold_what_was_typed_and_a_delivery_shows_in_them() {
+    let typed = "please RUNBASH: echo hi > /tmp/hookline-e2e-SANDBOX/project/out.txt";
+    for (cli, file) in [("qwen", "qwen-0.24.4/typed.txt"), ("droid", "droid-0.225.2/typed.txt")] {
+        let patterns = patterns(cli);
+        let composer = sense(&fixture(file), &patterns).composer.unwrap();
+        // Qwen draws its cursor as a zero-width space after the text.
+        assert_eq!(composer.trim_end_matches('\u{200b}').trim_end(), typed, "{file}");
+        assert!(composer_shows(&composer, typed, &patterns), "{file}");
+    }
+    // The echo of a submitted prompt ("  > please …", indented) is not Qwen's composer.
+    let done = fixture("qwen-0.24.4/done.txt");
+    assert!(done.contains("  > please RUNBASH"));
+    assert_eq!(sense(&done, &patterns("qwen")).composer.as_deref(), Some(""));
 }
 
 #[test]

@@ -10,5 +10,7 @@ pub(super) const FILES: &[(&str, &str)] = &[
     ("opencode.toml", include_str!("../../../profiles/opencode.toml")),
     ("kilo.toml", include_str!("../../../profiles/kilo.toml")),
     ("pi.toml", include_str!("../../../profiles/pi.toml")),
+    ("qwen.toml", include_str!("../../../profiles/qwen.toml")),
+    ("droid.toml", include_str!("../../../profiles/droid.toml")),
     ("legacy.toml", include_str!("../../../profiles/legacy.toml")),
 ];

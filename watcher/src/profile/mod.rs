@@ -56,6 +56,11 @@ pub struct Profile {
     /// arrives sooner than this after the session's last `turn_start` belongs to the previous
     /// turn and does not make the new one `idle`. `None`: every `idle_prompt` counts.
     pub idle_prompt_delay: Option<Duration>,
+    /// `tool-start-after-approval`: the CLI fires a tool's start only once its permission
+    /// dialog was answered (Qwen Code), so that start ends the permission wait for the same
+    /// tool. When false (Claude Code, which fires it before the dialog, and whose hooks can
+    /// run in parallel), a tool start never ends a wait.
+    pub tool_start_after_approval: bool,
     /// Mapping rules, first match wins.
     pub rules: Vec<Rule>,
     /// States the CLI can leave without firing any event.
@@ -270,6 +275,10 @@ pub struct InstallSpec {
     pub events: Vec<InstallEvent>,
     /// Native events that must never be registered, with why.
     pub never: Vec<(String, String)>,
+    /// Files that, when they exist, can take the place of the hooks hookline registers (a
+    /// hooks file the CLI documents but a version ignores, or reads instead): path template →
+    /// what it means. `doctor` names each one it finds.
+    pub shadows: Vec<(String, String)>,
     /// Notes shown after installing.
     pub notes: Vec<String>,
 }
@@ -749,6 +758,10 @@ fn install(
         scopes,
         events,
         never,
+        shadows: match &w.shadow {
+            Some(list) => list.iter().map(|s| (s.path.clone(), s.note.clone())).collect(),
+            None => base.map(|b| b.shadows.clone()).unwrap_or_default(),
+        },
         notes: w.notes.clone().or_else(|| base.map(|b| b.notes.clone())).unwrap_or_default(),
     })
 }
@@ -860,6 +873,7 @@ impl Profile {
             fields: aliases,
             input_ready: input_ready(src, w.input_ready.as_deref().unwrap_or(&[]))?,
             idle_prompt_delay: delay(src, &w.idle_prompt_delay)?,
+            tool_start_after_approval: w.tool_start_after_approval.unwrap_or(false),
             rules: rules
                 .iter()
                 .enumerate()
@@ -972,6 +986,9 @@ impl Profile {
         }
         if w.idle_prompt_delay.is_some() {
             self.idle_prompt_delay = delay(src, &w.idle_prompt_delay)?;
+        }
+        if let Some(after) = w.tool_start_after_approval {
+            self.tool_start_after_approval = after;
         }
         if let Some(rules) = &w.map {
             let mut new: Vec<Rule> = rules

@@ -17,7 +17,10 @@ fn every_shipped_profile_parses_strictly() {
     let names: Vec<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         names,
-        ["claude", "codex", "copilot", "cursor", "gemini", "kilo", "legacy", "opencode", "pi"]
+        [
+            "claude", "codex", "copilot", "cursor", "droid", "gemini", "kilo", "legacy",
+            "opencode", "pi", "qwen"
+        ]
     );
 }
 

@@ -23,6 +23,7 @@ pub(crate) struct ProfileFile {
     pub fields: Option<Fields>,
     pub input_ready: Option<Vec<String>>,
     pub idle_prompt_delay: Option<String>,
+    pub tool_start_after_approval: Option<bool>,
     pub map: Option<Vec<Rule>>,
     pub holes: Option<Vec<Hole>>,
     pub install: Option<Install>,
@@ -174,7 +175,16 @@ pub(crate) struct Install {
     pub scopes: BTreeMap<String, String>,
     pub events: Option<Vec<InstallEvent>>,
     pub never: Option<Vec<Never>>,
+    pub shadow: Option<Vec<Shadow>>,
     pub notes: Option<Vec<String>>,
+}
+
+/// A file that can take the place of the scopes' hooks (`[[install.shadow]]`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub(crate) struct Shadow {
+    pub path: String,
+    pub note: String,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -83,7 +83,17 @@ pub(super) fn decide(
         Kind::ToolStart { tool } => {
             turn.running_tools += 1;
             turn.calls = RepeatedCall::after(turn.calls.take(), event);
-            if waiting {
+            let approved = profile.is_some_and(|p| p.tool_start_after_approval)
+                && tool.is_some()
+                && turn.waiting_tool == *tool;
+            if waiting && approved {
+                // Fired only once the dialog about this very tool was answered (Qwen Code).
+                turn.waiting_tool = None;
+                (
+                    enter(State::ChildCommand { tool: tool.clone() }),
+                    "tool-start-after-approval-ends-the-wait",
+                )
+            } else if waiting {
                 (Effect::Keep, "tool-start-does-not-end-a-wait")
             } else {
                 (enter(State::ChildCommand { tool: tool.clone() }), "tool-start-child-command")

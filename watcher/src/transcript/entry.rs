@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::units::parse_rfc3339;
 use crate::vocab::{FailureKind, TranscriptFormat};
 
-use super::{claude, codex, gemini};
+use super::{claude, codex, gemini, qwen};
 
 /// How a turn was interrupted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -89,6 +89,7 @@ pub fn read(format: TranscriptFormat, line: &[u8]) -> Result<Entry, Unreadable> 
         TranscriptFormat::ClaudeJsonl => claude::read(&value),
         TranscriptFormat::CodexRollout => codex::read(&value),
         TranscriptFormat::GeminiChats => gemini::read(&value),
+        TranscriptFormat::QwenChats => qwen::read(&value),
     };
     Ok(Entry { ts_ns, session_id, observations })
 }

@@ -6,7 +6,7 @@
 //!
 //! * [`tail`]: a bounded tail follower bound to the file's identity, which never reads the
 //!   whole file and never replays a line it already read as new;
-//! * [`entry`]: per-format entry readers ([`claude`], [`codex`], [`gemini`]) that match
+//! * [`entry`]: per-format entry readers ([`claude`], [`codex`], [`gemini`], [`qwen`]) that match
 //!   entries by type and role, never by text anywhere in the line, into closed
 //!   [`Observation`]s;
 //! * [`reading`]: the fold of a session's entries into its current turn, and the
@@ -23,6 +23,7 @@ pub mod codex;
 pub mod entry;
 pub mod follower;
 pub mod gemini;
+pub mod qwen;
 pub mod reading;
 pub mod sessions;
 pub mod tail;

@@ -400,6 +400,58 @@ fn captured_gemini_chats_say_what_the_readme_says_they_do() {
 }
 
 #[test]
+fn captured_qwen_chats_say_what_the_readme_says_they_do() {
+    let f = TranscriptFormat::QwenChats;
+    let errors = captured("qwen/0.24.4/api-errors.jsonl", f);
+    assert_eq!(lines_saying(&errors, &Observation::TurnStarted), [1, 5]);
+    assert_eq!(lines_saying(&errors, &Observation::ApiError(FailureKind::Other)), [4]);
+    assert_eq!(lines_saying(&errors, &Observation::ApiError(FailureKind::Overloaded)), [8]);
+    let (reading, update) = follow_captured("qwen/0.24.4/api-errors.jsonl", f);
+    assert_eq!((update.unreadable, update.foreign), (0, 0));
+    assert_eq!(reading.api_error.map(|e| e.what), Some(FailureKind::Overloaded));
+    let approved = captured("qwen/0.24.4/interactive-approved.jsonl", f);
+    assert_eq!(lines_saying(&approved, &Observation::TurnInProgress), [4, 5, 7, 8, 9]);
+    let tokens = Observation::OutputTokens { message: None, tokens: 10 };
+    assert_eq!(lines_saying(&approved, &tokens), [4, 8]);
+    let (reading, update) = follow_captured("qwen/0.24.4/interactive-approved.jsonl", f);
+    assert_eq!((update.unreadable, update.foreign), (0, 0));
+    assert_eq!((reading.api_error, reading.interrupted, reading.output_tokens), (None, None, 20));
+}
+
+#[test]
+fn a_qwen_retry_that_goes_through_clears_the_api_error() {
+    let session = "7c4292d6-8ce7-4860-bec7-c1697a26d06b";
+    let line = |record: serde_json::Value| serde_json::to_vec(&record).unwrap();
+    let telemetry = |name: &str, extra: serde_json::Value| {
+        let mut event = serde_json::json!({"event.name": name});
+        event.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        line(serde_json::json!({"sessionId": session, "type": "system",
+            "subtype": "ui_telemetry", "systemPayload": {"uiEvent": event}}))
+    };
+    let read = |bytes: Vec<u8>| entry::read(TranscriptFormat::QwenChats, &bytes).unwrap();
+    let error = read(telemetry(qwen::API_ERROR, serde_json::json!({"status_code": 429})));
+    assert_eq!(error.observations, [Observation::ApiError(FailureKind::RateLimit)]);
+    assert_eq!(error.session_id.as_deref(), Some(session));
+    let no_status = read(telemetry(qwen::API_ERROR, serde_json::json!({})));
+    assert_eq!(no_status.observations, [Observation::ApiError(FailureKind::Other)]);
+    let response = read(telemetry(
+        qwen::API_RESPONSE,
+        serde_json::json!({"status_code": 200, "output_token_count": 7}),
+    ));
+    let mut reading = Reading::default();
+    reading.apply(&error, 1);
+    assert!(reading.api_error.is_some());
+    reading.apply(&response, 2);
+    assert_eq!((reading.api_error, reading.output_tokens), (None, 7));
+    // Other telemetry and bookkeeping say nothing; neither does an error's text anywhere else.
+    let tool = read(telemetry("qwen-code.tool_call", serde_json::json!({"status_code": 500})));
+    assert!(tool.observations.is_empty());
+    let snapshot = read(line(serde_json::json!({"sessionId": session, "type": "system",
+        "subtype": "file_history_snapshot", "systemPayload": {"uiEvent": {"event.name": "qwen-code.api_error"}}})));
+    assert!(snapshot.observations.is_empty());
+}
+
+#[test]
 fn the_fallback_producer_starts_unknown_moves_only_on_new_lines_and_never_to_idle() {
     use crate::profile::Profiles;
     use crate::state::{StateKind, Tracker};

@@ -338,6 +338,48 @@ fn turns() -> Vec<Turn> {
             ready: json!({"type": "session.idle", "properties": {"sessionID": "s-opencode"}}),
             older_relay: false,
         },
+        Turn {
+            cli: "qwen",
+            name: "s-qwen",
+            args: [&["--cli", "qwen"], &["--cli", "qwen"]],
+            second: &["--cli", "qwen"],
+            prompt: file("qwen/0.24.4/UserPromptSubmit.json", "s-qwen"),
+            prompt_kind: "turn_start",
+            ready: file("qwen/0.24.4/Stop.json", "s-qwen"),
+            older_relay: false,
+        },
+        // Qwen's idle_prompt ends a denied or interrupted turn; one this soon after a prompt
+        // would belong to the turn before (`idle-prompt-delay`), so a start comes before it.
+        Turn {
+            cli: "qwen",
+            name: "s-qwen-idle",
+            args: [&["--cli", "qwen"], &["--cli", "qwen"]],
+            second: &["--cli", "qwen"],
+            prompt: file("qwen/0.24.4/SessionStart-startup.json", "s-qwen-idle"),
+            prompt_kind: "session_start",
+            ready: file("qwen/0.24.4/Notification-idle_prompt.json", "s-qwen-idle"),
+            older_relay: false,
+        },
+        Turn {
+            cli: "droid",
+            name: "s-droid",
+            args: [&["--cli", "droid"], &["--cli", "droid"]],
+            second: &["--cli", "droid"],
+            prompt: file("droid/0.225.2/UserPromptSubmit.json", "s-droid"),
+            prompt_kind: "turn_start",
+            ready: file("droid/0.225.2/Stop.json", "s-droid"),
+            older_relay: false,
+        },
+        Turn {
+            cli: "droid",
+            name: "s-droid-idle",
+            args: [&["--cli", "droid"], &["--cli", "droid"]],
+            second: &["--cli", "droid"],
+            prompt: file("droid/0.225.2/SessionStart-startup.json", "s-droid-idle"),
+            prompt_kind: "session_start",
+            ready: file("droid/0.225.2/Notification-idle_prompt.json", "s-droid-idle"),
+            older_relay: false,
+        },
     ]
 }
 

@@ -790,6 +790,195 @@ fn the_shipped_copilot_and_cursor_profiles_install_every_event_they_list() {
     assert_eq!(code, 0, "{out}");
 }
 
+/// Qwen Code's settings as a user has them: auth, model, approval mode, a hook of another tool.
+const QWEN_SETTINGS: &str = r#"{
+  "security": {
+    "auth": {
+      "selectedType": "openai"
+    }
+  },
+  "model": {
+    "name": "qwen3-coder-plus"
+  },
+  "hooks": {
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-send 'qwen done'",
+            "timeout": 5
+          }
+        ]
+      }
+    ]
+  },
+  "tools": {
+    "approvalMode": "default"
+  }
+}
+"#;
+
+/// Factory Droid's settings as Droid itself rewrites them at start: a custom model, the
+/// session defaults, a trusted folder.
+const DROID_SETTINGS: &str = r#"{
+  "customModels": [
+    {
+      "model": "mock-model",
+      "id": "custom:Mock-0",
+      "index": 0,
+      "baseUrl": "http://127.0.0.1:8080/v1",
+      "apiKey": "sk-not-a-key",
+      "displayName": "Mock",
+      "maxOutputTokens": 4096,
+      "noImageSupport": true,
+      "provider": "generic-chat-completion-api"
+    }
+  ],
+  "sessionDefaultSettings": {
+    "model": "custom:Mock-0"
+  },
+  "logoAnimation": "off",
+  "trustedFolders": {
+    "/home/dev/work/proj": {
+      "trustedAt": "2026-12-01T21:30:56.736Z"
+    }
+  }
+}
+"#;
+
+#[test]
+fn qwen_and_droid_install_into_their_users_settings_keep_every_key_and_give_it_back() {
+    let w = World::new();
+    w.fake_cli("qwen", "0.24.4");
+    w.fake_cli("droid", "0.225.2");
+    let relay = w.quoted_relay();
+    for (cli, path, original, first, events, kept) in [
+        (
+            "qwen",
+            w.home.join(".qwen/settings.json"),
+            QWEN_SETTINGS,
+            "Qwen Code 0.24.4 (from `qwen --version`): 17 events\n",
+            17,
+            &["security", "model", "hooks", "tools"][..],
+        ),
+        (
+            "droid",
+            w.home.join(".factory/settings.json"),
+            DROID_SETTINGS,
+            "Factory Droid 0.225.2 (from `droid --version`): 9 events\n",
+            9,
+            &["customModels", "sessionDefaultSettings", "logoAnimation", "trustedFolders", "hooks"]
+                [..],
+        ),
+    ] {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, original).unwrap();
+        let out = w.install(cli, &["--scope", "user"]);
+        assert!(out.starts_with(first), "{out}");
+        assert!(out.contains(&format!("settings: {} (user)\n", path.display())), "{out}");
+        let before: Value = serde_json::from_str(original).unwrap();
+        let v = json(&path);
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, kept, "{cli}");
+        for (key, value) in before.as_object().unwrap() {
+            if key != "hooks" {
+                assert_eq!(v[key], *value, "{cli} {key}");
+            }
+        }
+        let hooks = v["hooks"].as_object().unwrap();
+        assert_eq!(hooks.len(), events, "{cli}: {v}");
+        assert_eq!(
+            hooks["PreToolUse"],
+            serde_json::json!([{"matcher": "*", "hooks": [{"type": "command", "command": format!("{relay} --cli {cli}"), "timeout": 10}]}]),
+            "{cli}"
+        );
+        assert_eq!(
+            hooks["Stop"].as_array().unwrap().last().unwrap(),
+            &serde_json::json!({"hooks": [{"type": "command", "command": format!("{relay} --cli {cli}"), "timeout": 10}]}),
+            "{cli}"
+        );
+        let again = w.install(cli, &["--scope", "user"]);
+        assert!(again.ends_with("nothing to change\n"), "{cli}: {again}");
+        let (code, report) = w.doctor(&[cli]);
+        assert_eq!(code, 0, "{report}");
+        assert!(report.contains(&format!("registered for {events} events")), "{report}");
+        w.ok(&["uninstall", cli, "--scope", "user"]);
+        assert_eq!(fs::read_to_string(&path).unwrap(), original, "{cli}");
+    }
+    let qwen = &json(&w.home.join(".qwen/settings.json"))["hooks"]["Stop"];
+    assert_eq!(qwen.as_array().unwrap().len(), 1, "the other tool's hook stays: {qwen}");
+}
+
+#[test]
+fn qwen_home_and_factory_home_override_move_the_user_settings() {
+    let mut w = World::new();
+    let qwen_home = w.root.join("qwen-home");
+    let factory = w.root.join("factory-home");
+    w.extra_env.push(("QWEN_HOME".into(), qwen_home.display().to_string()));
+    w.extra_env.push(("FACTORY_HOME_OVERRIDE".into(), factory.display().to_string()));
+    w.install("qwen", &["--scope", "user"]);
+    w.install("droid", &["--scope", "user"]);
+    assert!(json(&qwen_home.join("settings.json"))["hooks"]["Notification"].is_array());
+    assert!(json(&factory.join(".factory/settings.json"))["hooks"]["Notification"].is_array());
+    assert!(!w.home.join(".qwen").exists() && !w.home.join(".factory").exists());
+}
+
+#[test]
+fn qwen_and_droid_settings_that_do_not_parse_or_link_away_are_handled_like_claudes() {
+    let w = World::new();
+    let relay = w.relay.to_str().unwrap().to_owned();
+    for (cli, path) in [
+        ("qwen", w.home.join(".qwen/settings.json")),
+        ("droid", w.home.join(".factory/settings.json")),
+    ] {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let bytes = b"{\n  \"model\": {\"name\": \"m\"},\n  \"hooks\": {\"Stop\": [}\n}\n";
+        fs::write(&path, bytes).unwrap();
+        for op in ["install", "uninstall"] {
+            let args = [op, cli, "--scope", "user", "--relay", &relay];
+            let out = w.run(&args[..if op == "install" { 6 } else { 4 }]);
+            assert_eq!(out.status.code(), Some(2), "{cli} {op}");
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert!(
+                stderr.starts_with(&format!("hookline: {}:3:22: not valid JSON", path.display())),
+                "{cli} {op}: {stderr}"
+            );
+            assert_eq!(fs::read(&path).unwrap(), bytes, "{cli} {op}");
+        }
+        // A dotfiles link: written through, still a link.
+        let target = w.root.join(format!("dotfiles/{cli}.json"));
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::write(&target, "{\n  \"mine\": true\n}\n").unwrap();
+        fs::remove_file(&path).unwrap();
+        symlink(&target, &path).unwrap();
+        w.install(cli, &["--scope", "user"]);
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_symlink(), "{cli}");
+        assert_eq!(json(&target)["mine"], true, "{cli}");
+        assert!(json(&target)["hooks"]["Stop"].is_array(), "{cli}");
+    }
+}
+
+#[test]
+fn doctor_names_a_droid_hooks_json_that_could_take_the_place_of_settings_json() {
+    let w = World::new();
+    w.install("droid", &[]);
+    let (code, report) = w.doctor(&["droid"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(!report.contains("hooks.json"), "{report}");
+    let hooks_json = w.home.join(".factory/hooks.json");
+    fs::write(&hooks_json, "{\"hooks\": {}}\n").unwrap();
+    let (code, report) = w.doctor(&["droid"]);
+    assert_eq!(code, 0, "an ignored file is no problem today: {report}");
+    assert!(
+        report.contains(&format!(
+            "{} exists: Factory documents it as Droid's hooks file",
+            hooks_json.display()
+        )),
+        "{report}"
+    );
+}
+
 /// Runs `cmd` and gives up (killing it) after `limit`: a command that blocks fails the test
 /// instead of hanging it.
 fn run_bounded(mut cmd: Command, limit: std::time::Duration) -> Output {

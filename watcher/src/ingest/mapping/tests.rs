@@ -8,6 +8,7 @@ use crate::canonical::{
 };
 
 mod cli;
+mod qwen_droid;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")

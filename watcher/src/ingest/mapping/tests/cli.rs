@@ -32,11 +32,11 @@ fn shipped() -> &'static Profiles {
     PROFILES.get_or_init(|| Profiles::shipped().unwrap())
 }
 
-fn map(cli: &str, native: Option<&str>, payload: Value) -> Event {
+pub(super) fn map(cli: &str, native: Option<&str>, payload: Value) -> Event {
     map_envelope(shipped(), &envelope(cli, native, payload), source())
 }
 
-fn map_file(cli: &str, dir: &str, file: &str) -> Event {
+pub(super) fn map_file(cli: &str, dir: &str, file: &str) -> Event {
     let text = std::fs::read_to_string(fixtures().join(dir).join(file)).unwrap();
     let payload: Value = serde_json::from_str(&text).unwrap();
     let native = native_of(&payload);
@@ -44,7 +44,7 @@ fn map_file(cli: &str, dir: &str, file: &str) -> Event {
 }
 
 /// The `.json` fixtures of a directory, so a fixture added later cannot go untested.
-fn json_files(dir: &str) -> BTreeSet<String> {
+pub(super) fn json_files(dir: &str) -> BTreeSet<String> {
     std::fs::read_dir(fixtures().join(dir))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -52,11 +52,11 @@ fn json_files(dir: &str) -> BTreeSet<String> {
         .collect()
 }
 
-fn text(s: &str) -> Option<String> {
+pub(super) fn text(s: &str) -> Option<String> {
     Some(s.to_owned())
 }
 
-fn stop(last: &str) -> Kind {
+pub(super) fn stop(last: &str) -> Kind {
     Kind::Stop {
         last_message: text(last),
         pending_tasks: 0,
@@ -66,20 +66,24 @@ fn stop(last: &str) -> Kind {
     }
 }
 
-fn no_rule(kind: &Kind) -> bool {
+pub(super) fn no_rule(kind: &Kind) -> bool {
     matches!(kind, Kind::Unknown { reason: Some(r) } if r.contains("no rule"))
 }
 
 /// Replays a `_raw-hooks-*.jsonl` run log: one line per hook call, in order, with the payload
 /// (or, for Codex's `notify`, the JSON the CLI put last on the command line). Lines whose
 /// `argv_event` ends in `-decider` come from the harness's second hook on the same event (the
-/// one that answered dialogs); hookline is registered once, so they are skipped.
-fn replay(cli: &str, dir: &str, log: &str) -> Vec<Event> {
+/// one that answered dialogs); hookline is registered once, so they are skipped, as are the
+/// harness's own markers (`#launch`, `#prompt deny`: what it did next).
+pub(super) fn replay(cli: &str, dir: &str, log: &str) -> Vec<Event> {
     let text = std::fs::read_to_string(fixtures().join(dir).join(log)).unwrap();
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|line| !line["argv_event"].as_str().unwrap().ends_with("-decider"))
+        .filter(|line| {
+            let event = line["argv_event"].as_str().unwrap();
+            !event.ends_with("-decider") && !event.starts_with('#')
+        })
         .map(|line| {
             let payload = match &line["payload"] {
                 Value::Null => {
@@ -94,7 +98,7 @@ fn replay(cli: &str, dir: &str, log: &str) -> Vec<Event> {
         .collect()
 }
 
-fn kinds(events: &[Event]) -> Vec<&'static str> {
+pub(super) fn kinds(events: &[Event]) -> Vec<&'static str> {
     events.iter().map(|e| e.kind.name()).collect()
 }
 
