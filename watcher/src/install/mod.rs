@@ -29,7 +29,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::Error;
-use crate::profile::{InstallSpec, Profile, Profiles};
+use crate::profile::{InstallEvent, InstallSpec, Profile, Profiles};
 
 pub use dialect::Dialect;
 pub use merge::{Change, Line, Scaffolding, Wanted};
@@ -114,12 +114,12 @@ impl<'a> Installable<'a> {
         expand(template, env, cwd)
     }
 
-    /// The events to register, for the version detected.
+    /// The events to register, for the version detected, as the settings file names them.
     pub fn events(&self, detected: &Detected) -> Vec<&'a str> {
         self.spec
             .events_for(detected.version(), &self.profile.min_version)
             .into_iter()
-            .map(|e| e.native.as_str())
+            .map(InstallEvent::key)
             .collect()
     }
 
@@ -132,7 +132,7 @@ impl<'a> Installable<'a> {
                 let event = self.spec.event_arg.then_some(e.native.as_str());
                 let command = command::relay_command(relay, &self.profile.name, event);
                 Wanted {
-                    event: e.native.clone(),
+                    event: e.key().to_owned(),
                     entry: self.dialect.entry(
                         &command,
                         e.timeout_secs.unwrap_or(self.spec.timeout_secs),
@@ -149,7 +149,7 @@ impl<'a> Installable<'a> {
             return format!("never registered: {why}");
         }
         let name = &self.profile.display_name;
-        match self.spec.events.iter().find(|e| e.native == event) {
+        match self.spec.events.iter().find(|e| e.key() == event) {
             None => format!("not an event hookline registers for {name}"),
             Some(e) => match detected.version() {
                 Some(v) => format!("{name} {v} does not know it"),

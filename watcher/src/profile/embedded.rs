@@ -9,4 +9,7 @@ pub(super) const FILES: &[(&str, &str)] = &[
     ("cursor.toml", include_str!("../../../profiles/cursor.toml")),
     ("opencode.toml", include_str!("../../../profiles/opencode.toml")),
     ("legacy.toml", include_str!("../../../profiles/legacy.toml")),
+    ("grok.toml", include_str!("../../../profiles/grok.toml")),
+    ("kimi.toml", include_str!("../../../profiles/kimi.toml")),
+    ("antigravity.toml", include_str!("../../../profiles/antigravity.toml")),
 ];
