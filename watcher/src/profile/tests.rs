@@ -369,7 +369,8 @@ fn conditions_test_presence_and_values() {
 }
 
 /// The profiles shown in the canonical table, in column order.
-const TABLE_CLIS: &[&str] = &["claude", "codex", "gemini", "copilot", "cursor"];
+const TABLE_CLIS: &[&str] =
+    &["claude", "codex", "gemini", "copilot", "cursor", "grok", "kimi", "antigravity"];
 
 const TABLE_HEADER: &str = "<!-- Generated from profiles/*.toml by the test \
 the_canonical_table_in_docs_matches_the_profiles (watcher/src/profile/tests.rs). \
