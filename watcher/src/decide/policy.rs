@@ -1058,7 +1058,7 @@ keys are errors. [`policy.example.toml`](policy.example.toml) sets every key to 
             (
                 "claud.active = \"5m\"",
                 "stale.claud",
-                "no profile is named claud (profiles: claude,",
+                "no profile is named claud (profiles: antigravity, claude,",
             ),
             ("active = \"soon\"", "stale.active", "soon"),
             ("claude.active = 15", "stale.claude.active", "must be a duration"),

@@ -246,6 +246,12 @@ fn turns() -> Vec<Turn> {
         payload["session_id"] = json!(session);
         payload
     };
+    // A payload of the fixtures built from documentation, with its session id at `key`.
+    let documented = |path: &str, key: &str, session: &str| {
+        let mut payload: Value = serde_json::from_str(&fixture(path)).unwrap();
+        payload[key] = json!(session);
+        payload
+    };
     let cursor = |native: &str, extra: Value| {
         let mut p = json!({
             "conversation_id": "s-cursor", "generation_id": "gen-3", "model": "default",
@@ -336,6 +342,64 @@ fn turns() -> Vec<Turn> {
             prompt: json!({"type": "chat.message", "input": {"sessionID": "s-opencode"}, "output": {}}),
             prompt_kind: "turn_start",
             ready: json!({"type": "session.idle", "properties": {"sessionID": "s-opencode"}}),
+            older_relay: false,
+        },
+        // Grok Build runs its own hooks and Claude's, with its own payload both times.
+        Turn {
+            cli: "grok",
+            name: "s-grok",
+            args: [&["--cli", "grok"], &["--cli", "grok"]],
+            second: &["--cli", "claude"],
+            prompt: documented("grok/docs-1.0.6/user_prompt_submit.json", "sessionId", "s-grok"),
+            prompt_kind: "turn_start",
+            ready: {
+                let mut stop = documented("grok/docs-1.0.6/stop.json", "sessionId", "s-grok");
+                stop["backgroundTasks"] = json!([]);
+                stop["sessionCrons"] = json!([]);
+                stop
+            },
+            older_relay: false,
+        },
+        Turn {
+            cli: "grok",
+            name: "s-grok-idle",
+            args: [&["--cli", "grok"], &["--cli", "grok"]],
+            second: &["--cli", "claude"],
+            prompt: documented("grok/docs-1.0.6/session_start.json", "sessionId", "s-grok-idle"),
+            prompt_kind: "session_start",
+            ready: documented(
+                "grok/docs-1.0.6/notification-idle_prompt.json",
+                "sessionId",
+                "s-grok-idle",
+            ),
+            older_relay: false,
+        },
+        Turn {
+            cli: "kimi",
+            name: "s-kimi",
+            args: [&["--cli", "kimi"], &["--cli", "kimi"]],
+            second: &["--cli", "kimi"],
+            prompt: documented("kimi/docs-0.38.0/UserPromptSubmit.json", "session_id", "s-kimi"),
+            prompt_kind: "turn_start",
+            ready: documented("kimi/docs-0.38.0/Stop.json", "session_id", "s-kimi"),
+            older_relay: false,
+        },
+        // Antigravity's payloads name no event: each registration passes it.
+        Turn {
+            cli: "antigravity",
+            name: "s-agy",
+            args: [
+                &["--cli", "antigravity", "--event", "PreInvocation"],
+                &["--cli", "antigravity", "--event", "Stop"],
+            ],
+            second: &["--cli", "antigravity", "--event", "Stop"],
+            prompt: documented(
+                "antigravity/docs-1.1/PreInvocation.json",
+                "conversationId",
+                "s-agy",
+            ),
+            prompt_kind: "turn_start",
+            ready: documented("antigravity/docs-1.1/Stop.json", "conversationId", "s-agy"),
             older_relay: false,
         },
     ]

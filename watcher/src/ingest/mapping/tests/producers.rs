@@ -334,7 +334,8 @@ fn claude_payloads_stay_claudes() {
 
 /// Every documented payload of every producer, under the registration of every profile:
 /// it is its producer's, or the registration's (a CLI whose payloads carry no marks, seen
-/// through a registration it never runs), or `unknown` — never a third CLI's.
+/// through a registration it never runs), or `unknown` — never a third CLI's; and under its
+/// own registration, always its own.
 #[test]
 fn no_payload_is_ever_read_as_a_third_clis() {
     let producers = [
@@ -350,7 +351,12 @@ fn no_payload_is_ever_read_as_a_third_clis() {
     for (dir, producer) in producers {
         for file in json_files(dir) {
             let payload = read(dir, &file);
+            if !payload.is_object() || payload.get("hookSpecificOutput").is_some() {
+                continue; // a hook's answer, not a payload
+            }
             let whole = Seen::Whole { left_out: &[] };
+            let own = shipped().resolve(producer, &payload, whole);
+            assert_eq!(own.map(|p| p.name.as_str()), Ok(producer), "{dir}/{file}");
             for cli in &profiles {
                 match shipped().resolve(cli, &payload, whole) {
                     Ok(p) => assert!(
@@ -379,11 +385,11 @@ fn a_payload_no_profile_recognises_is_unknown_with_the_reason_never_claudes() {
     assert_eq!(event.rule, "none");
     assert_eq!(event.cli, "claude", "recorded for the registration it came through");
     assert_eq!(event.session_id.as_deref(), Some("x-1"), "its session is still found");
-    // Through Cursor's registration, a payload without `cursor_version` likewise.
-    let payload = json!({"hook_event_name": "stop", "status": "completed", "conversation_id": "c"});
-    let event = map_envelope(shipped(), &envelope("cursor", Some("stop"), payload), source());
+    // Through Gemini's registration (Antigravity shares ~/.gemini), likewise.
+    let payload = json!({"hook_event_name": "AfterAgent", "conversation": "c"});
+    let event = map_envelope(shipped(), &envelope("gemini", Some("AfterAgent"), payload), source());
     assert!(
-        matches!(&event.kind, Kind::Unknown { reason: Some(r) } if r.contains("cursor_version")),
+        matches!(&event.kind, Kind::Unknown { reason: Some(r) } if r.contains("Gemini CLI")),
         "{:?}",
         event.kind
     );
