@@ -146,7 +146,8 @@ pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceR
 /// The marks a producer is told by (the keys [`Profiles::detect_keys`] reads), salvaged from
 /// the bytes of input that was not a readable payload: a key followed by `:` is there, with
 /// its value when that is a short string ([`salvage_field`]), else `true`. Only used to tell
-/// the producer: the rules still see an empty payload, so a guess never maps an event.
+/// the producer: its rules still see an empty payload, so a salvaged value never meets a
+/// rule's condition.
 fn salvage_marks(profiles: &Profiles, envelope: &RawEnvelope) -> Value {
     let mut marks = Map::new();
     let Some(raw) = envelope.raw_bytes() else {
