@@ -229,6 +229,10 @@ impl Error {
             Error::UnknownCli { known, .. } => format!("use one of: {}", known.join(", ")),
             Error::UnknownScope { known, .. } => format!("use one of: {}", known.join(", ")),
             Error::NoHome { .. } => "set HOME, or pass --settings PATH".into(),
+            Error::NotInstallable { name } => format!(
+                "hookline does not write {name}'s settings: docs/install.md says why, and how to \
+                 register the relay by hand where that can be done"
+            ),
             Error::NoRelay { .. } => {
                 format!("{}, or pass --relay PATH", crate::install::PUT_ON_PATH)
             }

@@ -122,22 +122,21 @@ impl<'a> HookCall<'a> {
         for (key, value) in self.payload {
             payload.insert(key.clone(), serde_json::to_value(value).unwrap());
         }
-        for key in ["session_id", "sessionId", "conversation_id"] {
+        for key in ["session_id", "sessionId", "conversation_id", "conversationId"] {
             if payload.contains_key(key) {
                 payload.insert(key.into(), Value::String(self.session.to_owned()));
             }
         }
-        if !["session_id", "sessionId", "conversation_id", "thread-id"]
+        if !["session_id", "sessionId", "conversation_id", "conversationId", "thread-id"]
             .iter()
             .any(|k| payload.contains_key(*k))
         {
-            // Where the profile reads the id from a nested field only (OpenCode's
-            // `properties.sessionID`), put it there; else at the top.
+            // Where the profile reads the id first (OpenCode's nested `properties.sessionID`,
+            // Antigravity's `conversationId`); else at the top, as `session_id`.
             let path = profiles
                 .get(self.cli)
                 .and_then(|p| p.fields.session_id.first())
                 .map(|path| path.to_string())
-                .filter(|path| path.contains('.'))
                 .unwrap_or_else(|| "session_id".to_owned());
             let mut keys: Vec<&str> = path.split('.').collect();
             let last = keys.pop().unwrap_or("session_id");

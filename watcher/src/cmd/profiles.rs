@@ -34,7 +34,9 @@ fn print_profile(p: &Profile) {
     };
     let tested: Vec<String> = p.tested.iter().map(ToString::to_string).collect();
     println!("{} — {} (binary `{}`), versions {versions}", p.name, p.display_name, p.binary);
-    if !tested.is_empty() {
+    if tested.is_empty() {
+        println!("  tested against: no real run (unverified)");
+    } else {
         println!("  tested against: {}", tested.join(", "));
     }
     let input_ready: Vec<&str> = p.input_ready.iter().map(|k| k.as_str()).collect();
@@ -52,7 +54,7 @@ fn print_profile(p: &Profile) {
     }
     match &p.install {
         Some(spec) => {
-            let events: Vec<&str> = spec.events.iter().map(|e| e.native.as_str()).collect();
+            let events: Vec<&str> = spec.events.iter().map(|e| e.key()).collect();
             println!(
                 "  install: {} dialect, {} events ({})",
                 spec.dialect,

@@ -1048,7 +1048,7 @@ warning and show the states under the defaults.
             (
                 "claud.active = \"5m\"",
                 "stale.claud",
-                "no profile is named claud (profiles: claude,",
+                "no profile is named claud (profiles: antigravity, claude,",
             ),
             ("active = \"soon\"", "stale.active", "soon"),
             ("claude.active = 15", "stale.claude.active", "must be a duration"),

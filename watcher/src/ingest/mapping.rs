@@ -1,11 +1,15 @@
 //! Envelope + profile → canonical event.
 //!
-//! The profile named by the envelope's `cli` (or the one whose identifying keys the payload
-//! carries) is looked up; its first rule matching the native event name and the payload
-//! builds the canonical kind. Nothing is dropped: no profile, no event name, no matching rule
-//! or a kind the rule cannot build all give [`Kind::Unknown`] with the reason. A payload the
-//! relay could not read (truncated, invalid) is mapped by its event name alone, with an empty
-//! payload, so that a huge `PostToolUse` still ends its tool.
+//! The event is mapped by the profile of the CLI that produced it, told from its payload
+//! ([`Profiles::resolve`]): the one named by the envelope's `cli` (the registration the relay
+//! ran for), unless the payload carries another profile's marks (Cursor and Grok Build run
+//! Claude's hooks with their own payloads) or lacks what every payload of the named CLI has.
+//! That profile's first rule matching the native event name and the payload builds the
+//! canonical kind. Nothing is dropped: no profile, a producer no profile recognises, no event
+//! name, no matching rule or a kind the rule cannot build all give [`Kind::Unknown`] with the
+//! reason. A payload the relay could not read (truncated, invalid) is mapped by its event name
+//! alone, with an empty payload, so that a huge `PostToolUse` still ends its tool; its producer
+//! is told from the marks salvaged from its bytes.
 
 use serde_json::{Map, Value};
 
@@ -14,7 +18,7 @@ use crate::canonical::{
 };
 use crate::format::envelope::{RawEnvelope, salvage_field};
 use crate::format::rawjson;
-use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles, TodoRule};
+use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles, Seen, TodoRule, Unresolved};
 
 /// Longest text kept in a canonical field (`last_message`, `message`, ...), in bytes. A longer
 /// one keeps its head and its tail with [`CUT`] between them (see [`cap_text`]).
@@ -48,29 +52,48 @@ pub const FINISHED: &[&str] = &[
     "timeout",
 ];
 
+/// Payload keys that hold a session id in one CLI or another: where the session of an event no
+/// profile maps is looked for.
+const SESSION_KEYS: &[&str] = &["session_id", "sessionId", "conversation_id", "conversationId"];
+
 /// Maps one envelope to its canonical event.
 ///
 /// Only the payload members some profile looks at are decoded ([`Profile::payload_keys`]),
 /// leniently ([`rawjson`]): a payload the relay accepted is never refused, however large or odd
 /// the members mapping does not need.
 pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceRef) -> Event {
-    let payload = Value::Object(match envelope.payload.as_deref() {
-        Some(raw) if raw.get().starts_with('{') => {
-            rawjson::decode_members(raw.get(), |key| profiles.wants_key(key))
-        }
-        _ => Map::new(),
+    let readable = envelope.payload.as_deref().filter(|raw| raw.get().starts_with('{'));
+    let payload = Value::Object(match readable {
+        Some(raw) => rawjson::decode_members(raw.get(), |key| profiles.wants_key(key)),
+        None => Map::new(),
     });
     let payload = &payload;
-    let profile = profiles.resolve(&envelope.cli, payload);
+    let resolved = match readable {
+        Some(_) => {
+            profiles.resolve(&envelope.cli, payload, Seen::Whole { left_out: &envelope.dropped })
+        }
+        None => {
+            let marks = salvage_marks(profiles, envelope);
+            profiles.resolve(&envelope.cli, &marks, Seen::Salvaged)
+        }
+    };
+    // The host's pid and session id come from the environment the relay saw, read under the
+    // names of the CLI it was registered for (`CLAUDE_PID`, ...): another CLI running that
+    // registration may have inherited them from an ancestor, so they are not its.
+    let own = match &resolved {
+        Ok(p) => p.name == envelope.cli,
+        Err(why) => matches!(why, Unresolved::NoProfile { .. }),
+    };
+    let profile = resolved.as_ref().ok().copied();
     let native = envelope.event.as_deref();
     let mut todo = None;
-    let (kind, rule) = match (profile, native) {
-        (None, _) => (unknown(format!("no profile named {:?}", envelope.cli)), "none".to_owned()),
-        (Some(_), None) => {
+    let (kind, rule) = match (&resolved, native) {
+        (Err(why), _) => (unknown(why.to_string()), "none".to_owned()),
+        (Ok(_), None) => {
             let why = envelope.error.as_deref().unwrap_or("the payload names no event");
             (unknown(format!("no event name: {why}")), "none".to_owned())
         }
-        (Some(profile), Some(native)) => match profile.rule_for(native, payload) {
+        (Ok(profile), Some(native)) => match profile.rule_for(native, payload) {
             Some(rule) => {
                 todo = rule.todo.as_ref().and_then(|t| todo_change(t, payload));
                 (
@@ -88,14 +111,15 @@ pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceR
         profile.and_then(|p| pick(p).iter().find_map(|path| text(path.get(payload)?)))
     };
     let raw = || envelope.raw_bytes();
-    let session_id = ident(|p| &p.fields.session_id)
-        .or_else(|| envelope.host_session_id.clone())
-        .or_else(|| {
-            let raw = raw()?;
-            ["session_id", "sessionId", "conversation_id"]
-                .iter()
-                .find_map(|k| salvage_field(&raw, k))
-        });
+    let session_id = match profile {
+        Some(_) => ident(|p| &p.fields.session_id),
+        None => SESSION_KEYS.iter().find_map(|k| text(payload.get(*k)?)),
+    }
+    .or_else(|| envelope.host_session_id.clone().filter(|_| own))
+    .or_else(|| {
+        let raw = raw()?;
+        SESSION_KEYS.iter().find_map(|k| salvage_field(&raw, k))
+    });
     let input_digest = match (&kind, profile) {
         (Kind::ToolStart { .. }, Some(p)) => {
             p.fields.tool_input.iter().find_map(|path| path.get(payload)).map(digest)
@@ -115,12 +139,49 @@ pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceR
         native: envelope.event.clone(),
         rule,
         ts_ns: envelope.ts_ns,
-        host_pid: envelope.host_pid,
+        host_pid: envelope.host_pid.filter(|_| own),
         todo,
         input_digest,
         source,
         echo_of: None,
     }
+}
+
+/// The marks a producer is told by (the keys [`Profiles::detect_keys`] reads), salvaged from
+/// the bytes of input that was not a readable payload: a key followed by `:` is there, with
+/// its value when that is a short string ([`salvage_field`]), else `true`. Only used to tell
+/// the producer: its rules still see an empty payload, so a salvaged value never meets a
+/// rule's condition.
+fn salvage_marks(profiles: &Profiles, envelope: &RawEnvelope) -> Value {
+    let mut marks = Map::new();
+    let Some(raw) = envelope.raw_bytes() else {
+        return Value::Object(marks);
+    };
+    for key in profiles.detect_keys() {
+        let value = match salvage_field(&raw, key) {
+            Some(text) => Value::String(text),
+            None if has_key(&raw, key) => Value::Bool(true),
+            None => continue,
+        };
+        marks.insert(key.to_owned(), value);
+    }
+    Value::Object(marks)
+}
+
+/// Whether `"key"` followed by `:` appears in the bytes.
+fn has_key(bytes: &[u8], key: &str) -> bool {
+    let quoted = format!("\"{key}\"");
+    let quoted = quoted.as_bytes();
+    let mut from = 0;
+    while let Some(at) = bytes[from..].windows(quoted.len()).position(|w| w == quoted) {
+        from += at + quoted.len();
+        let rest = &bytes[from..];
+        let n = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        if rest.get(n) == Some(&b':') {
+            return true;
+        }
+    }
+    false
 }
 
 /// A stable digest of a JSON value (FNV-1a over its compact form): equal inputs, equal digests,

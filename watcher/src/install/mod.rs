@@ -29,7 +29,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::Error;
-use crate::profile::{InstallSpec, Profile, Profiles};
+use crate::profile::{InstallEvent, InstallSpec, Profile, Profiles};
 
 pub use dialect::Dialect;
 pub use merge::{Change, Line, Scaffolding, Wanted};
@@ -114,16 +114,16 @@ impl<'a> Installable<'a> {
         expand(template, env, cwd)
     }
 
-    /// The events to register, for the version detected.
+    /// The events to register, for the version detected, as the settings file names them.
     pub fn events(&self, detected: &Detected) -> Vec<&'a str> {
-        self.chosen(detected).into_iter().map(|e| e.native.as_str()).collect()
+        self.chosen(detected).into_iter().map(InstallEvent::key).collect()
     }
 
     /// The events for the version detected: that version's; with the CLI not on `PATH`, the
     /// newest version's (it is most likely about to be installed, and the events missing from
     /// the conservative set, such as Claude Code's task events, feed decisions); with a
     /// version that cannot be read, the conservative set every supported version knows.
-    fn chosen(&self, detected: &Detected) -> Vec<&'a crate::profile::InstallEvent> {
+    fn chosen(&self, detected: &Detected) -> Vec<&'a InstallEvent> {
         match detected {
             Detected::NotFound { .. } => self.spec.newest_events(),
             _ => self.spec.events_for(detected.version(), &self.profile.min_version),
@@ -138,7 +138,7 @@ impl<'a> Installable<'a> {
                 let event = self.spec.event_arg.then_some(e.native.as_str());
                 let command = command::relay_command(relay, &self.profile.name, event);
                 Wanted {
-                    event: e.native.clone(),
+                    event: e.key().to_owned(),
                     entry: self.dialect.entry(
                         &command,
                         e.timeout_secs.unwrap_or(self.spec.timeout_secs),
@@ -155,7 +155,7 @@ impl<'a> Installable<'a> {
             return format!("never registered: {why}");
         }
         let name = &self.profile.display_name;
-        match self.spec.events.iter().find(|e| e.native == event) {
+        match self.spec.events.iter().find(|e| e.key() == event) {
             None => format!("not an event hookline registers for {name}"),
             Some(e) => match (detected.version(), detected) {
                 (Some(v), _) => format!("{name} {v} does not know it"),

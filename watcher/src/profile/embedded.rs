@@ -13,4 +13,7 @@ pub(super) const FILES: &[(&str, &str)] = &[
     ("qwen.toml", include_str!("../../../profiles/qwen.toml")),
     ("droid.toml", include_str!("../../../profiles/droid.toml")),
     ("legacy.toml", include_str!("../../../profiles/legacy.toml")),
+    ("grok.toml", include_str!("../../../profiles/grok.toml")),
+    ("kimi.toml", include_str!("../../../profiles/kimi.toml")),
+    ("antigravity.toml", include_str!("../../../profiles/antigravity.toml")),
 ];

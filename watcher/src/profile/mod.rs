@@ -14,7 +14,7 @@ mod embedded;
 mod table;
 mod wire;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,9 +45,9 @@ pub struct Profile {
     pub max_version: Option<Version>,
     /// Versions this profile was checked against with the real CLI.
     pub tested: Vec<Version>,
-    /// Payload keys that identify this CLI even when the relay was told another `--cli`
-    /// (Cursor runs Claude's hooks with its own payloads).
-    pub detect: Vec<String>,
+    /// How its payloads are told from other CLIs' whatever `--cli` the relay was told (Cursor
+    /// and Grok Build run Claude's hooks with their own payloads).
+    pub detect: Detect,
     /// Where identity fields live in payloads.
     pub fields: FieldAliases,
     /// Canonical kinds that mean "the CLI is at its input prompt".
@@ -75,6 +75,114 @@ pub struct Profile {
     pub transcript: Option<TranscriptSpec>,
     /// The files this profile was built from, base first.
     pub origins: Vec<String>,
+}
+
+/// How a payload is told to be a CLI's: the `[detect]` table. A relay registered for one CLI
+/// can be run by another (Cursor and Grok Build run the hooks of Claude's settings, with their
+/// own payloads), so an event is mapped by the CLI that produced it, not by its registration
+/// ([`Profiles::resolve`]).
+#[derive(Debug, Clone, Default)]
+pub struct Detect {
+    /// Top-level keys, one of which marks this CLI's payloads (`any-present`).
+    pub any_present: Vec<String>,
+    /// Conditions on the payload that must all hold as well (`when`, as a rule's).
+    pub when: Vec<Condition>,
+    /// Top-level keys every payload of this CLI carries (`requires`): a payload recorded under
+    /// this CLI's name without one of them was produced by another CLI.
+    pub requires: Vec<String>,
+}
+
+impl Detect {
+    /// Whether a payload carries this CLI's marks (`any-present` and `when`). A profile that
+    /// declares neither claims nothing.
+    pub fn claims(&self, payload: &Value) -> bool {
+        if self.any_present.is_empty() && self.when.is_empty() {
+            return false;
+        }
+        let marked = self.any_present.is_empty()
+            || self.any_present.iter().any(|key| payload.get(key).is_some());
+        marked && self.when.iter().all(|c| c.holds(payload))
+    }
+
+    /// The first key of `requires` the payload lacks, the members the relay left out of it
+    /// (`left_out`) aside.
+    pub fn lacks<'a>(&'a self, payload: &Value, left_out: &[String]) -> Option<&'a str> {
+        self.requires
+            .iter()
+            .find(|key| payload.get(key.as_str()).is_none() && !left_out.contains(key))
+            .map(String::as_str)
+    }
+
+    /// The top-level payload keys the detection reads.
+    fn keys(&self) -> impl Iterator<Item = &str> {
+        self.any_present
+            .iter()
+            .chain(&self.requires)
+            .map(String::as_str)
+            .chain(self.when.iter().map(|c| c.path.top_key()))
+    }
+}
+
+/// How much of a payload the relay kept, for [`Profiles::resolve`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen<'a> {
+    /// The payload as the CLI sent it, but for these top-level members, left out of an event
+    /// too large to write whole (the envelope's `dropped`).
+    Whole {
+        /// The members left out.
+        left_out: &'a [String],
+    },
+    /// Only what could be salvaged from input that was not a readable payload: a key found
+    /// there marks its CLI, a key missing proves nothing.
+    Salvaged,
+}
+
+/// Why no profile maps an event: the reason of its `unknown`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unresolved {
+    /// No profile has the name the relay was given, and none claims the payload.
+    NoProfile {
+        /// The relay's `--cli`.
+        cli: String,
+    },
+    /// The payload carries the marks of several other CLIs.
+    Ambiguous {
+        /// The relay's `--cli`.
+        cli: String,
+        /// The profiles whose marks it carries.
+        claimants: Vec<String>,
+    },
+    /// The payload lacks a key every payload of the CLI it was recorded for carries: another
+    /// CLI, one no profile recognises, produced it.
+    Foreign {
+        /// The relay's `--cli`.
+        cli: String,
+        /// That profile's name for people.
+        display_name: String,
+        /// The key it lacks.
+        missing: String,
+    },
+}
+
+impl fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unresolved::NoProfile { cli } => write!(f, "no profile named {cli:?}"),
+            Unresolved::Ambiguous { cli, claimants } => write!(
+                f,
+                "a payload recorded for {cli} carries the marks of {}: which CLI produced it \
+                 cannot be told",
+                claimants.join(" and ")
+            ),
+            Unresolved::Foreign { cli, display_name, missing } => write!(
+                f,
+                "a payload recorded for {cli} has no {missing:?}, which every {display_name} \
+                 payload carries: another CLI produced it (one that runs {display_name}'s \
+                 hooks?), and no profile recognises it"
+            ),
+        }
+    }
 }
 
 /// Payload field aliases: for each identity field, the payload keys to try, in order.
@@ -286,8 +394,12 @@ pub struct InstallSpec {
 /// A native event to register.
 #[derive(Debug, Clone)]
 pub struct InstallEvent {
-    /// The native name.
+    /// The native name: as the CLI's payloads name the event, which the mapping rules match.
     pub native: String,
+    /// The key written in the settings file, when the CLI spells it otherwise than its
+    /// payloads name the event (Grok Build registers `SessionStart` and reports
+    /// `session_start`).
+    pub key: Option<String>,
     /// First CLI version that knows it.
     pub since: Option<Version>,
     /// First CLI version that no longer knows it.
@@ -296,6 +408,13 @@ pub struct InstallEvent {
     pub matcher: Option<String>,
     /// This event's hook timeout in seconds, when it differs from the spec's.
     pub timeout_secs: Option<u32>,
+}
+
+impl InstallEvent {
+    /// The key written in the settings file.
+    pub fn key(&self) -> &str {
+        self.key.as_deref().unwrap_or(&self.native)
+    }
 }
 
 impl InstallSpec {
@@ -533,26 +652,8 @@ impl Rule {
                 src.error(Some(k), format!("{kind} has no field {name:?} (fields: {known:?})"))
             })
         };
-        let conditions = |map: &BTreeMap<String, wire::Match>, which: &str| {
-            map.iter()
-                .map(|(path, m)| {
-                    let k = key(&format!("{which}.{path}"));
-                    let test = match m {
-                        wire::Match::Presence { present } => Test::Present(*present),
-                        wire::Match::Prefix { prefix } => Test::Prefix(prefix.clone()),
-                        wire::Match::AnyOf(values) => Test::AnyOf(
-                            values.iter().map(toml_to_json).collect::<Option<_>>().ok_or_else(
-                                || src.error(Some(&k), "values must be strings, numbers or booleans"),
-                            )?,
-                        ),
-                        wire::Match::Equals(value) => Test::AnyOf(vec![toml_to_json(value).ok_or_else(
-                            || src.error(Some(&k), "a value must be a string, number, boolean, list, { present = bool } or { prefix = \"...\" }"),
-                        )?]),
-                    };
-                    Ok(Condition { path: FieldPath::parse(path).map_err(|e| src.error(Some(&k), e))?, test })
-                })
-                .collect::<Result<Vec<_>, ConfigError>>()
-        };
+        let conditions =
+            |map: &BTreeMap<String, wire::Match>, which: &str| conditions(src, &key(which), map);
         let mut set = serde_json::Map::new();
         for (name, value) in &rule.set {
             let k = key(&format!("set.{name}"));
@@ -623,6 +724,40 @@ impl Rule {
             && self.when.iter().all(|c| c.holds(payload))
             && !self.unless.iter().any(|c| c.holds(payload))
     }
+}
+
+/// The conditions of a `when` or `unless` table, whose key path is `table`.
+fn conditions(
+    src: &Source<'_>,
+    table: &str,
+    map: &BTreeMap<String, wire::Match>,
+) -> Result<Vec<Condition>, ConfigError> {
+    map.iter()
+        .map(|(path, m)| {
+            let k = format!("{table}.{path}");
+            let test = match m {
+                wire::Match::Presence { present } => Test::Present(*present),
+                wire::Match::Prefix { prefix } => Test::Prefix(prefix.clone()),
+                wire::Match::AnyOf(values) => Test::AnyOf(
+                    values.iter().map(toml_to_json).collect::<Option<_>>().ok_or_else(|| {
+                        src.error(Some(&k), "values must be strings, numbers or booleans")
+                    })?,
+                ),
+                wire::Match::Equals(value) => Test::AnyOf(vec![toml_to_json(value).ok_or_else(
+                    || src.error(Some(&k), "a value must be a string, number, boolean, list, { present = bool } or { prefix = \"...\" }"),
+                )?]),
+            };
+            Ok(Condition { path: FieldPath::parse(path).map_err(|e| src.error(Some(&k), e))?, test })
+        })
+        .collect()
+}
+
+fn detect(src: &Source<'_>, w: &wire::Detect) -> Result<Detect, ConfigError> {
+    Ok(Detect {
+        any_present: w.any_present.clone(),
+        when: conditions(src, "detect.when", &w.when)?,
+        requires: w.requires.clone(),
+    })
 }
 
 fn holes(src: &Source<'_>, list: &[wire::Hole]) -> Result<Vec<Hole>, ConfigError> {
@@ -714,8 +849,12 @@ fn install(
                         format!("{} must never be registered: {why}", e.native),
                     ));
                 }
+                if e.key.as_deref().is_some_and(str::is_empty) {
+                    return Err(src.error(Some(&key("key")), "an empty settings key"));
+                }
                 Ok(InstallEvent {
                     native: e.native.clone(),
+                    key: e.key.clone(),
                     since: e
                         .since
                         .as_deref()
@@ -869,7 +1008,7 @@ impl Profile {
                 .iter()
                 .map(|v| version(src, "versions.tested", v))
                 .collect::<Result<_, _>>()?,
-            detect: w.detect.as_ref().map(|d| d.any_present.clone()).unwrap_or_default(),
+            detect: w.detect.as_ref().map(|d| detect(src, d)).transpose()?.unwrap_or_default(),
             fields: aliases,
             input_ready: input_ready(src, w.input_ready.as_deref().unwrap_or(&[]))?,
             idle_prompt_delay: delay(src, &w.idle_prompt_delay)?,
@@ -958,8 +1097,8 @@ impl Profile {
                     .collect::<Result<_, _>>()?;
             }
         }
-        if let Some(detect) = &w.detect {
-            self.detect = detect.any_present.clone();
+        if let Some(w_detect) = &w.detect {
+            self.detect = detect(src, w_detect)?;
         }
         if let Some(fields) = &w.fields {
             let slots = [
@@ -1056,11 +1195,7 @@ impl Profile {
                 .chain(rule.from.iter().map(|(_, extract)| extract.path.top_key()))
                 .chain(todo)
         });
-        self.detect
-            .iter()
-            .map(String::as_str)
-            .chain(aliases.into_iter().flatten().map(FieldPath::top_key))
-            .chain(rules)
+        self.detect.keys().chain(aliases.into_iter().flatten().map(FieldPath::top_key)).chain(rules)
     }
 
     /// Whether a canonical kind means "at the input prompt" for this CLI.
@@ -1228,15 +1363,54 @@ impl Profiles {
         self.profiles.values()
     }
 
-    /// The profile for an event: the one named by the relay's `--cli`, unless the payload
-    /// carries another profile's identifying keys (Cursor and VS Code run Claude's hooks with
-    /// their own payloads).
-    pub fn resolve(&self, cli: &str, payload: &Value) -> Option<&Profile> {
-        let claimed = self
-            .profiles
-            .values()
-            .find(|p| p.name != cli && p.detect.iter().any(|key| payload.get(key).is_some()));
-        claimed.or_else(|| self.profiles.get(cli))
+    /// The profile that maps an event the relay recorded under `cli`: the one of the CLI that
+    /// produced the payload, which is not always the one it was registered for (Cursor, Grok
+    /// Build and VS Code run Claude's hooks with their own payloads).
+    ///
+    /// * A payload carrying the marks of the profile named `cli` ([`Detect::claims`]) is its.
+    /// * Else a payload carrying the marks of exactly one other profile is that one's; of
+    ///   several, it is [`Unresolved::Ambiguous`].
+    /// * Else it is the profile named `cli`'s, unless it lacks a key that profile requires
+    ///   ([`Detect::lacks`]): then another CLI produced it, [`Unresolved::Foreign`], and it is
+    ///   never mapped by that profile's rules. Only a payload `seen` whole is judged so.
+    pub fn resolve(
+        &self,
+        cli: &str,
+        payload: &Value,
+        seen: Seen<'_>,
+    ) -> Result<&Profile, Unresolved> {
+        let registered = self.profiles.get(cli);
+        if let Some(p) = registered.filter(|p| p.detect.claims(payload)) {
+            return Ok(p);
+        }
+        let mut claimants =
+            self.profiles.values().filter(|p| p.name != cli && p.detect.claims(payload));
+        match (claimants.next(), claimants.next()) {
+            (Some(one), None) => return Ok(one),
+            (Some(one), Some(two)) => {
+                let mut names = vec![one.name.clone(), two.name.clone()];
+                names.extend(claimants.map(|p| p.name.clone()));
+                return Err(Unresolved::Ambiguous { cli: cli.to_owned(), claimants: names });
+            }
+            (None, _) => {}
+        }
+        let profile = registered.ok_or_else(|| Unresolved::NoProfile { cli: cli.to_owned() })?;
+        if let Seen::Whole { left_out } = seen
+            && let Some(missing) = profile.detect.lacks(payload, left_out)
+        {
+            return Err(Unresolved::Foreign {
+                cli: cli.to_owned(),
+                display_name: profile.display_name.clone(),
+                missing: missing.to_owned(),
+            });
+        }
+        Ok(profile)
+    }
+
+    /// Every top-level payload key some profile's `[detect]` reads: what is salvaged from an
+    /// unreadable payload to tell its producer.
+    pub fn detect_keys(&self) -> BTreeSet<&str> {
+        self.profiles.values().flat_map(|p| p.detect.keys()).collect()
     }
 }
 

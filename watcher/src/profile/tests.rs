@@ -18,8 +18,20 @@ fn every_shipped_profile_parses_strictly() {
     assert_eq!(
         names,
         [
-            "claude", "codex", "copilot", "cursor", "droid", "gemini", "kilo", "legacy",
-            "opencode", "pi", "qwen"
+            "antigravity",
+            "claude",
+            "codex",
+            "copilot",
+            "cursor",
+            "droid",
+            "gemini",
+            "grok",
+            "kilo",
+            "kimi",
+            "legacy",
+            "opencode",
+            "pi",
+            "qwen"
         ]
     );
 }
@@ -157,17 +169,23 @@ fn install_specs_name_their_settings_files() {
 #[test]
 fn cursor_and_vscode_payloads_are_recognised_whatever_cli_was_named() {
     let profiles = Profiles::shipped().unwrap();
+    let whole = Seen::Whole { left_out: &[] };
+    let resolve = |cli: &str, payload: &Value| profiles.resolve(cli, payload, whole);
     let cursor = serde_json::json!({"hook_event_name": "stop", "cursor_version": "2.5.0"});
-    assert_eq!(profiles.resolve("claude", &cursor).unwrap().name, "cursor");
-    assert_eq!(profiles.resolve("cursor", &cursor).unwrap().name, "cursor");
+    assert_eq!(resolve("claude", &cursor).unwrap().name, "cursor");
+    assert_eq!(resolve("cursor", &cursor).unwrap().name, "cursor");
     let vscode = serde_json::json!({"hookEventName": "Stop", "sessionId": "s"});
-    assert_eq!(profiles.resolve("claude", &vscode).unwrap().name, "copilot");
+    assert_eq!(resolve("claude", &vscode).unwrap().name, "copilot");
+    let grok =
+        serde_json::json!({"hookEventName": "stop", "sessionId": "s", "workspaceRoot": "/w"});
+    assert_eq!(resolve("claude", &grok).unwrap().name, "grok");
+    assert_eq!(resolve("cursor", &grok).unwrap().name, "grok");
     // Payloads without those keys stay with the CLI they were sent for.
-    let gemini =
-        serde_json::json!({"hook_event_name": "AfterAgent", "timestamp": "2026-01-01T00:00:00Z"});
-    assert_eq!(profiles.resolve("gemini", &gemini).unwrap().name, "gemini");
+    let gemini = serde_json::json!({"hook_event_name": "AfterAgent", "session_id": "s",
+                                    "timestamp": "2026-01-01T00:00:00Z"});
+    assert_eq!(resolve("gemini", &gemini).unwrap().name, "gemini");
     let claude = serde_json::json!({"hook_event_name": "Stop", "session_id": "s"});
-    assert_eq!(profiles.resolve("claude", &claude).unwrap().name, "claude");
+    assert_eq!(resolve("claude", &claude).unwrap().name, "claude");
 }
 
 #[test]
@@ -408,7 +426,8 @@ fn conditions_test_presence_and_values() {
 }
 
 /// The profiles shown in the canonical table, in column order.
-const TABLE_CLIS: &[&str] = &["claude", "codex", "gemini", "copilot", "cursor"];
+const TABLE_CLIS: &[&str] =
+    &["claude", "codex", "gemini", "copilot", "cursor", "grok", "kimi", "antigravity"];
 
 const TABLE_HEADER: &str = "<!-- Generated from profiles/*.toml by the test \
 the_canonical_table_in_docs_matches_the_profiles (watcher/src/profile/tests.rs). \

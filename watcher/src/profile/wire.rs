@@ -74,10 +74,16 @@ pub(crate) struct Versions {
     pub tested: Vec<String>,
 }
 
+/// `[detect]`: how a payload is told to be this CLI's, whatever `--cli` the relay was given.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "kebab-case")]
 pub(crate) struct Detect {
+    /// Top-level keys, one of which marks the CLI's payloads.
     pub any_present: Vec<String>,
+    /// Conditions that must all hold as well, as a rule's `when`.
+    pub when: BTreeMap<String, Match>,
+    /// Top-level keys every payload of the CLI carries.
+    pub requires: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -191,6 +197,8 @@ pub(crate) struct Shadow {
 #[serde(default, rename_all = "kebab-case")]
 pub(crate) struct InstallEvent {
     pub native: String,
+    /// The settings key, when the CLI spells it otherwise than its payloads name the event.
+    pub key: Option<String>,
     pub since: Option<String>,
     pub until: Option<String>,
     pub matcher: Option<String>,

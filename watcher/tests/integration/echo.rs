@@ -246,6 +246,12 @@ fn turns() -> Vec<Turn> {
         payload["session_id"] = json!(session);
         payload
     };
+    // A payload of the fixtures built from documentation, with its session id at `key`.
+    let documented = |path: &str, key: &str, session: &str| {
+        let mut payload: Value = serde_json::from_str(&fixture(path)).unwrap();
+        payload[key] = json!(session);
+        payload
+    };
     let cursor = |native: &str, extra: Value| {
         let mut p = json!({
             "conversation_id": "s-cursor", "generation_id": "gen-3", "model": "default",
@@ -378,6 +384,93 @@ fn turns() -> Vec<Turn> {
             prompt: file("droid/0.225.2/SessionStart-startup.json", "s-droid-idle"),
             prompt_kind: "session_start",
             ready: file("droid/0.225.2/Notification-idle_prompt.json", "s-droid-idle"),
+            older_relay: false,
+        },
+        // Grok Build runs its own hooks and Claude's, with its own payload both times.
+        Turn {
+            cli: "grok",
+            name: "s-grok",
+            args: [&["--cli", "grok"], &["--cli", "grok"]],
+            second: &["--cli", "claude"],
+            prompt: documented("grok/docs-1.0.6/user_prompt_submit.json", "sessionId", "s-grok"),
+            prompt_kind: "turn_start",
+            ready: {
+                let mut stop = documented("grok/docs-1.0.6/stop.json", "sessionId", "s-grok");
+                stop["backgroundTasks"] = json!([]);
+                stop["sessionCrons"] = json!([]);
+                stop
+            },
+            older_relay: false,
+        },
+        Turn {
+            cli: "grok",
+            name: "s-grok-idle",
+            args: [&["--cli", "grok"], &["--cli", "grok"]],
+            second: &["--cli", "claude"],
+            prompt: documented("grok/docs-1.0.6/session_start.json", "sessionId", "s-grok-idle"),
+            prompt_kind: "session_start",
+            ready: documented(
+                "grok/docs-1.0.6/notification-idle_prompt.json",
+                "sessionId",
+                "s-grok-idle",
+            ),
+            older_relay: false,
+        },
+        Turn {
+            cli: "kimi",
+            name: "s-kimi",
+            args: [&["--cli", "kimi"], &["--cli", "kimi"]],
+            second: &["--cli", "kimi"],
+            prompt: documented("kimi/docs-0.38.0/UserPromptSubmit.json", "session_id", "s-kimi"),
+            prompt_kind: "turn_start",
+            ready: documented("kimi/docs-0.38.0/Stop.json", "session_id", "s-kimi"),
+            older_relay: false,
+        },
+        // Kilo Code runs OpenCode's plugin, told which CLI it runs in.
+        Turn {
+            cli: "kilo",
+            name: "s-kilo",
+            args: [
+                &["--cli", "kilo", "--event", "chat.message"],
+                &["--cli", "kilo", "--event", "session.idle"],
+            ],
+            second: &["--cli", "kilo", "--event", "session.idle"],
+            prompt: json!({"type": "chat.message", "input": {"sessionID": "s-kilo"}, "output": {}}),
+            prompt_kind: "turn_start",
+            ready: json!({"type": "session.idle", "properties": {"sessionID": "s-kilo"}}),
+            older_relay: false,
+        },
+        // Pi's extension runs the relay with the event name; its events carry the session id
+        // the extension read from the context.
+        Turn {
+            cli: "pi",
+            name: "s-pi",
+            args: [
+                &["--cli", "pi", "--event", "before_agent_start"],
+                &["--cli", "pi", "--event", "agent_end"],
+            ],
+            second: &["--cli", "pi", "--event", "agent_end"],
+            prompt: file("pi/0.73.1/before_agent_start.json", "s-pi"),
+            prompt_kind: "turn_start",
+            ready: file("pi/0.73.1/agent_end-stop.json", "s-pi"),
+            older_relay: false,
+        },
+        // Antigravity's payloads name no event: each registration passes it.
+        Turn {
+            cli: "antigravity",
+            name: "s-agy",
+            args: [
+                &["--cli", "antigravity", "--event", "PreInvocation"],
+                &["--cli", "antigravity", "--event", "Stop"],
+            ],
+            second: &["--cli", "antigravity", "--event", "Stop"],
+            prompt: documented(
+                "antigravity/docs-1.1/PreInvocation.json",
+                "conversationId",
+                "s-agy",
+            ),
+            prompt_kind: "turn_start",
+            ready: documented("antigravity/docs-1.1/Stop.json", "conversationId", "s-agy"),
             older_relay: false,
         },
     ]

@@ -1520,3 +1520,53 @@ fn opencode_project_scope_writes_the_projects_plugin_folder() {
     assert!(out.contains("plugin: added"), "{out}");
     assert!(w.project.join(".opencode/plugins/hookline.js").is_file());
 }
+
+#[test]
+fn the_shipped_grok_profile_writes_the_documented_keys_into_a_file_of_its_own() {
+    let w = World::new();
+    let relay = w.quoted_relay();
+    let file = w.home.join(".grok/hooks/hookline.json");
+    // Without `grok` on PATH: every event the newest Grok Build knows, StopCancelled (1.0.4)
+    // included.
+    let out = w.install("grok", &[]);
+    assert!(out.contains("registering the 15 events the newest Grok Build knows"), "{out}");
+    assert!(out.contains("hooks.SessionStart: added"), "{out}");
+    let v = json(&file);
+    let hooks = v["hooks"].as_object().unwrap();
+    assert_eq!(hooks.len(), 15, "{v}");
+    assert!(hooks.get("StopCancelled").is_some());
+    // Keys as the documentation spells them, Claude's shape, and no --event: the relay takes
+    // the payload's own name (`stop`), which the rules match.
+    assert_eq!(
+        hooks["Stop"],
+        serde_json::json!([{"hooks": [{"type": "command", "command": format!("{relay} --cli grok"), "timeout": 10}]}])
+    );
+    assert!(hooks.keys().all(|k| k.chars().next().unwrap().is_ascii_uppercase()), "{v}");
+    let (code, out) = w.doctor(&["grok"]);
+    assert_eq!(code, 0, "{out}");
+
+    // A Grok that knows StopCancelled keeps it, in the same file.
+    w.fake_cli("grok", "grok 1.0.6");
+    let out = w.install("grok", &[]);
+    assert!(out.contains("hooks.StopCancelled: already installed"), "{out}");
+    assert!(out.contains("hooks.Stop: already installed"), "{out}");
+    assert_eq!(json(&file)["hooks"].as_object().unwrap().len(), 15);
+    let (code, out) = w.doctor(&["grok"]);
+    assert_eq!(code, 0, "{out}");
+
+    // The file is install's: uninstall takes it away.
+    w.ok(&["uninstall", "grok"]);
+    assert!(!file.exists());
+}
+
+#[test]
+fn profiles_install_cannot_write_say_so_with_where_to_look() {
+    let w = World::new();
+    for cli in ["kimi", "antigravity"] {
+        let out = w.run(&["install", cli, "--relay", w.relay.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{cli}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(&format!("the {cli} profile has no [install] table")), "{err}");
+        assert!(err.contains("docs/install.md"), "{err}");
+    }
+}

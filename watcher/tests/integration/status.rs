@@ -610,3 +610,84 @@ fn status_lists_sessions_only_a_transcript_reports_as_unknown_with_their_source(
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("[transcript]"), "{out:?}");
 }
+
+/// A documented payload (`watcher/tests/fixtures/<path>`) with its session id at `key`, run
+/// through the real relay registered as `args`, with `CLAUDE_PID` in its environment as a
+/// process started from a Claude session inherits it.
+fn fire_documented(dir: &Path, path: &str, key: &str, session: &str, args: &[&str]) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path);
+    let mut payload: Value = serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
+    payload[key] = session.into();
+    super::watch::run_relay_with(
+        dir,
+        args,
+        &[("CLAUDE_PID", "4242")],
+        payload.to_string().as_bytes(),
+    );
+}
+
+#[test]
+fn status_reads_each_event_as_its_producers_whichever_registration_ran_the_relay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let claude = ["--cli", "claude"];
+    // Grok Build runs the hooks of Claude's settings with its own payloads: a turn, a tool
+    // and the permission prompt it waits on, all through Claude's registration.
+    for file in
+        ["user_prompt_submit.json", "pre_tool_use.json", "notification-permission_prompt.json"]
+    {
+        fire_documented(&dir, &format!("grok/docs-1.0.6/{file}"), "sessionId", "g1", &claude);
+    }
+    // Cursor's, through Claude's registration too: a turn that completed.
+    for file in ["beforeSubmitPrompt.json", "stop.json"] {
+        fire_documented(&dir, &format!("cursor/docs-2.5/{file}"), "conversation_id", "c1", &claude);
+    }
+    // Claude's own.
+    fire_as(&dir, &format!("{C}UserPromptSubmit.json"), "s1", "task-1", &[]);
+    // A CLI no profile knows, running Claude's hooks: its Stop is not Claude's Stop.
+    let foreign = r#"{"hook_event_name":"Stop","sessionId":"x1","stop_hook_active":false}"#;
+    super::watch::run_relay(&dir, &claude, foreign.as_bytes());
+
+    let rows = json(&hookline("status", &dir, &["--json"]).output().unwrap());
+    let rows = rows.as_array().unwrap();
+    let grok = row(rows, "g1");
+    assert_eq!(
+        (&grok["cli"], &grok["state"], &grok["detail"]),
+        (&"grok".into(), &"waiting_on_human".into(), &"permission".into()),
+        "{grok}"
+    );
+    assert_eq!(grok["evidence"]["native"], "notification");
+    let cursor = row(rows, "c1");
+    assert_eq!((&cursor["cli"], &cursor["state"]), (&"cursor".into(), &"idle".into()), "{cursor}");
+    assert_eq!(row(rows, "s1")["cli"], "claude");
+    let foreign = row(rows, "x1");
+    assert_eq!(
+        (&foreign["cli"], &foreign["state"]),
+        (&"claude".into(), &"unknown".into()),
+        "{foreign}"
+    );
+    assert_eq!(
+        (&foreign["last_event"]["kind"], &foreign["last_event"]["mapped_by"]),
+        (&"unknown".into(), &"none".into()),
+        "mapped by no rule, Claude's Stop included: {foreign}"
+    );
+    // The canonical events say who produced each, and why the last one is no one's.
+    let out = hookline("watch", &dir, &["--from-start", "--no-follow"]).output().unwrap();
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let clis: Vec<&str> = events.iter().map(|e| e["cli"].as_str().unwrap()).collect();
+    assert_eq!(clis, ["grok", "grok", "grok", "cursor", "cursor", "claude", "claude"]);
+    // CLAUDE_PID in the relay's environment is Claude's, not Grok's or Cursor's.
+    for event in &events[..5] {
+        assert_eq!(event["host_pid"], Value::Null, "{event}");
+    }
+    let why = events[6]["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("\"session_id\"") && why.contains("another CLI produced it"),
+        "{}",
+        events[6]
+    );
+}

@@ -8,6 +8,7 @@ use crate::canonical::{
 };
 
 mod cli;
+mod producers;
 mod qwen_droid;
 
 fn fixtures() -> PathBuf {
@@ -233,7 +234,8 @@ fn missing_profile_or_event_name_give_unknown_with_the_reason() {
     let profiles = Profiles::shipped().unwrap();
     let event = map_envelope(&profiles, &envelope("aider", Some("Stop"), json!({})), source());
     assert_eq!(event.kind, Kind::Unknown { reason: Some("no profile named \"aider\"".into()) });
-    let mut env = envelope("claude", None, json!({}));
+    let mut env = envelope("claude", None, json!(null));
+    env.payload = None;
     env.error = Some("empty input".into());
     let event = map_envelope(&profiles, &env, source());
     assert_eq!(event.kind, Kind::Unknown { reason: Some("no event name: empty input".into()) });
