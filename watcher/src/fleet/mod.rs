@@ -85,6 +85,18 @@ pub enum FleetNotice {
         /// Why.
         why: String,
     },
+    /// The central reader refused a message that named another host than its subject's:
+    /// one host never speaks for another. Acknowledged and dropped.
+    Refused {
+        /// The message id.
+        id: String,
+        /// The subject it arrived on.
+        subject: String,
+        /// Which host it named where.
+        why: String,
+        /// How many messages this reader refused so far.
+        count: u64,
+    },
     /// The central reader caught up with the messages that were in the stream when it started
     /// (history, which never authorizes input); what follows arrives live.
     CaughtUp {
@@ -101,7 +113,9 @@ impl FleetNotice {
     /// Whether it is a warning (something works less well than it should) rather than news.
     pub fn is_warning(&self) -> bool {
         match self {
-            FleetNotice::Disconnected(_) | FleetNotice::Waiting { .. } => true,
+            FleetNotice::Disconnected(_)
+            | FleetNotice::Waiting { .. }
+            | FleetNotice::Refused { .. } => true,
             FleetNotice::Follow(notice) => notice.is_warning(),
             _ => false,
         }
@@ -123,6 +137,11 @@ impl std::fmt::Display for FleetNotice {
                 write!(f, "the server dropped {n} republished events it already had")
             }
             FleetNotice::Skipped { count, why } => write!(f, "skipped {count} messages: {why}"),
+            FleetNotice::Refused { id, subject, why, count } => write!(
+                f,
+                "refused message {id} on {subject}: {why} (one host never speaks for another; \
+                 {count} refused so far)"
+            ),
             FleetNotice::CaughtUp { history } => write!(
                 f,
                 "read the {history} messages already in the stream (history); following live"
