@@ -53,6 +53,15 @@ pub struct Connection {
     pub nkey: Option<PathBuf>,
     /// A PEM file of CA certificates to trust (TLS is then required).
     pub tls_ca: Option<PathBuf>,
+    /// The prefix of the client's reply subjects (`_INBOX` when `None`). A forwarder uses
+    /// `_INBOX.<host>`, so that the server can let it read its own acks and nobody else's
+    /// replies (see `docs/fleet.md`).
+    pub inbox_prefix: Option<String>,
+}
+
+/// The reply-subject prefix of a forwarder for `host`: `_INBOX.<host>`.
+pub fn forwarder_inbox(host: &str) -> String {
+    format!("_INBOX.{}", token(host))
 }
 
 /// Something the NATS side tells its operator.
@@ -273,6 +282,9 @@ pub(crate) async fn connect(
     if let Some(path) = &connection.nkey {
         let seed = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
         options = options.nkey(seed.trim().to_owned());
+    }
+    if let Some(prefix) = &connection.inbox_prefix {
+        options = options.custom_inbox_prefix(prefix);
     }
     if let Some(ca) = &connection.tls_ca {
         options = options.add_root_certificates(ca.clone()).require_tls(true);
