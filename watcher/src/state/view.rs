@@ -46,7 +46,8 @@ impl Evidence {
 }
 
 /// One step of a session's history, for `explain`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Transition {
     /// The event and the rule.
     pub evidence: Evidence,
