@@ -739,3 +739,136 @@ fn a_forwarder_confined_to_its_subjects_cannot_speak_for_another_host() {
     assert_eq!(decide.status.code(), Some(1), "{}", String::from_utf8_lossy(&decide.stdout));
     central.stop();
 }
+
+/// A private tmux server, killed when dropped.
+struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").arg("-S").arg(&self.socket).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
+    }
+}
+
+/// Waits until `probe` gives something `ready` holds for; returns it and how long it took.
+fn within<T: std::fmt::Debug>(
+    what: &str,
+    probe: impl Fn() -> T,
+    ready: impl Fn(&T) -> bool,
+) -> (T, Duration) {
+    let started = Instant::now();
+    loop {
+        let value = probe();
+        if ready(&value) {
+            return (value, started.elapsed());
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{what}: never: {value:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn top_notify_and_tmux_at_a_central_follow_two_other_hosts() {
+    let Some(binary) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&binary, &tmp.path().join("store"), free_port(), &[]);
+    let url = server.url();
+    let (a, b) = (tmp.path().join("host-a"), tmp.path().join("host-b"));
+    let fa = Forward::start(&url, &a, "host-a", &[]);
+    let _fb = Forward::start(&url, &b, "host-b", &[]);
+    wait_line(&fa.stderr, "connected");
+    let central = Central::start(&url, tmp.path(), &[]);
+    let socket = central.dir.join(".hookline.sock");
+    // The person's notify command: one line per firing, with the host.
+    let (config, fired) = (tmp.path().join("notify.toml"), tmp.path().join("fired"));
+    std::fs::write(
+        &config,
+        format!(
+            "version = 1\n[[notify]]\nname = \"dialog\"\non = [\"waiting_on_human.permission\"]\n\
+             shell = true\nrun = 'echo \"$HOOKLINE_HOST $HOOKLINE_SESSION $HOOKLINE_REASON\" >> {}'\n",
+            fired.display()
+        ),
+    )
+    .unwrap();
+    let notify = |tmp: &Path| {
+        let mut child = Command::new(hookline())
+            .args(["notify", "--config"])
+            .arg(&config)
+            .arg("--daemon")
+            .arg(&socket)
+            .env("HOME", tmp)
+            .env_remove("XDG_CONFIG_HOME")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = stderr_lines(child.stderr.take().unwrap());
+        wait_line(&stderr, "following the daemon");
+        (child, stderr)
+    };
+    let (mut notifier, _said) = notify(tmp.path());
+    let fired_lines = || std::fs::read_to_string(&fired).unwrap_or_default();
+    // top, on a terminal: a private tmux server's pane.
+    let tmux = Tmux { socket: tmp.path().join("tmux.sock") };
+    let top = format!("{} top --daemon {}", hookline().display(), socket.display());
+    tmux.run(&["new-session", "-d", "-x", "160", "-y", "30", &top]);
+    let screen = || tmux.run(&["capture-pane", "-p"]);
+    within("top's first screen", &screen, |s| s.contains("hookline top: 0 sessions"));
+
+    fire(&b, PROMPT, "rb");
+    fire(&b, TOOL, "rb");
+    fire(&a, PROMPT, "ra");
+    let (_, took) =
+        within("host-b's row", &screen, |s| s.contains("host-b") && s.contains("child_command"));
+    eprintln!("top: host-b's tool on screen {} ms after its event", took.as_millis());
+    // A permission dialog on host-a: the notify command fires, top shows it first.
+    fire(&a, "claude-code/2.1.332/PermissionRequest.json", "ra");
+    let (_, notified) = within("the notify command", fired_lines, |l| !l.is_empty());
+    let (shown, top_took) = within("top", &screen, |s| {
+        s.contains("waiting_on_human permis") && s.contains("1 need you")
+    });
+    eprintln!(
+        "a permission dialog on host-a: notified in {} ms, on top's screen in {} ms",
+        notified.as_millis(),
+        top_took.as_millis()
+    );
+    assert_eq!(fired_lines(), "host-a ra waiting_on_human.permission\n");
+    let rows: Vec<&str> = shown.lines().filter(|l| l.contains("host-")).collect();
+    assert!(rows[0].contains("waiting_on_human") && rows[0].contains("host-a"), "{shown}");
+    assert!(shown.contains("1 need you"), "{shown}");
+    // tmux's summary counts the remote sessions (no local pane holds them).
+    let summary = Command::new(hookline())
+        .args(["tmux", "--daemon"])
+        .arg(&socket)
+        .arg("--tmux-socket")
+        .arg(&tmux.socket)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&summary.stdout), "1 need you\n");
+    // A restarted notifier does not fire the same dialog again; a new one fires once.
+    // SAFETY: signalling our own child by its pid.
+    unsafe { libc::kill(notifier.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(notifier.wait().unwrap().success());
+    fire(&a, TOOL, "ra");
+    let (mut notifier, _said) = notify(tmp.path());
+    fire(&b, "claude-code/2.1.332/PermissionRequest.json", "rb");
+    within("the second dialog", fired_lines, |l| l.lines().count() == 2);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        fired_lines(),
+        "host-a ra waiting_on_human.permission\nhost-b rb waiting_on_human.permission\n"
+    );
+    unsafe { libc::kill(notifier.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(notifier.wait().unwrap().success());
+    // status --json names each session's host.
+    let views = central.views();
+    let hosts: Vec<&str> = views.iter().filter_map(|v| v["host"].as_str()).collect();
+    assert!(hosts.contains(&"host-a") && hosts.contains(&"host-b"), "{views:?}");
+}
