@@ -88,6 +88,7 @@ pub(crate) fn unknown(name: &str) -> Seen {
 /// `stop` says so: an engine over the directory, the notifier its observer. `reader.start` is
 /// ignored. `deliveries`, when given, are read on each tick: an unconfirmed one fires
 /// `delivery_unconfirmed`.
+#[allow(clippy::too_many_arguments)] // each one is the caller's to give; a struct would only rename them
 pub fn run(
     mut config: EngineConfig,
     reader: ReaderConfig,

@@ -411,9 +411,7 @@ impl Tracker {
         // nothing (a side thread's notification) does not take the tag from a session.
         if let Some(tag) = &event.tag {
             let name = tag_name(tag, event.host.as_deref());
-            if !self.by_tag.contains_key(&name) {
-                self.by_tag.insert(name, key.clone());
-            }
+            self.by_tag.entry(name).or_insert_with(|| key.clone());
         }
         let profile = self.profiles.get(&event.cli);
         let session =

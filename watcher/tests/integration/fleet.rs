@@ -820,18 +820,18 @@ fn top_notify_and_tmux_at_a_central_follow_two_other_hosts() {
     let top = format!("{} top --daemon {}", hookline().display(), socket.display());
     tmux.run(&["new-session", "-d", "-x", "160", "-y", "30", &top]);
     let screen = || tmux.run(&["capture-pane", "-p"]);
-    within("top's first screen", &screen, |s| s.contains("hookline top: 0 sessions"));
+    within("top's first screen", screen, |s| s.contains("hookline top: 0 sessions"));
 
     fire(&b, PROMPT, "rb");
     fire(&b, TOOL, "rb");
     fire(&a, PROMPT, "ra");
     let (_, took) =
-        within("host-b's row", &screen, |s| s.contains("host-b") && s.contains("child_command"));
+        within("host-b's row", screen, |s| s.contains("host-b") && s.contains("child_command"));
     eprintln!("top: host-b's tool on screen {} ms after its event", took.as_millis());
     // A permission dialog on host-a: the notify command fires, top shows it first.
     fire(&a, "claude-code/2.1.332/PermissionRequest.json", "ra");
     let (_, notified) = within("the notify command", fired_lines, |l| !l.is_empty());
-    let (shown, top_took) = within("top", &screen, |s| {
+    let (shown, top_took) = within("top", screen, |s| {
         s.contains("waiting_on_human permis") && s.contains("1 need you")
     });
     eprintln!(
