@@ -106,7 +106,17 @@ fn rows(views: &[View]) -> Vec<Row> {
 
 const HEADERS: [&str; 9] = ["STATE", "AGE", "HOST", "TAG", "CLI", "CWD", "BG", "LAST EVENT", ""];
 /// Column widths but the cwd's, which takes what is left.
-const WIDTHS: [usize; 7] = [24, 6, 9, 10, 6, 2, 13];
+/// (The host's is 0, and the column left out, when every session is this machine's.)
+const WIDTHS: [usize; 7] = [27, 6, 9, 10, 6, 2, 13];
+
+/// The column widths for these rows: no host column unless a session is another host's.
+fn widths(rows: &[Row]) -> [usize; 7] {
+    let mut widths = WIDTHS;
+    if rows.iter().all(|r| r.host == "-") {
+        widths[2] = 0;
+    }
+    widths
+}
 
 fn clip(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
@@ -130,13 +140,14 @@ fn print_table(rows: &[Row]) {
         println!("no sessions");
         return;
     }
-    let [s, a, h, t, c, b, l] = WIDTHS;
+    let [s, a, h, t, c, b, l] = widths(rows);
     let cwd = 20;
+    let host = |text: &str| if h == 0 { String::new() } else { format!("{:<h$} ", clip(text, h)) };
     println!(
-        "{:<s$} {:>a$} {:<h$} {:<t$} {:<c$} {:<cwd$} {:>b$} {}",
+        "{:<s$} {:>a$} {}{:<t$} {:<c$} {:<cwd$} {:>b$} {}",
         HEADERS[0],
         HEADERS[1],
-        HEADERS[2],
+        host(HEADERS[2]),
         HEADERS[3],
         HEADERS[4],
         HEADERS[5],
@@ -145,10 +156,10 @@ fn print_table(rows: &[Row]) {
     );
     for r in rows {
         println!(
-            "{:<s$} {:>a$} {:<h$} {:<t$} {:<c$} {:<cwd$} {:>b$} {}",
+            "{:<s$} {:>a$} {}{:<t$} {:<c$} {:<cwd$} {:>b$} {}",
             clip(&r.status, s),
             r.age,
-            clip(&r.host, h),
+            host(&r.host),
             clip(&r.tag, t),
             clip(&r.cli, c),
             clip_left(&r.cwd, cwd),
@@ -417,11 +428,13 @@ mod tui {
         }
 
         fn draw_table(&mut self, frame: &mut Frame, area: ratatui::layout::Rect, rows: &[Row]) {
-            let [s, a, h, t, c, b, l] = WIDTHS;
-            let fixed = (s + a + h + t + c + b + l + 7) as u16;
+            let [s, a, h, t, c, b, l] = widths(rows);
+            let fixed = (s + a + h + t + c + b + l + 6 + usize::from(h > 0)) as u16;
             let cwd = area.width.saturating_sub(fixed).max(8) as usize;
+            // The host column only when a session is another host's.
+            let keep = |i: usize| i != 2 || h > 0;
             let table_rows = rows.iter().map(|r| {
-                TableRow::new([
+                let cells = [
                     Line::from(clip(&r.status, s)).style(colour(r.state)),
                     Line::from(r.age.clone()).right_aligned(),
                     Line::from(clip(&r.host, h)),
@@ -430,20 +443,21 @@ mod tui {
                     Line::from(clip_left(&r.cwd, cwd)),
                     Line::from(r.pending.clone()).right_aligned(),
                     Line::from(clip(&r.last, l)),
-                ])
+                ];
+                TableRow::new(
+                    cells.into_iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c),
+                )
             });
-            let widths = [
-                Constraint::Length(s as u16),
-                Constraint::Length(a as u16),
-                Constraint::Length(h as u16),
-                Constraint::Length(t as u16),
-                Constraint::Length(c as u16),
-                Constraint::Length(cwd as u16),
-                Constraint::Length(b as u16),
-                Constraint::Length(l as u16),
-            ];
-            let header = TableRow::new(HEADERS[..8].iter().copied())
-                .style(Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
+            let widths: Vec<Constraint> = [s, a, h, t, c, cwd, b, l]
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| keep(*i))
+                .map(|(_, w)| Constraint::Length(w as u16))
+                .collect();
+            let header = TableRow::new(
+                HEADERS[..8].iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, h)| *h),
+            )
+            .style(Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
             let table = Table::new(table_rows, widths)
                 .header(header)
                 .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
