@@ -59,6 +59,13 @@ nats=$(command -v nats-server || echo /usr/sbin/nats-server)
 [ -x "$nats" ] || apt_install nats-server
 nats=$(command -v nats-server || echo /usr/sbin/nats-server)
 say "nats-server: $("$nats" --version)"
+
+# The web view's tests (watcher/tests/integration/web.rs) drive Debian's headless chromium
+# through chromedriver (about 30 s to install on a fresh machine).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    apt_install chromium chromium-driver
+fi
+say "chromium: $(chromium --version 2>/dev/null || echo missing)"
 # Claude Code 2.1.x ships a native binary and does not run on Node; versions newer than 2.1.197
 # declare engines >= 22, which npm only warns about.
 

@@ -346,15 +346,21 @@ pub struct SessionKey {
     pub session_id: Option<String>,
     /// The orchestrator's tag (`HOOKLINE_TAG` or a legacy task id).
     pub tag: Option<String>,
+    /// The host it runs on, for a session a central reader heard of through NATS (the host
+    /// its messages' subject names); `None` for the local events directory's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl SessionKey {
-    /// The session as a person reads it: `<session id> (<cli>, tag <tag>)`.
+    /// The session as a person reads it: `<session id> (<cli>, tag <tag>)`, the id written
+    /// `<session id>@<host>` for another host's session (the name that finds it exactly).
     pub fn describe(&self) -> String {
         let tag = self.tag.as_deref().map(|t| format!(", tag {t}")).unwrap_or_default();
+        let at = self.host.as_deref().map(|h| format!("@{h}")).unwrap_or_default();
         match &self.session_id {
-            Some(id) => format!("{id} ({}{tag})", self.cli),
-            None => format!("no session id ({}{tag})", self.cli),
+            Some(id) => format!("{id}{at} ({}{tag})", self.cli),
+            None => format!("no session id{at} ({}{tag})", self.cli),
         }
     }
 }
@@ -390,6 +396,11 @@ pub struct Event {
     pub session_id: Option<String>,
     /// The orchestrator's tag.
     pub tag: Option<String>,
+    /// The host the event came from, for an event read from NATS: set by the central reader
+    /// from the subject the message arrived on (`<prefix>.<host>.<cli>.<session>`), never
+    /// from what the message says. Absent for an event of the local events directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// The subagent's id, when a subagent fired the event.
     pub agent_id: Option<String>,
     /// The turn's (or prompt's) id, when the CLI gives one.
@@ -433,6 +444,7 @@ impl Event {
             cli: self.cli.clone(),
             session_id: self.session_id.clone(),
             tag: self.tag.clone(),
+            host: self.host.clone(),
         }
     }
 
@@ -540,6 +552,7 @@ mod tests {
                 cli: "claude".into(),
                 session_id: Some("s".into()),
                 tag: Some("t".into()),
+                host: Some("h".into()),
                 agent_id: None,
                 turn_id: None,
                 cwd: None,

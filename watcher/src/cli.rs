@@ -75,6 +75,9 @@ pub enum Command {
     /// Mark tmux panes with their session's state (`@hookline_state`, `@hookline_detail`) and
     /// print a summary for `status-right`.
     Tmux(TmuxArgs),
+    /// A read-only web view of the daemon's sessions, for a browser or a phone: those that
+    /// need a person first, updated live. Loopback only, unless given a token file.
+    Web(WebArgs),
     /// The scripted agent TUI of `demo --live`.
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
@@ -87,6 +90,15 @@ pub struct DirArgs {
     /// $XDG_STATE_HOME/hookline/events, else ~/.local/state/hookline/events].
     #[arg(long, value_name = "DIR")]
     pub events_dir: Option<PathBuf>,
+}
+
+/// Which daemon a display reads.
+#[derive(Debug, Args)]
+pub struct DaemonSocketArgs {
+    /// Read this daemon's socket (a `daemon --nats` central's, say) [default: the events
+    /// directory's daemon when one answers, else the events directory itself].
+    #[arg(long, value_name = "SOCKET")]
+    pub daemon: Option<PathBuf>,
 }
 
 /// Where the events are, with the legacy directories to merge in.
@@ -179,6 +191,8 @@ pub struct StatusArgs {
     pub json: bool,
     #[command(flatten)]
     pub transcripts: TranscriptArgs,
+    #[command(flatten)]
+    pub daemon: DaemonSocketArgs,
 }
 
 /// The fallback producer: sessions only their transcripts report.
@@ -567,6 +581,8 @@ pub struct NotifyArgs {
     /// Poll the directory instead of using filesystem notifications.
     #[arg(long)]
     pub poll: bool,
+    #[command(flatten)]
+    pub daemon: DaemonSocketArgs,
 }
 
 /// `hookline top`.
@@ -576,6 +592,24 @@ pub struct TopArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub daemon: DaemonSocketArgs,
+}
+
+/// `hookline web`.
+#[derive(Debug, Args)]
+pub struct WebArgs {
+    /// The address to listen on; one that is not loopback needs --token-file.
+    #[arg(long, default_value = "127.0.0.1:8470", value_name = "ADDR:PORT")]
+    pub listen: std::net::SocketAddr,
+    /// A file (mode 0600) holding the token every request must carry (`Authorization:
+    /// Bearer TOKEN`, or `?token=TOKEN` once, which sets a cookie).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub dir: DirArgs,
+    #[command(flatten)]
+    pub daemon: DaemonSocketArgs,
 }
 
 /// `hookline tmux`.
@@ -591,6 +625,8 @@ pub struct TmuxArgs {
     /// The tmux server's socket [default: tmux's own rules: $TMUX, else its default socket].
     #[arg(long, value_name = "PATH")]
     pub tmux_socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub daemon: DaemonSocketArgs,
 }
 
 #[cfg(test)]

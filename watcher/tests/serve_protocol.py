@@ -140,7 +140,7 @@ def main():
 
         hello = serve.ask({"id": "h", "op": "hello"})
         check(hello["ok"] and hello["id"] == "h" and hello["op"] == "hello", "hello", hello)
-        check(hello["protocol"] == 2 and hello["watching"], "protocol 2, watching", hello)
+        check(hello["protocol"] == 3 and hello["watching"], "protocol 3, watching", hello)
         check(hello["policy"]["nudge.min-idle"] == "1s", "the --policy file is in force", hello)
         check(hello["policy"]["stale.claude.child_command"] == "3h", "so are its [stale] windows", hello)
         check(hello["journal"] == journal, "the journal is the policy's", hello)

@@ -17,7 +17,7 @@ for line in sys.stdin:
     if request.get("op") == "slow":
         time.sleep(request.get("seconds", 0))
     if request.get("op") == "hello":
-        reply.update(protocol=int(os.environ.get("FAKE_PROTOCOL", "2")), version="9.9.9",
+        reply.update(protocol=int(os.environ.get("FAKE_PROTOCOL", "3")), version="9.9.9",
                      generation=7, started_ns=1, events_dir="/nowhere", journal=None,
                      policy={}, watching=True)
     elif request.get("op") == "decide":

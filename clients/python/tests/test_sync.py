@@ -110,6 +110,29 @@ def test_events_yields_the_live_events_in_order(sandbox, transport):
     assert kinds == ["turn_start", "stop", "turn_start", "stop"]
 
 
+def test_changes_hand_out_each_live_event_once_with_its_view_and_explain_shows_them(
+    sandbox, transport
+):
+    client = sandbox.client(transport)
+    start = client.changes()
+    assert start["changes"] == [] and start["missed"] == 0
+    sandbox.turn("feed-1", "task-feed")
+    seen = []
+    after = start["last"]
+    while len(seen) < 2:
+        answer = client.changes(after, timeout=15, sessions=True)
+        assert answer["generation"] == client.info.generation
+        seen.extend(answer["changes"])
+        after = answer["last"]
+    assert [c["event"]["kind"] for c in seen] == ["turn_start", "stop"]
+    assert [c["seq"] for c in seen] == [start["last"] + 1, start["last"] + 2]
+    assert seen[-1]["view"]["state"] == StateKind.IDLE.value and seen[-1]["view"]["host"] is None
+    assert any(v["tag"] == "task-feed" for v in answer["sessions"])
+    explained = client.explain("task-feed")
+    assert explained["view"]["state"] == StateKind.IDLE.value
+    assert [t["evidence"]["kind"] for t in explained["transitions"]][-2:] == ["turn_start", "stop"]
+
+
 def test_no_daemon_is_not_running(sandbox):
     sandbox.fire("UserPromptSubmit.json", "s1", "t1")  # the directory exists, nobody serves it
     with pytest.raises(hookline.NotRunning) as raised:

@@ -84,6 +84,7 @@ pub fn connection(url: &str, auth: &crate::cli::NatsAuth) -> hookline::fleet::Co
         creds: auth.creds.clone(),
         nkey: auth.nkey.clone(),
         tls_ca: auth.tls_ca.clone(),
+        inbox_prefix: None,
     }
 }
 

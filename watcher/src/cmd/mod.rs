@@ -20,6 +20,7 @@ mod tmux;
 mod top;
 mod uninstall;
 mod watch;
+mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,7 +32,7 @@ use hookline::ingest::follow::FollowNotice;
 use hookline::ingest::reader::{ReaderConfig, Start};
 use hookline::profile::{OverlayDirs, Profiles};
 
-use crate::cli::{Cli, Command, DirArgs, PolicyArgs, SourceArgs};
+use crate::cli::{Cli, Command, DaemonSocketArgs, DirArgs, PolicyArgs, SourceArgs};
 
 /// The result of a subcommand: an exit code, or an error printed by `main`.
 pub type Outcome = Result<ExitCode, Box<dyn std::error::Error>>;
@@ -59,6 +60,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Notify(args) => notify::run(&args),
         Command::Top(args) => top::run(&args),
         Command::Tmux(args) => tmux::run(&args),
+        Command::Web(args) => web::run(&args),
         Command::DemoAgent(args) => demo::run_agent(&args),
     }
 }
@@ -277,6 +279,27 @@ fn unhooked(
         format!("profile {cli:?} has no [transcript] table: hookline cannot read its transcripts")
     })?;
     Ok(Some(hookline::transcript::Unhooked::new(cli, dir, spec)))
+}
+
+/// The daemon a display reads: `--daemon SOCKET` (which must answer: an error otherwise),
+/// else the events directory's when one answers; `None` when none does (the caller reads the
+/// events directory itself).
+fn connect_daemon(
+    dir: &DirArgs,
+    daemon: &DaemonSocketArgs,
+) -> Result<Option<Client>, Box<dyn std::error::Error>> {
+    if let Some(socket) = &daemon.daemon {
+        return Ok(Some(Client::connect_socket(socket)?));
+    }
+    let (path, _) = hookline::paths::events_dir(dir.events_dir.as_deref()).map_err(with_fix)?;
+    match Client::connect(&path) {
+        Ok(client) => Ok(Some(client)),
+        Err(ClientError::NotRunning { .. }) => Ok(None),
+        Err(e) => {
+            eprintln!("hookline: {e}; reading the events directory instead");
+            Ok(None)
+        }
+    }
 }
 
 /// Asks the daemon of the events directory, when one answers: its answers are a live

@@ -3,9 +3,11 @@
 
 use std::process::ExitCode;
 
+use hookline::format::clock::now_ns;
 use hookline::ingest::reader::Start;
 use hookline::ingest::watch::{Mode, WatchOptions};
-use hookline::notify::{Notifier, NotifyConfig, NotifyJournal, Report, Run, Runner, live};
+use hookline::notify::deliveries::Deliveries;
+use hookline::notify::{Notifier, NotifyConfig, NotifyJournal, Report, Run, Runner, live, remote};
 use hookline::term::escape;
 
 use super::{Outcome, Reading, catch_signals, events_dir, policy, profiles, report, stopping};
@@ -41,14 +43,35 @@ pub fn run(args: &NotifyArgs) -> Outcome {
         println!("{}: {} rules", path.display(), config.rules.len());
         return Ok(ExitCode::SUCCESS);
     }
+    let profiles = profiles()?;
+    // The policy's `[stale]` windows, so that `unknown` means what `status` and `top` show.
+    let policy = policy(&args.policy, &profiles)?;
+    if let Some(daemon) = super::connect_daemon(&args.dir, &args.daemon)? {
+        // The daemon's sessions: its journals are beside its events directory.
+        let dir = daemon.info().events_dir.clone();
+        let decisions = daemon.info().journal.clone();
+        let journal = NotifyJournal::new(NotifyJournal::default_path(&dir), JOURNAL_MAX_BYTES);
+        let runner = Runner::new(Some(journal.clone()), config.max_running, say);
+        let mut notifier = Notifier::new(config, runner);
+        notifier.remember(&journal.read());
+        catch_signals();
+        let rules = notifier.config().rules.len();
+        eprintln!("hookline: notify: {rules} rules");
+        let position = remote::Position::default_path(&dir);
+        let note = |line: String| eprintln!("hookline: notify: {line}");
+        remote::run(daemon, notifier, decisions, &position, &stopping, &note)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let dir = events_dir(&args.dir, Reading::Following)?;
     let journal = NotifyJournal::new(NotifyJournal::default_path(&dir), JOURNAL_MAX_BYTES);
     let runner = Runner::new(Some(journal.clone()), config.max_running, say);
     let mut notifier = Notifier::new(config, runner);
     notifier.remember(&journal.read());
-    let profiles = profiles()?;
-    // The policy's `[stale]` windows, so that `unknown` means what `status` and `top` show.
-    let policy = policy(&args.policy, &profiles)?;
+    // Deliveries `hookline deliver` journals (through the directory's daemon, when one runs
+    // later): from this notifier's last position, else from now.
+    let position = remote::Position::default_path(&dir);
+    let since = remote::Position::load(&position).map_or_else(now_ns, |p| p.deliveries_ns);
+    let deliveries = super::journal(&policy, &dir).map(|j| Deliveries::new(j.path(), since));
     let shown = dir.clone();
     let mut config = hookline::engine::EngineConfig::new(profiles.clone(), policy, &dir);
     config.purpose = hookline::engine::Purpose::Display;
@@ -60,7 +83,16 @@ pub fn run(args: &NotifyArgs) -> Outcome {
     catch_signals();
     let rules = notifier.config().rules.len();
     let ready = || eprintln!("hookline: notify: {rules} rules, following {}", shown.display());
-    live::run(config, reader, notifier, options, &stopping, |notice| report([notice]), ready)?;
+    live::run(
+        config,
+        reader,
+        notifier,
+        deliveries,
+        options,
+        &stopping,
+        |notice| report([notice]),
+        ready,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -19,10 +19,17 @@ pub fn run(args: StatusArgs) -> Outcome {
     // Checked whether or not a daemon answers, as `decide` checks it; only shown, so a bad
     // one is a warning.
     let policy = shown_policy(&args.policy, &profiles);
-    let live = ask_daemon(&args.source, &args.policy, |daemon| {
-        let generation = daemon.info().generation;
-        daemon.sessions().map(|views| (generation, views))
-    })?;
+    let live = match &args.daemon.daemon {
+        Some(_) => {
+            let mut daemon = super::connect_daemon(&args.source.dir, &args.daemon)?
+                .ok_or("the daemon named by --daemon did not answer")?;
+            Some((daemon.info().generation, daemon.sessions()?))
+        }
+        None => ask_daemon(&args.source, &args.policy, |daemon| {
+            let generation = daemon.info().generation;
+            daemon.sessions().map(|views| (generation, views))
+        })?,
+    };
     let (views, source) = match live {
         Some((generation, views)) => (views, format!("live: daemon generation {generation}")),
         None => {
@@ -80,7 +87,7 @@ fn print_table(views: &[View], source: &str) {
             "{:<16} {:<7} {:<13} {:<28} {state:<width$} {:>8}  {} → {}",
             clip(&escape(v.tag.as_deref().unwrap_or("-")), 16),
             clip(&escape(&v.cli), 7),
-            clip(&escape(v.session_id.as_deref().unwrap_or("-")), 13),
+            clip(&escape(&session_name(v)), 13),
             clip_left(&escape(v.cwd.as_deref().unwrap_or("-")), 28),
             v.age,
             escape(v.last_event.native.as_deref().unwrap_or("-")),
@@ -102,6 +109,15 @@ fn print_table(views: &[View], source: &str) {
                 escape(&v.evidence.file)
             );
         }
+    }
+}
+
+/// The session id (else `-`), `@host` after it for another host's session.
+fn session_name(v: &View) -> String {
+    let id = v.session_id.as_deref().unwrap_or("-");
+    match &v.host {
+        Some(host) => format!("{id}@{host}"),
+        None => id.to_owned(),
     }
 }
 

@@ -8,7 +8,10 @@ use std::time::Duration;
 use hookline::pane::Server;
 use hookline::pane::marks;
 
+use hookline::daemon::Client;
+use hookline::daemon::follow::Follower;
 use hookline::engine::History;
+use hookline::state::View;
 
 use super::{Live, Outcome, Update, catch_signals, replay, report, stopping, with_fix};
 use crate::cli::TmuxArgs;
@@ -18,15 +21,24 @@ const REFRESH: Duration = Duration::from_secs(2);
 
 pub fn run(args: &TmuxArgs) -> Outcome {
     let server = Server { socket: args.tmux_socket.clone() };
+    let daemon = super::connect_daemon(&args.source.dir, &args.daemon)?;
     if !args.follow {
-        let engine = replay(&args.source, &args.policy, History::Last(hookline::state::HISTORY))?;
-        let snapshots = engine.snapshots();
-        let (_, summary) = marks::mark(&server, &snapshots).map_err(with_fix)?;
+        let views = match daemon {
+            Some(mut daemon) => daemon.sessions()?,
+            None => {
+                let history = History::Last(hookline::state::HISTORY);
+                replay(&args.source, &args.policy, history)?.views()
+            }
+        };
+        let (_, summary) = marks::mark(&server, &views).map_err(with_fix)?;
         println!("{summary}");
         return Ok(ExitCode::SUCCESS);
     }
     catch_signals();
-    let followed = follow(args, &server);
+    let followed = match daemon {
+        Some(daemon) => follow_daemon(daemon, &server),
+        None => follow(args, &server),
+    };
     // Marks nobody keeps current any more would go on showing the last states: take them
     // away, and leave the summary saying so. (A hard kill cannot: see docs/tmux.md.)
     match marks::clear(&server, marks::STOPPED) {
@@ -42,7 +54,8 @@ fn follow(args: &TmuxArgs, server: &Server) -> Outcome {
     let live = Live::start(&args.source, &args.policy, tx, |update| update)?;
     let mut last = None;
     while !stopping() {
-        let (_, summary) = marks::mark(server, &live.snapshots()).map_err(with_fix)?;
+        let views: Vec<View> = live.snapshots().iter().map(View::from).collect();
+        let (_, summary) = marks::mark(server, &views).map_err(with_fix)?;
         let line = summary.to_string();
         if last.as_ref() != Some(&line) {
             println!("{line}");
@@ -60,6 +73,23 @@ fn follow(args: &TmuxArgs, server: &Server) -> Outcome {
             }
             wait = Duration::from_millis(20);
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Marks on every change of the daemon's sessions (and every [`REFRESH`]) until a signal or
+/// the daemon goes away.
+fn follow_daemon(daemon: Client, server: &Server) -> Outcome {
+    let (mut follower, mut views) = Follower::new(daemon)?;
+    let mut last = None;
+    while !stopping() {
+        let (_, summary) = marks::mark(server, &views).map_err(with_fix)?;
+        let line = summary.to_string();
+        if last.as_ref() != Some(&line) {
+            println!("{line}");
+            last = Some(line);
+        }
+        views = follower.next(REFRESH)?.sessions;
     }
     Ok(ExitCode::SUCCESS)
 }

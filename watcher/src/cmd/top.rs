@@ -6,8 +6,7 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use hookline::format::clock::now_ns;
-use hookline::state::{Snapshot, StateKind};
+use hookline::state::{StateKind, View};
 use hookline::term::escape;
 use hookline::units::format_age;
 
@@ -18,29 +17,40 @@ use crate::cli::TopArgs;
 
 pub fn run(args: &TopArgs) -> Outcome {
     let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    // The daemon's live generation when one answers: what it shows is what `decide` would
+    // answer (and nothing shown takes a slot).
+    let daemon = super::connect_daemon(&args.source.dir, &args.daemon)?;
     #[cfg(feature = "tui")]
     if terminal {
-        return tui::run(args);
+        return tui::run(args, daemon);
     }
     #[cfg(not(feature = "tui"))]
     if terminal {
         eprintln!("hookline: built without the `tui` feature: printing the table once");
     }
-    let engine = replay(&args.source, &args.policy, History::Last(hookline::state::HISTORY))?;
-    print_table(&rows(&engine.snapshots()));
+    let views = match daemon {
+        Some(mut daemon) => daemon.sessions()?,
+        None => {
+            let history = History::Last(hookline::state::HISTORY);
+            replay(&args.source, &args.policy, history)?.views()
+        }
+    };
+    print_table(&rows(&views));
     Ok(ExitCode::SUCCESS)
 }
 
 /// One row of the table, as text.
 #[derive(Debug, Clone)]
 struct Row {
-    /// The session id, else the tag: what explain is asked for.
+    /// The name that finds the session exactly (its id, else its tag; `@host` after it for
+    /// another host's): what explain is asked for.
     #[cfg_attr(not(feature = "tui"), allow(dead_code))]
     id: String,
     state: StateKind,
     /// The state and its detail.
     status: String,
     age: String,
+    host: String,
     tag: String,
     cli: String,
     cwd: String,
@@ -61,27 +71,32 @@ fn rank(state: StateKind) -> u8 {
     }
 }
 
-fn rows(snapshots: &[Snapshot]) -> Vec<Row> {
-    let mut rows: Vec<Row> = snapshots
+fn rows(views: &[View]) -> Vec<Row> {
+    let mut rows: Vec<Row> = views
         .iter()
-        .map(|s| {
-            let state = s.state.kind();
-            let status = match s.detail() {
-                Some(detail) => format!("{state} {}", escape(&detail)),
+        .map(|v| {
+            let state = v.state;
+            let status = match &v.detail {
+                Some(detail) => format!("{state} {}", escape(detail)),
                 None => state.to_string(),
             };
             let text = |v: Option<&str>| escape(v.unwrap_or("-")).into_owned();
-            let pending = s.pending.tasks + s.pending.wakes;
+            let pending = v.pending.tasks + v.pending.wakes;
+            let name = v.session_id.clone().or_else(|| v.tag.clone()).unwrap_or_default();
             Row {
-                id: s.session_id.clone().or_else(|| s.tag.clone()).unwrap_or_default(),
+                id: match &v.host {
+                    Some(host) => format!("{name}@{host}"),
+                    None => name,
+                },
                 state,
                 status,
-                age: format_age(std::time::Duration::from_nanos(s.age_ns)),
-                tag: text(s.tag.as_deref()),
-                cli: text(Some(&s.cli)),
-                cwd: text(s.cwd.as_deref()),
+                age: format_age(std::time::Duration::from_millis(v.age_ms)),
+                host: text(v.host.as_deref()),
+                tag: text(v.tag.as_deref()),
+                cli: text(Some(&v.cli)),
+                cwd: text(v.cwd.as_deref()),
                 pending: if pending == 0 { "-".into() } else { pending.to_string() },
-                last: text(s.last_event.native.as_deref().or(Some(&s.last_event.kind))),
+                last: text(v.last_event.native.as_deref().or(Some(&v.last_event.kind))),
             }
         })
         .collect();
@@ -89,9 +104,19 @@ fn rows(snapshots: &[Snapshot]) -> Vec<Row> {
     rows
 }
 
-const HEADERS: [&str; 8] = ["STATE", "AGE", "TAG", "CLI", "CWD", "BG", "LAST EVENT", ""];
+const HEADERS: [&str; 9] = ["STATE", "AGE", "HOST", "TAG", "CLI", "CWD", "BG", "LAST EVENT", ""];
 /// Column widths but the cwd's, which takes what is left.
-const WIDTHS: [usize; 6] = [27, 6, 10, 6, 2, 13];
+/// (The host's is 0, and the column left out, when every session is this machine's.)
+const WIDTHS: [usize; 7] = [27, 6, 9, 10, 6, 2, 13];
+
+/// The column widths for these rows: no host column unless a session is another host's.
+fn widths(rows: &[Row]) -> [usize; 7] {
+    let mut widths = WIDTHS;
+    if rows.iter().all(|r| r.host == "-") {
+        widths[2] = 0;
+    }
+    widths
+}
 
 fn clip(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
@@ -115,17 +140,26 @@ fn print_table(rows: &[Row]) {
         println!("no sessions");
         return;
     }
-    let [s, a, t, c, b, l] = WIDTHS;
+    let [s, a, h, t, c, b, l] = widths(rows);
     let cwd = 20;
+    let host = |text: &str| if h == 0 { String::new() } else { format!("{:<h$} ", clip(text, h)) };
     println!(
-        "{:<s$} {:>a$} {:<t$} {:<c$} {:<cwd$} {:>b$} {}",
-        HEADERS[0], HEADERS[1], HEADERS[2], HEADERS[3], HEADERS[4], HEADERS[5], HEADERS[6]
+        "{:<s$} {:>a$} {}{:<t$} {:<c$} {:<cwd$} {:>b$} {}",
+        HEADERS[0],
+        HEADERS[1],
+        host(HEADERS[2]),
+        HEADERS[3],
+        HEADERS[4],
+        HEADERS[5],
+        HEADERS[6],
+        HEADERS[7]
     );
     for r in rows {
         println!(
-            "{:<s$} {:>a$} {:<t$} {:<c$} {:<cwd$} {:>b$} {}",
+            "{:<s$} {:>a$} {}{:<t$} {:<c$} {:<cwd$} {:>b$} {}",
             clip(&r.status, s),
             r.age,
+            host(&r.host),
             clip(&r.tag, t),
             clip(&r.cli, c),
             clip_left(&r.cwd, cwd),
@@ -147,8 +181,86 @@ mod tui {
     use ratatui::widgets::{Block, Paragraph, Row as TableRow, Table, TableState};
     use ratatui::{DefaultTerminal, Frame};
 
+    use std::sync::{Arc, Mutex};
+
+    use hookline::daemon::Client;
+    use hookline::daemon::follow::Follower;
+    use hookline::format::clock::now_ns;
+    use hookline::state::Transition;
+
     use super::*;
     use crate::cmd::{Live, Update};
+
+    /// Where the sessions come from: an engine of top's own over the events directory, or
+    /// a daemon's live generation.
+    enum Backend {
+        Local(Live),
+        Daemon { views: Arc<Mutex<Vec<View>>>, explain: Client },
+    }
+
+    impl Backend {
+        fn views(&self) -> Vec<View> {
+            match self {
+                Backend::Local(live) => live.snapshots().iter().map(View::from).collect(),
+                Backend::Daemon { views, .. } => {
+                    views.lock().unwrap_or_else(|p| p.into_inner()).clone()
+                }
+            }
+        }
+
+        /// The session's view and last transitions.
+        fn explain(&mut self, id: &str) -> (Option<View>, Vec<Transition>, Option<String>) {
+            match self {
+                Backend::Local(live) => live.running.with_decider(|d| {
+                    let tracker = d.tracker();
+                    let history = tracker.find(id).map(|s| s.history().cloned().collect());
+                    (tracker.view(id, now_ns()), history.unwrap_or_default(), None)
+                }),
+                Backend::Daemon { explain, .. } => match explain.explain(id) {
+                    Ok(answer) => (answer.view.map(|v| *v), answer.transitions, None),
+                    Err(e) => (None, Vec::new(), Some(e.to_string())),
+                },
+            }
+        }
+    }
+
+    /// Follows the daemon on a thread of its own, keeping `views` current and waking the
+    /// dashboard on each change; reconnects when the daemon goes and comes back.
+    fn follow_daemon(
+        client: Client,
+        views: Arc<Mutex<Vec<View>>>,
+        wakes: mpsc::Sender<Wake>,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let socket = client.socket().to_owned();
+        let (mut follower, now) = Follower::new(client)?;
+        *views.lock().unwrap_or_else(|p| p.into_inner()) = now;
+        std::thread::spawn(move || {
+            loop {
+                match follower.next(TICK) {
+                    Ok(update) => {
+                        *views.lock().unwrap_or_else(|p| p.into_inner()) = update.sessions;
+                        if wakes.send(Wake::Live(Update::Event)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let why = format!("the daemon: {e}");
+                        if wakes.send(Wake::Live(Update::Failed(why))).is_err() {
+                            return;
+                        }
+                        std::thread::sleep(TICK);
+                        if let Ok((again, now)) =
+                            Client::connect_socket(&socket).and_then(Follower::new)
+                        {
+                            follower = again;
+                            *views.lock().unwrap_or_else(|p| p.into_inner()) = now;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
 
     /// What wakes the dashboard.
     enum Wake {
@@ -162,15 +274,25 @@ mod tui {
     const TICK: Duration = Duration::from_secs(1);
 
     struct App {
-        live: Live,
+        backend: Backend,
         selected: TableState,
         explain: Option<String>,
         note: Option<String>,
     }
 
-    pub fn run(args: &TopArgs) -> Outcome {
+    pub fn run(args: &TopArgs, daemon: Option<Client>) -> Outcome {
         let (tx, wakes) = mpsc::channel();
-        let live = Live::start(&args.source, &args.policy, tx.clone(), Wake::Live)?;
+        let backend = match daemon {
+            Some(client) => {
+                let explain = Client::connect_socket(client.socket())?;
+                let views = Arc::new(Mutex::new(Vec::new()));
+                follow_daemon(client, Arc::clone(&views), tx.clone())?;
+                Backend::Daemon { views, explain }
+            }
+            None => {
+                Backend::Local(Live::start(&args.source, &args.policy, tx.clone(), Wake::Live)?)
+            }
+        };
         std::thread::spawn(move || {
             loop {
                 match event::read() {
@@ -202,7 +324,7 @@ mod tui {
             }
         });
         let mut app = App {
-            live,
+            backend,
             selected: TableState::default().with_selected(0),
             explain: None,
             note: None,
@@ -220,7 +342,7 @@ mod tui {
             wakes: &mpsc::Receiver<Wake>,
         ) -> Result<(), Box<dyn std::error::Error>> {
             loop {
-                let rows = rows(&self.live.snapshots());
+                let rows = rows(&self.backend.views());
                 if let Some(i) = self.selected.selected() {
                     self.selected.select(Some(i.min(rows.len().saturating_sub(1))));
                 }
@@ -231,7 +353,11 @@ mod tui {
                     Err(RecvTimeoutError::Disconnected) => return Ok(()),
                 };
                 match wake {
-                    Wake::Live(Update::Event) => {}
+                    Wake::Live(Update::Event) => {
+                        if self.note.as_deref().is_some_and(|n| n.starts_with("events stopped")) {
+                            self.note = None;
+                        }
+                    }
                     Wake::Live(Update::Notice(notice)) => self.note = Some(notice.to_string()),
                     Wake::Live(Update::Failed(why)) => {
                         self.note = Some(format!("events stopped: {why}"))
@@ -274,7 +400,11 @@ mod tui {
             ])
             .areas(frame.area());
             let need = rows.iter().filter(|r| rank(r.state) == 0).count();
-            let title = format!("hookline top: {} sessions, {need} need you", rows.len());
+            let from = match &self.backend {
+                Backend::Local(_) => "events directory".to_owned(),
+                Backend::Daemon { explain, .. } => format!("daemon {}", explain.socket().display()),
+            };
+            let title = format!("hookline top: {} sessions, {need} need you ({from})", rows.len());
             frame.render_widget(
                 Paragraph::new(Line::from(title).style(Style::new().add_modifier(Modifier::BOLD))),
                 head,
@@ -298,31 +428,36 @@ mod tui {
         }
 
         fn draw_table(&mut self, frame: &mut Frame, area: ratatui::layout::Rect, rows: &[Row]) {
-            let [s, a, t, c, b, l] = WIDTHS;
-            let fixed = (s + a + t + c + b + l + 6) as u16;
+            let [s, a, h, t, c, b, l] = widths(rows);
+            let fixed = (s + a + h + t + c + b + l + 6 + usize::from(h > 0)) as u16;
             let cwd = area.width.saturating_sub(fixed).max(8) as usize;
+            // The host column only when a session is another host's.
+            let keep = |i: usize| i != 2 || h > 0;
             let table_rows = rows.iter().map(|r| {
-                TableRow::new([
+                let cells = [
                     Line::from(clip(&r.status, s)).style(colour(r.state)),
                     Line::from(r.age.clone()).right_aligned(),
+                    Line::from(clip(&r.host, h)),
                     Line::from(clip(&r.tag, t)),
                     Line::from(clip(&r.cli, c)),
                     Line::from(clip_left(&r.cwd, cwd)),
                     Line::from(r.pending.clone()).right_aligned(),
                     Line::from(clip(&r.last, l)),
-                ])
+                ];
+                TableRow::new(
+                    cells.into_iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, c)| c),
+                )
             });
-            let widths = [
-                Constraint::Length(s as u16),
-                Constraint::Length(a as u16),
-                Constraint::Length(t as u16),
-                Constraint::Length(c as u16),
-                Constraint::Length(cwd as u16),
-                Constraint::Length(b as u16),
-                Constraint::Length(l as u16),
-            ];
-            let header = TableRow::new(HEADERS[..7].iter().copied())
-                .style(Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
+            let widths: Vec<Constraint> = [s, a, h, t, c, cwd, b, l]
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| keep(*i))
+                .map(|(_, w)| Constraint::Length(w as u16))
+                .collect();
+            let header = TableRow::new(
+                HEADERS[..8].iter().enumerate().filter(|(i, _)| keep(*i)).map(|(_, h)| *h),
+            )
+            .style(Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
             let table = Table::new(table_rows, widths)
                 .header(header)
                 .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
@@ -335,8 +470,12 @@ mod tui {
             }
         }
 
-        fn draw_explain(&self, frame: &mut Frame, area: ratatui::layout::Rect, id: &str) {
-            let lines = self.live.running.with_decider(|d| explain_lines(d.tracker(), area, id));
+        fn draw_explain(&mut self, frame: &mut Frame, area: ratatui::layout::Rect, id: &str) {
+            let (view, history, problem) = self.backend.explain(id);
+            let mut lines = explain_lines(view.as_ref(), &history, area, id);
+            if let Some(problem) = problem {
+                lines.push(Line::from(escape(&problem).into_owned()));
+            }
             let block = Block::bordered().title(format!(" explain {} ", escape(id)));
             frame.render_widget(Paragraph::new(lines).block(block), area);
         }
@@ -344,14 +483,14 @@ mod tui {
 
     /// The lines of a session's explain view.
     fn explain_lines(
-        tracker: &hookline::state::Tracker,
+        view: Option<&View>,
+        history: &[Transition],
         area: ratatui::layout::Rect,
         id: &str,
     ) -> Vec<Line<'static>> {
         {
-            let now = now_ns();
             let mut lines = Vec::new();
-            if let (Some(session), Some(view)) = (tracker.find(id), tracker.view(id, now)) {
+            if let Some(view) = view {
                 lines.push(
                     Line::from(format!(
                         "now: {} for {}{}",
@@ -371,7 +510,6 @@ mod tui {
                 )));
                 lines.push(Line::from(format!("input: {}", escape(&view.input))));
                 lines.push(Line::from(""));
-                let history: Vec<_> = session.history().collect();
                 let room = area.height.saturating_sub(6) as usize;
                 for step in history.iter().skip(history.len().saturating_sub(room)) {
                     let e = &step.evidence;

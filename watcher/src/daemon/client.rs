@@ -15,9 +15,10 @@ use super::socket_path;
 use crate::decide::{Ask, Decision, Lease, LeaseId, Released};
 use crate::error::ClientError;
 use crate::serve::protocol::{
-    DecideAnswer, DecideRequest, DeliverAnswer, DeliverRequest, Hello, LeaseRequest, LeasesAnswer,
-    LookupAnswer, NextAnswer, NextRequest, NoFields, PROTOCOL_VERSION, ReleaseAnswer, ReloadAnswer,
-    Request, SessionRequest, SessionsAnswer, SlotAnswer, SlotRequest, StateAnswer, TmuxPane,
+    ChangesAnswer, ChangesRequest, DecideAnswer, DecideRequest, DeliverAnswer, DeliverRequest,
+    ExplainAnswer, Hello, LeaseRequest, LeasesAnswer, LookupAnswer, NextAnswer, NextRequest,
+    NoFields, PROTOCOL_VERSION, ReleaseAnswer, ReloadAnswer, Request, SessionRequest,
+    SessionsAnswer, SlotAnswer, SlotRequest, StateAnswer, TmuxPane,
 };
 use crate::state::{Expect, Refusal, View};
 
@@ -181,6 +182,26 @@ impl Client {
             + request.heal_after_ms.unwrap_or(1_500);
         let timeout = Duration::from_millis(ms) + 3 * REPLY_TIMEOUT;
         self.channel.typed(&Request::Deliver(request.clone()), timeout)
+    }
+
+    /// What changed after change `after` (nothing without it: the answer's `last` says where
+    /// the feed is), waiting up to `wait` for the first; with every session's view when
+    /// `sessions`. Display only: it takes nothing.
+    pub fn changes(
+        &mut self,
+        after: Option<u64>,
+        wait: Duration,
+        sessions: bool,
+    ) -> Result<ChangesAnswer, ClientError> {
+        let timeout_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        let request = Request::Changes(ChangesRequest { after, timeout_ms, sessions });
+        self.channel.typed(&request, wait + REPLY_TIMEOUT)
+    }
+
+    /// A session's view (named exactly) and its last transitions.
+    pub fn explain(&mut self, session: &str) -> Result<ExplainAnswer, ClientError> {
+        let request = Request::Explain(SessionRequest { session: session.to_owned() });
+        self.channel.typed(&request, REPLY_TIMEOUT)
     }
 
     /// Asks the daemon to read its policy and profiles again, keeping its live generation.

@@ -37,6 +37,7 @@
 mod claim;
 mod client;
 mod conn;
+pub mod follow;
 
 use std::io::{self, BufReader, Write};
 use std::os::fd::AsRawFd;

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use crate::canonical::Event;
 use crate::decide::{Decider, Policy};
+use crate::format::clock::now_ns;
 use crate::profile::Profiles;
-use crate::serve::protocol::QUEUE_PER_SESSION;
+use crate::serve::protocol::{Change, FEED_LEN, QUEUE_PER_SESSION};
 use crate::state::{Applied, TranscriptFacts, View};
 
 /// Live events kept per session for [`super::Running::wait_for`], besides the `next_event`
@@ -50,11 +51,40 @@ pub struct EngineInfo {
     pub journal: Option<PathBuf>,
 }
 
+/// The changes `changes` hands out: the last [`FEED_LEN`], numbered from 1.
+#[derive(Debug, Default)]
+pub(crate) struct Feed {
+    pub(crate) changes: VecDeque<Change>,
+    /// The number of the last change.
+    pub(crate) last: u64,
+}
+
+impl Feed {
+    fn push(&mut self, event: Option<Event>, view: Option<View>) {
+        self.last += 1;
+        if self.changes.len() >= FEED_LEN {
+            self.changes.pop_front();
+        }
+        let (event, view) = (event.map(Box::new), view.map(Box::new));
+        self.changes.push_back(Change { seq: self.last, event, view });
+    }
+
+    /// The changes after `after`, and how many of them are no longer kept.
+    pub(crate) fn after(&self, after: u64) -> (Vec<Change>, u64) {
+        let first = self.changes.front().map_or(self.last + 1, |c| c.seq);
+        let missed = first.saturating_sub(after + 1);
+        let changes = self.changes.iter().filter(|c| c.seq > after).cloned().collect();
+        (changes, missed)
+    }
+}
+
 /// The decider and what it serves, behind the engine.
 #[derive(Debug)]
 pub(crate) struct Core {
     pub(crate) decider: Decider,
     pub(crate) queues: HashMap<String, Queue>,
+    /// What `changes` hands out.
+    pub(crate) feed: Feed,
     pub(crate) info: EngineInfo,
     /// Why events stopped arriving, once they did: every answer that depends on fresh state
     /// is refused from then on.
@@ -63,7 +93,7 @@ pub(crate) struct Core {
 
 impl Core {
     pub(crate) fn new(decider: Decider, info: EngineInfo) -> Core {
-        Core { decider, queues: HashMap::new(), info, failure: None }
+        Core { decider, queues: HashMap::new(), feed: Feed::default(), info, failure: None }
     }
 
     /// Applies one event; a live one (applied after the source caught up) also goes to its
@@ -79,6 +109,8 @@ impl Core {
                 queue.recent.pop_front();
             }
             queue.recent.push_back(event.clone());
+            let view = self.decider.tracker().view_by_key(key, now_ns());
+            self.feed.push(Some(event.clone()), view);
         }
         applied
     }
@@ -105,6 +137,7 @@ impl Core {
             if let Some(view) = after.filter(|v| Some(shape(v)) != before) {
                 changed = true;
                 if self.decider.is_live() {
+                    self.feed.push(None, Some(view.clone()));
                     let queue = self.queues.entry(key).or_default();
                     queue.push(Queued::Transcript(Box::new(view)));
                 }

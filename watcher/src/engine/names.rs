@@ -51,6 +51,7 @@ pub(crate) fn similar(tracker: &Tracker, query: &str) -> Vec<String> {
                 cli: s.cli.clone(),
                 session_id: s.session_id.clone(),
                 tag: s.tag.clone(),
+                host: s.host.clone(),
             };
             let score = [&s.session_id, &s.tag]
                 .into_iter()

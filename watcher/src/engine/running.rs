@@ -25,7 +25,8 @@ use crate::ingest::follow::{self, Commit, Delivery, FollowNotice, Sink, SinkErro
 use crate::ingest::reader::Reader;
 use crate::profile::Profiles;
 use crate::serve::protocol::{
-    DecideRequest, Hello, LookupAnswer, MAX_WAIT, NextAnswer, PROTOCOL_VERSION, ReloadAnswer,
+    ChangesAnswer, DecideRequest, ExplainAnswer, Hello, LookupAnswer, MAX_WAIT, NextAnswer,
+    PROTOCOL_VERSION, ReloadAnswer,
 };
 use crate::state::{Expect, Refusal, Snapshot, View};
 
@@ -483,6 +484,61 @@ impl Running {
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .0;
         }
+    }
+
+    /// `changes`: the changes after `after` (none without it: the answer says where the feed
+    /// is), waiting up to `wait` for the first; with every session's view when `sessions`.
+    /// Takes nothing and counts nothing: for displays.
+    pub fn changes(
+        &self,
+        after: Option<u64>,
+        wait: Duration,
+        sessions: bool,
+    ) -> Result<ChangesAnswer, AnswerError> {
+        let deadline = Instant::now() + wait.min(MAX_WAIT);
+        if sessions {
+            self.shared.sense();
+        }
+        let mut inner = self.shared.lock();
+        loop {
+            Shared::stale(&inner)?;
+            let feed = &inner.core.feed;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ready = after.is_none_or(|after| feed.last > after);
+            if ready || left.is_zero() {
+                let (changes, missed) =
+                    after.map_or((Vec::new(), 0), |after| feed.after(after.min(feed.last)));
+                let tracker = inner.core.decider.tracker();
+                return Ok(ChangesAnswer {
+                    generation: tracker.generation().id,
+                    last: feed.last,
+                    changes,
+                    missed,
+                    sessions: sessions.then(|| tracker.views(now_ns())),
+                });
+            }
+            inner = self
+                .shared
+                .changed
+                .wait_timeout(inner, left)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
+        }
+    }
+
+    /// `explain`: a session's view (named exactly) and its last transitions, oldest first.
+    pub fn explain(&self, session: &str) -> Result<ExplainAnswer, AnswerError> {
+        self.shared.sense();
+        let inner = self.shared.lock();
+        Shared::stale(&inner)?;
+        let decider = &inner.core.decider;
+        let view = decider.view(session, now_ns()).map(Box::new);
+        let transitions = decider
+            .tracker()
+            .find(session)
+            .map(|s| s.history().cloned().collect())
+            .unwrap_or_default();
+        Ok(ExplainAnswer { view, transitions })
     }
 
     /// Waits up to `wait` for anything to change (an event applied, a transcript transition,

@@ -17,7 +17,14 @@
 //!   `_HOOKLINE.reader.<stream>.<consumer>` while it runs, and a second one is refused
 //!   ([`Error::ConsumerInUse`]).
 //!
-//! The origin of each event handed out names its host: `origin.dir` becomes
+//! * One host can never speak for another: a message's host is the one its subject names
+//!   (`<prefix>.<host>.<cli>.<session>`), which the server's permissions confine each
+//!   forwarder to (`docs/fleet.md`). A message whose `Hookline-Host` header, body `host` or
+//!   message id names another host is refused: acknowledged, counted and reported
+//!   ([`FleetNotice::Refused`], with its message id and subject), never handed out.
+//!
+//! Each event handed out carries its host ([`Event::host`], from the subject), so that its
+//! session is that host's alone, and its origin names it too: `origin.dir` becomes
 //! `<host>:<the directory on that host>`.
 
 use std::collections::{HashSet, VecDeque};
@@ -28,7 +35,7 @@ use async_nats::jetstream::{self, consumer};
 use futures_util::StreamExt;
 
 use super::forward::sleep_unless;
-use super::{Connection, FleetNotice, HOST_HEADER, RAW_HEADER, backoff, nats_error};
+use super::{Connection, FleetNotice, HOST_HEADER, RAW_HEADER, backoff, nats_error, token};
 use crate::Error;
 use crate::canonical::Event;
 use crate::ingest::follow::EventSource;
@@ -70,6 +77,8 @@ pub struct Central {
     caught_up: bool,
     recent: RecentIds,
     skipped: u64,
+    /// Messages refused because they named another host than their subject's.
+    refused: u64,
     last_skip_report: std::time::Instant,
     attempt: u32,
     /// Messages whose events were handed out, acknowledged at the next commit.
@@ -172,6 +181,7 @@ impl Central {
             caught_up: false,
             recent: RecentIds::default(),
             skipped: 0,
+            refused: 0,
             last_skip_report: std::time::Instant::now(),
             attempt: 0,
             unacked: Vec::new(),
@@ -186,6 +196,12 @@ impl Central {
     /// Whether every message that was in the stream when the reader started has been read.
     pub fn caught_up(&self) -> bool {
         self.caught_up
+    }
+
+    /// How many messages were refused so far because they named another host than the one
+    /// their subject names.
+    pub fn refused(&self) -> u64 {
+        self.refused
     }
 
     fn catch_up(&mut self) {
@@ -274,17 +290,34 @@ impl Central {
         // messages, after their ack wait) would reach a tracker as if it had just arrived:
         // a tracker fed for decisions does not get it.
         let late_history = history && self.caught_up && self.options.history_before_ns.is_some();
+        let subject = message.subject.to_string();
+        let mut refusal = None;
         let event = (!raw && !duplicate && !late_history)
             .then(|| serde_json::from_slice::<Event>(&message.payload).ok())
             .flatten()
-            .map(|mut event| {
-                let host = header(HOST_HEADER).unwrap_or_else(|| "?".into());
+            .and_then(|mut event| {
+                // The host is the subject's: what the server let this publisher publish on.
+                let claims =
+                    Claims { header: header(HOST_HEADER), body: event.host.take(), id: &id };
+                let host = match host_of(&subject, &claims) {
+                    Ok(host) => host,
+                    Err(why) => {
+                        refusal = Some(why);
+                        return None;
+                    }
+                };
                 event.source.dir = format!("{host}:{}", event.source.dir.display()).into();
+                event.host = Some(host);
                 if let Some(generation_ns) = self.options.history_before_ns.filter(|_| history) {
                     event.ts_ns = event.ts_ns.min(generation_ns.saturating_sub(1));
                 }
-                event
+                Some(event)
             });
+        if let Some(why) = refusal {
+            self.refused += 1;
+            let (id, count) = (id.clone(), self.refused);
+            (self.notice)(FleetNotice::Refused { id, subject, why, count });
+        }
         self.recent.insert(id);
         if history {
             self.history_read += 1;
@@ -410,10 +443,45 @@ impl EventSource for CentralSource {
     }
 }
 
+/// What a message says about the host it comes from, besides its subject.
+struct Claims<'a> {
+    /// The `Hookline-Host` header.
+    header: Option<String>,
+    /// The event's own `host`.
+    body: Option<String>,
+    /// The message id (`<host>.<dir id>.<seq>` as a forwarder writes it).
+    id: &'a str,
+}
+
+/// The host a message comes from: the one its subject names (`<prefix>.<host>.<cli>.<session>`,
+/// the third token from the end); an error saying why when the subject has no host, or when
+/// the header, the body or the message id names another.
+fn host_of(subject: &str, claims: &Claims<'_>) -> Result<String, String> {
+    let tokens: Vec<&str> = subject.split('.').collect();
+    let host = match tokens.len() {
+        n if n >= 4 => tokens[n - 3],
+        _ => return Err(format!("subject {subject} names no host")),
+    };
+    let names = |claimed: &str| token(claimed) == host;
+    if let Some(header) = claims.header.as_deref().filter(|h| !names(h)) {
+        return Err(format!(
+            "its {HOST_HEADER} header names host {header:?}, its subject {host:?}"
+        ));
+    }
+    if let Some(body) = claims.body.as_deref().filter(|b| !names(b)) {
+        return Err(format!("its event names host {body:?}, its subject {host:?}"));
+    }
+    let id_host = claims.id.split('.').next().unwrap_or_default();
+    if !claims.id.starts_with("stream.") && id_host != host {
+        return Err(format!("its message id names host {id_host:?}, its subject {host:?}"));
+    }
+    Ok(host.to_owned())
+}
+
 /// Claims a consumer for this process: refused when another reader answers on its subject;
 /// then answers there itself for as long as the client lives.
 async fn claim(client: &async_nats::Client, stream: &str, consumer: &str) -> Result<(), Error> {
-    let subject = format!("_HOOKLINE.reader.{}.{}", super::token(stream), super::token(consumer));
+    let subject = format!("_HOOKLINE.reader.{}.{}", token(stream), token(consumer));
     let me = format!("pid {} on {}", std::process::id(), super::hostname());
     let ask = client.request(subject.clone(), me.clone().into_bytes().into());
     // No responders (nobody reads it) is the common case; a reader too busy to answer
@@ -464,6 +532,34 @@ impl RecentIds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn claims<'a>(header: Option<&str>, body: Option<&str>, id: &'a str) -> Claims<'a> {
+        Claims { header: header.map(Into::into), body: body.map(Into::into), id }
+    }
+
+    #[test]
+    fn the_host_is_the_subjects_and_a_message_naming_another_is_refused() {
+        let subject = "hookline.ci-runner-7.claude.x";
+        let own = claims(Some("ci-runner-7"), None, "ci-runner-7.d.1");
+        assert_eq!(host_of(subject, &own).unwrap(), "ci-runner-7");
+        assert!(host_of("a.b.hookline.h.claude.s", &own).unwrap_err().contains("header"));
+        // A host name with a dot is a token with `_` in the subject.
+        let dotted = claims(Some("build.3"), Some("build.3"), "build_3.d.1");
+        assert_eq!(host_of("hookline.build_3.claude.s", &dotted).unwrap(), "build_3");
+        let forged = [
+            claims(Some("build-2"), None, "ci-runner-7.d.1"),
+            claims(None, Some("build-2"), "ci-runner-7.d.1"),
+            claims(Some("ci-runner-7"), Some("build-2"), "ci-runner-7.d.1"),
+            claims(None, None, "build-2.d.1"),
+        ];
+        for (i, claims) in forged.iter().enumerate() {
+            let why = host_of(subject, claims).unwrap_err();
+            assert!(why.contains("build-2") && why.contains("ci-runner-7"), "{i}: {why}");
+        }
+        assert!(host_of("hookline.x", &own).is_err(), "a subject without a host");
+        // No header, no body host, no message id of the forwarder's form: the subject's.
+        assert_eq!(host_of(subject, &claims(None, None, "stream.9")).unwrap(), "ci-runner-7");
+    }
 
     #[test]
     fn recent_ids_forget_the_oldest_beyond_their_bound() {

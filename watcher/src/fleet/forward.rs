@@ -108,7 +108,9 @@ impl Forwarder {
     ) -> Result<Option<Forwarder>, Error> {
         let rt = super::runtime()?;
         let dir_id = dir_stable_id(&options.events_dir)?;
-        let client = rt.block_on(super::connect(&options.connection, notice.clone()))?;
+        let mut connection = options.connection.clone();
+        connection.inbox_prefix.get_or_insert_with(|| super::forwarder_inbox(&options.host));
+        let client = rt.block_on(super::connect(&connection, notice.clone()))?;
         let mut js = {
             let _in_runtime = rt.enter();
             jetstream::new(client)

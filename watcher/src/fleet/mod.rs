@@ -53,6 +53,15 @@ pub struct Connection {
     pub nkey: Option<PathBuf>,
     /// A PEM file of CA certificates to trust (TLS is then required).
     pub tls_ca: Option<PathBuf>,
+    /// The prefix of the client's reply subjects (`_INBOX` when `None`). A forwarder uses
+    /// `_INBOX.<host>`, so that the server can let it read its own acks and nobody else's
+    /// replies (see `docs/fleet.md`).
+    pub inbox_prefix: Option<String>,
+}
+
+/// The reply-subject prefix of a forwarder for `host`: `_INBOX.<host>`.
+pub fn forwarder_inbox(host: &str) -> String {
+    format!("_INBOX.{}", token(host))
 }
 
 /// Something the NATS side tells its operator.
@@ -85,6 +94,18 @@ pub enum FleetNotice {
         /// Why.
         why: String,
     },
+    /// The central reader refused a message that named another host than its subject's:
+    /// one host never speaks for another. Acknowledged and dropped.
+    Refused {
+        /// The message id.
+        id: String,
+        /// The subject it arrived on.
+        subject: String,
+        /// Which host it named where.
+        why: String,
+        /// How many messages this reader refused so far.
+        count: u64,
+    },
     /// The central reader caught up with the messages that were in the stream when it started
     /// (history, which never authorizes input); what follows arrives live.
     CaughtUp {
@@ -101,7 +122,9 @@ impl FleetNotice {
     /// Whether it is a warning (something works less well than it should) rather than news.
     pub fn is_warning(&self) -> bool {
         match self {
-            FleetNotice::Disconnected(_) | FleetNotice::Waiting { .. } => true,
+            FleetNotice::Disconnected(_)
+            | FleetNotice::Waiting { .. }
+            | FleetNotice::Refused { .. } => true,
             FleetNotice::Follow(notice) => notice.is_warning(),
             _ => false,
         }
@@ -123,6 +146,11 @@ impl std::fmt::Display for FleetNotice {
                 write!(f, "the server dropped {n} republished events it already had")
             }
             FleetNotice::Skipped { count, why } => write!(f, "skipped {count} messages: {why}"),
+            FleetNotice::Refused { id, subject, why, count } => write!(
+                f,
+                "refused message {id} on {subject}: {why} (one host never speaks for another; \
+                 {count} refused so far)"
+            ),
             FleetNotice::CaughtUp { history } => write!(
                 f,
                 "read the {history} messages already in the stream (history); following live"
@@ -254,6 +282,9 @@ pub(crate) async fn connect(
     if let Some(path) = &connection.nkey {
         let seed = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
         options = options.nkey(seed.trim().to_owned());
+    }
+    if let Some(prefix) = &connection.inbox_prefix {
+        options = options.custom_inbox_prefix(prefix);
     }
     if let Some(ca) = &connection.tls_ca {
         options = options.add_root_certificates(ca.clone()).require_tls(true);

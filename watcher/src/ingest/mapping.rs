@@ -132,6 +132,7 @@ pub fn map_envelope(profiles: &Profiles, envelope: &RawEnvelope, source: SourceR
         cli: profile.map_or_else(|| envelope.cli.clone(), |p| p.name.clone()),
         session_id,
         tag: envelope.tag.clone(),
+        host: None,
         agent_id: ident(|p| &p.fields.agent_id),
         turn_id: ident(|p| &p.fields.turn_id),
         cwd: ident(|p| &p.fields.cwd),

@@ -645,6 +645,7 @@ pub(crate) fn unreadable(source: SourceRef, reason: String, ts_ns: u64) -> Event
         cli: String::new(),
         session_id: None,
         tag: None,
+        host: None,
         agent_id: None,
         turn_id: None,
         cwd: None,

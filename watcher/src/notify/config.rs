@@ -181,7 +181,7 @@ pub const KEYS: &[KeyDoc] = &[
     },
     KeyDoc {
         path: "notify.on",
-        doc: "Required: the transitions that fire it, a list of `waiting_on_human` (any reason), `waiting_on_human.permission`, `waiting_on_human.question`, `waiting_on_human.elicitation`, `waiting_on_human.interrupted` (detail `other`), `idle`, `env_fault`, `ended`, `unknown` (for longer than `unknown-after`), `delivery_unconfirmed` (fed by the daemon; `hookline notify` alone never fires it).",
+        doc: "Required: the transitions that fire it, a list of `waiting_on_human` (any reason), `waiting_on_human.permission`, `waiting_on_human.question`, `waiting_on_human.elicitation`, `waiting_on_human.interrupted` (detail `other`), `idle`, `env_fault`, `ended`, `unknown` (for longer than `unknown-after`), `delivery_unconfirmed` (a delivery the decision journal records `unconfirmed`, once per delivery).",
     },
     KeyDoc {
         path: "notify.cli",

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use super::{Mode, Notifier};
+use super::deliveries::Deliveries;
+use super::{Mode, Notifier, Seen};
 use crate::Error;
 use crate::decide::Decider;
 use crate::engine::{Engine, EngineConfig, Note, Observer, Purpose, RunOptions, Source, Step};
@@ -30,6 +31,7 @@ pub const TICK: Duration = crate::engine::TICK;
 /// cursor (firing) and looks at every session on each tick.
 struct Watch {
     notifier: Notifier,
+    deliveries: Option<Deliveries>,
 }
 
 impl Observer for Watch {
@@ -51,17 +53,47 @@ impl Observer for Watch {
     fn tick(&mut self, decider: &Decider) {
         let now = now_ns();
         self.notifier.tick(&decider.tracker().snapshots(now), now, Mode::Fire);
+        let Some(deliveries) = &mut self.deliveries else { return };
+        for record in deliveries.unconfirmed() {
+            let tracker = decider.tracker();
+            let snapshot = record
+                .key
+                .as_deref()
+                .and_then(|k| tracker.view_by_key(k, now))
+                .or_else(|| tracker.view(&record.session, now));
+            let seen = snapshot.as_ref().map_or_else(|| unknown(&record.session), Seen::from);
+            self.notifier.delivery_unconfirmed_seen(&seen, record.ts_ns, &record.reason, now);
+        }
+    }
+}
+
+/// A session the notifier knows only by the name a delivery gave.
+pub(crate) fn unknown(name: &str) -> Seen {
+    Seen {
+        key: format!("-:{name}"),
+        session_id: Some(name.to_owned()),
+        tag: None,
+        host: None,
+        cli: String::new(),
+        cwd: None,
+        state: crate::state::State::Unknown(crate::vocab::UnknownReason::NoEventYet),
+        detail: None,
+        since_ns: 0,
+        age_ns: 0,
     }
 }
 
 /// Rebuilds the states (its staleness windows are `config`'s policy's) from history, firing
 /// nothing, then follows the events directory of `reader` through [`CURSOR`], firing, until
 /// `stop` says so: an engine over the directory, the notifier its observer. `reader.start` is
-/// ignored.
+/// ignored. `deliveries`, when given, are read on each tick: an unconfirmed one fires
+/// `delivery_unconfirmed`.
+#[allow(clippy::too_many_arguments)] // each one is the caller's to give; a struct would only rename them
 pub fn run(
     mut config: EngineConfig,
     reader: ReaderConfig,
     mut notifier: Notifier,
+    deliveries: Option<Deliveries>,
     options: WatchOptions,
     stop: &(dyn Fn() -> bool + Sync),
     note: impl Fn(FollowNotice) + Send + Sync + 'static,
@@ -82,7 +114,7 @@ pub fn run(
         Note::Follow(notice) => notes(notice),
         other => notes(FollowNotice::Reader(Notice::Degraded(other.to_string()))),
     })
-    .observed(Watch { notifier });
+    .observed(Watch { notifier, deliveries });
     let running = engine.spawn(options);
     ready();
     while !stop() {

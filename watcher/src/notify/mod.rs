@@ -16,12 +16,15 @@
 //! host's cursor (`hookline notify` keeps its own, `notify`: see [`live`]).
 //!
 //! Hosts: `hookline notify` runs [`live::run`], a follow loop and a tracker of its own over the
-//! events directory. A daemon that already follows and tracks hosts a [`Notifier`] directly:
-//! `observe` after each applied event, `tick` on its clock, `delivery_unconfirmed` after a
-//! delivery it ran was not confirmed.
+//! events directory, or, when a daemon answers, follows the daemon's sessions
+//! ([`crate::daemon::follow`]): the daemon runs no rule itself, so nothing fires twice.
+//! Either way it reads the decision journal's delivery outcomes ([`deliveries`]) and fires
+//! `delivery_unconfirmed` once per delivery.
 
 mod config;
+pub mod deliveries;
 pub mod live;
+pub mod remote;
 pub mod run;
 
 use std::collections::{HashMap, HashSet};
@@ -35,7 +38,7 @@ pub use self::config::{
 pub use self::run::{NotifyJournal, NotifyRecord, Outcome, Report, Runner};
 use crate::canonical::{Event, Kind};
 pub use crate::error::ConfigError;
-use crate::state::{Snapshot, State, StateKind};
+use crate::state::{Snapshot, State, StateKind, View};
 pub use crate::vocab::Trigger;
 
 /// Most characters of an event's message passed in `HOOKLINE_MESSAGE`.
@@ -58,6 +61,10 @@ pub struct Facts {
     pub session: Option<String>,
     /// `HOOKLINE_TAG`: the orchestrator's tag.
     pub tag: Option<String>,
+    /// `HOOKLINE_HOST`: the host the session runs on, for another host's session (read from
+    /// a daemon fed through NATS); empty for this machine's.
+    #[serde(default)]
+    pub host: Option<String>,
     /// `HOOKLINE_CLI`: the profile name.
     pub cli: String,
     /// `HOOKLINE_CWD`: the working directory the CLI reported.
@@ -79,11 +86,12 @@ pub struct Facts {
 
 impl Facts {
     /// The environment variables, every one of them, in the documented order.
-    pub fn env(&self) -> [(&'static str, String); 10] {
+    pub fn env(&self) -> [(&'static str, String); 11] {
         let text = |v: &Option<String>| v.as_deref().map(clean).unwrap_or_default();
         [
             ("HOOKLINE_SESSION", text(&self.session)),
             ("HOOKLINE_TAG", text(&self.tag)),
+            ("HOOKLINE_HOST", text(&self.host)),
             ("HOOKLINE_CLI", clean(&self.cli)),
             ("HOOKLINE_CWD", text(&self.cwd)),
             ("HOOKLINE_STATE", self.state.as_str().to_owned()),
@@ -116,12 +124,83 @@ pub struct Firing {
     pub outcome: Outcome,
 }
 
-/// A session's key as the notifier and its journal write it.
+/// A session's key as the notifier and its journal write it: `cli:session-id` (or
+/// `cli:tag:TAG`), after `host/` for another host's session.
 pub fn session_key(s: &Snapshot) -> String {
-    match (&s.session_id, &s.tag) {
-        (Some(id), _) => format!("{}:{id}", s.cli),
-        (None, Some(tag)) => format!("{}:tag:{tag}", s.cli),
-        (None, None) => format!("{}:-", s.cli),
+    key_of(s.host.as_deref(), &s.cli, s.session_id.as_deref(), s.tag.as_deref())
+}
+
+/// [`session_key`] of a view (a daemon's).
+pub fn view_key(v: &View) -> String {
+    key_of(v.host.as_deref(), &v.cli, v.session_id.as_deref(), v.tag.as_deref())
+}
+
+fn key_of(host: Option<&str>, cli: &str, id: Option<&str>, tag: Option<&str>) -> String {
+    let host = host.map(|h| format!("{h}/")).unwrap_or_default();
+    match (id, tag) {
+        (Some(id), _) => format!("{host}{cli}:{id}"),
+        (None, Some(tag)) => format!("{host}{cli}:tag:{tag}"),
+        (None, None) => format!("{host}{cli}:-"),
+    }
+}
+
+/// A session as the notifier sees it: from a snapshot of a tracker of its own, or from a
+/// view a daemon sent ([`From`] either).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// [`session_key`].
+    pub key: String,
+    /// The session id.
+    pub session_id: Option<String>,
+    /// The tag.
+    pub tag: Option<String>,
+    /// The host, for another host's session.
+    pub host: Option<String>,
+    /// The CLI.
+    pub cli: String,
+    /// The working directory.
+    pub cwd: Option<String>,
+    /// The state, with its reason.
+    pub state: State,
+    /// The state's detail, as the wire writes it.
+    pub detail: Option<String>,
+    /// When the state began.
+    pub since_ns: u64,
+    /// How long it has lasted.
+    pub age_ns: u64,
+}
+
+impl From<&Snapshot> for Seen {
+    fn from(s: &Snapshot) -> Seen {
+        Seen {
+            key: session_key(s),
+            session_id: s.session_id.clone(),
+            tag: s.tag.clone(),
+            host: s.host.clone(),
+            cli: s.cli.clone(),
+            cwd: s.cwd.clone(),
+            state: s.state.clone(),
+            detail: s.detail(),
+            since_ns: s.since_ns,
+            age_ns: s.age_ns,
+        }
+    }
+}
+
+impl From<&View> for Seen {
+    fn from(v: &View) -> Seen {
+        Seen {
+            key: view_key(v),
+            session_id: v.session_id.clone(),
+            tag: v.tag.clone(),
+            host: v.host.clone(),
+            cli: v.cli.clone(),
+            cwd: v.cwd.clone(),
+            state: State::from_wire(v.state, v.detail.as_deref()),
+            detail: v.detail.clone(),
+            since_ns: v.since_ns,
+            age_ns: v.age_ms.saturating_mul(1_000_000),
+        }
     }
 }
 
@@ -142,6 +221,9 @@ pub struct Notifier {
     fired_at: HashMap<(usize, String, Trigger), u64>,
     /// (rule, session, since) of the `unknown` spells announced.
     unknown_done: HashSet<(String, String, u64)>,
+    /// (rule, session, since) of every transition fired (or journaled) already, by this
+    /// notifier or one before it: one transition fires a rule once, across restarts.
+    done: HashSet<(String, String, u64)>,
 }
 
 impl Notifier {
@@ -153,6 +235,7 @@ impl Notifier {
             marks: HashMap::new(),
             fired_at: HashMap::new(),
             unknown_done: HashSet::new(),
+            done: HashSet::new(),
         }
     }
 
@@ -164,8 +247,12 @@ impl Notifier {
     /// Learns from journal records which `unknown` spells were already announced, so that a
     /// restarted notifier does not announce them again.
     pub fn remember(&mut self, records: &[NotifyRecord]) {
-        for r in records.iter().filter(|r| r.trigger == Trigger::Unknown) {
-            self.unknown_done.insert((r.rule.clone(), r.key.clone(), r.since_ns));
+        for r in records {
+            let done = (r.rule.clone(), r.key.clone(), r.since_ns);
+            if r.trigger == Trigger::Unknown {
+                self.unknown_done.insert(done.clone());
+            }
+            self.done.insert(done);
         }
     }
 
@@ -179,8 +266,19 @@ impl Notifier {
         now_ns: u64,
         mode: Mode,
     ) -> Vec<Firing> {
-        let key = session_key(snapshot);
-        let mark = Mark { kind: snapshot.state.kind(), detail: snapshot.detail() };
+        self.observe_seen(&Seen::from(snapshot), cause, now_ns, mode)
+    }
+
+    /// [`Notifier::observe`] of a session as a snapshot or a view shows it.
+    pub fn observe_seen(
+        &mut self,
+        snapshot: &Seen,
+        cause: Option<&Event>,
+        now_ns: u64,
+        mode: Mode,
+    ) -> Vec<Firing> {
+        let key = snapshot.key.clone();
+        let mark = Mark { kind: snapshot.state.kind(), detail: snapshot.detail.clone() };
         if self.marks.get(&key) == Some(&mark) {
             return Vec::new();
         }
@@ -199,7 +297,9 @@ impl Notifier {
             else {
                 continue;
             };
-            if !admits(rule, snapshot) {
+            if !admits(rule, snapshot)
+                || self.done.contains(&(rule.name.clone(), key.clone(), snapshot.since_ns))
+            {
                 continue;
             }
             let facts = facts(snapshot, cause, trigger);
@@ -212,13 +312,19 @@ impl Notifier {
     /// Every session's snapshot at `now_ns`: states that changed without an event (gone
     /// stale), and `unknown` spells longer than a rule's `unknown-after`.
     pub fn tick(&mut self, snapshots: &[Snapshot], now_ns: u64, mode: Mode) -> Vec<Firing> {
+        let seen: Vec<Seen> = snapshots.iter().map(Seen::from).collect();
+        self.tick_seen(&seen, now_ns, mode)
+    }
+
+    /// [`Notifier::tick`] of sessions as snapshots or views show them.
+    pub fn tick_seen(&mut self, sessions: &[Seen], now_ns: u64, mode: Mode) -> Vec<Firing> {
         let mut firings = Vec::new();
-        for snapshot in snapshots {
-            firings.extend(self.observe(snapshot, None, now_ns, mode));
+        for snapshot in sessions {
+            firings.extend(self.observe_seen(snapshot, None, now_ns, mode));
             if !matches!(snapshot.state, State::Unknown(_)) {
                 continue;
             }
-            let key = session_key(snapshot);
+            let key = snapshot.key.clone();
             for i in 0..self.config.rules.len() {
                 let rule = &self.config.rules[i];
                 if !rule.on.contains(&Trigger::Unknown)
@@ -252,16 +358,36 @@ impl Notifier {
         text: &str,
         now_ns: u64,
     ) -> Vec<Firing> {
-        let key = session_key(snapshot);
+        let seen = Seen::from(snapshot);
+        let since = seen.since_ns;
+        self.delivery_unconfirmed_seen(&seen, since, text, now_ns)
+    }
+
+    /// A delivery journaled at `delivered_ns` was not confirmed (the decision journal's
+    /// `delivery.step` `unconfirmed`): fires the rules `on = ["delivery_unconfirmed"]` once
+    /// per delivery (the delivery's time names it in the notify journal), with `text` (the
+    /// journal's reason) as the message.
+    pub fn delivery_unconfirmed_seen(
+        &mut self,
+        session: &Seen,
+        delivered_ns: u64,
+        text: &str,
+        now_ns: u64,
+    ) -> Vec<Firing> {
+        let key = session.key.clone();
         let mut firings = Vec::new();
         for i in 0..self.config.rules.len() {
             let rule = &self.config.rules[i];
-            if !rule.on.contains(&Trigger::DeliveryUnconfirmed) || !admits(rule, snapshot) {
+            let done = (rule.name.clone(), key.clone(), delivered_ns);
+            if !rule.on.contains(&Trigger::DeliveryUnconfirmed)
+                || !admits(rule, session)
+                || !self.done.insert(done)
+            {
                 continue;
             }
-            let mut facts = facts(snapshot, None, Trigger::DeliveryUnconfirmed);
+            let mut facts = facts(session, None, Trigger::DeliveryUnconfirmed);
             facts.message = Some(text.chars().take(MAX_MESSAGE).collect());
-            firings.push(self.fire(i, &key, snapshot.since_ns, facts, now_ns, None));
+            firings.push(self.fire(i, &key, delivered_ns, facts, now_ns, None));
         }
         firings
     }
@@ -285,6 +411,7 @@ impl Notifier {
                 Outcome::Started
             }
         });
+        self.done.insert((rule.name.clone(), key.to_owned(), since_ns));
         let firing =
             Firing { rule: rule.name.clone(), key: key.to_owned(), since_ns, facts, outcome };
         let record = NotifyRecord::of(&firing, now_ns);
@@ -300,7 +427,7 @@ impl Notifier {
 }
 
 /// Whether a rule's filters let the session through.
-fn admits(rule: &Rule, s: &Snapshot) -> bool {
+fn admits(rule: &Rule, s: &Seen) -> bool {
     let any = |globs: &[Glob], value: Option<&str>| {
         globs.is_empty() || value.is_some_and(|v| globs.iter().any(|g| g.matches(v)))
     };
@@ -309,7 +436,7 @@ fn admits(rule: &Rule, s: &Snapshot) -> bool {
         && any(&rule.cwd, s.cwd.as_deref())
 }
 
-fn facts(s: &Snapshot, cause: Option<&Event>, reason: Trigger) -> Facts {
+fn facts(s: &Seen, cause: Option<&Event>, reason: Trigger) -> Facts {
     let (mut tool, message) = match cause.map(|e| &e.kind) {
         Some(
             Kind::PermissionRequest { tool }
@@ -328,14 +455,15 @@ fn facts(s: &Snapshot, cause: Option<&Event>, reason: Trigger) -> Facts {
     Facts {
         session: s.session_id.clone(),
         tag: s.tag.clone(),
+        host: s.host.clone(),
         cli: s.cli.clone(),
         cwd: s.cwd.clone(),
         state: s.state.kind(),
-        detail: s.detail(),
+        detail: s.detail.clone(),
         reason,
         tool,
         message: message.map(|m| m.chars().take(MAX_MESSAGE).collect()),
-        age_ms: s.age_ms(),
+        age_ms: s.age_ns / 1_000_000,
     }
 }
 

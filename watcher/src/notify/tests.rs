@@ -196,6 +196,7 @@ fn the_command_gets_exactly_the_documented_variables() {
     let mut documented: Vec<&str> = Facts::env(&Facts {
         session: None,
         tag: None,
+        host: None,
         cli: String::new(),
         cwd: None,
         state: StateKind::Idle,

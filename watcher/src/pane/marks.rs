@@ -14,7 +14,7 @@ use std::fmt;
 
 use crate::deliver::in_process_tree;
 use crate::error::Error;
-use crate::state::{Snapshot, StateKind};
+use crate::state::{StateKind, View};
 
 use super::{Pane, Server};
 
@@ -110,25 +110,31 @@ fn no_server(error: Error) -> Error {
     error
 }
 
-/// Which session each pane holds: the most recently active one whose host pid is in the
-/// pane's process tree (`snapshots` most recently active first, as the tracker gives them).
-pub fn find(panes: &[(String, u32)], snapshots: &[Snapshot]) -> Vec<Marked> {
+/// Which session each pane holds: the most recently active one of this machine whose host
+/// pid is in the pane's process tree (`views` most recently active first, as the tracker
+/// gives them). Another host's session never marks a pane here: its pid is another
+/// machine's.
+pub fn find(panes: &[(String, u32)], views: &[View]) -> Vec<Marked> {
     panes
         .iter()
         .map(|(pane, pane_pid)| Marked {
             pane: pane.clone(),
-            session: snapshots
+            session: views
                 .iter()
-                .find(|s| s.host_pid.is_some_and(|host| in_process_tree(host, *pane_pid)))
-                .map(|s| (crate::notify::session_key(s), s.state.kind(), s.detail())),
+                .filter(|v| v.host.is_none())
+                .find(|v| v.host_pid.is_some_and(|host| in_process_tree(host, *pane_pid)))
+                .map(|v| (crate::notify::view_key(v), v.state, v.detail.clone())),
         })
         .collect()
 }
 
-/// The summary of what was found.
-pub fn summarize(marked: &[Marked]) -> Summary {
+/// The summary of what was found in the panes, and of the other hosts' sessions (which mark
+/// no pane here, but need a person all the same).
+pub fn summarize(marked: &[Marked], views: &[View]) -> Summary {
     let mut summary = Summary::default();
-    for (_, state, _) in marked.iter().filter_map(|m| m.session.as_ref()) {
+    let found = marked.iter().filter_map(|m| m.session.as_ref()).map(|(_, state, _)| *state);
+    let remote = views.iter().filter(|v| v.host.is_some()).map(|v| v.state);
+    for state in found.chain(remote) {
         summary.sessions += 1;
         match state {
             StateKind::WaitingOnHuman | StateKind::EnvFault => summary.need_you += 1,
@@ -156,9 +162,9 @@ pub fn batch_arg(value: &str) -> Cow<'_, str> {
 /// Marks every pane of `server` with its session's state (and unmarks the others), sets the
 /// summary, all in one tmux command; returns what was found. Every argument goes through
 /// [`batch_arg`]: no text can end a command early, so none can fail or reorder the batch.
-pub fn mark(server: &Server, snapshots: &[Snapshot]) -> Result<(Vec<Marked>, Summary), Error> {
-    let marked = find(&panes(server)?, snapshots);
-    let summary = summarize(&marked);
+pub fn mark(server: &Server, views: &[View]) -> Result<(Vec<Marked>, Summary), Error> {
+    let marked = find(&panes(server)?, views);
+    let summary = summarize(&marked, views);
     let summary_text = summary.to_string();
     let mut args: Vec<Cow<'_, str>> =
         vec!["set-option".into(), "-g".into(), SUMMARY_OPTION.into(), batch_arg(&summary_text)];

@@ -59,6 +59,13 @@ pub fn reply(
             .deliver(&Order::from(&r), cancel)
             .map(|a| Answer::Deliver(Box::new(a)))
             .map_err(|e| chain(&e)),
+        Request::Changes(r) => running
+            .changes(r.after, Duration::from_millis(r.timeout_ms), r.sessions)
+            .map(Answer::Changes)
+            .map_err(|e| chain(&e)),
+        Request::Explain(r) => {
+            running.explain(&r.session).map(Answer::Explain).map_err(|e| chain(&e))
+        }
         Request::Reload(_) => match reload {
             Some(reload) => reload(running).map(Answer::Reload),
             None => Err("this server cannot reload: restart it to change its policy".into()),

@@ -29,6 +29,15 @@
 //! | `next_event` | `session`, optional `timeout_ms` (default 0, at most 600000), `after_ns` | `event` (or `null`), `timed_out`, `dropped`, `view` |
 //! | `deliver` | `session`, `tmux` `{target, socket}`, `text` (optional for a nudge), optional `question` (`input`, `nudge`), `lease`, `wait_ms`, `confirm_timeout_ms`, `heal_after_ms` | see [`DeliverAnswer`] |
 //! | `reload` | — | `policy`, `profiles`: the policy and profiles in force from now on |
+//! | `changes` | optional `after`, `timeout_ms`, `sessions` | `generation`, `last`, `changes` (each `seq`, `event`, `view`), `missed`, and `sessions` when asked for |
+//! | `explain` | `session` | `view` (or `null`), `transitions`: the session's last transitions, oldest first |
+//!
+//! `changes` is how a display follows a server (`hookline top`, `tmux`, `notify` and `web` read
+//! a daemon with it): every live event applied and every transition a transcript made, each
+//! numbered in one feed with the session's view right after it. Without `after` it hands out
+//! nothing and says where the feed is (`last`); with it, the changes after that one, waiting up
+//! to `timeout_ms` for the first. Up to [`FEED_LEN`] are kept; `missed` counts those a caller
+//! fell too far behind to get. Nothing it shows takes a slot or counts toward anything.
 //!
 //! `next_event` hands out, oldest first and once each, the canonical events of that session
 //! that arrived since the server started (up to [`QUEUE_PER_SESSION`] per session are kept;
@@ -54,12 +63,14 @@ use crate::decide::{
 };
 use crate::deliver::{Sent, TurnStarted};
 pub use crate::pane::TmuxPane;
-use crate::state::{Expect, Refusal, Slot, StateKind, View};
+use crate::state::{Expect, Refusal, Slot, StateKind, Transition, View};
 
 /// The protocol's version, in `hello`'s reply.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 /// Events kept per session for `next_event`.
 pub const QUEUE_PER_SESSION: usize = 256;
+/// Changes kept for `changes`.
+pub const FEED_LEN: usize = 1024;
 /// The longest `next_event` wait.
 pub const MAX_WAIT: Duration = Duration::from_secs(600);
 /// The longest request line.
@@ -92,6 +103,28 @@ pub enum Request {
     Deliver(DeliverRequest),
     /// Read the policy and the profiles again, keeping the live generation.
     Reload(NoFields),
+    /// What changed since a change the caller saw (display only).
+    Changes(ChangesRequest),
+    /// A session's view and its last transitions (display only).
+    Explain(SessionRequest),
+}
+
+/// `changes`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ChangesRequest {
+    /// The last change the caller has (a previous answer's `last`); without it, nothing is
+    /// handed out and the answer says where the feed is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<u64>,
+    /// How long to wait for a change after `after`, in milliseconds (default 0). At most
+    /// [`MAX_WAIT`].
+    #[serde(default)]
+    pub timeout_ms: u64,
+    /// Also every session's view, as `sessions` answers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sessions: bool,
 }
 
 /// No fields beyond `op` and `id`.
@@ -253,7 +286,8 @@ impl Request {
     /// `deliver`.
     pub fn may_wait(&self) -> bool {
         match self {
-            Request::NextEvent(NextRequest { timeout_ms, .. }) => *timeout_ms > 0,
+            Request::NextEvent(NextRequest { timeout_ms, .. })
+            | Request::Changes(ChangesRequest { timeout_ms, .. }) => *timeout_ms > 0,
             Request::Deliver(_) => true,
             _ => false,
         }
@@ -273,6 +307,8 @@ impl Request {
             Request::NextEvent(_) => Op::NextEvent,
             Request::Deliver(_) => Op::Deliver,
             Request::Reload(_) => Op::Reload,
+            Request::Changes(_) => Op::Changes,
+            Request::Explain(_) => Op::Explain,
         }
     }
 
@@ -313,11 +349,15 @@ pub enum Op {
     Deliver,
     /// `reload`.
     Reload,
+    /// `changes`.
+    Changes,
+    /// `explain`.
+    Explain,
 }
 
 impl Op {
     /// Every operation, in the table's order.
-    pub const ALL: [Op; 11] = [
+    pub const ALL: [Op; 13] = [
         Op::Hello,
         Op::Decide,
         Op::TakeInputSlot,
@@ -329,6 +369,8 @@ impl Op {
         Op::NextEvent,
         Op::Deliver,
         Op::Reload,
+        Op::Changes,
+        Op::Explain,
     ];
 
     /// The word on the wire.
@@ -345,6 +387,8 @@ impl Op {
             Op::NextEvent => "next_event",
             Op::Deliver => "deliver",
             Op::Reload => "reload",
+            Op::Changes => "changes",
+            Op::Explain => "explain",
         }
     }
 }
@@ -465,6 +509,51 @@ pub enum Answer {
     Deliver(Box<DeliverAnswer>),
     /// `reload`.
     Reload(ReloadAnswer),
+    /// `changes`.
+    Changes(ChangesAnswer),
+    /// `explain`.
+    Explain(ExplainAnswer),
+}
+
+/// `changes`' answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ChangesAnswer {
+    /// The tracker's generation: a different one than before means the server restarted,
+    /// and the changes before are not this feed's.
+    pub generation: u64,
+    /// The last change in the feed: the `after` of the next request.
+    pub last: u64,
+    /// The changes after `after`, oldest first.
+    pub changes: Vec<Change>,
+    /// Changes after `after` no longer kept: the caller fell more than [`FEED_LEN`] behind.
+    pub missed: u64,
+    /// Every session's view now, most recent first, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<Vec<View>>,
+}
+
+/// One change of a server's sessions: a live event applied, or a transition a transcript made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Change {
+    /// Its number in the feed, from 1.
+    pub seq: u64,
+    /// The event applied; `null` when the session's transcript changed its state.
+    pub event: Option<Box<Event>>,
+    /// The session's view right after.
+    pub view: Option<Box<View>>,
+}
+
+/// `explain`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ExplainAnswer {
+    /// The session's view, `None` when no event was seen for it.
+    pub view: Option<Box<View>>,
+    /// Its last transitions (each event, the rule that read it, the state it entered), oldest
+    /// first.
+    pub transitions: Vec<Transition>,
 }
 
 /// `hello`'s answer: who is serving.

@@ -184,10 +184,15 @@ pub struct Found<'a> {
 }
 
 impl Found<'_> {
-    /// The name that finds this session exactly: its session id, else its tag.
-    pub fn name(&self) -> &str {
+    /// The name that finds this session exactly: its session id, else its tag; written
+    /// `<name>@<host>` for another host's session.
+    pub fn name(&self) -> String {
         let key = &self.session.key;
-        key.session_id.as_deref().or(key.tag.as_deref()).unwrap_or(self.key)
+        let name = key.session_id.as_deref().or(key.tag.as_deref()).unwrap_or(self.key);
+        match &key.host {
+            Some(host) => format!("{name}@{host}"),
+            None => name.to_owned(),
+        }
     }
 }
 
@@ -337,13 +342,18 @@ impl Tracker {
         &self.profiles
     }
 
-    /// The key a session is stored under: the CLI and its session id, else the tag.
+    /// The key a session is stored under: the CLI and its session id, else the tag; after
+    /// `<host>/` for another host's session, so that one host's events never reach another's
+    /// session, whatever ids they carry.
     fn key_of(&self, event: &Event) -> Option<String> {
+        let host = event.host.as_deref().map(|h| format!("{h}/")).unwrap_or_default();
         match (&event.session_id, &event.tag) {
-            (Some(id), _) => Some(format!("{}:{id}", event.cli)),
-            (None, Some(tag)) => {
-                self.by_tag.get(tag).cloned().or_else(|| Some(format!("{}:tag:{tag}", event.cli)))
-            }
+            (Some(id), _) => Some(format!("{host}{}:{id}", event.cli)),
+            (None, Some(tag)) => self
+                .by_tag
+                .get(&tag_name(tag, event.host.as_deref()))
+                .cloned()
+                .or_else(|| Some(format!("{host}{}:tag:{tag}", event.cli))),
             (None, None) => None,
         }
     }
@@ -354,7 +364,10 @@ impl Tracker {
     fn route(&mut self, event: &Event) -> Option<String> {
         let key = self.key_of(event)?;
         let Some(id) = event.session_id.as_deref() else { return Some(key) };
-        let same_id = |s: &Session| s.key.session_id.as_deref() == Some(id);
+        let same_id = |s: &Session| {
+            s.key.session_id.as_deref() == Some(id)
+                && s.key.host.as_deref() == event.host.as_deref()
+        };
         if event.source.legacy {
             let relayed = self
                 .sessions
@@ -396,10 +409,9 @@ impl Tracker {
         let history_len = self.history_len;
         // A tag names the session that last changed state under it. An event that changes
         // nothing (a side thread's notification) does not take the tag from a session.
-        if let Some(tag) = &event.tag
-            && !self.by_tag.contains_key(tag)
-        {
-            self.by_tag.insert(tag.clone(), key.clone());
+        if let Some(tag) = &event.tag {
+            let name = tag_name(tag, event.host.as_deref());
+            self.by_tag.entry(name).or_insert_with(|| key.clone());
         }
         let profile = self.profiles.get(&event.cli);
         let session =
@@ -522,19 +534,43 @@ impl Tracker {
         }
         session.record(event, rule, changed.then_some(session.current.state.kind()), history_len);
         if changed && let Some(tag) = &event.tag {
-            self.by_tag.insert(tag.clone(), key.clone());
+            self.by_tag.insert(tag_name(tag, event.host.as_deref()), key.clone());
         }
         Applied { session: Some(key), rule, changed, ignored: None }
     }
 
     /// Finds a session by session id, else by tag (the session whose state last changed under
-    /// it).
+    /// it). Another host's session is named `<id or tag>@<host>`, or by its id or tag alone
+    /// when no other host has a session of that name: a name two hosts share finds nothing,
+    /// never one of them.
     pub fn find(&self, id_or_tag: &str) -> Option<&Session> {
-        self.sessions
+        self.find_on(id_or_tag, None).or_else(|| {
+            let (name, host) = id_or_tag.rsplit_once('@')?;
+            (!name.is_empty() && !host.is_empty()).then(|| self.find_on(name, Some(host)))?
+        })
+    }
+
+    /// [`Tracker::find`] of a name on one host (`Some`), or on whichever single host has it.
+    fn find_on(&self, name: &str, on: Option<&str>) -> Option<&Session> {
+        let here = |s: &&Session| on.is_none_or(|h| s.key.host.as_deref() == Some(h));
+        let by_id: Vec<&Session> = self
+            .sessions
             .values()
-            .filter(|s| s.key.session_id.as_deref() == Some(id_or_tag))
-            .max_by_key(|s| s.ts_ns)
-            .or_else(|| self.by_tag.get(id_or_tag).and_then(|k| self.sessions.get(k)))
+            .filter(|s| s.key.session_id.as_deref() == Some(name))
+            .filter(here)
+            .collect();
+        if !by_id.is_empty() {
+            return one_host(by_id);
+        }
+        let by_tag: Vec<&Session> = self
+            .by_tag
+            .iter()
+            .filter_map(|(slot, key)| Some((slot, self.sessions.get(key)?)))
+            .filter(|(slot, s)| **slot == tag_name(name, s.key.host.as_deref()))
+            .map(|(_, s)| s)
+            .filter(here)
+            .collect();
+        one_host(by_tag)
     }
 
     /// Finds a session as a person names it: by its session id or tag exactly (as
@@ -560,7 +596,12 @@ impl Tracker {
         let mut keys: BTreeSet<&String> = self
             .sessions
             .iter()
-            .filter(|(_, s)| s.key.session_id.as_deref().is_some_and(|id| id.starts_with(query)))
+            .filter(|(_, s)| {
+                s.key.session_id.as_deref().is_some_and(|id| match &s.key.host {
+                    Some(host) => format!("{id}@{host}").starts_with(query),
+                    None => id.starts_with(query),
+                })
+            })
             .map(|(key, _)| key)
             .collect();
         keys.extend(self.by_tag.iter().filter(|(tag, _)| tag.starts_with(query)).map(|(_, k)| k));
@@ -800,6 +841,24 @@ impl Tracker {
     }
 }
 
+/// The entry of a tag in [`Tracker::by_tag`]: the tag, `<tag>@<host>` for another host's.
+fn tag_name(tag: &str, host: Option<&str>) -> String {
+    match host {
+        Some(host) => format!("{tag}@{host}"),
+        None => tag.to_owned(),
+    }
+}
+
+/// The most recently active of `sessions` when they are all on one host; `None` when they are
+/// on several (a name they share names none of them exactly) or there are none.
+fn one_host(sessions: Vec<&Session>) -> Option<&Session> {
+    let first = sessions.first()?;
+    if sessions.iter().any(|s| s.key.host != first.key.host) {
+        return None;
+    }
+    sessions.into_iter().max_by_key(|s| s.ts_ns)
+}
+
 impl Session {
     fn new(event: &Event, generation: Generation) -> Session {
         let evidence = Evidence::of(event, "new-session-starts-unknown");
@@ -860,8 +919,12 @@ impl Session {
             rule: std::borrow::Cow::Borrowed("transcript-only-session-starts-unknown"),
             mapped_by: format!("transcript:{}", facts.format),
         };
-        let key =
-            SessionKey { cli: cli.to_owned(), session_id: Some(session_id.to_owned()), tag: None };
+        let key = SessionKey {
+            cli: cli.to_owned(),
+            session_id: Some(session_id.to_owned()),
+            tag: None,
+            host: None,
+        };
         let state = State::Unknown(UnknownReason::TranscriptOnly);
         let mut session = Session::blank(key, state, since_ns, evidence);
         session.transcript_path = Some(facts.path.clone());

@@ -49,6 +49,27 @@ impl State {
         }
     }
 
+    /// The state a wire form (a [`View`](super::View)'s `state` and `detail`) names: the
+    /// reason read back from its word, or the most general one when the word is not one
+    /// (a stale state's `detail`, a newer vocabulary).
+    pub fn from_wire(kind: StateKind, detail: Option<&str>) -> State {
+        match kind {
+            StateKind::Unknown => State::Unknown(
+                detail.and_then(UnknownReason::from_word).unwrap_or(UnknownReason::Stale),
+            ),
+            StateKind::Active => State::Active,
+            StateKind::ChildCommand => State::ChildCommand { tool: detail.map(str::to_owned) },
+            StateKind::WaitingOnHuman => State::WaitingOnHuman(
+                detail.and_then(WaitReason::from_word).unwrap_or(WaitReason::Other),
+            ),
+            StateKind::Idle => State::Idle,
+            StateKind::EnvFault => State::EnvFault(
+                detail.and_then(FailureKind::from_word).unwrap_or(FailureKind::Other),
+            ),
+            StateKind::Ended => State::Ended(detail.map(EndReason::parse)),
+        }
+    }
+
     /// The reason as `detail` writes it on the wire (a stale state's is the snapshot's
     /// [`Snapshot::detail`]).
     pub fn detail(&self) -> Option<String> {
@@ -94,6 +115,8 @@ pub struct Snapshot {
     pub session_id: Option<String>,
     /// The orchestrator's tag.
     pub tag: Option<String>,
+    /// The host it runs on, for another host's session (heard of through NATS).
+    pub host: Option<String>,
     /// The profile (CLI) name.
     pub cli: String,
     /// The working directory the CLI reported.
@@ -184,6 +207,7 @@ impl Snapshot {
         let mut snapshot = Snapshot {
             session_id: session.key.session_id.clone(),
             tag: session.key.tag.clone(),
+            host: session.key.host.clone(),
             cli: session.key.cli.clone(),
             cwd: session.cwd.clone(),
             state,

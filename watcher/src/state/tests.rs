@@ -577,3 +577,47 @@ fn a_checkpoint_of_a_live_idle_session_authorizes_nothing() {
     let refusal = restored.take_input_slot("s1", now).unwrap_err();
     assert!(refusal.to_string().contains("replayed"), "{refusal}");
 }
+
+#[test]
+fn the_same_session_id_on_two_hosts_is_two_sessions_and_a_name_they_share_finds_neither() {
+    let profiles = Profiles::shipped().unwrap();
+    let on = |host: Option<&str>, fixture: &str, seq: u64, at: &str| {
+        let mut e = claude_event(&profiles, fixture, seq, at);
+        e.host = host.map(Into::into);
+        e.tag = Some("job".into());
+        e
+    };
+    let mut tracker = Tracker::new(profiles.clone(), T0).live();
+    // build-2's session is mid-turn; a stop of ci-runner-7's session of the same id (and tag)
+    // must not make it idle.
+    tracker.apply(&on(Some("build-2"), "claude-code/2.1.332/UserPromptSubmit.json", 1, "0s"));
+    tracker.apply(&on(Some("ci-runner-7"), "claude-code/2.1.332/UserPromptSubmit.json", 1, "1s"));
+    tracker.apply(&on(Some("ci-runner-7"), "claude-code/2.1.332/Stop.json", 2, "2s"));
+    let now = T0 + 3_000_000_000;
+    assert_eq!(tracker.len(), 2, "one session per host");
+    let view = |name: &str| tracker.view(name, now).map(|v| (v.state, v.host));
+    assert_eq!(view("s1@build-2"), Some((StateKind::Active, Some("build-2".into()))));
+    assert_eq!(view("s1@ci-runner-7"), Some((StateKind::Idle, Some("ci-runner-7".into()))));
+    assert_eq!(view("job@build-2").map(|v| v.0), Some(StateKind::Active));
+    // A name two hosts share names neither of them: never the wrong one.
+    assert_eq!(view("s1"), None);
+    assert_eq!(view("job"), None);
+    assert!(tracker.take_input_slot("s1", now).is_err());
+    assert!(tracker.take_input_slot("s1@build-2", now).is_err(), "build-2 is mid-turn");
+    assert!(tracker.take_input_slot("s1@ci-runner-7", now).is_ok());
+    let Err(Error::AmbiguousSession { candidates, .. }) = tracker.lookup("s1") else {
+        panic!("a shared name is ambiguous to a person");
+    };
+    assert_eq!(candidates.len(), 2);
+    assert!(candidates.iter().any(|c| c.starts_with("s1@build-2 ")), "{candidates:?}");
+    // A local session of another id is found by its name alone.
+    tracker.apply(&{
+        let mut e = on(None, "claude-code/2.1.332/UserPromptSubmit.json", 3, "2s");
+        e.session_id = Some("local".into());
+        e.tag = None;
+        e
+    });
+    assert_eq!(tracker.view("local", now).unwrap().host, None);
+    assert_eq!(tracker.lookup("local").unwrap().unwrap().name(), "local");
+    assert_eq!(tracker.lookup("s1@ci").unwrap().unwrap().name(), "s1@ci-runner-7");
+}

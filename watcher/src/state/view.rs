@@ -46,7 +46,8 @@ impl Evidence {
 }
 
 /// One step of a session's history, for `explain`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Transition {
     /// The event and the rule.
     pub evidence: Evidence,
@@ -87,6 +88,10 @@ pub struct View {
     pub session_id: Option<String>,
     /// The orchestrator's tag.
     pub tag: Option<String>,
+    /// The host it runs on, for another host's session (a central fed through NATS names it
+    /// by the subject its events arrived on); `null` for the local events directory's.
+    #[serde(default)]
+    pub host: Option<String>,
     /// The profile (CLI) name.
     pub cli: String,
     /// The working directory the CLI reported.
@@ -148,6 +153,7 @@ impl From<&Snapshot> for View {
         View {
             session_id: s.session_id.clone(),
             tag: s.tag.clone(),
+            host: s.host.clone(),
             cli: s.cli.clone(),
             cwd: s.cwd.clone(),
             state,

@@ -532,3 +532,343 @@ fn a_daemon_fed_by_a_consumer_answers_decide_for_a_remote_host() {
     unsafe { libc::kill(daemon.id() as libc::pid_t, libc::SIGTERM) };
     assert!(daemon.wait().unwrap().success());
 }
+
+/// A user key: its public key, and its seed in a 0600 file under `dir`.
+pub fn user_key(dir: &Path, name: &str) -> (String, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let key = nkeys::KeyPair::new_user();
+    let path = dir.join(format!("{name}.nk"));
+    std::fs::write(&path, key.seed().unwrap()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    (key.public_key(), path)
+}
+
+/// The permissions docs/fleet.md gives a forwarder of `host` (`create`: it may create the
+/// stream), in nats-server's configuration syntax.
+pub fn forwarder_permissions(host: &str, create: bool) -> String {
+    let mut publish = vec![format!("hookline.{host}.>"), "$JS.API.STREAM.INFO.HOOKLINE".into()];
+    if create {
+        publish.push("$JS.API.STREAM.CREATE.HOOKLINE".into());
+    }
+    let publish: Vec<String> = publish.iter().map(|s| format!("{s:?}")).collect();
+    format!(
+        "{{ publish: {{ allow: [{}] }}, subscribe: {{ allow: [\"_INBOX.{host}.>\"] }} }}",
+        publish.join(", ")
+    )
+}
+
+/// A `hookline daemon --nats` child over `central` (its local events directory), live once
+/// it returns; its stderr lines on a channel.
+pub struct Central {
+    pub child: Child,
+    pub stderr: mpsc::Receiver<String>,
+    pub dir: PathBuf,
+}
+
+impl Central {
+    pub fn start(url: &str, home: &Path, extra: &[&str]) -> Central {
+        let dir = home.join("central");
+        let mut child = Command::new(hookline())
+            .args(["daemon", "--nats", url, "--consumer", "daemon", "--events-dir"])
+            .arg(&dir)
+            .args(extra)
+            .env("HOME", home)
+            .env_remove("XDG_CONFIG_HOME")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = stderr_lines(child.stderr.take().unwrap());
+        wait_line(&stderr, "following live");
+        Central { child, stderr, dir }
+    }
+
+    /// `hookline ARGS --events-dir <central>` run against the daemon.
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new(hookline())
+            .args(args)
+            .arg("--events-dir")
+            .arg(&self.dir)
+            .env("HOME", self.dir.parent().unwrap())
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap()
+    }
+
+    /// `status --json` through the daemon.
+    pub fn views(&self) -> Vec<Value> {
+        let out = self.run(&["status", "--json"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// The view of the session `id` on `host` once `ready` holds for it.
+    pub fn wait_view(&self, id: &str, host: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let views = self.views();
+            let found = views.iter().find(|v| v["session_id"] == id && v["host"] == host);
+            if let Some(view) = found.filter(|v| ready(v)) {
+                return view.clone();
+            }
+            assert!(Instant::now() < deadline, "{id}@{host} never got there: {views:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn stop(mut self) -> Vec<String> {
+        // SAFETY: signalling our own child by its pid.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        assert!(self.child.wait().unwrap().success());
+        self.stderr.try_iter().collect()
+    }
+}
+
+impl Drop for Central {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_forwarder_confined_to_its_subjects_cannot_speak_for_another_host() {
+    let Some(binary) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (a_key, a_seed) = user_key(tmp.path(), "host-a");
+    let (b_key, b_seed) = user_key(tmp.path(), "build-2");
+    let (c_key, c_seed) = user_key(tmp.path(), "central");
+    let config = tmp.path().join("nats.conf");
+    // host-a may not create the stream: the documented set without STREAM.CREATE suffices
+    // once it exists.
+    std::fs::write(
+        &config,
+        format!(
+            "authorization {{ users = [\n  {{ nkey: {a_key:?}, permissions: {} }}\n  \
+             {{ nkey: {b_key:?}, permissions: {} }}\n  {{ nkey: {c_key:?} }}\n] }}\n",
+            forwarder_permissions("host-a", false),
+            forwarder_permissions("build-2", true),
+        ),
+    )
+    .unwrap();
+    let conf = ["-c".to_owned(), config.display().to_string()];
+    let server = Server::start(&binary, &tmp.path().join("store"), free_port(), &conf);
+    let url = server.url();
+    let seed = |p: &Path| p.display().to_string();
+    let (a, b, forger) =
+        (tmp.path().join("host-a"), tmp.path().join("build-2"), tmp.path().join("forger"));
+    let _fb = Forward::start(&url, &b, "build-2", &["--nkey", &seed(&b_seed)]);
+    fire(&b, PROMPT, "job-b2");
+    wait_forwarded(&b, 1, 20);
+    let central = Central::start(&url, tmp.path(), &["--nkey", &seed(&c_seed)]);
+    let _fa = Forward::start(&url, &a, "host-a", &["--nkey", &seed(&a_seed)]);
+    // build-2's job goes mid-turn, live; host-a's own session works with host-a's permissions.
+    fire(&b, TOOL, "job-b2");
+    fire(&a, PROMPT, "sa");
+    fire(&a, STOP, "sa");
+    central.wait_view("sa", "host-a", |v| v["state"] == "idle");
+    central.wait_view("job-b2", "build-2", |v| v["state"] == "child_command");
+
+    // 1. On another host's subject: host-a's key posing as build-2. The server refuses it
+    // (build-2's replies are not host-a's to read, nor its subjects to publish on); nothing
+    // reaches the stream, the forwarder's cursor never moves.
+    let posing = Forward::start(&url, &forger, "build-2", &["--nkey", &seed(&a_seed)]);
+    fire(&forger, STOP, "job-b2");
+    let refused = wait_line(&posing.stderr, "Permissions Violation");
+    assert!(refused.contains("_INBOX.build-2."), "{refused}");
+    wait_line(&posing.stderr, "warning: cannot reach stream HOOKLINE");
+    assert_eq!(forwarded(&forger), 0, "the server acknowledged nothing");
+    drop(posing);
+
+    // 2. On its own subject, naming build-2: by header, by body, by message id. The central
+    // refuses each one, acknowledged and logged with its id and subject.
+    let stop = no_follow(&forger, &["--from-start"]).pop().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = async_nats::ConnectOptions::with_nkey(
+            std::fs::read_to_string(&a_seed).unwrap().trim().to_owned(),
+        )
+        .custom_inbox_prefix("_INBOX.host-a")
+        .connect(url.as_str())
+        .await
+        .unwrap();
+        let mut js = async_nats::jetstream::new(client);
+        js.set_timeout(Duration::from_secs(1));
+        // With its own replies: the server refuses the publish on build-2's subject.
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Msg-Id", "build-2.forged.0");
+        let payload = serde_json::to_vec(&stop).unwrap().into();
+        let denied = js.publish_with_headers("hookline.build-2.claude.job-b2", headers, payload);
+        assert!(denied.await.unwrap().await.is_err(), "no ack on another host's subject");
+        let subject = "hookline.host-a.claude.job-b2";
+        let mut body_naming = stop.clone();
+        body_naming["host"] = json!("build-2");
+        for (i, (host, id, body)) in [
+            (Some("build-2"), "host-a.forged.1", &stop),
+            (None, "host-a.forged.2", &body_naming),
+            (Some("host-a"), "build-2.forged.3", &stop),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert("Nats-Msg-Id", id);
+            if let Some(host) = host {
+                headers.insert("Hookline-Host", host);
+            }
+            let payload = serde_json::to_vec(body).unwrap().into();
+            let ack = js.publish_with_headers(subject, headers, payload).await.unwrap().await;
+            assert!(ack.is_ok(), "message {i}: the server let host-a publish on its own subject");
+        }
+    });
+    for (n, id) in ["host-a.forged.1", "host-a.forged.2", "build-2.forged.3"].iter().enumerate() {
+        let line = wait_line(&central.stderr, id);
+        assert!(
+            line.starts_with("hookline: warning: refused message ")
+                && line.contains("on hookline.host-a.claude.job-b2")
+                && line.contains("build-2")
+                && line.contains(&format!("{} refused so far", n + 1)),
+            "{line}"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let views = central.views();
+    let job: Vec<&Value> = views.iter().filter(|v| v["session_id"] == "job-b2").collect();
+    assert_eq!(job.len(), 1, "no session of host-a's by that name either: {views:?}");
+    assert_eq!((&job[0]["host"], &job[0]["state"]), (&json!("build-2"), &json!("child_command")));
+    let decide = central.run(&["decide", "job-b2@build-2", "input", "--json"]);
+    assert_eq!(decide.status.code(), Some(1), "{}", String::from_utf8_lossy(&decide.stdout));
+    central.stop();
+}
+
+/// A private tmux server, killed when dropped.
+struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").arg("-S").arg(&self.socket).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
+    }
+}
+
+/// Waits until `probe` gives something `ready` holds for; returns it and how long it took.
+fn within<T: std::fmt::Debug>(
+    what: &str,
+    probe: impl Fn() -> T,
+    ready: impl Fn(&T) -> bool,
+) -> (T, Duration) {
+    let started = Instant::now();
+    loop {
+        let value = probe();
+        if ready(&value) {
+            return (value, started.elapsed());
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{what}: never: {value:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn top_notify_and_tmux_at_a_central_follow_two_other_hosts() {
+    let Some(binary) = nats_server() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&binary, &tmp.path().join("store"), free_port(), &[]);
+    let url = server.url();
+    let (a, b) = (tmp.path().join("host-a"), tmp.path().join("host-b"));
+    let fa = Forward::start(&url, &a, "host-a", &[]);
+    let _fb = Forward::start(&url, &b, "host-b", &[]);
+    wait_line(&fa.stderr, "connected");
+    let central = Central::start(&url, tmp.path(), &[]);
+    let socket = central.dir.join(".hookline.sock");
+    // The person's notify command: one line per firing, with the host.
+    let (config, fired) = (tmp.path().join("notify.toml"), tmp.path().join("fired"));
+    std::fs::write(
+        &config,
+        format!(
+            "version = 1\n[[notify]]\nname = \"dialog\"\non = [\"waiting_on_human.permission\"]\n\
+             shell = true\nrun = 'echo \"$HOOKLINE_HOST $HOOKLINE_SESSION $HOOKLINE_REASON\" >> {}'\n",
+            fired.display()
+        ),
+    )
+    .unwrap();
+    let notify = |tmp: &Path| {
+        let mut child = Command::new(hookline())
+            .args(["notify", "--config"])
+            .arg(&config)
+            .arg("--daemon")
+            .arg(&socket)
+            .env("HOME", tmp)
+            .env_remove("XDG_CONFIG_HOME")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = stderr_lines(child.stderr.take().unwrap());
+        wait_line(&stderr, "following the daemon");
+        (child, stderr)
+    };
+    let (mut notifier, _said) = notify(tmp.path());
+    let fired_lines = || std::fs::read_to_string(&fired).unwrap_or_default();
+    // top, on a terminal: a private tmux server's pane.
+    let tmux = Tmux { socket: tmp.path().join("tmux.sock") };
+    let top = format!("{} top --daemon {}", hookline().display(), socket.display());
+    tmux.run(&["new-session", "-d", "-x", "160", "-y", "30", &top]);
+    let screen = || tmux.run(&["capture-pane", "-p"]);
+    within("top's first screen", screen, |s| s.contains("hookline top: 0 sessions"));
+
+    fire(&b, PROMPT, "rb");
+    fire(&b, TOOL, "rb");
+    fire(&a, PROMPT, "ra");
+    let (_, took) =
+        within("host-b's row", screen, |s| s.contains("host-b") && s.contains("child_command"));
+    eprintln!("top: host-b's tool on screen {} ms after its event", took.as_millis());
+    // A permission dialog on host-a: the notify command fires, top shows it first.
+    fire(&a, "claude-code/2.1.332/PermissionRequest.json", "ra");
+    let (_, notified) = within("the notify command", fired_lines, |l| !l.is_empty());
+    let (shown, top_took) = within("top", screen, |s| {
+        s.contains("waiting_on_human permis") && s.contains("1 need you")
+    });
+    eprintln!(
+        "a permission dialog on host-a: notified in {} ms, on top's screen in {} ms",
+        notified.as_millis(),
+        top_took.as_millis()
+    );
+    assert_eq!(fired_lines(), "host-a ra waiting_on_human.permission\n");
+    let rows: Vec<&str> = shown.lines().filter(|l| l.contains("host-")).collect();
+    assert!(rows[0].contains("waiting_on_human") && rows[0].contains("host-a"), "{shown}");
+    assert!(shown.contains("1 need you"), "{shown}");
+    // tmux's summary counts the remote sessions (no local pane holds them).
+    let summary = Command::new(hookline())
+        .args(["tmux", "--daemon"])
+        .arg(&socket)
+        .arg("--tmux-socket")
+        .arg(&tmux.socket)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&summary.stdout), "1 need you\n");
+    // A restarted notifier does not fire the same dialog again; a new one fires once.
+    // SAFETY: signalling our own child by its pid.
+    unsafe { libc::kill(notifier.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(notifier.wait().unwrap().success());
+    fire(&a, TOOL, "ra");
+    let (mut notifier, _said) = notify(tmp.path());
+    fire(&b, "claude-code/2.1.332/PermissionRequest.json", "rb");
+    within("the second dialog", fired_lines, |l| l.lines().count() == 2);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        fired_lines(),
+        "host-a ra waiting_on_human.permission\nhost-b rb waiting_on_human.permission\n"
+    );
+    unsafe { libc::kill(notifier.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(notifier.wait().unwrap().success());
+    // status --json names each session's host.
+    let views = central.views();
+    let hosts: Vec<&str> = views.iter().filter_map(|v| v["host"].as_str()).collect();
+    assert!(hosts.contains(&"host-a") && hosts.contains(&"host-b"), "{views:?}");
+}

@@ -18,3 +18,4 @@ mod serve;
 mod status;
 mod supervise;
 mod watch;
+mod web;

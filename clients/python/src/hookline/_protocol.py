@@ -13,7 +13,7 @@ from .errors import ProtocolError, Refused
 from .types import Question
 
 #: The protocol version this client speaks (`hello`'s `protocol`).
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 #: How long a reply may take, beyond the wait a `next_event` (or `deliver`) asked for.
 REPLY_TIMEOUT = 10.0
 #: The daemon's socket, in the events directory.
@@ -154,6 +154,19 @@ def slot_request(session: str, expect: Optional[Mapping[str, Any]]) -> Dict[str,
     request: Dict[str, Any] = {"op": "take_input_slot", "session": session}
     if expect is not None:
         request["expect"] = dict(expect)
+    return request
+
+
+def changes_request(after: Optional[int], timeout: float, sessions: bool) -> Dict[str, Any]:
+    """`changes` after change `after` (none handed out without it), waiting up to `timeout`
+    seconds (0 to 600); with every session's view when `sessions`."""
+    if not 0 <= timeout <= MAX_WAIT:
+        raise ValueError(f"a changes request waits 0 to {MAX_WAIT:g} s, not {timeout}")
+    request: Dict[str, Any] = {"op": "changes", "timeout_ms": int(timeout * 1000)}
+    if after is not None:
+        request["after"] = int(after)
+    if sessions:
+        request["sessions"] = True
     return request
 
 

@@ -153,6 +153,20 @@ class AsyncClient:
         """What a name a person typed names; see `hookline.Client.lookup`."""
         return await self._call({"op": "lookup", "session": name}, p.REPLY_TIMEOUT)
 
+    async def changes(
+        self, after: Optional[int] = None, timeout: float = 0.0, *, sessions: bool = False
+    ) -> Dict[str, Any]:
+        """What changed after change `after` (a previous answer's `last`; without it nothing is
+        handed out and `last` says where the feed is), waiting up to `timeout` seconds for the
+        first: `changes` (each `seq`, `event`, `view`), `missed`, `generation`, and every
+        session's view as `sessions` when asked for. Display only: it takes nothing."""
+        request = p.changes_request(after, timeout, sessions)
+        return await self._call(request, timeout + p.REPLY_TIMEOUT)
+
+    async def explain(self, session: str) -> Dict[str, Any]:
+        """A session's `view` (by exact id or tag) and its last `transitions`, oldest first."""
+        return await self._call({"op": "explain", "session": session}, p.REPLY_TIMEOUT)
+
     async def reload(self) -> Dict[str, Any]:
         """Asks the server to read its policy and profiles again, keeping its generation."""
         return await self._call({"op": "reload"}, p.REPLY_TIMEOUT)

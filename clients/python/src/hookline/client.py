@@ -223,6 +223,20 @@ class Client:
         found. Acts take exact names: resolve a person's input here first."""
         return self._call({"op": "lookup", "session": name}, p.REPLY_TIMEOUT)
 
+    def changes(
+        self, after: Optional[int] = None, timeout: float = 0.0, *, sessions: bool = False
+    ) -> Dict[str, Any]:
+        """What changed after change `after` (a previous answer's `last`; without it nothing is
+        handed out and `last` says where the feed is), waiting up to `timeout` seconds for the
+        first: `changes` (each `seq`, `event`, `view`), `missed`, `generation`, and every
+        session's view as `sessions` when asked for. Display only: it takes nothing."""
+        request = p.changes_request(after, timeout, sessions)
+        return self._call(request, timeout + p.REPLY_TIMEOUT)
+
+    def explain(self, session: str) -> Dict[str, Any]:
+        """A session's `view` (by exact id or tag) and its last `transitions`, oldest first."""
+        return self._call({"op": "explain", "session": session}, p.REPLY_TIMEOUT)
+
     def reload(self) -> Dict[str, Any]:
         """Asks the server to read its policy and profiles again, keeping its live generation
         (and every lease)."""

@@ -107,6 +107,7 @@ class View:
 
     session_id: Optional[str] = None
     tag: Optional[str] = None
+    host: Optional[str] = None
     cli: str = ""
     cwd: Optional[str] = None
     state: str = StateKind.UNKNOWN.value
@@ -140,6 +141,7 @@ class Event:
     cli: str = ""
     session_id: Optional[str] = None
     tag: Optional[str] = None
+    host: Optional[str] = None
     agent_id: Optional[str] = None
     turn_id: Optional[str] = None
     cwd: Optional[str] = None

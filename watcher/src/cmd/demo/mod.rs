@@ -311,6 +311,7 @@ mod tests {
             cli: "claude".into(),
             session_id: Some("s1".into()),
             tag: None,
+            host: None,
             agent_id: None,
             turn_id: None,
             cwd: None,
