@@ -7,6 +7,8 @@
 //! ```
 
 mod daemon;
+mod lease;
+mod live;
 
 use std::path::PathBuf;
 use std::thread;
