@@ -123,9 +123,11 @@ impl Live {
     pub fn add(&mut self, spec: Spec) -> usize {
         let (script, mut agent) = write_agent(self.dir.path(), &spec);
         let script = script.to_str().unwrap().to_owned();
+        // Split the last pane: the new one comes right after it.
+        let last = self.agents.last().map_or("main:0", |a| a.pane.as_str()).to_owned();
         let pane = self
             .tmux
-            .command(&["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:0", &script])
+            .command(&["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", &last, &script])
             .unwrap();
         // Many panes need room: each gets an even share of the window.
         self.tmux.command(&["select-layout", "-t", "main:0", "even-vertical"]).unwrap();
@@ -219,7 +221,10 @@ impl Live {
     pub fn deliver_command(&self, name: &str, target: &str, args: &[&str]) -> Command {
         let socket = self.tmux.socket_path().unwrap().to_str().unwrap().to_owned();
         let mut all = vec!["--tmux", target, "--tmux-socket", &socket, "--session", name];
-        all.extend_from_slice(&["--heal-after", "600ms", "--confirm-timeout", "4s"]);
+        all.extend_from_slice(&["--heal-after", "600ms"]);
+        if !args.contains(&"--confirm-timeout") {
+            all.extend_from_slice(&["--confirm-timeout", "4s"]);
+        }
         all.extend_from_slice(args);
         self.hookline("deliver", &all)
     }

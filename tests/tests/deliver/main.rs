@@ -6,6 +6,7 @@
 //! cargo build --workspace && cargo test -p hookline-tests --test deliver
 //! ```
 
+mod astray;
 mod daemon;
 mod lease;
 mod live;
