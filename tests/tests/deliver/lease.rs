@@ -194,7 +194,28 @@ fn after_a_daemon_restart_the_refusal_names_the_cause_and_the_way_out() {
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("predates this live generation"), "{}", stdout(&out));
     let out = live.hookline("status", &[]).output().unwrap();
-    assert!(stdout(&out).contains("waiting for a live event"), "{}", stdout(&out));
+    let views = json(&out);
+    let input = views[0]["input"].as_str().unwrap();
+    assert!(input.starts_with("waiting for a live event: "), "{views}");
+    // And on a terminal, as a person reads it.
+    let status = format!(
+        "XDG_CONFIG_HOME='{}' '{}' status --events-dir '{}'; read _",
+        live.config().display(),
+        hookline_tests::binaries::hookline().display(),
+        live.events().display()
+    );
+    live.tmux.command(&["new-window", "-d", "-t", "main:1", &status]).unwrap();
+    let screen = wait_for("status on a terminal", || {
+        let screen = live.tmux.command(&["capture-pane", "-p", "-t", "main:1"]).ok()?;
+        screen.contains("last event").then_some(screen)
+    });
+    assert!(
+        screen.contains(
+            "waiting for a live event: its idle predates this daemon; its next turn \
+                         end re-opens input"
+        ),
+        "{screen}"
+    );
     assert_eq!(live.agents[0].received(), before, "nothing typed");
     // The way out: a person's turn ends live.
     let before = live.turn(0, "a person's turn");

@@ -8,6 +8,7 @@
 
 mod astray;
 mod daemon;
+mod docs;
 mod lease;
 mod live;
 

@@ -1390,7 +1390,7 @@ fn the_decision_docs_match_the_code() {
                 && s.split('-').all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()))
         })
         .collect();
-    rules.extend(["input-slot-refused", "only-structured-signals-allow"]);
+    rules.extend(["input-slot-refused", "lease-refused", "only-structured-signals-allow"]);
     assert!(rules.len() > 30, "{rules:?}");
     for rule in rules {
         assert!(doc.contains(&format!("`{rule}`")), "docs/decide.md does not document rule {rule}");
