@@ -171,7 +171,9 @@ fn a_turn_start_whose_prompt_cannot_be_read_strictly_or_differs_confirms_nothing
         ("same-bignum", "the same prompt beside a big number", 0),
     ] {
         let seq = live.view(0).map(|v| v.seq);
-        let out = live.deliver(0, &["--confirm-timeout", "1500ms", "--json", text]);
+        // A confirmation that must not come is waited for a second; one that must, longer.
+        let timeout = if code == 3 { "1s" } else { "10s" };
+        let out = live.deliver(0, &["--confirm-timeout", timeout, "--json", text]);
         assert_eq!(out.status.code(), Some(code), "{kind}: {}", stderr(&out));
         let answer = json(&out);
         if code == 3 {
@@ -251,4 +253,60 @@ fn outside_tmux_deliver_types_into_the_callers_tmux_server_not_the_daemons() {
     let typed = format!("{before}{}\r", pasted("into the caller's server"));
     assert_eq!(live.agents[0].received(), typed);
     assert_eq!(decoy.agents[0].received(), "", "nothing typed into the daemon's server");
+}
+
+#[test]
+fn a_delivery_through_serve_is_cancelled_when_its_stdin_ends() {
+    use std::io::{BufRead, Write};
+    let hold = tempfile::tempdir().unwrap();
+    let release = hold.path().join("end-the-turn");
+    let release_flag = release.to_str().unwrap().to_owned();
+    let live = Live::start(Spec::new("serve-eof").flags(&["--hold-turn", &release_flag]));
+    let mut serve =
+        live.hookline("serve", &[]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut stdin = serve.stdin.take().unwrap();
+    let (tx, replies) = std::sync::mpsc::channel();
+    let stdout = std::io::BufReader::new(serve.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+        }
+    });
+    // The closure owns serve's stdin: dropping it is the end of stdin.
+    let mut ask = move |request: serde_json::Value| {
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let reply = || replies.recv_timeout(std::time::Duration::from_secs(20)).expect("a reply");
+    ask(serde_json::json!({"id": "hello", "op": "hello"}));
+    assert_eq!(reply()["ok"], true);
+    // A turn held mid-way, live for this serve.
+    live.type_line(0, "a long turn");
+    let typed = live.agents[0].wait_received("a long turn\r");
+    wait_for("serve to see the turn start", || {
+        ask(serde_json::json!({"id": "state", "op": "state", "session": "serve-eof"}));
+        (reply()["view"]["state"] == "active").then_some(())
+    });
+    let socket = live.tmux.socket_path().unwrap().to_str().unwrap().to_owned();
+    let pane = serde_json::json!({"target": live.agents[0].pane, "socket": socket});
+    ask(serde_json::json!({
+        "id": "deliver", "op": "deliver", "session": "serve-eof", "tmux": pane,
+        "text": "after the long turn", "wait_ms": 60000,
+    }));
+    // Answered in order: once `sessions` is, the delivery is waiting.
+    ask(serde_json::json!({"id": "sessions", "op": "sessions"}));
+    assert_eq!(reply()["id"], "sessions");
+    drop(ask);
+    // stdin ends while the turn still runs: the delivery is answered at once, refused.
+    let answer = reply();
+    assert_eq!(answer["id"], "deliver", "{answer}");
+    assert_eq!(
+        (&answer["outcome"], &answer["refused_by"], &answer["rule"]),
+        (&"refused".into(), &"cancelled".into(), &"requester-gone".into()),
+        "{answer}"
+    );
+    std::fs::write(&release, "").unwrap();
+    assert!(serve.wait().unwrap().success());
+    live.wait_for_screen(0, |s| s.contains("● done"));
+    assert_eq!(live.agents[0].received(), typed, "nothing typed after its requester went away");
 }
