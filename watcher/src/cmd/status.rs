@@ -46,9 +46,6 @@ pub fn run(args: StatusArgs) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// How a view's `input` starts for an idle a live generation only replayed.
-const WAITING: &str = "waiting for a live event";
-
 fn print_table(views: &[View], source: &str) {
     if views.is_empty() {
         println!("no sessions");
@@ -84,13 +81,6 @@ fn print_table(views: &[View], source: &str) {
         );
         if v.state == StateKind::Unknown {
             println!("{:>18}{}", "", escape(v.detail.as_deref().unwrap_or_default()));
-        }
-        if v.input.starts_with(WAITING) {
-            // An idle this daemon only replayed: say why input is refused and what re-opens it.
-            println!(
-                "{:>18}{WAITING}: its idle predates this daemon; its next turn end re-opens input",
-                ""
-            );
         }
         if v.evidence.kind == "transcript" {
             println!(
