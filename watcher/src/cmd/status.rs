@@ -46,6 +46,9 @@ pub fn run(args: StatusArgs) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
+/// How a view's `input` begins for an idle a live generation only replayed.
+const WAITING_FOR_LIVE: &str = "waiting for a live event";
+
 fn print_table(views: &[View], source: &str) {
     if views.is_empty() {
         println!("no sessions");
@@ -59,6 +62,10 @@ fn print_table(views: &[View], source: &str) {
             (StateKind::Unknown, _) => "UNKNOWN".to_owned(),
             (StateKind::WaitingOnHuman | StateKind::EnvFault, Some(detail)) => {
                 format!("{} ({})", v.state, escape(detail))
+            }
+            // A live generation that only replayed this idle (a daemon restarted since).
+            (StateKind::Idle, _) if v.input.starts_with(WAITING_FOR_LIVE) => {
+                format!("idle ({WAITING_FOR_LIVE})")
             }
             (state, _) => state.to_string(),
         })
@@ -81,6 +88,11 @@ fn print_table(views: &[View], source: &str) {
         );
         if v.state == StateKind::Unknown {
             println!("{:>18}{}", "", escape(v.detail.as_deref().unwrap_or_default()));
+        }
+        if v.state == StateKind::Idle && v.input.starts_with(WAITING_FOR_LIVE) {
+            // What re-opens input, in the refusal's own words.
+            let why = v.input.trim_start_matches(WAITING_FOR_LIVE).trim_start_matches(": ");
+            println!("{:>18}{}", "", escape(why));
         }
         if v.evidence.kind == "transcript" {
             println!(
