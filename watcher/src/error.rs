@@ -726,7 +726,7 @@ pub enum AnswerError {
         /// The pane as the request named it.
         target: String,
         /// The cause.
-        source: Error,
+        source: Box<Error>,
     },
     /// A lease cannot be used or given back.
     Lease(crate::decide::LeaseProblem),
@@ -749,7 +749,7 @@ impl fmt::Display for AnswerError {
 impl std::error::Error for AnswerError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            AnswerError::Pane { source, .. } => Some(source),
+            AnswerError::Pane { source, .. } => Some(source.as_ref()),
             AnswerError::Lease(problem) => Some(problem),
             AnswerError::Stale { .. } => None,
         }
@@ -773,7 +773,7 @@ pub enum DeliverError {
         /// The pane as the request named it.
         target: String,
         /// The cause.
-        source: Error,
+        source: Box<Error>,
     },
     /// The session's CLI has no profile here.
     NoProfile {

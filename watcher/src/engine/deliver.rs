@@ -148,8 +148,10 @@ impl Running {
             AnswerError::Stale { why } => DeliverError::Stale { why },
             other => DeliverError::Stale { why: other.to_string() },
         };
-        let pane_error =
-            |source: Error| DeliverError::Pane { target: order.tmux.target.clone(), source };
+        let pane_error = |source: Error| DeliverError::Pane {
+            target: order.tmux.target.clone(),
+            source: Box::new(source),
+        };
         // Named exactly, and known: an act never binds to another session.
         let known =
             self.read_live(|d| d.tracker().session_key(&order.session).is_some()).map_err(stale)?;
@@ -278,7 +280,10 @@ impl Running {
             Err(e) => {
                 // Nothing was typed: say so in the journal, give the lease back.
                 give_back("pane-unreadable", &format!("nothing typed: {e}"));
-                return Err(DeliverError::Pane { target: order.tmux.target.clone(), source: e });
+                return Err(DeliverError::Pane {
+                    target: order.tmux.target.clone(),
+                    source: Box::new(e),
+                });
             }
         };
         let (outcome, refused_rule, event) = match &report.outcome {
@@ -411,7 +416,10 @@ impl Running {
             let patterns =
                 self.with_decider(|d| PaneSensing::patterns(d.tracker(), &order.session));
             let reading = resolved.pane.sense_settled(&patterns, PANE_SAMPLES, PANE_GAP).map_err(
-                |source| AnswerError::Pane { target: order.tmux.target.clone(), source },
+                |source| AnswerError::Pane {
+                    target: order.tmux.target.clone(),
+                    source: Box::new(source),
+                },
             )?;
             let view = self.view(&order.session)?;
             let idle = view.as_ref().filter(|v| v.state == StateKind::Idle);

@@ -353,9 +353,12 @@ impl Running {
                 let patterns = PaneSensing::patterns(decider.tracker(), &ask.session);
                 (patterns, decider.policy().classifier.command.is_some())
             };
-            ask = PaneSensing::new(tmux.clone())
-                .read_with(ask, &patterns, classifier)
-                .map_err(|source| AnswerError::Pane { target: tmux.target.clone(), source })?;
+            ask = PaneSensing::new(tmux.clone()).read_with(ask, &patterns, classifier).map_err(
+                |source| AnswerError::Pane {
+                    target: tmux.target.clone(),
+                    source: Box::new(source),
+                },
+            )?;
         }
         self.decide_ask(&ask)
     }
