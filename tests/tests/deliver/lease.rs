@@ -206,16 +206,11 @@ fn after_a_daemon_restart_the_refusal_names_the_cause_and_the_way_out() {
     );
     live.tmux.command(&["new-window", "-d", "-t", "main:1", &status]).unwrap();
     let screen = wait_for("status on a terminal", || {
-        let screen = live.tmux.command(&["capture-pane", "-p", "-t", "main:1"]).ok()?;
+        let screen = live.tmux.command(&["capture-pane", "-p", "-J", "-t", "main:1"]).ok()?;
         screen.contains("last event").then_some(screen)
     });
-    assert!(
-        screen.contains(
-            "waiting for a live event: its idle predates this daemon; its next turn \
-                         end re-opens input"
-        ),
-        "{screen}"
-    );
+    assert!(screen.contains("idle (waiting for a live event)"), "{screen}");
+    assert!(screen.contains("the session's next turn end re-opens input"), "{screen}");
     assert_eq!(live.agents[0].received(), before, "nothing typed");
     // The way out: a person's turn ends live.
     let before = live.turn(0, "a person's turn");
