@@ -66,7 +66,8 @@ impl Daemon {
     /// empty, so no user policy or profile overlay is read.
     pub fn start(events: &Path) -> Result<Daemon, String> {
         let config = tempfile::tempdir().map_err(|e| e.to_string())?;
-        Daemon::spawn(events, &config.path().to_owned(), &[], Some(config))
+        let path = config.path().to_owned();
+        Daemon::spawn(events, &path, &[], Some(config))
     }
 
     /// Starts it with `config` as its `XDG_CONFIG_HOME` (its `hookline/policy.toml` and

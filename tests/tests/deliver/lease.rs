@@ -50,7 +50,7 @@ fn a_lease_decide_took_is_the_only_way_to_type_at_that_idle_and_is_spent_once() 
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lease = lease_of(&out);
     assert!(lease.starts_with("l-"), "{lease}");
-    assert_eq!(held(&live), [lease.clone()]);
+    assert_eq!(held(&live), std::slice::from_ref(&lease));
     // Without the lease, the slot is taken: refused, nothing typed.
     let out = live.deliver(0, &["without the lease"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
