@@ -8,7 +8,7 @@ repo=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$repo/target}
 python=${PYTHON:-python3}
 
-cargo build --locked -p hookline -p hookline-relay --manifest-path "$repo/Cargo.toml"
+cargo build --locked -p hookline -p hookline-relay -p hookline-tests --bins --manifest-path "$repo/Cargo.toml"
 
 venv="$target/python-client-venv"
 rm -rf "$venv"
@@ -19,4 +19,5 @@ rm -rf "$venv"
 cd "$target"
 HOOKLINE_BIN=${HOOKLINE_BIN:-$target/debug/hookline} \
 HOOKLINE_RELAY_BIN=${HOOKLINE_RELAY_BIN:-$target/debug/hookline-relay} \
+HOOKLINE_FAKE_AGENT_BIN=${HOOKLINE_FAKE_AGENT_BIN:-$target/debug/fake_agent} \
     "$venv/bin/python" -m pytest -p no:cacheprovider -q "$here/tests" "$@"

@@ -57,7 +57,8 @@ pub fn deliver_confirmed(
 /// authority `hookline deliver` asks.
 pub struct Daemon {
     child: std::process::Child,
-    config: tempfile::TempDir,
+    config: std::path::PathBuf,
+    _owned: Option<tempfile::TempDir>,
 }
 
 impl Daemon {
@@ -65,15 +66,38 @@ impl Daemon {
     /// empty, so no user policy or profile overlay is read.
     pub fn start(events: &Path) -> Result<Daemon, String> {
         let config = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let path = config.path().to_owned();
+        Daemon::spawn(events, &path, &[], Some(config))
+    }
+
+    /// Starts it with `config` as its `XDG_CONFIG_HOME` (its `hookline/policy.toml` and
+    /// `hookline/profiles/` are read) and `env` set, outside tmux, and waits until it answers
+    /// on its socket.
+    pub fn start_configured(
+        events: &Path,
+        config: &Path,
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Result<Daemon, String> {
+        Daemon::spawn(events, config, env, None)
+    }
+
+    fn spawn(
+        events: &Path,
+        config: &Path,
+        env: &[(&str, &std::ffi::OsStr)],
+        owned: Option<tempfile::TempDir>,
+    ) -> Result<Daemon, String> {
         let child = std::process::Command::new(crate::binaries::hookline())
             .args(["daemon", "--events-dir"])
             .arg(events)
-            .env("XDG_CONFIG_HOME", config.path())
+            .env("XDG_CONFIG_HOME", config)
+            .env_remove("TMUX")
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .map_err(|e| format!("hookline daemon: {e}"))?;
-        let daemon = Daemon { child, config };
+        let daemon = Daemon { child, config: config.to_owned(), _owned: owned };
         let started = std::time::Instant::now();
         while hookline::daemon::Client::connect(events).is_err() {
             if started.elapsed() > Duration::from_secs(20) {
@@ -104,11 +128,18 @@ impl Daemon {
             .args(extra)
             .arg(text)
             .env_remove("TMUX")
-            .env("XDG_CONFIG_HOME", self.config.path())
+            .env("XDG_CONFIG_HOME", &self.config)
             .output()
             .map_err(|e| format!("hookline deliver: {e}"))?;
         let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
         Ok((out.status.code(), json, String::from_utf8_lossy(&out.stderr).into_owned()))
+    }
+}
+
+impl Daemon {
+    /// The daemon's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 

@@ -26,6 +26,8 @@ pub struct Tmux {
     config: PathBuf,
     /// The socket file, removed on drop (kill-server leaves it behind).
     socket_path: Option<PathBuf>,
+    /// `TMUX_TMPDIR` for every tmux command, when the server is a default one there.
+    tmpdir: Option<PathBuf>,
 }
 
 impl Tmux {
@@ -36,10 +38,26 @@ impl Tmux {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let socket =
             format!("hookline-e2e-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
+        Tmux::start_named(dir, program, socket, None)
+    }
+
+    /// [`Tmux::start`], as the *default* server of `TMUX_TMPDIR=tmpdir`
+    /// (`tmpdir/tmux-UID/default`): the server a program with that `TMUX_TMPDIR` and no `$TMUX`
+    /// talks to.
+    pub fn start_default_in(dir: &Path, program: &Path, tmpdir: &Path) -> Result<Tmux, String> {
+        Tmux::start_named(dir, program, "default".into(), Some(tmpdir.to_owned()))
+    }
+
+    fn start_named(
+        dir: &Path,
+        program: &Path,
+        socket: String,
+        tmpdir: Option<PathBuf>,
+    ) -> Result<Tmux, String> {
         let config = dir.join("tmux.conf");
         std::fs::write(&config, "set -g remain-on-exit on\nset -g history-limit 10000\n")
             .map_err(|e| format!("{}: {e}", config.display()))?;
-        let mut tmux = Tmux { socket, config, socket_path: None };
+        let mut tmux = Tmux { socket, config, socket_path: None, tmpdir };
         let width = WIDTH.to_string();
         let height = HEIGHT.to_string();
         let program = program.to_str().ok_or("program path is not UTF-8")?;
@@ -82,7 +100,11 @@ impl Tmux {
     }
 
     fn run(&self, args: &[&str]) -> Result<Output, String> {
-        let output = Command::new("tmux")
+        let mut command = Command::new("tmux");
+        if let Some(tmpdir) = &self.tmpdir {
+            command.env("TMUX_TMPDIR", tmpdir);
+        }
+        let output = command
             .arg("-L")
             .arg(&self.socket)
             .arg("-f")
@@ -108,6 +130,11 @@ impl Tmux {
     /// The server's socket file (for `tmux -S`).
     pub fn socket_path(&self) -> Option<&Path> {
         self.socket_path.as_deref()
+    }
+
+    /// Runs any tmux command on this server: its stdout, trimmed.
+    pub fn command(&self, args: &[&str]) -> Result<String, String> {
+        self.run(args).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
     }
 
     /// Types `text` literally (no key names are interpreted).

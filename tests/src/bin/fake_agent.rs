@@ -14,8 +14,23 @@
 //! * `--spinner`: a submitted prompt shows a spinner for 2 s.
 //! * `--defer-redraw`: after a submission the screen is redrawn only at the next keystroke.
 //! * `--no-prompt-hook`: never fires `UserPromptSubmit` (hooks broken).
+//! * `--tag TAG`: the orchestrator's tag (`HOOKLINE_TAG`) on every event.
+//! * `--tasks`: the first turn builds a task list of two and completes the first (Claude's
+//!   `TaskCreated` ×2, `TaskCompleted`, then a `Stop` with one item open, as in
+//!   `Stop-after-tasks.json`); the next turn completes the second.
+//! * `--hold-turn FILE`: a submitted turn stays mid-turn (after its `UserPromptSubmit`) until
+//!   FILE exists, then removes it and ends.
+//! * `--odd-prompts K,K,...`: the n-th submission after the first reports its prompt in a
+//!   `UserPromptSubmit` of kind K: `other` (a person's own prompt instead), `bignum` (a
+//!   person's own prompt, a number beyond a float beside it), `deep` (a person's own prompt,
+//!   nesting deeper than 128 beside it), `surrogate` (the prompt cut inside its last
+//!   character, a lone surrogate left, as Node writes a cut emoji), `same-bignum` (the prompt
+//!   itself, a number beyond a float beside it).
+//! * `--editor CMD`: Ctrl-G hands the terminal to `sh -c CMD` in the foreground (cooked mode,
+//!   bracketed paste off, as a TUI does for an external editor) until it exits.
 //!
-//! A submission fires `UserPromptSubmit` (with the prompt), works, then fires `Stop`.
+//! A submission fires `UserPromptSubmit` (with the prompt), works, then fires `Stop`. Ctrl-D
+//! with an empty composer fires `SessionEnd` and exits.
 
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
@@ -35,6 +50,11 @@ struct Flags {
     spinner: bool,
     defer_redraw: bool,
     no_prompt_hook: bool,
+    tag: Option<String>,
+    tasks: bool,
+    hold_turn: Option<PathBuf>,
+    odd_prompts: Vec<String>,
+    editor: Option<String>,
 }
 
 fn flags() -> Flags {
@@ -53,6 +73,14 @@ fn flags() -> Flags {
             "--spinner" => f.spinner = true,
             "--defer-redraw" => f.defer_redraw = true,
             "--no-prompt-hook" => f.no_prompt_hook = true,
+            "--tag" => f.tag = Some(value().to_string_lossy().into_owned()),
+            "--tasks" => f.tasks = true,
+            "--hold-turn" => f.hold_turn = Some(value()),
+            "--odd-prompts" => {
+                let kinds = value().to_string_lossy().into_owned();
+                f.odd_prompts = kinds.split(',').map(str::to_owned).collect();
+            }
+            "--editor" => f.editor = Some(value().to_string_lossy().into_owned()),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -72,6 +100,8 @@ struct Agent {
     ate: bool,
     /// A redraw is owed at the next keystroke.
     owed_redraw: bool,
+    /// Submissions so far.
+    submissions: usize,
 }
 
 impl Agent {
@@ -85,17 +115,107 @@ impl Agent {
         if let (Some(p), Some(extra)) = (payload.as_object_mut(), extra.as_object()) {
             p.extend(extra.clone());
         }
-        let mut child = Command::new(&self.flags.relay)
+        self.hook_raw(&payload.to_string());
+    }
+
+    /// Runs the relay with `payload` as it is, which need not decode strictly.
+    fn hook_raw(&self, payload: &str) {
+        let mut relay = Command::new(&self.flags.relay);
+        relay
             .args(["--cli", "claude"])
             .env("HOOKLINE_EVENTS_DIR", &self.flags.events_dir)
             .env("CLAUDE_PID", std::process::id().to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the relay runs");
-        let _ = child.stdin.take().unwrap().write_all(payload.to_string().as_bytes());
+            .stderr(Stdio::null());
+        if let Some(tag) = &self.flags.tag {
+            relay.env("HOOKLINE_TAG", tag);
+        }
+        let mut child = relay.spawn().expect("the relay runs");
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
         let _ = child.wait();
+    }
+
+    /// `UserPromptSubmit` for `prompt`, as the odd-prompt kind of this submission says.
+    fn prompt_hook(&self, prompt: &str) {
+        const OWN: &str = "a prompt of my own";
+        let kind = self.submissions.checked_sub(2).and_then(|n| self.flags.odd_prompts.get(n));
+        let (prompt, beside) = match kind.map(String::as_str) {
+            None => return self.hook("UserPromptSubmit", serde_json::json!({ "prompt": prompt })),
+            Some("other") => (serde_json::json!(OWN).to_string(), String::new()),
+            Some("bignum") => (serde_json::json!(OWN).to_string(), r#","usage":1e999"#.into()),
+            Some("same-bignum") => {
+                (serde_json::json!(prompt).to_string(), r#","usage":1e999"#.into())
+            }
+            Some("deep") => {
+                let deep = format!(r#","nested":{}{}"#, "[".repeat(200), "]".repeat(200));
+                (serde_json::json!(OWN).to_string(), deep)
+            }
+            Some("surrogate") => {
+                // The last character cut to the first half of its UTF-16 pair.
+                let mut chars = prompt.chars();
+                chars.next_back();
+                let head = serde_json::json!(chars.as_str()).to_string();
+                (format!("{}\\ud83d\"", &head[..head.len() - 1]), String::new())
+            }
+            Some(other) => panic!("unknown odd prompt {other}"),
+        };
+        let session = serde_json::json!(self.flags.session);
+        self.hook_raw(&format!(
+            r#"{{"hook_event_name":"UserPromptSubmit","session_id":{session},"cwd":"/","transcript_path":"/nonexistent","prompt":{prompt}{beside}}}"#
+        ));
+    }
+
+    /// Claude's task hooks for the turn that ends now: the first builds a list of two and
+    /// completes the first; the second completes the other.
+    fn task_hooks(&self) -> &'static str {
+        let task = |event: &str, id: &str, subject: &str| {
+            self.hook(
+                event,
+                serde_json::json!({ "task_id": id, "task_subject": subject, "task_description": subject }),
+            );
+        };
+        if self.submissions == 1 {
+            task("TaskCreated", "1", "First task");
+            task("TaskCreated", "2", "Second task");
+            task("TaskCompleted", "1", "First task");
+            "one of two tasks done"
+        } else {
+            task("TaskCompleted", "2", "Second task");
+            "both tasks done"
+        }
+    }
+
+    /// Hands the terminal to `sh -c CMD` in a process group of its own, in the foreground,
+    /// until it exits, as a TUI does for an external editor.
+    fn run_in_foreground(&mut self, cmd: &str) {
+        use std::os::unix::process::CommandExt;
+        print!("\x1b[?2004l");
+        let _ = std::io::stdout().flush();
+        cooked_mode();
+        let mut child = Command::new("/bin/sh");
+        child.args(["-c", cmd]);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            child.pre_exec(|| {
+                libc::setpgid(0, 0);
+                libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+                libc::tcsetpgrp(0, libc::getpid());
+                libc::signal(libc::SIGTTOU, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        if let Ok(mut child) = child.spawn() {
+            let _ = child.wait();
+        }
+        // SAFETY: taking the terminal back from the background, SIGTTOU ignored.
+        unsafe {
+            libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+            libc::tcsetpgrp(0, libc::getpgrp());
+        }
+        raw_mode();
+        print!("\x1b[?2004h");
+        self.history.push("editor closed".into());
     }
 
     fn draw(&self) {
@@ -125,10 +245,18 @@ impl Agent {
 
     fn submit(&mut self) {
         let prompt = String::from_utf8_lossy(&std::mem::take(&mut self.composer)).into_owned();
+        self.submissions += 1;
         if !self.flags.no_prompt_hook {
-            self.hook("UserPromptSubmit", serde_json::json!({ "prompt": prompt }));
+            self.prompt_hook(&prompt);
         }
         self.history.push(format!("❯ {}", prompt.replace('\n', " ")));
+        if let Some(hold) = &self.flags.hold_turn {
+            self.draw();
+            while !hold.exists() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = std::fs::remove_file(hold);
+        }
         if self.flags.defer_redraw {
             // The screen keeps the text in the composer until the next keystroke.
             self.owed_redraw = true;
@@ -147,7 +275,9 @@ impl Agent {
             self.status = None;
         }
         self.history.push("● done".into());
-        self.hook("Stop", serde_json::json!({ "stop_hook_active": false }));
+        let said = if self.flags.tasks { self.task_hooks() } else { "done" };
+        let stop = serde_json::json!({ "stop_hook_active": false, "last_assistant_message": said });
+        self.hook("Stop", stop);
         if !self.owed_redraw {
             self.draw();
         }
@@ -173,6 +303,15 @@ impl Agent {
             0x7f => {
                 self.composer.pop();
             }
+            0x04 if self.composer.is_empty() && !self.dialog => {
+                self.hook("SessionEnd", serde_json::json!({ "reason": "prompt_input_exit" }));
+                std::process::exit(0);
+            }
+            0x07 if !self.dialog => {
+                if let Some(cmd) = self.flags.editor.clone() {
+                    self.run_in_foreground(&cmd);
+                }
+            }
             b if b >= 0x20 && !self.dialog => self.composer.push(b),
             _ => {}
         }
@@ -180,14 +319,25 @@ impl Agent {
     }
 }
 
+/// The terminal's settings before raw mode, to hand a foreground child a cooked terminal.
+static COOKED: std::sync::OnceLock<libc::termios> = std::sync::OnceLock::new();
+
 fn raw_mode() {
     // SAFETY: tcgetattr/tcsetattr on stdin with a zeroed, then filled, termios.
     unsafe {
         let mut t: libc::termios = std::mem::zeroed();
         if libc::tcgetattr(0, &mut t) == 0 {
+            let _ = COOKED.set(t);
             libc::cfmakeraw(&mut t);
             libc::tcsetattr(0, libc::TCSANOW, &t);
         }
+    }
+}
+
+fn cooked_mode() {
+    if let Some(t) = COOKED.get() {
+        // SAFETY: tcsetattr on stdin with the settings tcgetattr gave.
+        unsafe { libc::tcsetattr(0, libc::TCSANOW, t) };
     }
 }
 
@@ -206,6 +356,7 @@ fn main() {
         composer: Vec::new(),
         status: None,
         owed_redraw: false,
+        submissions: 0,
     };
     agent.hook("SessionStart", serde_json::json!({ "source": "startup" }));
     if agent.dialog {

@@ -6,7 +6,11 @@
 //! cargo build --workspace && cargo test -p hookline-tests --test deliver
 //! ```
 
+mod astray;
 mod daemon;
+mod docs;
+mod lease;
+mod live;
 
 use std::path::PathBuf;
 use std::thread;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::canonical::{Event, Kind};
-use crate::state::{Applied, Expect, Refusal, Snapshot, StateKind, Tracker, View};
+use crate::state::{Applied, Expect, InputSlot, Refusal, Snapshot, StateKind, Tracker, View};
 
 use super::classifier::{
     self, ClassifierVerdict, Consult, ConsultInput, ConsultNote, ConsultOutcome, CrashedVerdict,
@@ -480,7 +480,7 @@ impl Decider {
             return None;
         }
         let command = self.policy.classifier.command.clone()?;
-        let det = self.deterministic(ask, now_ns);
+        let det = self.deterministic(ask, now_ns, None);
         let input = match ask.question {
             Question::Stall
                 if det.structured.rule == "stall-no-structural-signal"
@@ -556,7 +556,7 @@ impl Decider {
             holes,
             ruling: deterministic,
             caller,
-        } = self.deterministic(ask, now_ns);
+        } = self.deterministic(ask, now_ns, held);
         let mut note = note.filter(|n| n.question == ask.question);
         // The consult planned for it (if any) is decided on now: counted from here on as one
         // that ran, or not at all.
@@ -783,10 +783,15 @@ impl Decider {
         decision
     }
 
-    /// What the structured layer and the caller's evidence say, before any classifier.
-    fn deterministic(&self, ask: &Ask, now_ns: u64) -> Deterministic {
+    /// What the structured layer and the caller's evidence say, before any classifier. With
+    /// `held`, for the holder of that lease: the slot it holds counts as free, and the nudge
+    /// its allow counted is not counted again.
+    fn deterministic(&self, ask: &Ask, now_ns: u64, held: Option<&Lease>) -> Deterministic {
         let key = self.tracker.session_key(&ask.session);
-        let snapshot = self.tracker.snapshot(&ask.session, now_ns);
+        let mut snapshot = self.tracker.snapshot(&ask.session, now_ns);
+        if let Some(v) = &mut snapshot {
+            self.as_holder(held, v);
+        }
         let profile = snapshot.as_ref().and_then(|v| self.tracker.profiles().get(&v.cli));
         let memory = key.as_ref().and_then(|k| self.memory.get(k)).cloned().unwrap_or_default();
         let counters = Counters {
@@ -797,7 +802,12 @@ impl Decider {
                 _ => 0,
             },
             nudges_in_a_row: match &snapshot {
-                Some(v) if memory.nudge_epoch == v.epoch => memory.nudges,
+                Some(v) if memory.nudge_epoch == v.epoch => {
+                    let own = held.is_some_and(|l| {
+                        l.question == Question::Nudge && l.slot.epoch == memory.nudge_epoch
+                    });
+                    memory.nudges.saturating_sub(u32::from(own))
+                }
                 _ => 0,
             },
         };
@@ -834,7 +844,11 @@ impl Decider {
         let plain = snapshot
             .as_ref()
             .filter(|v| v.evidence.kind == "transcript")
-            .and_then(|_| self.tracker.structured_snapshot(&ask.session, now_ns));
+            .and_then(|_| self.tracker.structured_snapshot(&ask.session, now_ns))
+            .map(|mut plain| {
+                self.as_holder(held, &mut plain);
+                plain
+            });
         if let Some(plain) = &plain {
             let without =
                 precedence::enforce(rules::rule(&Facts { snapshot: Some(plain), ..facts }));
@@ -849,6 +863,16 @@ impl Decider {
         let evidence = self.caller_evidence(ask, snapshot.as_ref(), now_ns);
         let (ruling, caller) = precedence::combine(ask.question, &structured, &evidence);
         Deterministic { key, snapshot, counters, quota, host, structured, holes, ruling, caller }
+    }
+
+    /// The snapshot as the holder of `held` sees it: the idle's slot it holds is free for it.
+    fn as_holder(&self, held: Option<&Lease>, v: &mut Snapshot) {
+        if let Some(lease) = held
+            && v.input == InputSlot::Refused(Refusal::AlreadyTaken)
+            && self.tracker.at_idle_of(&lease.key, &lease.slot)
+        {
+            v.input = InputSlot::Available;
+        }
     }
 
     /// The consults that ran, oldest first: the journal's (shared with every other decider

@@ -1220,6 +1220,40 @@ fn take_input_slot_succeeds_once_and_journals_the_refusal() {
 }
 
 #[test]
+fn the_holder_of_a_lease_is_allowed_at_its_idle_and_its_own_nudge_is_not_counted_twice() {
+    let s = SCENARIOS.iter().find(|s| s.name == "idle").unwrap();
+    let policy = Policy {
+        nudge_min_idle: std::time::Duration::ZERO,
+        nudge_max_in_a_row: 1,
+        ..Policy::default()
+    };
+    let (mut decider, now) = scenario_with(s, &policy);
+    let input = decider.decide(&Ask::new("task-1", Question::Input), now);
+    let lease = input.lease.clone().expect("an allowed input takes a lease");
+    // Anyone else is refused the slot; its holder is allowed, and nothing new is taken.
+    let other = decider.decide(&Ask::new("task-1", Question::Input), now);
+    assert_eq!(other.rule, "input-slot-refused");
+    let held = decider.decide_under_lease(&Ask::new("task-1", Question::Input), &lease, now);
+    assert_eq!((held.rule.as_str(), held.lease.as_ref()), ("input-at-explicit-idle", Some(&lease)));
+    assert_eq!(decider.leases(now).len(), 1);
+    // A lease of another session is refused, and stays its holder's.
+    let stranger = decider.decide_under_lease(&Ask::new("nobody", Question::Input), &lease, now);
+    assert_eq!(stranger.rule, "lease-refused", "{}", stranger.reason);
+    decider.release(&lease, now).unwrap();
+    // A nudge lease under nudge.max-in-a-row = 1: the nudge its allow counted is its own.
+    let nudge = decider.decide(&Ask::new("task-1", Question::Nudge), now);
+    assert_eq!(nudge.rule, "nudge-at-explicit-idle");
+    let lease = nudge.lease.expect("an allowed nudge takes a lease");
+    let held = decider.decide_under_lease(&Ask::new("task-1", Question::Nudge), &lease, now);
+    assert_eq!(held.rule, "nudge-at-explicit-idle", "{}", held.reason);
+    assert_eq!(held.evidence.counters.nudges_in_a_row, 0);
+    decider.consume(&lease, now).unwrap();
+    let spent = decider.decide_under_lease(&Ask::new("task-1", Question::Nudge), &lease, now);
+    assert_eq!(spent.rule, "lease-refused");
+    assert!(spent.reason.contains("is used"), "{}", spent.reason);
+}
+
+#[test]
 fn a_one_shot_differs_from_a_live_decider_only_in_never_allowing_input_or_a_nudge() {
     // crashed, env-fault and escalate read durable evidence (a session end, a stop_failure, a
     // quota notice, the host pid, how long a state has lasted) and hand out no slot: replayed
@@ -1356,7 +1390,7 @@ fn the_decision_docs_match_the_code() {
                 && s.split('-').all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()))
         })
         .collect();
-    rules.extend(["input-slot-refused", "only-structured-signals-allow"]);
+    rules.extend(["input-slot-refused", "lease-refused", "only-structured-signals-allow"]);
     assert!(rules.len() > 30, "{rules:?}");
     for rule in rules {
         assert!(doc.contains(&format!("`{rule}`")), "docs/decide.md does not document rule {rule}");

@@ -388,6 +388,9 @@ impl Running {
         // What the last decision was asked on: while waiting, the same idle and the same
         // screen are not asked about again (each withheld decision is journaled).
         let mut asked: Option<(u64, crate::decide::PaneEvidence)> = None;
+        // When the last withheld decision said asking again could change it (nudge.min-idle,
+        // a backoff): then it is asked again on the same idle and screen.
+        let mut retry_at: Option<Instant> = None;
         let mut first = true;
         loop {
             if cancel.is_cancelled() {
@@ -422,7 +425,8 @@ impl Running {
             let idle = view.as_ref().filter(|v| v.state == StateKind::Idle);
             let fresh = idle
                 .is_some_and(|v| asked.as_ref() != Some(&(v.since_ns, reading.evidence.clone())));
-            if last || fresh {
+            let due = idle.is_some() && retry_at.is_some_and(|at| Instant::now() >= at);
+            if last || fresh || due {
                 asked = idle.map(|v| (v.since_ns, reading.evidence.clone()));
                 let ask = Ask::new(&order.session, order.question).pane(reading.evidence.clone());
                 self.read_live(|_| ())?;
@@ -440,6 +444,8 @@ impl Running {
                         reading: Some(reading),
                     });
                 }
+                retry_at =
+                    decision.retry_after_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
                 if last {
                     let (rule, reason) = (decision.rule.clone(), decision.reason.clone());
                     self.journal_refusal(&decision, order, resolved, &rule, &reason, started);
@@ -456,7 +462,8 @@ impl Running {
             // An idle withheld by its screen (a spinner still fading after the turn's end) may
             // change without an event: look again soon.
             let step = if idle.is_some() { PANE_STEP } else { WAIT_STEP };
-            self.wait_change(deadline.saturating_duration_since(Instant::now()).min(step));
+            let until = retry_at.map_or(deadline, |at| at.min(deadline));
+            self.wait_change(until.saturating_duration_since(Instant::now()).min(step));
         }
     }
 

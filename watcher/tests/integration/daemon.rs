@@ -628,3 +628,72 @@ fn sigterm_ends_the_daemon_within_a_second_whatever_its_requests_are_doing() {
     assert_ne!(consulted.status.code(), Some(0), "no allow from a daemon gone: {consulted:?}");
     drop(half);
 }
+
+#[test]
+fn a_waiting_next_event_is_told_of_a_transition_only_the_transcript_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let transcript = tmp.path().join("s1.jsonl");
+    std::fs::write(&transcript, "").unwrap();
+    let _daemon = Daemon::start(&dir);
+    let mut client = Client::connect(&dir).unwrap();
+    fire_with_transcript(&dir, "UserPromptSubmit.json", "s1", &transcript);
+    let first = client.next_event("task-1", Duration::from_secs(10), None).unwrap();
+    assert_eq!(first.event.map(|e| e.kind), Some(hookline::canonical::Kind::TurnStart));
+    // A second client waits; nothing else is asked: only the transcript changes the session.
+    let waiter = thread::spawn({
+        let dir = dir.clone();
+        move || {
+            let mut waiting = Client::connect(&dir).unwrap();
+            waiting.next_event("task-1", Duration::from_secs(20), None).unwrap()
+        }
+    });
+    // Whether the wait starts before or after the transcript changes, the transition is the
+    // session's next item, as an event would be.
+    std::fs::write(&transcript, format!("{}\n", super::serve::esc_marker("s1"))).unwrap();
+    let told = waiter.join().unwrap();
+    assert!(!told.timed_out && told.transcript && told.event.is_none(), "{told:?}");
+    let view = told.view.expect("the session's view");
+    assert_eq!(view.state, StateKind::WaitingOnHuman, "{view:?}");
+    assert_eq!(view.evidence.kind, "transcript", "{view:?}");
+}
+
+#[test]
+fn two_concurrent_consults_of_one_session_cannot_both_pass_a_cap_of_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    std::fs::create_dir_all(&dir).unwrap();
+    let runs = tmp.path().join("runs");
+    let policy = tmp.path().join("policy.toml");
+    let classifier =
+        format!("cat >/dev/null; echo run >> '{}'; sleep 1; echo stalled", runs.display());
+    std::fs::write(
+        &policy,
+        format!(
+            "[classifier]\ncommand = [\"/bin/sh\", \"-c\", {classifier:?}]\n\
+             max-per-session = 1\ntimeout = \"20s\"\n"
+        ),
+    )
+    .unwrap();
+    let _daemon = Daemon::start_with(&dir, &["--policy", policy.to_str().unwrap()]);
+    // A turn that ends on a last message and no task list: stall's consult point.
+    live_turn(&dir, "s1", "task-1");
+    let barrier = Arc::new(Barrier::new(2));
+    let asks: Vec<_> = (0..2)
+        .map(|_| {
+            let (dir, barrier) = (dir.clone(), Arc::clone(&barrier));
+            thread::spawn(move || {
+                barrier.wait();
+                decide(&dir, &["task-1", "stall", "--json"])
+            })
+        })
+        .collect();
+    let answers: Vec<Value> = asks.into_iter().map(|a| json(&a.join().unwrap())).collect();
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "run\n", "one consult ran: {answers:?}");
+    let mut outcomes: Vec<String> = answers
+        .iter()
+        .map(|d| d["evidence"]["classifier"]["outcome"].as_str().unwrap_or("none").to_owned())
+        .collect();
+    outcomes.sort();
+    assert_eq!(outcomes, ["answered", "session_cap"], "{answers:?}");
+}

@@ -153,3 +153,17 @@ fn the_systemd_unit_runs_hookline_where_install_puts_it() {
         assert!(line.starts_with("ExecStart=%h/.cargo/bin/hookline "), "{line}");
     }
 }
+
+#[test]
+fn the_serve_protocols_op_table_names_every_op_in_order() {
+    let text = fs::read_to_string(root().join("docs/decide.md")).unwrap();
+    let table = text.split("| op | request | reply").nth(1).expect("the op table");
+    let ops: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+        .collect();
+    let all: Vec<&str> = hookline::serve::protocol::Op::ALL.iter().map(|op| op.as_str()).collect();
+    assert_eq!(ops, all, "docs/decide.md's op table");
+}

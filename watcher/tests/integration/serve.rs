@@ -261,6 +261,51 @@ fn serve_follows_a_live_sessions_transcript_and_an_esc_marker_holds_its_answers(
     assert!(serve.child.wait().unwrap().success());
 }
 
+/// A line of a Claude transcript saying that its human pressed Esc (no hook fires for it).
+pub fn esc_marker(session: &str) -> String {
+    serde_json::json!({
+        "type": "user", "sessionId": session,
+        "timestamp": hookline::units::rfc3339(hookline::format::clock::now_ns() + 1_000_000),
+        "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]},
+    })
+    .to_string()
+}
+
+#[test]
+fn a_waiting_next_event_is_told_of_a_transition_only_the_transcript_made() {
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("events");
+    let transcript = tmp.path().join("s1.jsonl");
+    std::fs::write(&transcript, "").unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut serve = Serve::start(&dir);
+    serve.send(json!({"id": 0, "op": "sessions"}));
+    assert_eq!(serve.reply()["sessions"], json!([]));
+    let prompt = json!({
+        "session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "hi",
+        "transcript_path": transcript,
+    });
+    super::watch::run_relay(&dir, &["--cli", "claude"], prompt.to_string().as_bytes());
+    serve.send(json!({"id": 1, "op": "next_event", "session": "s1", "timeout_ms": 10000}));
+    let first = serve.reply();
+    assert_eq!(first["event"]["kind"], "turn_start", "{first}");
+    // Waiting, and nothing else asked: only the transcript changes the session.
+    serve.send(json!({"id": 2, "op": "next_event", "session": "s1", "timeout_ms": 20000}));
+    std::fs::write(&transcript, format!("{}\n", esc_marker("s1"))).unwrap();
+    let told = serve.reply();
+    assert_eq!((&told["id"], &told["timed_out"]), (&json!(2), &json!(false)), "{told}");
+    assert_eq!((&told["event"], &told["transcript"]), (&json!(null), &json!(true)), "{told}");
+    let view = &told["view"];
+    assert_eq!(
+        (&view["state"], &view["detail"], &view["evidence"]["kind"]),
+        (&json!("waiting_on_human"), &json!("interrupted"), &json!("transcript")),
+        "{told}"
+    );
+    drop(serve.child.stdin.take());
+    assert!(serve.child.wait().unwrap().success());
+}
+
 #[test]
 fn serve_follows_transcripts_of_sessions_without_hooks_that_never_authorize() {
     use serde_json::json;
