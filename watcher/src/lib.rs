@@ -61,18 +61,16 @@ pub use error::{
 
 pub mod canonical;
 pub mod checkpoint;
-mod config;
+pub mod config;
 pub mod daemon;
 pub mod decide;
 pub mod deliver;
 pub mod engine;
 #[cfg(feature = "nats")]
 pub mod fleet;
-mod fsutil;
+pub mod fsutil;
 pub mod host;
 pub mod ingest;
-pub mod install;
-pub mod notify;
 pub mod pane;
 pub mod paths;
 pub mod profile;
@@ -80,9 +78,9 @@ pub mod profile;
 pub mod schema;
 pub mod serve;
 pub mod state;
-pub mod term;
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;
 pub mod transcript;
 pub mod units;
 mod untrusted;
