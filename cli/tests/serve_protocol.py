@@ -2,7 +2,7 @@
 """Drives `hookline serve` over its JSON-lines protocol, the way an orchestrator in another
 language would, with events written by the real `hookline-relay` from real fixture payloads.
 
-Python 3 standard library only. Run by watcher/tests/integration/serve.rs:
+Python 3 standard library only. Run by cli/tests/integration/serve.rs:
 
     serve_protocol.py --hookline PATH --relay PATH --fixtures DIR
 

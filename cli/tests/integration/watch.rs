@@ -22,8 +22,10 @@ pub fn relay() -> PathBuf {
 }
 
 pub fn fixture(path: &str) -> String {
-    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path))
-        .unwrap()
+    fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../watcher/tests/fixtures").join(path),
+    )
+    .unwrap()
 }
 
 /// Runs the relay with `stdin` as its input and asserts it stayed silent.

@@ -1222,7 +1222,7 @@ fn install_warns_about_a_relay_in_a_cargo_build_dir_and_doctor_says_how_to_keep_
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
         stderr.starts_with(&format!(
-            "hookline: warning: registering {}, inside the cargo build directory {}: `cargo clean` or moving the clone will break every hook\n  to avoid it: in your hookline clone: cargo install --locked --path relay && cargo install --locked --path watcher",
+            "hookline: warning: registering {}, inside the cargo build directory {}: `cargo clean` or moving the clone will break every hook\n  to avoid it: in your hookline clone: cargo install --locked --path relay && cargo install --locked --path cli",
             relay.display(),
             release.display()
         )),
@@ -1271,7 +1271,7 @@ fn doctor_without_a_relay_to_register_puts_one_on_path_first() {
         report.find(&format!("!! relay {} is missing", w.relay.display())).expect(&report);
     assert!(not_found < missing, "the relay first: {report}");
     assert!(
-        report.contains("     fix: in your hookline clone: cargo install --locked --path relay && cargo install --locked --path watcher (both go to ~/.cargo/bin); then hookline install claude --scope user\n"),
+        report.contains("     fix: in your hookline clone: cargo install --locked --path relay && cargo install --locked --path cli (both go to ~/.cargo/bin); then hookline install claude --scope user\n"),
         "{report}"
     );
     assert!(report.contains("checking for the 17 events"), "{report}");

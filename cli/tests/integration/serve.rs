@@ -20,7 +20,7 @@ fn the_serve_protocol_holds_when_driven_from_python() {
         .arg("--relay")
         .arg(super::watch::relay())
         .arg("--fixtures")
-        .arg(manifest.join("tests/fixtures"))
+        .arg(manifest.join("../watcher/tests/fixtures"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

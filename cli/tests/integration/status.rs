@@ -615,7 +615,8 @@ fn status_lists_sessions_only_a_transcript_reports_as_unknown_with_their_source(
 /// through the real relay registered as `args`, with `CLAUDE_PID` in its environment as a
 /// process started from a Claude session inherits it.
 fn fire_documented(dir: &Path, path: &str, key: &str, session: &str, args: &[&str]) {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path);
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../watcher/tests/fixtures").join(path);
     let mut payload: Value = serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
     payload[key] = session.into();
     super::watch::run_relay_with(

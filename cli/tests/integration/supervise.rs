@@ -14,7 +14,10 @@ const C: &str = "claude-code/2.1.332/";
 /// Fires a captured Claude payload through the relay, for `session` with `tag`, from the host
 /// CLI `host_pid` when given.
 fn fire(dir: &Path, fixture: &str, session: &str, tag: &str, host_pid: Option<u32>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(C).join(fixture);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../watcher/tests/fixtures")
+        .join(C)
+        .join(fixture);
     let mut payload: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     payload["session_id"] = session.into();
     let mut relay = Command::new(super::watch::relay());
@@ -635,7 +638,10 @@ fn fire_with(
     host_pid: Option<u32>,
     extra: &[(&str, &str)],
 ) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(C).join(fixture);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../watcher/tests/fixtures")
+        .join(C)
+        .join(fixture);
     let mut payload: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     payload["session_id"] = session.into();
     for (key, value) in extra {

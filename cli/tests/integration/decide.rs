@@ -14,7 +14,8 @@ fn fire(dir: &Path, fixture: &str, extra: &[(&str, &str)]) {
 /// Runs the real relay as Claude Code would, with a captured payload for session `session`,
 /// tagged `tag`.
 pub fn fire_as(dir: &Path, fixture: &str, session: &str, tag: &str, extra: &[(&str, &str)]) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../watcher/tests/fixtures").join(fixture);
     let mut payload: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
     payload["session_id"] = session.into();
     for (key, value) in extra {

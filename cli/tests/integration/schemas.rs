@@ -33,7 +33,7 @@ fn assert_valid(validator: &jsonschema::Validator, what: &str, instance: &Value)
 /// The real payloads captured from `cli_dir` (one JSON object per file), with the profile
 /// name and whether the relay is told the event's name (`--event`, OpenCode's plugin).
 fn payloads(cli_dir: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(cli_dir);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../watcher/tests/fixtures").join(cli_dir);
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
