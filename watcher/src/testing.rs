@@ -37,7 +37,7 @@ pub fn assert_generated_section(path: &str, name: &str, content: &str) {
     }
     panic!(
         "the generated section {name:?} of {path} is out of date: run \
-         `HOOKLINE_BLESS=1 cargo test -p hookline` and commit the result"
+         `HOOKLINE_BLESS=1 cargo test -p hookline -p hookline-cli` and commit the result"
     );
 }
 
