@@ -251,9 +251,8 @@ impl fmt::Display for EndReason {
     }
 }
 
-/// A settings dialect: how a CLI's hooks file registers a command (`hookline install` writes
-/// each; the [install docs](https://github.com/hookline/hookline/blob/main/docs/install.md) show
-/// them).
+/// A settings dialect: how a CLI's hooks file registers a command (what `hookline install`
+/// writes for each is in docs/install.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Dialect {
