@@ -54,13 +54,13 @@ fi
 command -v git >/dev/null 2>&1 || apt_install git
 say "git: $(git --version)"
 
-# The fleet tests (watcher/tests/integration/fleet.rs) start nats-server themselves, on loopback.
+# The fleet tests (cli/tests/integration/fleet.rs) start nats-server themselves, on loopback.
 nats=$(command -v nats-server || echo /usr/sbin/nats-server)
 [ -x "$nats" ] || apt_install nats-server
 nats=$(command -v nats-server || echo /usr/sbin/nats-server)
 say "nats-server: $("$nats" --version)"
 
-# The web view's tests (watcher/tests/integration/web.rs) drive Debian's headless chromium
+# The web view's tests (cli/tests/integration/web.rs) drive Debian's headless chromium
 # through chromedriver (about 30 s to install on a fresh machine).
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
     apt_install chromium chromium-driver

@@ -18,7 +18,7 @@
 //!   loading the checkpoint, replaying, saving).
 //!
 //! The baseline is another build of `hookline`, typically main's, built in a temporary
-//! worktree: `git worktree add /tmp/base main && cargo build --release -p hookline
+//! worktree: `git worktree add /tmp/base main && cargo build --release -p hookline-cli
 //! --manifest-path /tmp/base/Cargo.toml`. The directory is written to `/dev/shm` by default
 //! (tmpfs: the page cache, not the disk, is measured) and removed afterwards; a `--dir` is
 //! written when missing or empty, kept, and reused as it is when it holds events.
@@ -71,7 +71,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
     let current = exe.parent().ok_or("no directory for the benchmark binary")?.join("hookline");
     if !current.is_file() {
         return Err(format!(
-            "{} not found: cargo build --release -p hookline -p hookline-bench",
+            "{} not found: cargo build --release -p hookline-cli -p hookline-bench",
             current.display()
         )
         .into());

@@ -8,7 +8,7 @@ repo=$(cd "$here/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$repo/target}
 python=${PYTHON:-python3}
 
-cargo build --locked -p hookline -p hookline-relay -p hookline-tests --bins --manifest-path "$repo/Cargo.toml"
+cargo build --locked -p hookline-cli -p hookline-relay -p hookline-tests --bins --manifest-path "$repo/Cargo.toml"
 
 venv="$target/python-client-venv"
 rm -rf "$venv"

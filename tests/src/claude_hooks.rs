@@ -9,8 +9,8 @@
 use std::fs;
 use std::path::Path;
 
-use hookline::install::{Detected, Installable};
 use hookline::profile::Profiles;
+use hookline_cli::install::{Detected, Installable};
 use serde_json::Value;
 
 use crate::version::Version;

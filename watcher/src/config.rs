@@ -4,7 +4,8 @@
 //! suggests the key or table meant by a misspelt one ([`suggest`]).
 //!
 //! The text is parsed once for reading; positions are looked up only when there is an error
-//! to report, by parsing it again with spans.
+//! to report, by parsing it again with spans. The command line reads its own files (its
+//! notifications file) with the same [`Toml`].
 
 use serde::de::DeserializeOwned;
 use toml::Spanned;
@@ -13,7 +14,7 @@ use toml::de::{DeTable, DeValue};
 pub use crate::error::{ConfigError, ConfigKind};
 
 /// One file's text, with what it is and how errors name it.
-pub(crate) struct Toml<'a> {
+pub struct Toml<'a> {
     kind: ConfigKind,
     label: String,
     text: &'a str,
@@ -21,16 +22,12 @@ pub(crate) struct Toml<'a> {
 
 impl<'a> Toml<'a> {
     /// `label` names the file in errors (its path, or `embedded:claude.toml`).
-    pub(crate) fn new(kind: ConfigKind, label: impl Into<String>, text: &'a str) -> Toml<'a> {
+    pub fn new(kind: ConfigKind, label: impl Into<String>, text: &'a str) -> Toml<'a> {
         Toml { kind, label: label.into(), text }
     }
 
     /// An error of a file that could not be read at all.
-    pub(crate) fn unreadable(
-        kind: ConfigKind,
-        path: &std::path::Path,
-        e: &std::io::Error,
-    ) -> ConfigError {
+    pub fn unreadable(kind: ConfigKind, path: &std::path::Path, e: &std::io::Error) -> ConfigError {
         ConfigError {
             kind,
             file: path.display().to_string(),
@@ -43,7 +40,7 @@ impl<'a> Toml<'a> {
 
     /// An error about `key` (a path such as `notify[0].run`, `map.3.kind` or `classifier`),
     /// at the key's position when the file has it, else at the nearest table it would be in.
-    pub(crate) fn error(&self, key: Option<&str>, message: impl Into<String>) -> ConfigError {
+    pub fn error(&self, key: Option<&str>, message: impl Into<String>) -> ConfigError {
         let at = key.and_then(|key| {
             let root = DeTable::parse(self.text).ok()?;
             locate(root.get_ref(), &segments(key))
@@ -65,26 +62,23 @@ impl<'a> Toml<'a> {
 
     /// The document with the spans of its keys and values; a syntax error names its line and
     /// column.
-    pub(crate) fn parse(&self) -> Result<Spanned<DeTable<'a>>, ConfigError> {
+    pub fn parse(&self) -> Result<Spanned<DeTable<'a>>, ConfigError> {
         DeTable::parse(self.text).map_err(|e| self.toml_error(&e))
     }
 
     /// The `version` key's value, as written, when the file has one.
-    pub(crate) fn version<'t>(
-        &self,
-        root: &'t Spanned<DeTable<'a>>,
-    ) -> Option<&'t Spanned<DeValue<'a>>> {
+    pub fn version<'t>(&self, root: &'t Spanned<DeTable<'a>>) -> Option<&'t Spanned<DeValue<'a>>> {
         root.get_ref().iter().find(|(k, _)| k.get_ref() == "version").map(|(_, v)| v)
     }
 
     /// The text of a value as written (`2`, `"x"`).
-    pub(crate) fn written(&self, value: &Spanned<DeValue<'_>>) -> &'a str {
+    pub fn written(&self, value: &Spanned<DeValue<'_>>) -> &'a str {
         self.text.get(value.span()).unwrap_or_default()
     }
 
     /// Reads the document into `T`; the keys `T` does not know are returned, as key paths
     /// (`notify[0].shel`). A value of the wrong type is an error naming its key.
-    pub(crate) fn read<T: DeserializeOwned>(
+    pub fn read<T: DeserializeOwned>(
         &self,
         root: Spanned<DeTable<'a>>,
     ) -> Result<(T, Vec<String>), ConfigError> {
@@ -96,15 +90,13 @@ impl<'a> Toml<'a> {
     }
 
     /// Parses and reads in one step.
-    pub(crate) fn parse_and_read<T: DeserializeOwned>(
-        &self,
-    ) -> Result<(T, Vec<String>), ConfigError> {
+    pub fn parse_and_read<T: DeserializeOwned>(&self) -> Result<(T, Vec<String>), ConfigError> {
         self.read(self.parse()?)
     }
 
     /// A TOML error (syntax, or a value of the wrong type) at its position, with the key whose
     /// value it is about and a message a person can act on.
-    pub(crate) fn toml_error(&self, e: &toml::de::Error) -> ConfigError {
+    pub fn toml_error(&self, e: &toml::de::Error) -> ConfigError {
         let Some(span) = e.span() else {
             return self.at(None, None, one_line(e.message()));
         };
@@ -271,7 +263,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 /// ` (keys are kebab-case: X)` when only the underscores differ. Known paths are written with
 /// dots; `tables` are the names that are tables (`classifier`), `arrays` those that are
 /// arrays of tables (`notify`).
-pub(crate) fn suggest(typed: &str, known: &[&str], tables: &[&str], arrays: &[&str]) -> String {
+pub fn suggest(typed: &str, known: &[&str], tables: &[&str], arrays: &[&str]) -> String {
     let parts: Vec<String> = segments(typed)
         .into_iter()
         .filter_map(|s| match s {

@@ -46,69 +46,6 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// No profile has this name.
-    UnknownCli {
-        /// The name given.
-        name: String,
-        /// The profiles that can be installed.
-        known: Vec<String>,
-    },
-    /// The profile has no `[install]` table.
-    NotInstallable {
-        /// The profile name.
-        name: String,
-    },
-    /// The profile has no such scope.
-    UnknownScope {
-        /// The profile name.
-        cli: String,
-        /// The scope given.
-        scope: String,
-        /// The scopes the profile declares.
-        known: Vec<String>,
-    },
-    /// A settings path template needs `$HOME`, which is unset or relative.
-    NoHome {
-        /// The template.
-        template: String,
-    },
-    /// No `hookline-relay` executable was found.
-    NoRelay {
-        /// Where it was looked for.
-        searched: Vec<PathBuf>,
-    },
-    /// The relay path given is not an executable file.
-    BadRelay {
-        /// The path.
-        path: PathBuf,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// A settings file cannot be edited safely: it is not JSON, not UTF-8, or not shaped as
-    /// expected. It was left untouched.
-    Settings {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong, and where.
-        problem: DocError,
-    },
-    /// The settings file is read-only; it was left untouched.
-    ReadOnly {
-        /// The file.
-        path: PathBuf,
-    },
-    /// The settings path is a symlink whose target does not exist.
-    DanglingSymlink {
-        /// The link.
-        link: PathBuf,
-        /// Where it points.
-        target: PathBuf,
-    },
-    /// Following the settings path's symlinks did not end (a loop or a very long chain).
-    SymlinkLoop {
-        /// The path given.
-        path: PathBuf,
-    },
     /// A tmux command failed or did not answer (no such pane, no server).
     Tmux {
         /// What was being done ("capture", "paste into", ...).
@@ -117,33 +54,6 @@ pub enum Error {
         target: String,
         /// What tmux said.
         reason: String,
-    },
-    /// No tmux server answers on the socket (none was started, or it was killed).
-    NoTmuxServer {
-        /// The socket tmux tried, as it named it.
-        socket: String,
-    },
-    /// The settings file kept changing while we tried to write it.
-    KeepsChanging {
-        /// The file.
-        path: PathBuf,
-        /// How many times it was re-read.
-        attempts: u32,
-    },
-    /// The settings path (or the end of its symlinks) is not a regular file; it was neither
-    /// opened for reading in a way that could block nor written.
-    NotRegularFile {
-        /// The path.
-        path: PathBuf,
-        /// What it is.
-        kind: crate::install::file::NodeKind,
-    },
-    /// The settings file has other hard links, which an atomic write would split from it.
-    HardLinked {
-        /// The file.
-        path: PathBuf,
-        /// How many names it has.
-        links: u64,
     },
     /// Talking to the NATS server (or cluster) failed.
     Nats {
@@ -204,12 +114,6 @@ pub enum Error {
         /// The sessions it names, as [`SessionKey::describe`](crate::canonical::SessionKey::describe) writes them.
         candidates: Vec<String>,
     },
-    /// A file is where hookline's plugin goes, but it is not hookline's plugin; it was left
-    /// untouched.
-    NotOurPlugin {
-        /// The file.
-        path: PathBuf,
-    },
     /// A transcript path names something that is not a regular file (a directory, a FIFO
     /// that would block a reader): it is not followed.
     TranscriptNotAFile {
@@ -226,38 +130,10 @@ impl Error {
     /// How the user can fix this error, when there is something to say.
     pub fn fix(&self) -> Option<String> {
         Some(match self {
-            Error::UnknownCli { known, .. } => format!("use one of: {}", known.join(", ")),
-            Error::UnknownScope { known, .. } => format!("use one of: {}", known.join(", ")),
-            Error::NoHome { .. } => "set HOME, or pass --settings PATH".into(),
-            Error::NotInstallable { name } => format!(
-                "hookline does not write {name}'s settings: docs/install.md says why, and how to \
-                 register the relay by hand where that can be done"
-            ),
-            Error::NoRelay { .. } => {
-                format!("{}, or pass --relay PATH", crate::install::PUT_ON_PATH)
-            }
-            Error::Settings { problem, .. } => problem.fix().to_owned(),
-            Error::ReadOnly { path } => format!(
-                "make it writable (chmod u+w {}) and run again, or leave it as it is",
-                path.display()
-            ),
-            Error::DanglingSymlink { link, .. } => {
-                format!("create the file the link points to, or remove the link {}", link.display())
-            }
             Error::Tmux { .. } => "check the target with `tmux list-panes -a`; pass --tmux-socket PATH when the pane is on another server than $TMUX's".into(),
-            Error::KeepsChanging { .. } => {
-                "close the CLI's running sessions and run the command again".into()
-            }
-            Error::NoTmuxServer { .. } => "start tmux first, or name the server's socket with \
-                                           --tmux-socket PATH (the PATH of `tmux -S PATH`)"
-                .into(),
             Error::ConsumerInUse { .. } => {
                 "stop the other reader, or give this one its own --consumer NAME".into()
             }
-            Error::NotRegularFile { path, .. } => format!(
-                "move {} out of the way (or point the link at a regular file), or pass --settings PATH",
-                path.display()
-            ),
             Error::EventsDir { from, problem, .. } => {
                 use crate::paths::EventsDirProblem;
                 match problem {
@@ -271,10 +147,6 @@ impl Error {
             Error::AmbiguousSession { .. } => {
                 "give more of the session id or tag (or all of it)".into()
             }
-            Error::HardLinked { path, .. } => format!(
-                "keep one copy and make the other names symlinks to it (ln -sf {} OTHER-NAME), then run again",
-                path.display()
-            ),
             Error::DaemonRunning { pid: Some(pid), .. } => {
                 format!("use it (decide and status talk to it), or stop it first (kill {pid})")
             }
@@ -282,10 +154,6 @@ impl Error {
             Error::SocketInTheWay { path } => {
                 format!("move {} out of the way and start the daemon again", path.display())
             }
-            Error::NotOurPlugin { path } => format!(
-                "move {} away if it is not needed, or install into another file with --settings PATH",
-                path.display()
-            ),
             _ => return None,
         })
     }
@@ -322,47 +190,8 @@ impl fmt::Display for Error {
                 "cursor file {} is damaged ({reason}); delete it to restart that consumer from the beginning",
                 path.display()
             ),
-            Error::UnknownCli { name, .. } => write!(f, "no profile for {name:?}"),
-            Error::NotInstallable { name } => {
-                write!(f, "the {name} profile has no [install] table")
-            }
-            Error::UnknownScope { cli, scope, .. } => {
-                write!(f, "{cli} has no scope {scope:?}")
-            }
-            Error::NoHome { template } => {
-                write!(f, "{template} needs HOME, which is unset or relative")
-            }
-            Error::NoRelay { searched } => {
-                let list: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
-                write!(f, "hookline-relay not found (looked in {})", list.join(", "))
-            }
-            Error::BadRelay { path, reason } => {
-                write!(f, "relay {}: {reason}", path.display())
-            }
-            Error::Settings { path, problem } => write!(f, "{}:{problem}", path.display()),
-            Error::ReadOnly { path } => {
-                write!(f, "{} is read-only; left untouched", path.display())
-            }
-            Error::DanglingSymlink { link, target } => write!(
-                f,
-                "{} is a symlink to {}, which does not exist; left untouched",
-                link.display(),
-                target.display()
-            ),
-            Error::SymlinkLoop { path } => {
-                write!(f, "{}: too many levels of symlinks", path.display())
-            }
             Error::Tmux { op, target, reason } => {
                 write!(f, "cannot {op} tmux pane {target:?}: {reason}")
-            }
-            Error::NoTmuxServer { socket } => {
-                write!(f, "no tmux server is running (none answers on {socket})")
-            }
-            Error::KeepsChanging { path, attempts } => {
-                write!(f, "{} changed under us {attempts} times; not written", path.display())
-            }
-            Error::NotRegularFile { path, kind } => {
-                write!(f, "{} is {kind}, not a regular file; left untouched", path.display())
             }
             Error::EventsDir { path, from, problem } => {
                 use crate::paths::EventsDirProblem;
@@ -385,16 +214,6 @@ impl fmt::Display for Error {
                     list.join(", ")
                 )
             }
-            Error::NotOurPlugin { path } => write!(
-                f,
-                "{} is not hookline's plugin (its first line differs); left untouched",
-                path.display()
-            ),
-            Error::HardLinked { path, links } => write!(
-                f,
-                "{} has {links} hard links; left untouched (an atomic write would split them, and writing in place is not atomic)",
-                path.display()
-            ),
             Error::DaemonRunning { dir, pid, lock } => {
                 let who = pid.map_or("a process whose pid is not recorded".into(), |pid| {
                     format!("pid {pid}")
@@ -510,82 +329,6 @@ impl std::error::Error for ClientError {
         match self {
             ClientError::NotRunning { source, .. } | ClientError::Io { source, .. } => Some(source),
             _ => None,
-        }
-    }
-}
-
-/// Why a settings document cannot be edited. Positions are 1-based; columns count characters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DocError {
-    /// The bytes are not UTF-8.
-    NotUtf8 {
-        /// Line of the first invalid byte.
-        line: usize,
-        /// Column of the first invalid byte.
-        column: usize,
-    },
-    /// The text is not strict JSON.
-    Syntax {
-        /// Line of the error.
-        line: usize,
-        /// Column of the error.
-        column: usize,
-        /// serde_json's description, without its position.
-        message: String,
-    },
-    /// A value we must edit has the wrong type.
-    Shape {
-        /// The JSON path (`hooks.Stop`), or `the top level`.
-        json_path: String,
-        /// What it should be (`an array`).
-        expected: &'static str,
-        /// Line of the value.
-        line: usize,
-        /// Column of the value.
-        column: usize,
-    },
-    /// An object on the path we edit has the same key twice.
-    DuplicateKey {
-        /// The JSON path of the key.
-        json_path: String,
-        /// Line of the second occurrence.
-        line: usize,
-        /// Column of the second occurrence.
-        column: usize,
-    },
-    /// An edit produced invalid JSON (a bug in hookline; nothing was written).
-    Internal(String),
-}
-
-impl DocError {
-    /// How the user can fix the file.
-    pub fn fix(&self) -> &'static str {
-        match self {
-            DocError::NotUtf8 { .. } => "save the file as UTF-8",
-            DocError::Syntax { .. } => {
-                "settings files are strict JSON (no comments, no trailing commas): fix the file and run again"
-            }
-            DocError::Shape { .. } => "fix the value by hand (see the CLI's hooks documentation)",
-            DocError::DuplicateKey { .. } => "merge the two keys by hand",
-            DocError::Internal(_) => "please report this bug",
-        }
-    }
-}
-
-impl fmt::Display for DocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DocError::NotUtf8 { line, column } => write!(f, "{line}:{column}: not UTF-8"),
-            DocError::Syntax { line, column, message } => {
-                write!(f, "{line}:{column}: not valid JSON: {message}")
-            }
-            DocError::Shape { json_path, expected, line, column } => {
-                write!(f, "{line}:{column}: {json_path} is not {expected}")
-            }
-            DocError::DuplicateKey { json_path, line, column } => {
-                write!(f, "{line}:{column}: duplicate key {json_path}")
-            }
-            DocError::Internal(what) => write!(f, " internal error: {what}"),
         }
     }
 }

@@ -1,21 +1,38 @@
 //! hookline: structured signals about agent CLI sessions for the orchestrators that supervise
 //! them.
 //!
-//! The `hookline-relay` binary, run by an agent CLI as a hook, writes one event file per hook
-//! call into an events directory. This crate reads that directory and turns it into what an
-//! orchestrator needs:
+//! hookline is three crates, by layer:
 //!
-//! * the reading side of the on-disk format (re-exported from [`hookline_relay`]);
+//! * `hookline-relay` (`relay/`): the relay, the hook executable an agent CLI runs on every
+//!   hook call, which writes one event file per call into an events directory; and the
+//!   on-disk event format, its library, which both sides use;
+//! * `hookline` (`watcher/`, this crate): the library an orchestrator embeds, from the events
+//!   directory to what it may safely do;
+//! * `hookline-cli` (`cli/`): the `hookline` command line (`watch`, `status`, `decide`,
+//!   `deliver`, the `daemon`, `install`/`doctor`, `notify`, `top`, `tmux`, `web`), built on
+//!   this crate.
+//!
+//! This crate holds:
+//!
+//! * the reading side of the on-disk format (re-exported from [`hookline_relay`] as
+//!   [`format`](mod@format));
 //! * the closed vocabularies every layer shares ([`vocab`]): kinds, states, reasons, dialects,
 //!   questions and verdicts, as enums with their wire words;
-//! * per-CLI profiles that map each native event to a small canonical vocabulary;
-//! * a watcher that delivers canonical events in order, exactly once per durable cursor;
-//! * per-session state with explicit `unknown`, generation, epoch and sequence;
-//! * the decision layer that says what an orchestrator may safely do;
-//! * `install`, `uninstall` and `doctor` for the CLIs' settings files;
+//! * per-CLI profiles ([`profile`]) that map each native event to a small canonical
+//!   vocabulary ([`canonical`]);
+//! * a watcher ([`ingest`]) that delivers canonical events in order, exactly once per durable
+//!   cursor;
+//! * per-session state ([`state`]) with explicit `unknown`, generation, epoch and sequence;
+//! * the decision layer ([`decide`]) that says what an orchestrator may safely do, and its
+//!   leases;
+//! * the [`engine`] that assembles them, and [`checkpoint`]s of its state;
 //! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]);
-//! * [`daemon`]: one live authority per events directory on a Unix socket, and its client;
-//! * notifications on state transitions ([`notify`]) and tmux pane marks ([`pane::marks`]).
+//! * the decision protocol ([`serve`]) and [`daemon`]: one live authority per events
+//!   directory on a Unix socket, and its client;
+//! * with the `nats` feature (off by default), the fleet: events of many machines through NATS
+//!   JetStream; with `schema`, the JSON Schemas of the wire formats.
+//!
+//! It links no command-line parser, no terminal UI and, without `nats`, no async runtime.
 //!
 //! An orchestrator's signal loop, in short: an [`engine::Engine`] reads the events directory
 //! (its history replayed, shown, never authorizing), follows what arrives (live), and answers
@@ -61,18 +78,16 @@ pub use error::{
 
 pub mod canonical;
 pub mod checkpoint;
-mod config;
+pub mod config;
 pub mod daemon;
 pub mod decide;
 pub mod deliver;
 pub mod engine;
 #[cfg(feature = "nats")]
 pub mod fleet;
-mod fsutil;
+pub mod fsutil;
 pub mod host;
 pub mod ingest;
-pub mod install;
-pub mod notify;
 pub mod pane;
 pub mod paths;
 pub mod profile;
@@ -80,9 +95,9 @@ pub mod profile;
 pub mod schema;
 pub mod serve;
 pub mod state;
-pub mod term;
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;
 pub mod transcript;
 pub mod units;
 mod untrusted;

@@ -132,11 +132,6 @@ pub fn unwritten_note(dir: &Path) -> Option<String> {
     Some(note)
 }
 
-/// The user's notifications file: `notify.toml` in [`config_dir`] (whether or not it exists).
-pub fn user_notify() -> Option<PathBuf> {
-    config_dir().map(|c| c.join(crate::notify::FILE_NAME))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,8 @@
 //! Test support: documentation sections generated from the code, kept in sync by tests; and
-//! for the story harnesses (`state/tests.rs`, `decide/tests.rs`), events built from real
-//! fixture payloads, as the relay would have written them.
+//! for the story harnesses (`state/tests.rs`, `decide/tests.rs`, the command line's
+//! notification tests), events built from real fixture payloads, as the relay would have
+//! written them. Built for this crate's tests and, with the `testing` feature, for the crates
+//! built on it; not an API.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,14 +37,14 @@ pub fn assert_generated_section(path: &str, name: &str, content: &str) {
     }
     panic!(
         "the generated section {name:?} of {path} is out of date: run \
-         `HOOKLINE_BLESS=1 cargo test -p hookline` and commit the result"
+         `HOOKLINE_BLESS=1 cargo test -p hookline -p hookline-cli` and commit the result"
     );
 }
 
 /// Checks that the file at `path` (relative to the watcher crate) holds exactly `content`, a
 /// recorded wire form; with `HOOKLINE_BLESS=1` in the environment it rewrites the file instead.
 /// The failure names the first line that differs.
-pub(crate) fn assert_recorded(path: &str, content: &str) {
+pub fn assert_recorded(path: &str, content: &str) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
     if std::env::var_os("HOOKLINE_BLESS").is_some() {
         std::fs::write(&file, content).unwrap();
@@ -58,7 +60,7 @@ pub(crate) fn assert_recorded(path: &str, content: &str) {
 }
 
 /// Writes an event the way the relay does, for a session and an orchestrator tag.
-pub(crate) fn write_event(dir: &Path, native: &str, session: &str, tag: Option<&str>) {
+pub fn write_event(dir: &Path, native: &str, session: &str, tag: Option<&str>) {
     use crate::format::store::{EventsDir, WriteOptions, write_payload};
     let payload = format!(r#"{{"session_id":"{session}","hook_event_name":"{native}"}}"#);
     let payload = serde_json::value::RawValue::from_string(payload).unwrap();
@@ -67,16 +69,16 @@ pub(crate) fn write_event(dir: &Path, native: &str, session: &str, tag: Option<&
 }
 
 /// Time zero of every story, in nanoseconds (2026-01-01 or so).
-pub(crate) const T0: u64 = 1_767_225_600_000_000_000;
+pub const T0: u64 = 1_767_225_600_000_000_000;
 
 /// The real payloads captured from the CLIs.
-pub(crate) fn fixtures_dir() -> PathBuf {
+pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// One hook call of a story.
 #[derive(Debug)]
-pub(crate) struct HookCall<'a> {
+pub struct HookCall<'a> {
     pub cli: &'a str,
     pub session: &'a str,
     pub native: Option<&'a str>,
@@ -90,7 +92,7 @@ pub(crate) struct HookCall<'a> {
 
 impl<'a> HookCall<'a> {
     /// A call that replays one captured payload, with nothing else set.
-    pub(crate) fn of_fixture(
+    pub fn of_fixture(
         cli: &'a str,
         session: &'a str,
         fixture: &'a str,
@@ -110,7 +112,7 @@ impl<'a> HookCall<'a> {
 
     /// The canonical event, as the `seq`-th event file written at `at`; `None` when the call
     /// names neither a fixture nor a native event (a step that only moves the clock).
-    pub(crate) fn event(&self, profiles: &Profiles, seq: u64, at: u64) -> Option<Event> {
+    pub fn event(&self, profiles: &Profiles, seq: u64, at: u64) -> Option<Event> {
         let mut payload = match self.fixture {
             Some(file) => {
                 let text = std::fs::read_to_string(fixtures_dir().join(file)).unwrap();

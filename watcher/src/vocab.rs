@@ -251,8 +251,8 @@ impl fmt::Display for EndReason {
     }
 }
 
-/// A settings dialect: how a CLI's hooks file registers a command (see
-/// [`crate::install::dialect`] for what each writes).
+/// A settings dialect: how a CLI's hooks file registers a command (what `hookline install`
+/// writes for each is in docs/install.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Dialect {
@@ -268,13 +268,21 @@ pub enum Dialect {
     Cursor,
     /// OpenCode's plugin folder: OpenCode has no command hooks, so hookline's plugin
     /// (`profiles/opencode-plugin.js`) is one file of its own there, written whole
-    /// ([`crate::install::plugin`]); no events are registered. Kilo Code, an OpenCode fork,
+    /// (by `hookline install`); no events are registered. Kilo Code, an OpenCode fork,
     /// loads the same plugin from its own folder.
     OpencodePlugin,
     /// Pi's extension folder: Pi has no command hooks, so hookline's extension
     /// (`profiles/pi-extension.ts`) is one file of its own there, written whole; no events
     /// are registered.
     PiExtension,
+}
+
+impl Dialect {
+    /// Whether the dialect registers no hooks: hookline's plugin is a file of its own, written
+    /// whole, and sends the events itself (OpenCode, Kilo Code, Pi).
+    pub fn is_plugin(self) -> bool {
+        matches!(self, Dialect::OpencodePlugin | Dialect::PiExtension)
+    }
 }
 
 /// How a CLI writes its transcript: the `[transcript]` table's `format` (see
@@ -291,45 +299,6 @@ pub enum TranscriptFormat {
     GeminiChats,
     /// Qwen Code's chat JSONL (`~/.qwen/projects/<dir>/chats/<session>.jsonl`).
     QwenChats,
-}
-
-/// What a `[[notify]]` rule fires `on`: a transition into a state (by its detail, for a wait),
-/// a session `unknown` for longer than the rule's `unknown-after`, or a delivery typed but not
-/// confirmed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Trigger {
-    /// Into `waiting_on_human`, whatever the reason.
-    #[serde(rename = "waiting_on_human")]
-    WaitingOnHuman,
-    /// Into `waiting_on_human` for a permission dialog.
-    #[serde(rename = "waiting_on_human.permission")]
-    Permission,
-    /// Into `waiting_on_human` for the agent's question.
-    #[serde(rename = "waiting_on_human.question")]
-    Question,
-    /// Into `waiting_on_human` for an MCP elicitation.
-    #[serde(rename = "waiting_on_human.elicitation")]
-    Elicitation,
-    /// Into `waiting_on_human` for any other reason (detail `other`): a turn the human
-    /// interrupted, or a wait the CLI did not classify.
-    #[serde(rename = "waiting_on_human.interrupted")]
-    Interrupted,
-    /// Into `idle` (explicitly at the input prompt).
-    #[serde(rename = "idle")]
-    Idle,
-    /// Into `env_fault` (a quota, rate limit, billing, auth or provider error).
-    #[serde(rename = "env_fault")]
-    EnvFault,
-    /// Into `ended`.
-    #[serde(rename = "ended")]
-    Ended,
-    /// `unknown` for longer than the rule's `unknown-after`.
-    #[serde(rename = "unknown")]
-    Unknown,
-    /// A delivery typed into a pane and not confirmed by a structured event. Fed by the
-    /// daemon, which runs the deliveries; `hookline notify` alone never sees one.
-    #[serde(rename = "delivery_unconfirmed")]
-    DeliveryUnconfirmed,
 }
 
 /// The decision questions. Each asks whether the orchestrator may go ahead, unattended,
@@ -626,12 +595,6 @@ words!(Action {
     Proceed = "proceed", FallBack = "fall_back", Hold = "hold", Pause = "pause",
     Escalate = "escalate",
 });
-words!(Trigger {
-    WaitingOnHuman = "waiting_on_human", Permission = "waiting_on_human.permission",
-    Question = "waiting_on_human.question", Elicitation = "waiting_on_human.elicitation",
-    Interrupted = "waiting_on_human.interrupted", Idle = "idle", EnvFault = "env_fault",
-    Ended = "ended", Unknown = "unknown", DeliveryUnconfirmed = "delivery_unconfirmed",
-});
 words!(Signal {
     StructuredEvent = "structured_event", HostProcess = "host_process", Window = "window",
     Transcript = "transcript", Pane = "pane", None = "none", Classifier = "classifier",
@@ -665,7 +628,7 @@ mod tests {
         }
         round_trip! {
             KindName, WaitReason, FailureKind, CompactPhase, StateKind, StartWord, EndWord,
-            Dialect, Question, TodoStatus, Verdict, Action, Signal, Trigger, CrashedVerdict,
+            Dialect, Question, TodoStatus, Verdict, Action, Signal, CrashedVerdict,
             StallVerdict
         }
         for state in StateKind::ALL {

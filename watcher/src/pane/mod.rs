@@ -12,7 +12,6 @@
 //! keystroke, so a screen can show a state the program has already left. Callers that need
 //! "no busy marker" look several times ([`Pane::sense_settled`]).
 
-pub mod marks;
 mod tmux;
 
 use std::path::PathBuf;

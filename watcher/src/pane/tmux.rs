@@ -76,7 +76,7 @@ impl Pane {
 
     /// Runs `tmux [-S socket] ARGS...` with `input` on its stdin; its stdout, at most
     /// [`MAX_OUTPUT`] bytes. A failure or a timeout is an [`Error::Tmux`] naming the target.
-    pub(crate) fn run(
+    pub fn run(
         &self,
         op: &'static str,
         args: &[&str],

@@ -872,11 +872,11 @@ fn install(
             .collect::<Result<Vec<_>, _>>()?,
         None => base.map(|b| b.events.clone()).unwrap_or_default(),
     };
-    match (dialect.plugin_source(), events.is_empty()) {
-        (None, true) => {
+    match (dialect.is_plugin(), events.is_empty()) {
+        (false, true) => {
             return Err(src.error(Some("install.events"), "at least one event is needed"));
         }
-        (Some(_), false) => {
+        (true, false) => {
             return Err(src.error(
                 Some("install.events"),
                 format!("the {dialect} dialect registers no events: its plugin sends them"),

@@ -143,7 +143,7 @@ fn the_events_doc_describes_every_canonical_kind() {
 fn the_systemd_unit_runs_hookline_where_install_puts_it() {
     let install = fs::read_to_string(root().join("docs/install.md")).unwrap();
     assert!(
-        install.contains("cargo install --locked --path watcher    # hookline into ~/.cargo/bin"),
+        install.contains("cargo install --locked --path cli        # hookline into ~/.cargo/bin"),
         "docs/install.md no longer says where hookline goes"
     );
     let daemon = fs::read_to_string(root().join("docs/daemon.md")).unwrap();

@@ -1,0 +1,24 @@
+//! The `hookline` command line: parses arguments, runs one subcommand, maps the result to an
+//! exit code.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use hookline_cli::{cli, cmd, error_chain};
+
+fn main() -> ExitCode {
+    // Die quietly when the reader of stdout goes away (`hookline watch | head`), like other
+    // Unix tools; a watch cursor is saved only after its lines were written, so nothing is lost.
+    // SAFETY: restoring the default disposition of SIGPIPE has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let cli = cli::Cli::parse();
+    match cmd::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("hookline: {}", error_chain(&*e));
+            ExitCode::from(2)
+        }
+    }
+}
