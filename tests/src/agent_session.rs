@@ -84,6 +84,20 @@ impl Fixtures {
         Fixtures { cli, dir: dir.join(cli).join(version) }
     }
 
+    /// Checks that `expected` names every captured payload (`*.json`) and no other file: a
+    /// payload captured later cannot go untested.
+    pub(crate) fn check_covered<'a>(&self, expected: impl IntoIterator<Item = &'a str>) {
+        let mut files: Vec<String> = std::fs::read_dir(&self.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        files.sort();
+        let mut covered: Vec<&str> = expected.into_iter().collect();
+        covered.sort();
+        assert_eq!(files, covered, "every fixture has an expectation");
+    }
+
     /// The payload `file` and the canonical event `profiles` make of it as the relay wraps it,
     /// told the native event `native(payload)`.
     pub(crate) fn map(
@@ -293,6 +307,34 @@ impl AgentSession {
         command.args(args).env("TERM", "dumb");
         output_within(command, timeout)
             .unwrap_or_else(|e| self.fail(&format!("{} {args:?}: {e}", self.cli)))
+    }
+
+    /// [`run_headless`](Self::run_headless), which must exit with status 0: a failure names
+    /// the command (`what`, as `pi -p`), its status and its output.
+    pub fn run_headless_ok(&self, what: &str, args: &[&str], timeout: Duration) -> Output {
+        let output = self.run_headless(args, timeout);
+        if !output.status.success() {
+            self.fail(&format!(
+                "{what} exited with {}: {}{}",
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        output
+    }
+
+    /// The end of a headless run whose command wrote `headless` into `out`: the file holds
+    /// it, there was one session with one epoch, the relay's diagnostics are clean, and the
+    /// report is saved.
+    pub fn finish_headless(&self, out: &Path) {
+        match std::fs::read_to_string(out) {
+            Ok(text) if text == "headless\n" => {}
+            other => self.fail(&format!("{} after the run: {other:?}", out.display())),
+        }
+        self.check_one_session_one_epoch();
+        self.check_clean("after the run");
+        self.save_report();
     }
 
     /// `git init` in the sandbox's project folder (a CLI that wants a repository there).

@@ -1,11 +1,14 @@
-//! What the TUI dialog scenarios of the npm-installed CLIs (Gemini, Copilot, OpenCode) share: a
+//! What the TUI dialog scenarios of the npm-installed CLIs (Gemini, Copilot, OpenCode, Qwen,
+//! Droid, Kilo, Pi) share: a
 //! prompt asking for a shell command that writes `hi` into a file of the project, the approval
 //! dialog left open, the decision, the exit, and what must hold after it.
 
 use std::path::Path;
 use std::time::Duration;
 
-use crate::agent_session::{Action, AgentSession, Expect, Step, step};
+use crate::agent_session::{Action, AgentSession, Expect, Input, Step, step};
+use crate::claude_style::run_checked;
+use crate::deliver_check::deliver_confirmed;
 
 /// How long a TUI may take to show its first screen.
 pub const LAUNCH: Duration = Duration::from_secs(120);
@@ -97,6 +100,39 @@ pub fn check_outcome(session: &AgentSession, out: &Path, outcome: Outcome) {
             }
         }
     }
+}
+
+/// The end of an approved dialog scenario, after the approval's turn left the session idle:
+/// a two-line prompt typed with `hookline::deliver` (the profile `exit.cli`'s `[pane]` and
+/// `[deliver]`), which a `turn_start` whose prompt is the text must confirm; its turn runs
+/// (the native events `delivered`) to an idle with one input slot and `ready` on screen;
+/// `quit` ends the CLI; and the approved command has written `out`.
+pub fn deliver_two_lines_then_quit(
+    session: &mut AgentSession,
+    exit: Exit,
+    ready: &'static str,
+    delivered: impl IntoIterator<Item = Expect>,
+    quit: Step,
+    out: &Path,
+) {
+    let text = "say hello\nin two lines";
+    let tmux = session.tmux.as_ref().expect("the TUI runs");
+    let report = deliver_confirmed(tmux, session.events.path(), exit.cli, &session.tag, text)
+        .unwrap_or_else(|e| session.fail(&e));
+    println!("[{} deliver] {report:?}", exit.cli);
+    run_checked(
+        session,
+        &[
+            step("the delivered prompt's turn", Action::Wait, "idle")
+                .expect(delivered)
+                .then_shown(ready)
+                .input(Input::Once),
+            quit,
+        ],
+    );
+    finish(session, exit);
+    check_outcome(session, out, Outcome::Ran);
+    session.save_report();
 }
 
 /// After the exit command: the CLI ends within 20 s with status 0 (or is gone), there was one

@@ -75,7 +75,6 @@ mod tests {
     use hookline::canonical::Kind;
     use hookline::vocab::FailureKind;
 
-    use super::*;
     use crate::agent_session::Fixtures;
 
     #[test]
@@ -103,15 +102,7 @@ mod tests {
             ("hookline.exit.json", "session_end"),
             ("hookline.exit-run.json", "session_end"),
         ];
-        let mut files: Vec<String> = fs::read_dir(&fixtures.dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.ends_with(".json"))
-            .collect();
-        files.sort();
-        let mut covered: Vec<&str> = expected.iter().map(|(f, _)| *f).collect();
-        covered.sort();
-        assert_eq!(files, covered, "every fixture has an expectation");
+        fixtures.check_covered(expected.iter().map(|(f, _)| *f));
         for (file, label) in expected {
             let (payload, event) = fixtures
                 .map(&profiles, file, |payload| payload["type"].as_str().unwrap().to_owned());

@@ -134,15 +134,7 @@ mod tests {
             ("session_shutdown-quit.json", "session_end"),
             ("session_shutdown-quit-p.json", "session_end"),
         ];
-        let mut files: Vec<String> = fs::read_dir(&fixtures.dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.ends_with(".json"))
-            .collect();
-        files.sort();
-        let mut covered: Vec<&str> = expected.iter().map(|(f, _)| *f).collect();
-        covered.sort();
-        assert_eq!(files, covered, "every fixture has an expectation");
+        fixtures.check_covered(expected.iter().map(|(f, _)| *f));
         for (file, label) in expected {
             let (payload, event) = fixtures.map(&profiles, file, |payload| {
                 payload["hook_event_name"].as_str().unwrap().to_owned()

@@ -32,14 +32,11 @@ pub fn run(installed: &Installed, case: Case) {
         Case::Escalated => "RUNBASH_ESC:",
     };
     let prompt = format!("headless {marker} echo headless > {}", out.display());
-    let output = session.run_headless(&["exec", BYPASS_TRUST, &prompt], Duration::from_secs(90));
-    if !output.status.success() {
-        session.fail(&format!(
-            "codex exec exited with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    let output = session.run_headless_ok(
+        "codex exec",
+        &["exec", BYPASS_TRUST, &prompt],
+        Duration::from_secs(90),
+    );
     let mut expected = vec![
         native("SessionStart", "session_start").q("startup").state("unknown"),
         native("UserPromptSubmit", "turn_start").state("active"),

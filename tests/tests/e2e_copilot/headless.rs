@@ -33,14 +33,7 @@ pub fn run(installed: &Installed, case: Case) {
     if case == Case::AllowAll {
         args.push("--allow-all-tools");
     }
-    let output = session.run_headless(&args, Duration::from_secs(90));
-    if !output.status.success() {
-        session.fail(&format!(
-            "copilot -p exited with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    let output = session.run_headless_ok("copilot -p", &args, Duration::from_secs(90));
     let mut expected: Vec<Expect> = vec![
         native("sessionStart", "session_start").q("new").state("unknown"),
         native("userPromptSubmitted", "turn_start").state("active"),

@@ -16,15 +16,7 @@ pub fn run(installed: &Installed) {
     let out = session.sandbox.project().join("out.txt");
     let prompt = format!("headless RUNBASH: echo headless > {}", out.display());
     let args = ["exec", "--auto", "high", "-m", CUSTOM_MODEL, prompt.as_str()];
-    let output = session.run_headless(&args, Duration::from_secs(120));
-    if !output.status.success() {
-        session.fail(&format!(
-            "droid exec exited with {}: {}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    session.run_headless_ok("droid exec", &args, Duration::from_secs(120));
     run_checked(
         &mut session,
         &[step("droid exec", Action::Wait, "ended(other)")
@@ -38,11 +30,5 @@ pub fn run(installed: &Installed) {
             .within(Duration::from_secs(10))
             .then_quiet_for(Duration::from_secs(2))],
     );
-    match std::fs::read_to_string(&out) {
-        Ok(text) if text == "headless\n" => {}
-        other => session.fail(&format!("out.txt after the run: {other:?}")),
-    }
-    session.check_one_session_one_epoch();
-    session.check_clean("after the run");
-    session.save_report();
+    session.finish_headless(&out);
 }

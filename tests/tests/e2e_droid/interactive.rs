@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use hookline_tests::agent_session::{Action, Expect, Input, Step, native, step};
 use hookline_tests::claude_style::{run_checked, run_dialog};
-use hookline_tests::deliver_check::deliver_confirmed;
 use hookline_tests::dialog::{
     self, DIALOG_OPEN, Exit, Outcome, dialog_left_open, prompt_for_a_command,
 };
@@ -84,28 +83,11 @@ pub fn approved(installed: &Installed) {
             .then_shown(READY)
             .input(Input::Once)],
     );
-    let text = "say hello\nin two lines";
-    let tmux = session.tmux.as_ref().expect("the TUI runs");
-    let report = deliver_confirmed(tmux, session.events.path(), "droid", &session.tag, text)
-        .unwrap_or_else(|e| session.fail(&e));
-    println!("[droid deliver] {report:?}");
     let delivered = [
         native("UserPromptSubmit", "turn_start").state("active"),
         native("Stop", "stop").state("idle"),
     ];
-    run_checked(
-        &mut session,
-        &[
-            step("the delivered prompt's turn", Action::Wait, "idle")
-                .expect(delivered)
-                .then_shown(READY)
-                .input(Input::Once),
-            quit(),
-        ],
-    );
-    dialog::finish(&session, EXIT);
-    dialog::check_outcome(&session, &out, Outcome::Ran);
-    session.save_report();
+    dialog::deliver_two_lines_then_quit(&mut session, EXIT, READY, delivered, quit(), &out);
 }
 
 /// Deny with Escape: `Stop`, idle with one input slot.

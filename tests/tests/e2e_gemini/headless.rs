@@ -16,14 +16,7 @@ pub fn run(installed: &Installed) {
     let out = session.sandbox.project().join("out.txt");
     let prompt = format!("headless RUNBASH: echo headless > {}", out.display());
     let args = ["-p", prompt.as_str(), "-o", "stream-json", "--approval-mode", "yolo"];
-    let output = session.run_headless(&args, Duration::from_secs(90));
-    if !output.status.success() {
-        session.fail(&format!(
-            "gemini -p exited with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    let output = session.run_headless_ok("gemini -p", &args, Duration::from_secs(90));
     let pre_compress = native("PreCompress", "notification(pre_compress)").q("auto");
     session.run(&[step("gemini -p", Action::Wait, "ended(exit)")
         .expect([

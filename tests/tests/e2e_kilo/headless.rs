@@ -16,14 +16,7 @@ pub fn run(installed: &Installed) {
     let _sentinels = SentinelGuard::new(&session);
     kilo::install_plugin(&session);
     let args = ["run", "headless", "RUNBASH:", "echo", "headless", ">", "out.txt"];
-    let output = session.run_headless(&args, Duration::from_secs(120));
-    if !output.status.success() {
-        session.fail(&format!(
-            "kilo run exited with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    session.run_headless_ok("kilo run", &args, Duration::from_secs(120));
     session.run(&[step("kilo run", Action::Wait, "ended(exit)")
         .expect([
             native("session.created", "session_start").state("unknown"),
@@ -35,18 +28,11 @@ pub fn run(installed: &Installed) {
         ])
         .within(Duration::from_secs(15))
         .then_quiet_for(Duration::from_secs(1))]);
-    let out = session.sandbox.project().join("out.txt");
-    match std::fs::read_to_string(&out) {
-        Ok(text) if text == "headless\n" => {}
-        other => session.fail(&format!("out.txt after the run: {other:?}")),
-    }
     for event in session.all_events() {
         if event.envelope.cli != "kilo" {
             session.fail(&format!("{} was recorded as {}'s", event.label(), event.envelope.cli));
         }
     }
     check_status(&session, "ended");
-    session.check_one_session_one_epoch();
-    session.check_clean("after the run");
-    session.save_report();
+    session.finish_headless(&session.sandbox.project().join("out.txt"));
 }

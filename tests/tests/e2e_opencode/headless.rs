@@ -32,14 +32,7 @@ pub fn run(installed: &Installed, case: Case) {
     let out = session.sandbox.project().join("out.txt");
     let out_arg = out.to_str().expect("UTF-8 path");
     let args = ["run", "headless", "RUNBASH:", "echo", "headless", ">", out_arg];
-    let output = session.run_headless(&args, Duration::from_secs(90));
-    if !output.status.success() {
-        session.fail(&format!(
-            "opencode run exited with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    let output = session.run_headless_ok("opencode run", &args, Duration::from_secs(90));
     let mut expected: Vec<Expect> = vec![
         native("session.created", "session_start").state("unknown"),
         native("chat.message", "turn_start").state("active"),

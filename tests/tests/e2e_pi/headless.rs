@@ -14,14 +14,7 @@ pub fn run(installed: &Installed) {
     pi::install_extension(&session);
     let out = session.sandbox.project().join("out.txt");
     let prompt = format!("please RUNBASH: echo headless > {}", out.display());
-    let output = session.run_headless(&["-p", &prompt], Duration::from_secs(90));
-    if !output.status.success() {
-        session.fail(&format!(
-            "pi -p exited with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    session.run_headless_ok("pi -p", &["-p", &prompt], Duration::from_secs(90));
     session.run(&[step("pi -p", Action::Wait, "ended")
         .expect([
             native("session_start", "session_start").state("unknown"),
@@ -34,12 +27,6 @@ pub fn run(installed: &Installed) {
         ])
         .within(Duration::from_secs(10))
         .then_quiet_for(Duration::from_secs(1))]);
-    match std::fs::read_to_string(&out) {
-        Ok(text) if text == "headless\n" => {}
-        other => session.fail(&format!("out.txt after the run: {other:?}")),
-    }
     check_status(&session, "ended");
-    session.check_one_session_one_epoch();
-    session.check_clean("after the run");
-    session.save_report();
+    session.finish_headless(&out);
 }

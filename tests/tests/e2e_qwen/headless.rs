@@ -15,15 +15,11 @@ pub fn run(installed: &Installed) {
     qwen::install_hooks(&session);
     let out = session.sandbox.project().join("out.txt");
     let prompt = format!("headless RUNBASH: echo headless > {}", out.display());
-    let output =
-        session.run_headless(&["-p", &prompt, "--approval-mode", "yolo"], Duration::from_secs(120));
-    if !output.status.success() {
-        session.fail(&format!(
-            "qwen -p exited with {}: {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
+    session.run_headless_ok(
+        "qwen -p",
+        &["-p", &prompt, "--approval-mode", "yolo"],
+        Duration::from_secs(120),
+    );
     run_checked(
         &mut session,
         &[step("qwen -p", Action::Wait, "idle")
@@ -42,11 +38,5 @@ pub fn run(installed: &Installed) {
             // session reads idle, with its slot.
             .input(Input::Once)],
     );
-    match std::fs::read_to_string(&out) {
-        Ok(text) if text == "headless\n" => {}
-        other => session.fail(&format!("out.txt after the run: {other:?}")),
-    }
-    session.check_one_session_one_epoch();
-    session.check_clean("after the run");
-    session.save_report();
+    session.finish_headless(&out);
 }
