@@ -76,6 +76,9 @@ pub struct ReaderConfig {
     /// the worker: events are handed out, echoes marked and the cursor moved by the consumer,
     /// exactly as without it.
     pub read_ahead: usize,
+    /// Worker threads reading ahead ([`DEFAULT_READ_AHEAD_THREADS`]): the files are read in
+    /// chunks handed to each in turn and taken back in the same turn, so in order.
+    pub read_ahead_threads: usize,
 }
 
 /// Where a reader whose history a checkpoint folded in starts: past the checkpoint's
@@ -104,6 +107,8 @@ impl ReaderConfig {
                 Ok(n) if n.get() > 1 => DEFAULT_READ_AHEAD,
                 _ => 0,
             },
+            read_ahead_threads: DEFAULT_READ_AHEAD_THREADS
+                .min(std::thread::available_parallelism().map_or(1, |n| n.get())),
         }
     }
 }
@@ -114,6 +119,10 @@ const LISTED_BUCKETS: usize = 2;
 
 /// The default [`ReaderConfig::read_ahead`] where there is more than one core: four batches.
 pub const DEFAULT_READ_AHEAD: usize = 4096;
+
+/// The most [`ReaderConfig::read_ahead_threads`] by default, fewer where there are fewer cores:
+/// one per core, the consumer sharing them (it mostly waits for their results).
+pub const DEFAULT_READ_AHEAD_THREADS: usize = 4;
 
 /// The fewest listed files not read yet for which a worker is started: below, a thread hop
 /// costs more than it saves (a follower reads a few files at a time).
@@ -166,6 +175,8 @@ pub struct Reader {
     echoes: Echoes,
     /// Listed event files not read yet, nor sent to the worker.
     backlog: VecDeque<EventFile>,
+    /// Reads the files the consumer reads itself.
+    files: source::FileReader,
     /// The worker reading listed files ahead, once a backlog is large enough.
     ahead: Option<ahead::ReadAhead>,
     /// The worker was lost: files are read in the consumer's thread from then on.
@@ -213,6 +224,7 @@ impl Reader {
             legacy_waiting: Vec::new(),
             echoes,
             backlog: VecDeque::new(),
+            files: source::FileReader::new(&config.events_dir),
             ahead: None,
             ahead_lost: false,
             ahead_from: AHEAD_FROM,
@@ -311,7 +323,9 @@ impl Reader {
             self.list_primary(&dir)?;
         }
         self.read_ahead(&dir);
-        let mut primary = Vec::new();
+        // Sized once: an event is large, and growing the vector would move the batch around.
+        let unread = self.backlog.len() + self.ahead.as_ref().map_or(0, |a| a.in_flight());
+        let mut primary = Vec::with_capacity(unread.min(self.config.batch));
         let mut read = 0;
         while read < self.config.batch {
             let Some(next) = self.next_read(&dir) else {
@@ -337,8 +351,9 @@ impl Reader {
         self.listed_seq = 0;
         self.quiet = None;
         self.backlog.clear();
-        // Whatever the worker read was of the old directory.
+        // Whatever the workers read was of the old directory, and so is the one kept open.
         self.ahead = None;
+        self.files.reset();
         self.listed_names.retain(|(d, _)| d != dir);
     }
 
@@ -453,7 +468,9 @@ impl Reader {
             return;
         }
         if self.ahead.is_none() && self.backlog.len() >= self.ahead_from {
-            self.ahead = ahead::ReadAhead::start(dir.to_owned(), self.config.profiles.clone());
+            let (profiles, threads) =
+                (self.config.profiles.clone(), self.config.read_ahead_threads);
+            self.ahead = ahead::ReadAhead::start(dir.to_owned(), profiles, threads);
             self.ahead_lost = self.ahead.is_none();
         }
         if let Some(ahead) = &mut self.ahead {
@@ -476,7 +493,7 @@ impl Reader {
             }
         }
         let name = self.backlog.pop_front()?;
-        Some(ahead::read_one(&self.config.profiles, dir, name))
+        Some(ahead::read_one(&mut self.files, &self.config.profiles, dir, name))
     }
 
     /// The worker is gone (it panicked): what it was sent and did not return is read here,

@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -161,10 +162,15 @@ pub fn event_path(source: &crate::canonical::SourceRef) -> PathBuf {
 /// Reads a file without following a symlink, refusing anything larger than
 /// [`MAX_FILE_BYTES`]. Returns the bytes and the modification time (ns since the epoch).
 pub fn read_file(path: &Path) -> std::io::Result<(Vec<u8>, u64)> {
-    let mut file: File = OpenOptions::new()
+    let file: File = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(path)?;
+    read_open(file)
+}
+
+/// Reads a file opened without following a symlink: see [`read_file`].
+fn read_open(mut file: File) -> std::io::Result<(Vec<u8>, u64)> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
@@ -175,23 +181,105 @@ pub fn read_file(path: &Path) -> std::io::Result<(Vec<u8>, u64)> {
             meta.len()
         )));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // Through `read` alone: `File`'s own `read_to_end` asks for the metadata and the position
-    // again (two more syscalls a file, a third of the cost of a small one) to size a buffer
-    // that is already the file's size.
-    struct Plain<'a>(&'a mut File);
-    impl Read for Plain<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            self.0.read(buf)
-        }
+    // One byte more than the size: a read that returns exactly the size, short of the room
+    // it was given, met the end of the file (a regular file's read stops short only there),
+    // so no second read is needed to see the end. A file that grew since is read on.
+    let size = meta.len() as usize;
+    let mut bytes: Vec<u8> = Vec::with_capacity(size + 1);
+    // SAFETY: the kernel writes at most `size + 1` bytes into the spare capacity, which is that
+    // long; `read` returns how many it wrote.
+    let n = unsafe { libc::read(file.as_raw_fd(), bytes.as_mut_ptr().cast(), size + 1) };
+    let read = usize::try_from(n).ok();
+    if let Some(n) = read {
+        // SAFETY: the first `n` bytes were just written by read.
+        unsafe { bytes.set_len(n) };
     }
-    Plain(&mut file).read_to_end(&mut bytes)?;
+    if read != Some(size) {
+        // Interrupted, shorter or longer than it was: read on to the end, as it is now.
+        // Through `read` alone: `File`'s own `read_to_end` asks for the metadata and the
+        // position again (two more syscalls a file) to size a buffer already sized.
+        struct Plain<'a>(&'a mut File);
+        impl Read for Plain<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.0.read(buf)
+            }
+        }
+        Plain(&mut file).read_to_end(&mut bytes)?;
+    }
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as u64);
     Ok((bytes, mtime))
+}
+
+/// Reads the event files of one events directory, keeping the directory it last read from
+/// open (a bucket, or the top), so that a file is opened by its name there (`openat`) rather
+/// than by its whole path, and read in one `read` when its size allows: over a backlog this is
+/// a third fewer system calls, and no walk of the path's components for each file.
+///
+/// What it reads is what [`read_file`] reads: a file that cannot be read through the open
+/// directory (not found there, or any error) is read again by its path, and only what that
+/// says counts, so a bucket removed and made again since it was opened never hides a file.
+#[derive(Debug)]
+pub struct FileReader {
+    events_dir: PathBuf,
+    /// The directory last read from: `None` for the top, else the bucket's first seq.
+    open: Option<(Option<u64>, std::os::fd::OwnedFd)>,
+}
+
+impl FileReader {
+    /// A reader of the files of the events directory `events_dir`.
+    pub fn new(events_dir: &Path) -> FileReader {
+        FileReader { events_dir: events_dir.to_owned(), open: None }
+    }
+
+    /// Forgets the open directory (the events directory was made again).
+    pub fn reset(&mut self) {
+        self.open = None;
+    }
+
+    /// Reads a listed file as [`read_file`] would.
+    pub fn read(&mut self, file: &EventFile) -> std::io::Result<(Vec<u8>, u64)> {
+        match self.read_at(file) {
+            Some(Ok(read)) => Ok(read),
+            // Whatever went wrong, the file's path says what is true.
+            _ => read_file(&file.path(&self.events_dir)),
+        }
+    }
+
+    /// The file read through its open directory; `None` when the directory cannot be opened.
+    fn read_at(&mut self, file: &EventFile) -> Option<std::io::Result<(Vec<u8>, u64)>> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        use std::os::unix::ffi::OsStrExt;
+        let key = match file.place {
+            Place::Top => None,
+            Place::Bucket => Some(crate::format::filename::bucket_of(file.name.seq)),
+        };
+        if self.open.as_ref().is_none_or(|(open, _)| *open != key) {
+            self.open = None;
+            let path = std::ffi::CString::new(file.dir(&self.events_dir).as_os_str().as_bytes());
+            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: the path is NUL-terminated and outlives the call.
+            let fd = unsafe { libc::open(path.ok()?.as_ptr(), flags) };
+            if fd < 0 {
+                return None;
+            }
+            // SAFETY: `fd` was just opened and is owned by nobody else.
+            self.open = Some((key, unsafe { OwnedFd::from_raw_fd(fd) }));
+        }
+        let (_, dir) = self.open.as_ref()?;
+        let name = std::ffi::CString::new(file.name.to_string()).ok()?;
+        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+        // SAFETY: the directory fd is open; the name is NUL-terminated and outlives the call.
+        let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
+        if fd < 0 {
+            return Some(Err(std::io::Error::last_os_error()));
+        }
+        // SAFETY: `fd` was just opened and is owned by nobody else.
+        Some(read_open(File::from(unsafe { OwnedFd::from_raw_fd(fd) })))
+    }
 }
 
 /// Why an event file could not be used.
@@ -207,9 +295,24 @@ pub struct ReadProblem {
 /// Reads and parses an event file of the events directory `dir`; `Ok(None)` when it vanished
 /// since it was listed.
 pub fn read_event(dir: &Path, file: &EventFile) -> Result<Option<RawEnvelope>, ReadProblem> {
+    FileReader::new(dir).read_event(file)
+}
+
+impl FileReader {
+    /// [`read_event`] through this reader.
+    pub fn read_event(&mut self, file: &EventFile) -> Result<Option<RawEnvelope>, ReadProblem> {
+        parse_event(file, self.read(file))
+    }
+}
+
+/// An event file's bytes (or why they could not be read) parsed as [`read_event`] does.
+fn parse_event(
+    file: &EventFile,
+    read: std::io::Result<(Vec<u8>, u64)>,
+) -> Result<Option<RawEnvelope>, ReadProblem> {
     let damaged = |reason: String| ReadProblem { reason, quarantine: true };
     let name = &file.name;
-    let bytes = match read_file(&file.path(dir)) {
+    let bytes = match read {
         Ok((bytes, _)) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(damaged(e.to_string())),
@@ -340,6 +443,52 @@ pub fn read_legacy(dir: &Path, name: &LegacyName) -> Result<RawEnvelope, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::filename::{EventFileName, bucket_name};
+
+    /// Writes `body` as the ordered event `seq` at the top (flat) or in its bucket.
+    fn put(dir: &Path, seq: u64, place: Place, body: &str) -> EventFile {
+        let file = EventFile { name: EventFileName::ordered(seq, 7), place };
+        std::fs::create_dir_all(file.dir(dir)).unwrap();
+        std::fs::write(file.path(dir), body).unwrap();
+        file
+    }
+
+    #[test]
+    fn a_file_reader_reads_what_read_file_reads_at_the_top_and_in_buckets() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let files = [
+            put(dir, 1, Place::Bucket, "one"),
+            put(dir, 2, Place::Top, ""),
+            put(dir, 3, Place::Bucket, &"x".repeat(100_000)),
+            put(dir, 20_001, Place::Bucket, "three"),
+            put(dir, 4, Place::Top, "four"),
+        ];
+        let mut reader = FileReader::new(dir);
+        for file in files.iter().chain(files.iter().rev()) {
+            let (bytes, _) = reader.read(file).unwrap();
+            assert_eq!(bytes, read_file(&file.path(dir)).unwrap().0, "{:?}", file.name);
+        }
+        let gone = EventFile { name: EventFileName::ordered(5, 7), place: Place::Bucket };
+        assert_eq!(reader.read(&gone).unwrap_err().kind(), std::io::ErrorKind::NotFound);
+        std::os::unix::fs::symlink(files[0].path(dir), dir.join(gone.name.to_string())).unwrap();
+        let link = EventFile { place: Place::Top, ..gone };
+        assert!(reader.read(&link).is_err(), "a symlink is not followed");
+    }
+
+    #[test]
+    fn a_bucket_made_again_since_the_reader_opened_it_hides_no_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let first = put(dir, 1, Place::Bucket, "one");
+        let mut reader = FileReader::new(dir);
+        assert_eq!(reader.read(&first).unwrap().0, b"one");
+        // Pruned empty, then made again by a writer (the reader still holds the old one).
+        std::fs::remove_file(first.path(dir)).unwrap();
+        std::fs::remove_dir(dir.join(bucket_name(0))).unwrap();
+        let second = put(dir, 2, Place::Bucket, "two");
+        assert_eq!(reader.read(&second).unwrap().0, b"two");
+    }
 
     #[test]
     fn legacy_names_carry_time_task_and_event() {
