@@ -409,7 +409,7 @@ fn phases(dir: &Path, profiles: &Profiles) -> Result<()> {
     println!("| Step | µs per event |\n|---|---:|");
     for (step, us) in [
         ("open (by its path), read and close the file", read),
-        ("open (by its name in its open bucket), read and close the file", read_at),
+        ("open (by its name in its open bucket), read into a kept buffer, close", read_at),
         ("parse the envelope (payload left raw)", parse),
         ("map (only the members profiles name decoded)", map),
         ("echo digest, payload decoded whole (before)", decoded - copy),

@@ -168,6 +168,8 @@ pub struct Reader {
     dir_id: Option<DirId>,
     /// Mapped events waiting to be handed out.
     queue: VecDeque<Item>,
+    /// The vector a poll reads its batch into, empty between polls.
+    batch_buffer: Vec<Item>,
     /// Legacy events newer than the primary events read so far, while a primary backlog
     /// remains, in time order.
     legacy_waiting: Vec<Item>,
@@ -221,6 +223,7 @@ impl Reader {
             cursor,
             dir_id: source::dir_id(&config.events_dir)?,
             queue: VecDeque::new(),
+            batch_buffer: Vec::new(),
             legacy_waiting: Vec::new(),
             echoes,
             backlog: VecDeque::new(),
@@ -323,9 +326,9 @@ impl Reader {
             self.list_primary(&dir)?;
         }
         self.read_ahead(&dir);
-        // Sized once: an event is large, and growing the vector would move the batch around.
-        let unread = self.backlog.len() + self.ahead.as_ref().map_or(0, |a| a.in_flight());
-        let mut primary = Vec::with_capacity(unread.min(self.config.batch));
+        // The batch's vector is kept from poll to poll: an event is large, and a new vector
+        // of a batch of them on every poll made glibc consolidate its free lists each time.
+        let mut primary = std::mem::take(&mut self.batch_buffer);
         let mut read = 0;
         while read < self.config.batch {
             let Some(next) = self.next_read(&dir) else {
@@ -340,7 +343,8 @@ impl Reader {
         // The worker reads the next batch while the consumer handles this one.
         self.read_ahead(&dir);
         let legacy = self.poll_legacy()?;
-        self.enqueue_merged(primary, legacy);
+        self.enqueue_merged(&mut primary, legacy);
+        self.batch_buffer = primary;
         Ok(self.queue.len() - before)
     }
 
@@ -547,7 +551,7 @@ impl Reader {
     /// Queues primary events (in seq order) and legacy events (in time order), merged by time
     /// without reordering either list. While primary files remain listed but unread, legacy
     /// events newer than the last primary one wait for them.
-    fn enqueue_merged(&mut self, primary: Vec<Item>, legacy: Vec<Item>) {
+    fn enqueue_merged(&mut self, primary: &mut Vec<Item>, legacy: Vec<Item>) {
         let mut legacy: Vec<Item> =
             std::mem::take(&mut self.legacy_waiting).into_iter().chain(legacy).collect();
         legacy.sort_by_key(|item| item.0.ts_ns);
@@ -556,7 +560,7 @@ impl Reader {
             let due = legacy.partition_point(|item| read_up_to.is_some_and(|t| item.0.ts_ns <= t));
             self.legacy_waiting = legacy.split_off(due);
         }
-        let mut primary = primary.into_iter().peekable();
+        let mut primary = primary.drain(..).peekable();
         let mut legacy = legacy.into_iter().peekable();
         loop {
             let take_legacy = match (primary.peek(), legacy.peek()) {

@@ -102,13 +102,23 @@ pub(super) struct ReadAhead {
     sent: VecDeque<Vec<EventFile>>,
     /// Results received and not taken yet, in order, with their names.
     ready: VecDeque<(EventFile, Read)>,
+    /// Emptied vectors of names and results, sent again instead of new ones: a chunk's are
+    /// a few KiB, and allocating one on every chunk made glibc consolidate its free lists.
+    spare_names: Vec<Vec<EventFile>>,
+    spare_results: Vec<Vec<Read>>,
 }
+
+/// What a worker is sent: the names to read, and an empty vector for their results.
+type Request = (Vec<EventFile>, Vec<Read>);
+
+/// What a worker sends back: the vector of names, emptied, and the results in their order.
+type Response = (Vec<EventFile>, Vec<Read>);
 
 /// One worker thread and its two channels.
 #[derive(Debug)]
 struct Worker {
-    requests: Option<Sender<Vec<EventFile>>>,
-    results: Receiver<Vec<Read>>,
+    requests: Option<Sender<Request>>,
+    results: Receiver<Response>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -119,22 +129,22 @@ impl ReadAhead {
         let stop = Arc::new(AtomicBool::new(false));
         let mut workers = Vec::new();
         for index in 0..threads.max(1) {
-            let (requests, work) = mpsc::channel::<Vec<EventFile>>();
-            let (done, results) = mpsc::channel();
+            let (requests, work) = mpsc::channel::<Request>();
+            let (done, results) = mpsc::channel::<Response>();
             let (stopped, dir, profiles) = (Arc::clone(&stop), dir.clone(), profiles.clone());
             let thread = std::thread::Builder::new()
                 .name(format!("hookline-read-ahead-{index}"))
                 .spawn(move || {
                     let mut files = source::FileReader::new(&dir);
-                    while let Ok(names) = work.recv() {
-                        let mut chunk = Vec::with_capacity(names.len());
-                        for name in names {
+                    while let Ok((mut names, mut chunk)) = work.recv() {
+                        chunk.reserve(names.len());
+                        for name in names.drain(..) {
                             if stopped.load(Ordering::Relaxed) {
                                 return;
                             }
                             chunk.push(read_one(&mut files, &profiles, &dir, name));
                         }
-                        if done.send(chunk).is_err() {
+                        if done.send((names, chunk)).is_err() {
                             return;
                         }
                     }
@@ -153,6 +163,8 @@ impl ReadAhead {
             chunks_received: 0,
             sent: VecDeque::new(),
             ready: VecDeque::new(),
+            spare_names: Vec::new(),
+            spare_results: Vec::new(),
         })
     }
 
@@ -167,10 +179,14 @@ impl ReadAhead {
         let mut in_flight = self.in_flight();
         while in_flight < limit && !backlog.is_empty() {
             let n = CHUNK.min(limit - in_flight).min(backlog.len());
-            let chunk: Vec<EventFile> = backlog.drain(..n).collect();
+            let mut chunk = self.spare_names.pop().unwrap_or_default();
+            chunk.extend(backlog.drain(..n));
+            let mut copy = self.spare_names.pop().unwrap_or_default();
+            copy.extend_from_slice(&chunk);
+            let results = self.spare_results.pop().unwrap_or_default();
             let worker = &self.workers[self.chunks_sent % self.workers.len()];
             let Some(requests) = &worker.requests else { return false };
-            if requests.send(chunk.clone()).is_err() {
+            if requests.send((copy, results)).is_err() {
                 // Not sent: back where it was, for the consumer to read.
                 for name in chunk.into_iter().rev() {
                     backlog.push_front(name);
@@ -194,23 +210,25 @@ impl ReadAhead {
     pub(super) fn next(&mut self) -> Option<Read> {
         if self.ready.is_empty() {
             self.sent.front()?;
-            let chunk = self.next_worker().results.recv().ok()?;
-            self.received(chunk);
+            let response = self.next_worker().results.recv().ok()?;
+            self.received(response);
         }
         self.ready.pop_front().map(|(_, read)| read)
     }
 
-    fn received(&mut self, chunk: Vec<Read>) {
+    fn received(&mut self, (names_back, mut chunk): Response) {
         self.chunks_received += 1;
-        let names = self.sent.pop_front().unwrap_or_default();
-        self.ready.extend(names.into_iter().zip(chunk));
+        let mut names = self.sent.pop_front().unwrap_or_default();
+        self.ready.extend(names.drain(..).zip(chunk.drain(..)));
+        self.spare_names.extend([names, names_back]);
+        self.spare_results.push(chunk);
     }
 
     /// Takes whatever results arrived in order without waiting.
     pub(super) fn collect(&mut self) {
         while !self.sent.is_empty() {
             match self.next_worker().results.try_recv() {
-                Ok(chunk) => self.received(chunk),
+                Ok(response) => self.received(response),
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => return,
             }
         }
