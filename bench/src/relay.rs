@@ -1,6 +1,7 @@
-//! `relay [--samples N] [--baseline BIN]`: what a hook call costs with `hookline-relay`,
+//! `relay [--samples N] [--baseline BIN]...`: what a hook call costs with `hookline-relay`,
 //! against two floors measured in the same run, beside a Python relay as projects ship them
-//! and optionally another build of the relay (`--baseline`, e.g. main's).
+//! and optionally other builds of the relay (`--baseline`, repeatable: main's, or this code
+//! linked dynamically).
 //!
 //! Run it with `cargo run --release -p hookline-bench -- relay`. It first builds, with the
 //! workspace's release profile, the release `hookline-relay` and the two floors of
@@ -61,6 +62,7 @@ const RELAY: usize = 2;
 const RELAY_FSYNC: usize = 3;
 const PYTHON: usize = 4;
 const PYTHON_NO_SITE: usize = 5;
+/// The first `--baseline`; the others follow.
 const BASELINE: usize = 6;
 const SMALL: usize = 0;
 const KIB_64: usize = 1;
@@ -70,39 +72,37 @@ const MIB_16: usize = 3;
 const HUGE_EVERY: usize = 10;
 
 const USAGE: &str =
-    "usage: cargo run --release -p hookline-bench -- relay [--samples N] [--baseline BIN]";
+    "usage: cargo run --release -p hookline-bench -- relay [--samples N] [--baseline BIN]...";
 
 fn exit_with(message: &str) -> ! {
     eprintln!("{message}");
     std::process::exit(2);
 }
 
-/// `relay [--samples N] [--baseline BIN]`.
+/// `relay [--samples N] [--baseline BIN]...`.
 pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
     let mut args = args;
     let mut samples = DEFAULT_SAMPLES;
-    let mut baseline = None;
+    let mut baselines = Vec::new();
     while let Some(arg) = args.next() {
         match (arg.as_str(), args.next()) {
             ("--samples", Some(n)) => match n.parse() {
                 Ok(n) if n > 0 => samples = n,
                 _ => return Err(USAGE.into()),
             },
-            ("--baseline", Some(bin)) => baseline = Some(PathBuf::from(bin)),
+            ("--baseline", Some(bin)) => baselines.push(PathBuf::from(bin)),
             _ => return Err(USAGE.into()),
         }
     }
-    if let Some(bin) = &baseline
-        && !bin.is_file()
-    {
+    if let Some(bin) = baselines.iter().find(|bin| !bin.is_file()) {
         return Err(format!("--baseline {}: no such file\n{USAGE}", bin.display()).into());
     }
-    bench_relay(samples, baseline)
+    bench_relay(samples, baselines)
 }
 
 /// One way of handling a hook call.
 struct Variant {
-    label: &'static str,
+    label: String,
     program: PathBuf,
     args: Vec<OsString>,
     env: Vec<(&'static str, OsString)>,
@@ -120,7 +120,7 @@ struct Row {
     rss_kib: Vec<i64>,
 }
 
-fn bench_relay(samples: usize, baseline: Option<PathBuf>) -> Result<()> {
+fn bench_relay(samples: usize, baselines: Vec<PathBuf>) -> Result<()> {
     if cfg!(debug_assertions) {
         return Err(format!("build the benchmark in release mode\n{USAGE}").into());
     }
@@ -142,28 +142,28 @@ fn bench_relay(samples: usize, baseline: Option<PathBuf>) -> Result<()> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("relay.py");
     let variants = [
         Variant {
-            label: "empty floor (`floor-empty`)",
+            label: "empty floor (`floor-empty`)".into(),
             program: bin_dir.join("floor-empty"),
             args: vec![],
             env: base_env(&events("empty")),
             events: None,
         },
         Variant {
-            label: "copy floor (`floor-copy`)",
+            label: "copy floor (`floor-copy`)".into(),
             program: bin_dir.join("floor-copy"),
             args: vec![],
             env: base_env(&events("copy")),
             events: Some(events("copy")),
         },
         Variant {
-            label: "`hookline-relay`",
+            label: "`hookline-relay`".into(),
             program: relay.clone(),
             args: vec![],
             env: base_env(&events("relay")),
             events: Some(events("relay")),
         },
         Variant {
-            label: "`hookline-relay`, `HOOKLINE_FSYNC=1`",
+            label: "`hookline-relay`, `HOOKLINE_FSYNC=1`".into(),
             program: relay.clone(),
             args: vec![],
             env: [base_env(&events("relay-fsync")), vec![("HOOKLINE_FSYNC", "1".into())]].concat(),
@@ -173,7 +173,7 @@ fn bench_relay(samples: usize, baseline: Option<PathBuf>) -> Result<()> {
         // loaded (the real interpreter, not a version manager's shim, which would add its own
         // start-up).
         Variant {
-            label: "Python 3 relay, as installed (`python3 bench/relay.py`)",
+            label: "Python 3 relay, as installed (`python3 bench/relay.py`)".into(),
             program: python.exe.clone(),
             args: vec![script.clone().into()],
             env: base_env(&events("python")),
@@ -182,20 +182,27 @@ fn bench_relay(samples: usize, baseline: Option<PathBuf>) -> Result<()> {
         // -S: no site module, so that packages installed on this machine do not count: a lower
         // bound for Python's start-up, on the small payload only.
         Variant {
-            label: "Python 3 relay, no site packages (`python3 -S`)",
+            label: "Python 3 relay, no site packages (`python3 -S`)".into(),
             program: python.exe.clone(),
             args: vec!["-S".into(), script.into()],
             env: base_env(&events("python-s")),
             events: Some(events("python-s")),
         },
-        Variant {
-            label: "`hookline-relay`, baseline (`--baseline`)",
-            program: baseline.clone().unwrap_or_default(),
-            args: vec![],
-            env: base_env(&events("baseline")),
-            events: Some(events("baseline")),
-        },
     ];
+    let variants: Vec<Variant> = variants
+        .into_iter()
+        .chain(baselines.iter().enumerate().map(|(i, bin)| {
+            let name = bin.file_name().unwrap_or_default().to_string_lossy();
+            let dir = events(&format!("baseline-{i}"));
+            Variant {
+                label: format!("`hookline-relay`, baseline `{name}`"),
+                program: bin.clone(),
+                args: vec![],
+                env: base_env(&dir),
+                events: Some(dir),
+            }
+        }))
+        .collect();
     let payloads: [(&str, Arc<[u8]>); 4] = [
         ("2 KiB `PreToolUse`", PAYLOAD_2K.into()),
         ("64 KiB `PostToolUse`", large_payload(64 << 10).into()),
@@ -209,10 +216,10 @@ fn bench_relay(samples: usize, baseline: Option<PathBuf>) -> Result<()> {
     for payload in [KIB_64, MIB_1, MIB_16] {
         plan.extend([(payload, EMPTY), (payload, COPY), (payload, RELAY), (payload, PYTHON)]);
     }
-    if baseline.is_some() {
+    for baseline in (BASELINE..variants.len()).rev() {
         for payload in [SMALL, KIB_64, MIB_1, MIB_16] {
             let at = plan.iter().position(|&(p, v)| p == payload && v == RELAY).unwrap_or(0);
-            plan.insert(at + 1, (payload, BASELINE));
+            plan.insert(at + 1, (payload, baseline));
         }
     }
     let mut rows: Vec<Row> = plan
@@ -287,13 +294,13 @@ fn bench_relay(samples: usize, baseline: Option<PathBuf>) -> Result<()> {
     let mut bursts = Vec::new();
     for (variant, seqs) in [(EMPTY, false), (COPY, false), (RELAY, true)] {
         let variant = &variants[variant];
-        bursts.push((variant.label, burst(variant, &payloads[SMALL].1, seqs)?));
+        bursts.push((variant.label.clone(), burst(variant, &payloads[SMALL].1, seqs)?));
     }
 
-    let programs = [EMPTY, COPY, RELAY, BASELINE]
+    let programs = [EMPTY, COPY, RELAY]
         .into_iter()
-        .filter(|&v| v != BASELINE || baseline.is_some())
-        .map(|v| Ok((variants[v].label, linkage(&variants[v].program)?)))
+        .chain(BASELINE..variants.len())
+        .map(|v| Ok((variants[v].label.clone(), linkage(&variants[v].program)?)))
         .collect::<Result<Vec<_>>>()?;
     print_report(&Report {
         samples,
@@ -713,13 +720,13 @@ struct Report<'a> {
     samples: usize,
     /// The load average before and after the timed runs.
     load: (String, String),
-    programs: &'a [(&'static str, Linkage)],
+    programs: &'a [(String, Linkage)],
     python: &'a Python,
     work: &'a WorkDir,
     variants: &'a [Variant],
     payloads: &'a [(&'static str, Arc<[u8]>)],
     rows: &'a [Row],
-    bursts: &'a [(&'static str, Burst)],
+    bursts: &'a [(String, Burst)],
 }
 
 /// The ratio of two rows' medians, sample by sample: the median over samples, and the lowest
@@ -900,18 +907,21 @@ fn print_report(r: &Report<'_>) {
         ratio(SMALL, RELAY_FSYNC, RELAY).median
     );
 
-    if r.rows.iter().any(|row| row.variant == BASELINE) {
-        println!("\n### Before and after (`--baseline` against this build)\n");
+    for baseline in BASELINE..r.variants.len() {
+        println!(
+            "\n### Before and after ({} against this build)\n",
+            r.variants[baseline].label
+        );
         println!("| Payload | Baseline | × copy floor | This build | × copy floor | Ratio |");
         println!("|---|---:|---:|---:|---:|---:|");
         for (payload, (name, _)) in r.payloads.iter().enumerate() {
             println!(
                 "| {name} | {} | {:.2}× | {} | {:.2}× | {} |",
-                ms(stats[row_of(payload, BASELINE)].median),
-                ratio(payload, BASELINE, COPY).median,
+                ms(stats[row_of(payload, baseline)].median),
+                ratio(payload, baseline, COPY).median,
                 ms(stats[row_of(payload, RELAY)].median),
                 ratio(payload, RELAY, COPY).median,
-                ratio(payload, RELAY, BASELINE).spread()
+                ratio(payload, RELAY, baseline).spread()
             );
         }
     }
