@@ -117,6 +117,10 @@ impl ReaderConfig {
 /// buckets' worth of events (with the top's), not by the history.
 const LISTED_BUCKETS: usize = 2;
 
+/// With workers reading ahead and buckets left for a later listing, the next listing is taken
+/// once fewer names than this are left to send them.
+const LIST_AHEAD: usize = 1024;
+
 /// The default [`ReaderConfig::read_ahead`] where there is more than one core: four batches.
 pub const DEFAULT_READ_AHEAD: usize = 4096;
 
@@ -322,7 +326,12 @@ impl Reader {
             self.dir_id = id;
             self.cursor.dir = id;
         }
-        if id.is_some() && !self.unread() {
+        // Listed again once everything listed is read; or, when the last listing left buckets
+        // for later, as soon as few names are left to hand the workers: the consumer lists
+        // while they read, instead of both waiting for each other at every listing.
+        let list_ahead =
+            self.more_listed && self.ahead.is_some() && self.backlog.len() < LIST_AHEAD;
+        if id.is_some() && (!self.unread() || list_ahead) {
             self.list_primary(&dir)?;
         }
         self.read_ahead(&dir);

@@ -649,3 +649,53 @@ fn a_history_of_more_buckets_than_one_listing_takes_is_read_whole_in_order_a_few
     seen.extend(seqs(&drain(&mut c)));
     assert_eq!(seen, want);
 }
+
+#[test]
+fn workers_reading_ahead_across_buckets_while_the_next_is_listed_hand_out_everything_once() {
+    use crate::format::filename::BUCKET_SPAN;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    EventsDir::create(dir).unwrap();
+    // 150 events in each of five buckets, and one older relay's flat file among them.
+    let mut want = Vec::new();
+    for bucket in 0..5u64 {
+        set_counter(dir, bucket * BUCKET_SPAN + 10);
+        for i in 0..150 {
+            want.push(write(dir, if i % 2 == 0 { "PreToolUse" } else { "PostToolUse" }, "s1").seq);
+        }
+        if bucket == 2 {
+            let name = write(dir, "Stop", "s1");
+            let file = source::list(dir).unwrap().events.into_iter().find(|e| e.name == name);
+            fs::rename(file.unwrap().path(dir), dir.join(name.to_string())).unwrap();
+            want.push(name.seq);
+        }
+    }
+    let cfg = ReaderConfig {
+        batch: 40,
+        read_ahead: 100,
+        read_ahead_threads: 2,
+        ..config(dir, Start::Cursor("c".into()))
+    };
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    reader.ahead_from = 1;
+    // Stopped halfway (the workers ahead, the next buckets listed early), then resumed.
+    let mut got = Vec::new();
+    while got.len() < 380 {
+        reader.poll().unwrap();
+        while got.len() < 380
+            && let Some(event) = reader.next_event()
+        {
+            got.push(event);
+        }
+    }
+    assert!(reader.ahead.is_some(), "the workers read ahead");
+    let listings = reader.listings;
+    reader.commit().unwrap();
+    drop(reader);
+    let mut reader = Reader::open(cfg).unwrap();
+    reader.ahead_from = 1;
+    got.extend(drain(&mut reader));
+    assert_eq!(seqs(&got), want, "everything, once, in seq order");
+    assert!(listings >= 3, "listed a few buckets at a time: {listings}");
+    assert!(!reader.has_pending());
+}
