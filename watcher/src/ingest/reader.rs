@@ -204,6 +204,8 @@ pub struct Reader {
     quiet: Option<(Stamp, Option<Stamp>, u64)>,
     /// The last listing left buckets after it for the next one ([`LISTED_BUCKETS`]).
     more_listed: bool,
+    /// Where that listing stopped: the highest seq it could hold.
+    listed_up_to: Option<u64>,
     /// The same for each legacy directory: its settled stamp at its last listing.
     legacy_quiet: HashMap<PathBuf, Stamp>,
     /// Tests count the listings of the events directory.
@@ -241,6 +243,7 @@ impl Reader {
             uncommitted: false,
             quiet: None,
             more_listed: false,
+            listed_up_to: None,
             legacy_quiet: HashMap::new(),
             #[cfg(test)]
             listings: 0,
@@ -362,6 +365,7 @@ impl Reader {
         let dir = &self.config.events_dir;
         self.position.forget_events_dir();
         self.listed_seq = 0;
+        self.listed_up_to = None;
         self.quiet = None;
         self.backlog.clear();
         // Whatever the workers read was of the old directory, and so is the one kept open.
@@ -398,9 +402,16 @@ impl Reader {
         // seq read, to see it is still there): the listing costs the same however long the
         // history before it.
         // A few buckets at a time: memory bounded however long a history is replayed; the
-        // next poll lists on once these are read.
-        let listing = source::list_some(dir, self.listed_seq.saturating_sub(1), LISTED_BUCKETS)?;
+        // next poll lists on once these are read. A listing that took everything up to where
+        // it stopped is continued after that: its buckets hold nothing more to wait for, and
+        // the next listing's first event (above the last listed) shows the history is there.
+        let after = match self.listed_up_to {
+            Some(up_to) if up_to == self.listed_seq => up_to,
+            _ => self.listed_seq.saturating_sub(1),
+        };
+        let listing = source::list_some(dir, after, LISTED_BUCKETS)?;
         self.more_listed = listing.up_to.is_some();
+        self.listed_up_to = listing.up_to;
         let ordered = || listing.events.iter().map(|e| e.name).filter(EventFileName::is_ordered);
         let last_gone = !ordered().any(|n| n.seq >= self.listed_seq);
         if committed.is_some_and(|c| c < self.listed_seq) && last_gone {
