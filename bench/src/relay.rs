@@ -908,10 +908,7 @@ fn print_report(r: &Report<'_>) {
     );
 
     for baseline in BASELINE..r.variants.len() {
-        println!(
-            "\n### Before and after ({} against this build)\n",
-            r.variants[baseline].label
-        );
+        println!("\n### Before and after ({} against this build)\n", r.variants[baseline].label);
         println!("| Payload | Baseline | × copy floor | This build | × copy floor | Ratio |");
         println!("|---|---:|---:|---:|---:|---:|");
         for (payload, (name, _)) in r.payloads.iter().enumerate() {
