@@ -21,9 +21,10 @@
 //! The baseline is another build of `hookline`, typically main's, built in a temporary
 //! worktree: `git worktree add /tmp/base main && cargo build --release -p hookline
 //! --manifest-path /tmp/base/Cargo.toml`. It reads a flat copy of the directory (a baseline
-//! from before buckets), or with `--baseline-layout buckets` the directory itself. The directory is written to `/dev/shm` by default
-//! (tmpfs: the page cache, not the disk, is measured) and removed afterwards; a `--dir` is
-//! written when missing or empty, kept, and reused as it is when it holds events.
+//! from before buckets), or with `--baseline-layout buckets` the directory itself. The
+//! directory is written to `/dev/shm` by default (tmpfs: the page cache, not the disk, is
+//! measured) and removed afterwards; a `--dir` is written when missing or empty, kept, and
+//! reused as it is when it holds events.
 
 mod checkpoints;
 
