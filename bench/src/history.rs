@@ -1,5 +1,6 @@
-//! `history [--events N] [--sessions M] [--runs R] [--baseline PATH] [--dir DIR]`: what a
-//! long history costs the readers, against a baseline `hookline` binary, in one run.
+//! `history [--events N] [--sessions M] [--runs R] [--baseline PATH] [--baseline-layout
+//! flat|buckets] [--dir DIR]`: what a long history costs the readers, against a baseline
+//! `hookline` binary, in one run.
 //!
 //! * **One-shot replay**: `hookline status --json` and `hookline explain session-0001
 //!   --json` over a directory of N events from M
@@ -19,9 +20,11 @@
 //!
 //! The baseline is another build of `hookline`, typically main's, built in a temporary
 //! worktree: `git worktree add /tmp/base main && cargo build --release -p hookline-cli
-//! --manifest-path /tmp/base/Cargo.toml`. The directory is written to `/dev/shm` by default
-//! (tmpfs: the page cache, not the disk, is measured) and removed afterwards; a `--dir` is
-//! written when missing or empty, kept, and reused as it is when it holds events.
+//! --manifest-path /tmp/base/Cargo.toml`. It reads a flat copy of the directory (a baseline
+//! from before buckets), or with `--baseline-layout buckets` the directory itself. The
+//! directory is written to `/dev/shm` by default (tmpfs: the page cache, not the disk, is
+//! measured) and removed afterwards; a `--dir` is written when missing or empty, kept, and
+//! reused as it is when it holds events.
 
 mod checkpoints;
 
@@ -35,7 +38,8 @@ use crate::stats::{median, mib, ms};
 use crate::watcher::write_events_of;
 
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- history [--events N] \
-                     [--sessions M] [--runs R] [--baseline PATH] [--dir DIR]";
+                     [--sessions M] [--runs R] [--baseline PATH] [--baseline-layout flat|buckets] \
+                     [--dir DIR]";
 const IDLE: Duration = Duration::from_secs(10);
 const SETTLE: Duration = Duration::from_secs(3);
 
@@ -44,11 +48,20 @@ struct Args {
     sessions: usize,
     runs: usize,
     baseline: Option<PathBuf>,
+    /// The baseline reads a flat copy of the directory (it predates buckets).
+    baseline_flat: bool,
     dir: Option<PathBuf>,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args> {
-    let mut parsed = Args { events: 200_000, sessions: 200, runs: 5, baseline: None, dir: None };
+    let mut parsed = Args {
+        events: 200_000,
+        sessions: 200,
+        runs: 5,
+        baseline: None,
+        baseline_flat: true,
+        dir: None,
+    };
     while let Some(arg) = args.next() {
         let value = args.next().ok_or(USAGE)?;
         let count = || value.parse::<usize>().ok().filter(|n| *n > 0).ok_or(USAGE);
@@ -57,6 +70,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args> {
             "--sessions" => parsed.sessions = count()?,
             "--runs" => parsed.runs = count()?,
             "--baseline" => parsed.baseline = Some(value.into()),
+            "--baseline-layout" => {
+                parsed.baseline_flat = match value.as_str() {
+                    "flat" => true,
+                    "buckets" => false,
+                    _ => return Err(USAGE.into()),
+                }
+            }
             "--dir" => parsed.dir = Some(value.into()),
             _ => return Err(USAGE.into()),
         }
@@ -103,12 +123,13 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<()> {
     // The baseline may predate buckets: it reads a flat copy (hard links at the top, as the
     // relays before buckets left a directory), the current binary the directory as written.
     let flat = dir.with_extension("baseline-flat");
-    if let Some(baseline) = &args.baseline {
+    let baseline_flat = args.baseline.as_ref().filter(|_| args.baseline_flat);
+    if let Some(baseline) = baseline_flat {
         flat_copy(&dir, &flat)?;
         let _ = BASELINE_DIR.set((baseline.clone(), flat.clone()));
     }
     let result = measure(&args, &binaries, &dir, &home);
-    if args.baseline.is_some() {
+    if baseline_flat.is_some() {
         std::fs::remove_dir_all(&flat)?;
     }
     if owned {

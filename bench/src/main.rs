@@ -1,7 +1,8 @@
 //! hookline's benchmarks, each printing markdown tables with its baselines beside:
 //!
-//! * `cargo run --release -p hookline-bench -- relay [--runs N] [--baseline BIN]`: the cost of
-//!   one hook call, beside the exec floor, the Python relay and optionally another relay build;
+//! * `cargo run --release -p hookline-bench -- relay [--samples N] [--baseline BIN]...`: the
+//!   cost of one hook call, against two static floors (an empty program, a stdin-to-file copy),
+//!   beside the Python relay and optionally other relay builds;
 //! * `cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N]
 //!   [--backlog N] [--runs N] [--dir DIR] [--backlog-only]`: rename-to-delivery latency,
 //!   backlog throughput (with and without the read-ahead worker) and memory of the watcher;
@@ -13,7 +14,8 @@
 //!   central tracker latency and forwarder throughput through one `nats-server`, beside the
 //!   local directory;
 //! * `cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline
-//!   PATH]`: `status` time and memory, and a following `watch`'s idle CPU, over a long history;
+//!   PATH] [--baseline-layout flat|buckets]`: `status` time and memory, and a following
+//!   `watch`'s idle CPU, over a long history;
 //! * `cargo run --release -p hookline-bench -- transcript [--gib N] [--runs N]`: reading a
 //!   multi-GiB transcript's tail in bounded time and memory.
 
@@ -30,14 +32,14 @@ use std::error::Error;
 
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
-const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--runs N] [--baseline BIN]\n       \
+const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--samples N] [--baseline BIN]...\n       \
                      cargo run --release -p hookline-bench -- watcher [--events N] [--latency-events N] [--backlog N] [--runs N] [--dir DIR] [--backlog-only]\n       \
                      cargo run --release -p hookline-bench -- cursor [--saves N] [--dir DIR]\n       \
                      cargo run -p hookline-bench -- deliver [--runs N]
        \
                      cargo run --release -p hookline-bench -- fleet [--events N] [--latency-events N]
        \
-                     cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline PATH]
+                     cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline PATH] [--baseline-layout flat|buckets]
        \
                      cargo run --release -p hookline-bench -- transcript [--gib N] [--runs N]";
 

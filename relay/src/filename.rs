@@ -92,12 +92,52 @@ fn digits(text: &str, width: usize) -> Option<u64> {
     Some(value)
 }
 
+/// The longest event file name: an unordered one with every number at its longest.
+const MAX_NAME_LEN: usize = SEQ_DIGITS + 2 + SEQ_DIGITS + 1 + PID_DIGITS + EVENT_EXTENSION.len();
+
+impl EventFileName {
+    /// The name's bytes, written into `buf`, and their length: what `Display` writes, without
+    /// the formatting machinery (a reader names every file it reads, a million on a replay).
+    fn render(&self, buf: &mut [u8; MAX_NAME_LEN]) -> usize {
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            buf[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        put(&zero_padded(self.seq, SEQ_DIGITS));
+        put(b"-");
+        if let Some(ts) = self.unordered_ts_ns {
+            put(b"u");
+            put(&zero_padded(ts, SEQ_DIGITS));
+            put(b"-");
+        }
+        put(&zero_padded(u64::from(self.pid), PID_DIGITS)[SEQ_DIGITS - PID_DIGITS..]);
+        put(EVENT_EXTENSION.as_bytes());
+        at
+    }
+}
+
+/// `n` in decimal, zero-padded to [`SEQ_DIGITS`] (a `u64` has at most that many digits): its
+/// last `width` bytes are `n` padded to `width` when `n` has no more digits than that.
+fn zero_padded(mut n: u64, width: usize) -> [u8; SEQ_DIGITS] {
+    debug_assert!(width <= SEQ_DIGITS && (width == SEQ_DIGITS || n < 10u64.pow(width as u32)));
+    let mut digits = [b'0'; SEQ_DIGITS];
+    for digit in digits.iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits
+}
+
 impl fmt::Display for EventFileName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.unordered_ts_ns {
-            None => write!(f, "{:020}-{:010}{EVENT_EXTENSION}", self.seq, self.pid),
-            Some(ts) => write!(f, "{:020}-u{ts:020}-{:010}{EVENT_EXTENSION}", self.seq, self.pid),
-        }
+        let mut buf = [0; MAX_NAME_LEN];
+        let len = self.render(&mut buf);
+        // Only ASCII digits, `-`, `u` and the extension were written.
+        f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -177,6 +217,25 @@ pub fn temp_name(pid: u32, nonce: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_written_as_the_formatting_machinery_would() {
+        let numbers = [0, 1, 9, 10, 42, 99_999, 4_294_967_295, 10_u64.pow(19) - 1, u64::MAX];
+        for seq in numbers {
+            for pid in [0, 7, 123_456, u32::MAX] {
+                assert_eq!(
+                    EventFileName::ordered(seq, pid).to_string(),
+                    format!("{seq:020}-{pid:010}.json")
+                );
+                for ts in numbers {
+                    assert_eq!(
+                        EventFileName::unordered(seq, ts, pid).to_string(),
+                        format!("{seq:020}-u{ts:020}-{pid:010}.json")
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn names_round_trip_and_sort_like_their_bytes() {

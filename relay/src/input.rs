@@ -228,7 +228,7 @@ fn skip_string(bytes: &[u8], escaped: bool) -> Result<usize, bool> {
     };
     let mut from = 0;
     let mut carried = escaped;
-    while let Some(at) = memchr::memchr(b'"', &bytes[from..]) {
+    while let Some(at) = hookline_relay::find::byte(b'"', &bytes[from..]) {
         let quote = from + at;
         if !escapes(from, quote, carried) {
             return Ok(quote);

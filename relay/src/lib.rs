@@ -16,6 +16,7 @@
 //!   and the committed-sequence read that lets readers never miss an event.
 //! * [`location`]: where the events directory and the diagnostics file live.
 //! * [`rawjson`]: reading a payload without refusing anything the relay accepted.
+//! * [`find`]: finding a byte without CPU feature detection (a cost on every start in a VM).
 //! * [`clock`]: the clock the timestamps are in.
 //! * [`diag`]: the relay's diagnostics file, written instead of stderr, read by `doctor`.
 //! * [`caplog`]: the size-capped NDJSON log it is (the decision journal is one too).
@@ -26,6 +27,7 @@ pub mod diag;
 pub mod envelope;
 mod error;
 pub mod filename;
+pub mod find;
 pub mod layout;
 pub mod location;
 pub mod rawjson;

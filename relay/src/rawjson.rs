@@ -40,7 +40,7 @@ impl<'a> Members<'a> {
 /// The end (exclusive) of the string whose opening quote is at `start`.
 fn string_end(bytes: &[u8], start: usize) -> usize {
     let mut i = start + 1;
-    while let Some(j) = bytes.get(i..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {
+    while let Some(j) = bytes.get(i..).and_then(|rest| crate::find::either(b'"', b'\\', rest)) {
         if bytes[i + j] == b'"' {
             return i + j + 1;
         }
@@ -277,7 +277,7 @@ impl Lenient<'_> {
         self.at += 1;
         let mut out = String::new();
         loop {
-            let j = memchr::memchr2(b'"', b'\\', self.bytes().get(self.at..)?)?;
+            let j = crate::find::either(b'"', b'\\', self.bytes().get(self.at..)?)?;
             // Quote and backslash are ASCII: both ends are char boundaries.
             out.push_str(self.text.get(self.at..self.at + j)?);
             self.at += j;

@@ -36,6 +36,12 @@ pub(crate) fn main() {
     if env(ENV_DISABLE).is_some_and(|v| v == "1") {
         return;
     }
+    // Debug builds only (the tests'): a panic on demand, so that a test sees the binary as
+    // built (linked statically, its own `main`) catch it, note it and still exit 0.
+    #[cfg(debug_assertions)]
+    if env("HOOKLINE_RELAY_TEST_PANIC").is_some_and(|v| v == "1") {
+        panic!("HOOKLINE_RELAY_TEST_PANIC=1");
+    }
     let args = Args::parse(std::env::args_os().skip(1));
     if args.help && std::io::stdin().is_terminal() {
         // A person at a terminal asked: the only output the relay ever gives, and no event.

@@ -162,6 +162,14 @@ impl EventsDir {
     /// Opens the directory for writing, creating it and its missing parents with mode 0700.
     /// Refuses a symlink, a directory owned by another user, or one writable by group or others.
     pub fn create(path: &Path) -> Result<EventsDir, Error> {
+        // Opened first: it exists on every call but the first, and creating it first would
+        // cost two more system calls each time (the `mkdir` that fails, a `stat`).
+        match DirFd::open_nofollow(path) {
+            Ok(dir) => return EventsDir::checked(path, dir),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            // Anything else (a symlink, a file in the way): open() below says what.
+            Err(_) => return EventsDir::open(path),
+        }
         match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path) {
             Ok(()) => {}
             // A symlink or a file in the way: let open() below say which.
@@ -187,6 +195,12 @@ impl EventsDir {
             }
             Err(e) => return Err(Error::io("open dir", path, e)),
         };
+        EventsDir::checked(path, dir)
+    }
+
+    /// The directory opened at `path`, once its owner and mode are checked.
+    fn checked(path: &Path, dir: DirFd) -> Result<EventsDir, Error> {
+        let unsafe_dir = |reason| Error::UnsafeDir { path: path.to_owned(), reason };
         let meta = dir.metadata().map_err(|e| Error::io("stat dir", path, e))?;
         let us = euid();
         if meta.uid() != us {

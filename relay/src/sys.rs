@@ -160,8 +160,10 @@ impl DirFd {
     }
 }
 
-/// The effective user id of this process.
+/// The effective user id of this process, asked once (the relay checks the events directory's
+/// owner and its bucket's: one system call saved).
 pub(crate) fn euid() -> u32 {
+    static EUID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    *EUID.get_or_init(|| unsafe { libc::geteuid() })
 }

@@ -67,7 +67,7 @@ fn overlong_names_are_clipped_not_refused() {
 /// Runs `hookline-relay ARGS REDIRECT` under `script`, so that its stdin, stdout and stderr are
 /// a real terminal (a pty), as when a person types it; returns what reached the terminal.
 fn on_a_terminal(sandbox: &Sandbox, args_and_redirect: &str) -> String {
-    let command = format!("'{}' {args_and_redirect}", crate::util::RELAY);
+    let command = format!("'{}' {args_and_redirect}", crate::util::relay().display());
     let out = std::process::Command::new("script")
         .args(["-qec", &command, "/dev/null"])
         .env_clear()

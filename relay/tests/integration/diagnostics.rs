@@ -2,10 +2,38 @@
 
 use hookline_relay::diag::{self, Level, MAX_BYTES};
 
-use crate::util::Sandbox;
+use crate::util::{Sandbox, Stdin};
 
 fn size(path: &std::path::Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Debug builds (the tests') panic on demand: the binary as built, statically linked with its
+/// own `main`, must unwind, note the panic and exit 0 (checked by `run`), printing nothing.
+#[cfg(debug_assertions)]
+#[test]
+fn a_panic_is_caught_noted_and_the_exit_is_still_0() {
+    let sandbox = Sandbox::new();
+    // A first run makes the events directory, beside which the diagnostics file goes.
+    sandbox.relay().input("{}").run();
+    sandbox.relay().env("HOOKLINE_RELAY_TEST_PANIC", "1").input("{}").run();
+    let records = sandbox.diagnostics();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0].level, Level::Error);
+    assert_eq!(records[0].message, "relay panicked: HOOKLINE_RELAY_TEST_PANIC=1");
+    assert_eq!(sandbox.events().len(), 1, "the second run stopped at the panic");
+}
+
+/// With no stdin, stdout or stderr at all, the relay opens `/dev/null` on them before anything
+/// else (as std's start-up would), so that none of its own files gets those numbers: it reads
+/// an empty input and writes a complete event.
+#[test]
+fn closed_standard_descriptors_are_opened_on_dev_null_first() {
+    let sandbox = Sandbox::new();
+    sandbox.relay().stdin(Stdin::Closed).close_output().run();
+    let event = sandbox.only_event();
+    assert_eq!(event.envelope.error.as_deref(), Some("empty input"));
+    assert!(sandbox.diagnostics().is_empty(), "{:?}", sandbox.diagnostics());
 }
 
 #[test]

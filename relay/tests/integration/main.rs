@@ -13,4 +13,5 @@ mod environment;
 mod filesystem;
 mod input;
 mod kill;
+mod linkage;
 mod timing;

@@ -17,8 +17,22 @@ use hookline_relay::filename::{
     COUNTER_WITNESS_PREFIX, EventFileName, FileKind, bucket_of, classify,
 };
 
-/// The relay binary under test (the debug build of this package).
-pub const RELAY: &str = env!("CARGO_BIN_EXE_hookline-relay");
+/// The relay binary under test: the build of this package, with the test's profile.
+///
+/// Cargo says where it is in `CARGO_BIN_EXE_hookline-relay`, at compile time; but it reaches
+/// rustc through `.cargo/static-relay.sh`, and a POSIX shell drops every environment variable
+/// whose name is not an identifier (the `-`). So the binary is found where cargo puts it:
+/// beside the `deps/` directory holding this test executable (built before the tests run).
+pub fn relay() -> PathBuf {
+    if let Some(path) = option_env!("CARGO_BIN_EXE_hookline-relay") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let deps = exe.parent().expect("the test executable's directory");
+    let relay = deps.parent().unwrap_or(deps).join("hookline-relay");
+    assert!(relay.is_file(), "the relay is not at {}", relay.display());
+    relay
+}
 
 /// The uid a foreign-owned or dropped-privilege test uses ("nobody").
 pub const NOBODY: u32 = 65534;
@@ -72,7 +86,7 @@ impl Sandbox {
     /// `HOOKLINE_EVENTS_DIR` pointing into the sandbox.
     pub fn relay(&self) -> Relay {
         Relay {
-            program: RELAY.into(),
+            program: relay(),
             args: Vec::new(),
             env: vec![
                 ("PATH".into(), "/usr/bin:/bin".into()),
@@ -84,6 +98,7 @@ impl Sandbox {
             stdin: Stdin::Bytes(Vec::new()),
             run_as: None,
             file_size_limit: None,
+            close_output: false,
         }
     }
 
@@ -293,9 +308,17 @@ pub struct Relay {
     stdin: Stdin,
     run_as: Option<u32>,
     file_size_limit: Option<u64>,
+    close_output: bool,
 }
 
 impl Relay {
+    /// Runs the relay with file descriptors 1 and 2 closed (nothing can be printed then, and
+    /// nothing is checked on them).
+    pub fn close_output(mut self) -> Relay {
+        self.close_output = true;
+        self
+    }
+
     pub fn arg(mut self, arg: impl Into<OsString>) -> Relay {
         self.args.push(arg.into());
         self
@@ -338,7 +361,7 @@ impl Relay {
     /// The binary is copied into `dir` first, so that the other user can reach it.
     pub fn run_as(mut self, uid: u32, dir: &Path) -> Relay {
         let copy = dir.join("hookline-relay");
-        std::fs::copy(RELAY, &copy).unwrap();
+        std::fs::copy(relay(), &copy).unwrap();
         std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
         self.program = copy;
         self.run_as = Some(uid);
@@ -386,6 +409,16 @@ impl Relay {
             }
             _ => {
                 cmd.stdin(Stdio::piped());
+            }
+        }
+        if self.close_output {
+            // SAFETY: close is async-signal-safe; fds 1 and 2 are the child's own copies.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                    libc::close(1);
+                    libc::close(2);
+                    Ok(())
+                });
             }
         }
         if let Some(bytes) = self.file_size_limit {

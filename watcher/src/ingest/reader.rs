@@ -79,6 +79,9 @@ pub struct ReaderConfig {
     /// the worker: events are handed out, echoes marked and the cursor moved by the consumer,
     /// exactly as without it.
     pub read_ahead: usize,
+    /// Worker threads reading ahead ([`DEFAULT_READ_AHEAD_THREADS`]): the files are read in
+    /// chunks handed to each in turn and taken back in the same turn, so in order.
+    pub read_ahead_threads: usize,
 }
 
 /// Where a reader whose history a checkpoint folded in starts: past the checkpoint's
@@ -107,6 +110,8 @@ impl ReaderConfig {
                 Ok(n) if n.get() > 1 => DEFAULT_READ_AHEAD,
                 _ => 0,
             },
+            read_ahead_threads: DEFAULT_READ_AHEAD_THREADS
+                .min(std::thread::available_parallelism().map_or(1, |n| n.get())),
         }
     }
 }
@@ -115,8 +120,16 @@ impl ReaderConfig {
 /// buckets' worth of events (with the top's), not by the history.
 const LISTED_BUCKETS: usize = 2;
 
+/// With workers reading ahead and buckets left for a later listing, the next listing is taken
+/// once fewer names than this are left to send them.
+const LIST_AHEAD: usize = 1024;
+
 /// The default [`ReaderConfig::read_ahead`] where there is more than one core: four batches.
 pub const DEFAULT_READ_AHEAD: usize = 4096;
+
+/// The most [`ReaderConfig::read_ahead_threads`] by default, fewer where there are fewer cores:
+/// one per core, the consumer sharing them (it mostly waits for their results).
+pub const DEFAULT_READ_AHEAD_THREADS: usize = 4;
 
 /// The fewest listed files not read yet for which a worker is started: below, a thread hop
 /// costs more than it saves (a follower reads a few files at a time).
@@ -162,6 +175,8 @@ pub struct Reader {
     dir_id: Option<DirId>,
     /// Mapped events waiting to be handed out.
     queue: VecDeque<Item>,
+    /// The vector a poll reads its batch into, empty between polls.
+    batch_buffer: Vec<Item>,
     /// Legacy events newer than the primary events read so far, while a primary backlog
     /// remains, in time order.
     legacy_waiting: Vec<Item>,
@@ -169,6 +184,8 @@ pub struct Reader {
     echoes: Echoes,
     /// Listed event files not read yet, nor sent to the worker.
     backlog: VecDeque<EventFile>,
+    /// Reads the files the consumer reads itself.
+    files: source::FileReader,
     /// The worker reading listed files ahead, once a backlog is large enough.
     ahead: Option<ahead::ReadAhead>,
     /// The worker was lost: files are read in the consumer's thread from then on.
@@ -190,6 +207,8 @@ pub struct Reader {
     quiet: Option<(Stamp, Option<Stamp>, u64)>,
     /// The last listing left buckets after it for the next one ([`LISTED_BUCKETS`]).
     more_listed: bool,
+    /// Where that listing stopped: the highest seq it could hold.
+    listed_up_to: Option<u64>,
     /// The same for each legacy directory: its settled stamp at its last listing.
     legacy_quiet: HashMap<PathBuf, Stamp>,
     /// Tests count the listings of the events directory.
@@ -215,9 +234,11 @@ impl Reader {
             cursor,
             dir_id: source::dir_id(&config.events_dir)?,
             queue: VecDeque::new(),
+            batch_buffer: Vec::new(),
             legacy_waiting: Vec::new(),
             echoes,
             backlog: VecDeque::new(),
+            files: source::FileReader::new(&config.events_dir),
             ahead: None,
             ahead_lost: false,
             ahead_from: AHEAD_FROM,
@@ -227,6 +248,7 @@ impl Reader {
             uncommitted: false,
             quiet: None,
             more_listed: false,
+            listed_up_to: None,
             legacy_quiet: HashMap::new(),
             #[cfg(test)]
             listings: 0,
@@ -315,11 +337,18 @@ impl Reader {
             self.dir_id = id;
             self.cursor.dir = id;
         }
-        if id.is_some() && !self.unread() {
+        // Listed again once everything listed is read; or, when the last listing left buckets
+        // for later, as soon as few names are left to hand the workers: the consumer lists
+        // while they read, instead of both waiting for each other at every listing.
+        let list_ahead =
+            self.more_listed && self.ahead.is_some() && self.backlog.len() < LIST_AHEAD;
+        if id.is_some() && (!self.unread() || list_ahead) {
             self.list_primary(&dir)?;
         }
         self.read_ahead(&dir);
-        let mut primary = Vec::new();
+        // The batch's vector is kept from poll to poll: an event is large, and a new vector
+        // of a batch of them on every poll made glibc consolidate its free lists each time.
+        let mut primary = std::mem::take(&mut self.batch_buffer);
         let mut read = 0;
         while read < self.config.batch {
             let Some(next) = self.next_read(&dir) else {
@@ -334,7 +363,8 @@ impl Reader {
         // The worker reads the next batch while the consumer handles this one.
         self.read_ahead(&dir);
         let legacy = self.poll_legacy()?;
-        self.enqueue_merged(primary, legacy);
+        self.enqueue_merged(&mut primary, legacy);
+        self.batch_buffer = primary;
         Ok(self.queue.len() - before)
     }
 
@@ -343,10 +373,12 @@ impl Reader {
         let dir = &self.config.events_dir;
         self.position.forget_events_dir();
         self.listed_seq = 0;
+        self.listed_up_to = None;
         self.quiet = None;
         self.backlog.clear();
-        // Whatever the worker read was of the old directory.
+        // Whatever the workers read was of the old directory, and so is the one kept open.
         self.ahead = None;
+        self.files.reset();
         self.listed_names.retain(|(d, _)| d != dir);
     }
 
@@ -378,9 +410,16 @@ impl Reader {
         // seq read, to see it is still there): the listing costs the same however long the
         // history before it.
         // A few buckets at a time: memory bounded however long a history is replayed; the
-        // next poll lists on once these are read.
-        let listing = source::list_some(dir, self.listed_seq.saturating_sub(1), LISTED_BUCKETS)?;
+        // next poll lists on once these are read. A listing that took everything up to where
+        // it stopped is continued after that: its buckets hold nothing more to wait for, and
+        // the next listing's first event (above the last listed) shows the history is there.
+        let after = match self.listed_up_to {
+            Some(up_to) if up_to == self.listed_seq => up_to,
+            _ => self.listed_seq.saturating_sub(1),
+        };
+        let listing = source::list_some(dir, after, LISTED_BUCKETS)?;
         self.more_listed = listing.up_to.is_some();
+        self.listed_up_to = listing.up_to;
         let ordered = || listing.events.iter().map(|e| e.name).filter(EventFileName::is_ordered);
         let last_gone = !ordered().any(|n| n.seq >= self.listed_seq);
         if committed.is_some_and(|c| c < self.listed_seq) && last_gone {
@@ -461,7 +500,9 @@ impl Reader {
             return;
         }
         if self.ahead.is_none() && self.backlog.len() >= self.ahead_from {
-            self.ahead = ahead::ReadAhead::start(dir.to_owned(), self.config.profiles.clone());
+            let (profiles, threads) =
+                (self.config.profiles.clone(), self.config.read_ahead_threads);
+            self.ahead = ahead::ReadAhead::start(dir.to_owned(), profiles, threads);
             self.ahead_lost = self.ahead.is_none();
         }
         if let Some(ahead) = &mut self.ahead {
@@ -484,7 +525,7 @@ impl Reader {
             }
         }
         let name = self.backlog.pop_front()?;
-        Some(ahead::read_one(&self.config.profiles, dir, name))
+        Some(ahead::read_one(&mut self.files, &self.config.profiles, dir, name))
     }
 
     /// The worker is gone (it panicked): what it was sent and did not return is read here,
@@ -538,7 +579,7 @@ impl Reader {
     /// Queues primary events (in seq order) and legacy events (in time order), merged by time
     /// without reordering either list. While primary files remain listed but unread, legacy
     /// events newer than the last primary one wait for them.
-    fn enqueue_merged(&mut self, primary: Vec<Item>, legacy: Vec<Item>) {
+    fn enqueue_merged(&mut self, primary: &mut Vec<Item>, legacy: Vec<Item>) {
         let mut legacy: Vec<Item> =
             std::mem::take(&mut self.legacy_waiting).into_iter().chain(legacy).collect();
         legacy.sort_by_key(|item| item.0.ts_ns);
@@ -547,7 +588,7 @@ impl Reader {
             let due = legacy.partition_point(|item| read_up_to.is_some_and(|t| item.0.ts_ns <= t));
             self.legacy_waiting = legacy.split_off(due);
         }
-        let mut primary = primary.into_iter().peekable();
+        let mut primary = primary.drain(..).peekable();
         let mut legacy = legacy.into_iter().peekable();
         loop {
             let take_legacy = match (primary.peek(), legacy.peek()) {

@@ -35,7 +35,12 @@ pub(super) type Read = Result<Option<(Item, Option<Notice>)>, Error>;
 /// Reads and maps one listed file (`Ok(None)` when it vanished since, pruned by retention);
 /// a damaged one is quarantined and becomes an `unknown` event naming it. The same whether the
 /// consumer or the worker calls it.
-pub(super) fn read_one(profiles: &Profiles, dir: &Path, listed: EventFile) -> Read {
+pub(super) fn read_one(
+    files: &mut source::FileReader,
+    profiles: &Profiles,
+    dir: &Path,
+    listed: EventFile,
+) -> Read {
     let name = listed.name;
     let file = name.to_string();
     let source =
@@ -46,7 +51,7 @@ pub(super) fn read_one(profiles: &Profiles, dir: &Path, listed: EventFile) -> Re
     };
     let mut digest = None;
     let mut notice = None;
-    let event = match source::read_event(dir, &listed) {
+    let event = match files.read_event(&listed) {
         Ok(Some(envelope)) => {
             digest = envelope.payload.as_deref().and_then(|raw| payload_text_digest(raw.get()));
             map_envelope(profiles, &envelope, source)
@@ -83,52 +88,88 @@ pub(super) fn read_one(profiles: &Profiles, dir: &Path, listed: EventFile) -> Re
     Ok(Some(((event, mark, digest), notice)))
 }
 
-/// The worker and what is in flight to and from it.
+/// The workers and what is in flight to and from them.
+///
+/// Chunk `k` goes to worker `k % workers.len()`, and each worker answers its chunks in the order
+/// it got them: so the results are taken back in order by asking each worker in turn, with no
+/// reordering, however the workers' speeds differ.
 #[derive(Debug)]
 pub(super) struct ReadAhead {
-    requests: Option<Sender<Vec<EventFile>>>,
-    results: Receiver<Vec<Read>>,
+    workers: Vec<Worker>,
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    /// The chunks sent and not received yet, oldest first (re-read by the consumer if the
+    /// Chunks sent so far: the next one goes to worker `chunks_sent % workers.len()`.
+    chunks_sent: usize,
+    /// Chunks received so far: the next one comes from worker `chunks_received %
+    /// workers.len()`.
+    chunks_received: usize,
+    /// The chunks sent and not received yet, oldest first (re-read by the consumer if a
     /// worker is lost).
     sent: VecDeque<Vec<EventFile>>,
     /// Results received and not taken yet, in order, with their names.
     ready: VecDeque<(EventFile, Read)>,
+    /// Emptied vectors of names and results, sent again instead of new ones: a chunk's are
+    /// a few KiB, and allocating one on every chunk made glibc consolidate its free lists.
+    spare_names: Vec<Vec<EventFile>>,
+    spare_results: Vec<Vec<Read>>,
+}
+
+/// What a worker is sent: the names to read, and an empty vector for their results.
+type Request = (Vec<EventFile>, Vec<Read>);
+
+/// What a worker sends back: the vector of names, emptied, and the results in their order.
+type Response = (Vec<EventFile>, Vec<Read>);
+
+/// One worker thread and its two channels.
+#[derive(Debug)]
+struct Worker {
+    requests: Option<Sender<Request>>,
+    results: Receiver<Response>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl ReadAhead {
-    /// Starts a worker reading files of `dir` with `profiles`; `None` when no thread can be
-    /// had (the consumer then reads them itself).
-    pub(super) fn start(dir: PathBuf, profiles: Profiles) -> Option<ReadAhead> {
-        let (requests, work) = mpsc::channel::<Vec<EventFile>>();
-        let (done, results) = mpsc::channel();
+    /// Starts up to `threads` workers reading files of `dir` with `profiles`; `None` when no
+    /// thread can be had (the consumer then reads them itself).
+    pub(super) fn start(dir: PathBuf, profiles: Profiles, threads: usize) -> Option<ReadAhead> {
         let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
-        let thread = std::thread::Builder::new()
-            .name("hookline-read-ahead".into())
-            .spawn(move || {
-                while let Ok(names) = work.recv() {
-                    let mut chunk = Vec::with_capacity(names.len());
-                    for name in names {
-                        if stopped.load(Ordering::Relaxed) {
+        let mut workers = Vec::new();
+        for index in 0..threads.max(1) {
+            let (requests, work) = mpsc::channel::<Request>();
+            let (done, results) = mpsc::channel::<Response>();
+            let (stopped, dir, profiles) = (Arc::clone(&stop), dir.clone(), profiles.clone());
+            let thread = std::thread::Builder::new()
+                .name(format!("hookline-read-ahead-{index}"))
+                .spawn(move || {
+                    let mut files = source::FileReader::new(&dir);
+                    while let Ok((mut names, mut chunk)) = work.recv() {
+                        chunk.reserve(names.len());
+                        for name in names.drain(..) {
+                            if stopped.load(Ordering::Relaxed) {
+                                return;
+                            }
+                            chunk.push(read_one(&mut files, &profiles, &dir, name));
+                        }
+                        if done.send((names, chunk)).is_err() {
                             return;
                         }
-                        chunk.push(read_one(&profiles, &dir, name));
                     }
-                    if done.send(chunk).is_err() {
-                        return;
-                    }
-                }
-            })
-            .ok()?;
+                });
+            // As many as can be had: fewer threads read more slowly, not wrongly.
+            let Ok(thread) = thread else { break };
+            workers.push(Worker { requests: Some(requests), results, thread: Some(thread) });
+        }
+        if workers.is_empty() {
+            return None;
+        }
         Some(ReadAhead {
-            requests: Some(requests),
-            results,
+            workers,
             stop,
-            thread: Some(thread),
+            chunks_sent: 0,
+            chunks_received: 0,
             sent: VecDeque::new(),
             ready: VecDeque::new(),
+            spare_names: Vec::new(),
+            spare_results: Vec::new(),
         })
     }
 
@@ -137,54 +178,68 @@ impl ReadAhead {
         self.sent.iter().map(Vec::len).sum::<usize>() + self.ready.len()
     }
 
-    /// Sends the next names of `backlog` until `limit` are in flight. Returns false when the
+    /// Sends the next names of `backlog` until `limit` are in flight. Returns false when a
     /// worker is gone.
     pub(super) fn top_up(&mut self, backlog: &mut VecDeque<EventFile>, limit: usize) -> bool {
         let mut in_flight = self.in_flight();
         while in_flight < limit && !backlog.is_empty() {
             let n = CHUNK.min(limit - in_flight).min(backlog.len());
-            let chunk: Vec<EventFile> = backlog.drain(..n).collect();
-            let Some(requests) = &self.requests else { return false };
-            if requests.send(chunk.clone()).is_err() {
+            let mut chunk = self.spare_names.pop().unwrap_or_default();
+            chunk.extend(backlog.drain(..n));
+            let mut copy = self.spare_names.pop().unwrap_or_default();
+            copy.extend_from_slice(&chunk);
+            let results = self.spare_results.pop().unwrap_or_default();
+            let worker = &self.workers[self.chunks_sent % self.workers.len()];
+            let Some(requests) = &worker.requests else { return false };
+            if requests.send((copy, results)).is_err() {
                 // Not sent: back where it was, for the consumer to read.
                 for name in chunk.into_iter().rev() {
                     backlog.push_front(name);
                 }
                 return false;
             }
+            self.chunks_sent += 1;
             self.sent.push_back(chunk);
             in_flight += n;
         }
         true
     }
 
-    /// The next result in order, waiting for the worker if it has not read it yet; `None`
+    /// The worker the next chunk in order comes from.
+    fn next_worker(&self) -> &Worker {
+        &self.workers[self.chunks_received % self.workers.len()]
+    }
+
+    /// The next result in order, waiting for its worker if it has not read it yet; `None`
     /// when nothing is in flight, or the worker is gone (see [`ReadAhead::into_unread`]).
     pub(super) fn next(&mut self) -> Option<Read> {
         if self.ready.is_empty() {
             self.sent.front()?;
-            let chunk = self.results.recv().ok()?;
-            self.received(chunk);
+            let response = self.next_worker().results.recv().ok()?;
+            self.received(response);
         }
         self.ready.pop_front().map(|(_, read)| read)
     }
 
-    fn received(&mut self, chunk: Vec<Read>) {
-        let names = self.sent.pop_front().unwrap_or_default();
-        self.ready.extend(names.into_iter().zip(chunk));
+    fn received(&mut self, (names_back, mut chunk): Response) {
+        self.chunks_received += 1;
+        let mut names = self.sent.pop_front().unwrap_or_default();
+        self.ready.extend(names.drain(..).zip(chunk.drain(..)));
+        self.spare_names.extend([names, names_back]);
+        self.spare_results.push(chunk);
     }
 
-    /// Takes whatever results arrived without waiting.
+    /// Takes whatever results arrived in order without waiting.
     pub(super) fn collect(&mut self) {
-        loop {
-            match self.results.try_recv() {
-                Ok(chunk) => self.received(chunk),
+        while !self.sent.is_empty() {
+            match self.next_worker().results.try_recv() {
+                Ok(response) => self.received(response),
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => return,
             }
         }
     }
 
-    /// Stops the worker; returns the names sent to it and not taken yet, in order, for the
+    /// Stops the workers; returns the names sent to them and not taken yet, in order, for the
     /// consumer to read itself (a result received and not taken is dropped with it, so it is
     /// read, and reported, once).
     pub(super) fn into_unread(mut self) -> Vec<EventFile> {
@@ -196,11 +251,21 @@ impl ReadAhead {
 
     fn shut_down(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        self.requests = None;
-        if let Some(thread) = self.thread.take() {
-            // The worker stops at the next file; a panic there was already reported.
-            let _ = thread.join();
+        for worker in &mut self.workers {
+            worker.requests = None;
         }
+        for worker in &mut self.workers {
+            if let Some(thread) = worker.thread.take() {
+                // A worker stops at the next file; a panic there was already reported.
+                let _ = thread.join();
+            }
+        }
+    }
+
+    /// Workers running.
+    #[cfg(test)]
+    pub(super) fn workers(&self) -> usize {
+        self.workers.len()
     }
 }
 
@@ -271,10 +336,16 @@ mod tests {
         }
     }
 
-    fn config(dir: &std::path::Path, start: Start, read_ahead: usize) -> ReaderConfig {
+    fn config(
+        dir: &std::path::Path,
+        start: Start,
+        read_ahead: usize,
+        threads: usize,
+    ) -> ReaderConfig {
         ReaderConfig {
             batch: 50,
             read_ahead,
+            read_ahead_threads: threads,
             ..ReaderConfig::new(dir, start, Profiles::shipped().unwrap())
         }
     }
@@ -317,21 +388,32 @@ mod tests {
     }
 
     #[test]
-    fn the_worker_hands_out_what_the_consumer_would_read_in_order_once_across_a_restart() {
+    fn one_worker_hands_out_what_the_consumer_would_read_in_order_once_across_a_restart() {
+        hands_out_what_the_consumer_would_read_in_order_once_across_a_restart(1);
+    }
+
+    #[test]
+    fn three_workers_hand_out_what_the_consumer_would_read_in_order_once_across_a_restart() {
+        hands_out_what_the_consumer_would_read_in_order_once_across_a_restart(3);
+    }
+
+    fn hands_out_what_the_consumer_would_read_in_order_once_across_a_restart(threads: usize) {
         let tmp = tempfile::tempdir().unwrap();
         let (dir, reference_dir) = (tmp.path().join("events"), tmp.path().join("reference"));
         let bad = write_backlog(&dir, 600, 333);
         copy_tree(&dir, &reference_dir);
-        let mut reference = open(config(&reference_dir, Start::Beginning, 0));
+        let mut reference = open(config(&reference_dir, Start::Beginning, 0, threads));
         let expected = take(&mut reference, usize::MAX);
         assert!(reference.ahead.is_none(), "no worker when read-ahead is off");
         assert_eq!(expected.len(), 600);
 
-        // Stopped in the middle of a batch, with the worker far ahead, and resumed.
-        let named = || config(&dir, Start::Cursor("consumer".into()), 200);
+        // Stopped in the middle of a batch, with the workers far ahead, and resumed.
+        let named = || config(&dir, Start::Cursor("consumer".into()), 200, threads);
         let mut reader = open(named());
         let mut got = take(&mut reader, 275);
-        assert!(reader.ahead.as_ref().is_some_and(|a| a.in_flight() > 0), "the worker read ahead");
+        let ahead = reader.ahead.as_ref().expect("the workers started");
+        assert_eq!(ahead.workers(), threads);
+        assert!(ahead.in_flight() > 0, "the workers read ahead");
         reader.commit().unwrap();
         let mut notices = reader.take_notices();
         drop(reader);
@@ -358,10 +440,10 @@ mod tests {
     }
 
     #[test]
-    fn a_lost_worker_leaves_its_files_to_the_consumer_in_order() {
+    fn lost_workers_leave_their_files_to_the_consumer_in_order() {
         let tmp = tempfile::tempdir().unwrap();
         write_backlog(tmp.path(), 300, 120);
-        let mut reader = open(config(tmp.path(), Start::Beginning, 100));
+        let mut reader = open(config(tmp.path(), Start::Beginning, 100, 2));
         let mut got = take(&mut reader, 70);
         assert!(reader.ahead.as_ref().is_some_and(|a| a.in_flight() > 0), "the worker read ahead");
         reader.lose_ahead();

@@ -669,3 +669,82 @@ fn a_history_of_more_buckets_than_one_listing_takes_is_read_whole_in_order_a_few
     seen.extend(seqs(&drain(&mut c)));
     assert_eq!(seen, want);
 }
+
+#[test]
+fn workers_reading_ahead_across_buckets_while_the_next_is_listed_hand_out_everything_once() {
+    use crate::format::filename::BUCKET_SPAN;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    EventsDir::create(dir).unwrap();
+    // 150 events in each of five buckets, and one older relay's flat file among them.
+    let mut want = Vec::new();
+    for bucket in 0..5u64 {
+        set_counter(dir, bucket * BUCKET_SPAN + 10);
+        for i in 0..150 {
+            want.push(write(dir, if i % 2 == 0 { "PreToolUse" } else { "PostToolUse" }, "s1").seq);
+        }
+        if bucket == 2 {
+            let name = write(dir, "Stop", "s1");
+            let file = source::list(dir).unwrap().events.into_iter().find(|e| e.name == name);
+            fs::rename(file.unwrap().path(dir), dir.join(name.to_string())).unwrap();
+            want.push(name.seq);
+        }
+    }
+    let cfg = ReaderConfig {
+        batch: 40,
+        read_ahead: 100,
+        read_ahead_threads: 2,
+        ..config(dir, Start::Cursor("c".into()))
+    };
+    let mut reader = Reader::open(cfg.clone()).unwrap();
+    reader.ahead_from = 1;
+    // Stopped halfway (the workers ahead, the next buckets listed early), then resumed.
+    let mut got = Vec::new();
+    while got.len() < 380 {
+        reader.poll().unwrap();
+        while got.len() < 380
+            && let Some(event) = reader.next_event()
+        {
+            got.push(event);
+        }
+    }
+    assert!(reader.ahead.is_some(), "the workers read ahead");
+    let listings = reader.listings;
+    reader.commit().unwrap();
+    drop(reader);
+    let mut reader = Reader::open(cfg).unwrap();
+    reader.ahead_from = 1;
+    got.extend(drain(&mut reader));
+    assert_eq!(seqs(&got), want, "everything, once, in seq order");
+    assert!(listings >= 3, "listed a few buckets at a time: {listings}");
+    assert!(!reader.has_pending());
+}
+
+#[test]
+fn an_event_still_being_written_at_the_end_of_a_listing_is_read_when_its_writer_is_done() {
+    use crate::format::filename::BUCKET_SPAN;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    EventsDir::create(dir).unwrap();
+    // The last two seqs of each of four buckets: a listing of two buckets ends at 19,999.
+    let mut want = Vec::new();
+    for bucket in 0..4u64 {
+        set_counter(dir, bucket * BUCKET_SPAN + BUCKET_SPAN - 3);
+        want.push(write(dir, "PreToolUse", "s1").seq);
+        want.push(write(dir, "PostToolUse", "s1").seq);
+    }
+    assert_eq!(want[3], 2 * BUCKET_SPAN - 1);
+    // The writer of 19,999 has not finished: the counter says 19,998.
+    set_counter(dir, 2 * BUCKET_SPAN - 2);
+    let mut reader = Reader::open(config(dir, Start::Beginning)).unwrap();
+    reader.poll().unwrap();
+    let mut got = Vec::new();
+    while let Some(event) = reader.next_event() {
+        got.push(event);
+    }
+    assert_eq!(seqs(&got), want[..3], "up to the committed seq");
+    // Done: the next listing looks in 19,999's bucket again, and goes on after it.
+    set_counter(dir, 4 * BUCKET_SPAN - 1);
+    got.extend(drain(&mut reader));
+    assert_eq!(seqs(&got), want, "everything, once, in seq order");
+}
