@@ -71,9 +71,10 @@ pub use hookline_relay as format;
 
 mod error;
 
+pub use engine::{AnswerError, DeliverError};
 pub use error::{
-    AnswerError, CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind,
-    DeliverError, Error,
+    CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind, Error,
+    EventsDirFrom, EventsDirProblem,
 };
 
 pub mod canonical;
@@ -82,7 +83,9 @@ pub mod config;
 pub mod daemon;
 pub mod decide;
 pub mod deliver;
+mod digest;
 pub mod engine;
+pub mod evidence;
 #[cfg(feature = "nats")]
 pub mod fleet;
 pub mod fsutil;

@@ -33,6 +33,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::digest::{Digesting, digest};
 use crate::decide::Decider;
 use crate::error::{CheckpointIgnored, CheckpointProblem};
 use crate::format::store::EventsDir;
@@ -101,56 +102,6 @@ impl Resumed {
             Resumed::Ignored(why) => Some(why),
             _ => None,
         }
-    }
-}
-
-/// The digest of `bytes`, continuing `seed` (FNV-1a, 64 bits): stable across builds and
-/// platforms, for telling files apart, not for security.
-pub(crate) fn digest(seed: u64, bytes: &[u8]) -> u64 {
-    let mut fnv = Fnv(if seed == 0 { Fnv::OFFSET } else { seed });
-    fnv.feed(bytes);
-    fnv.finish()
-}
-
-/// FNV-1a, 64 bits, fed as it goes.
-#[derive(Debug, Clone, Copy)]
-struct Fnv(u64);
-
-impl Fnv {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0100_0000_01b3;
-
-    fn feed(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(Fnv::PRIME);
-        }
-    }
-
-    /// With a separator, so that ("ab", "c") and ("a", "bc") differ.
-    fn finish(self) -> u64 {
-        (self.0 ^ 0xff).wrapping_mul(Fnv::PRIME)
-    }
-}
-
-/// A writer that counts and digests what goes through it: a checkpoint is written as it is
-/// encoded, never held whole in memory.
-struct Digesting<W> {
-    inner: W,
-    fnv: Fnv,
-    len: u64,
-}
-
-impl<W: std::io::Write> std::io::Write for Digesting<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.fnv.feed(&buf[..n]);
-        self.len += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
     }
 }
 
@@ -325,7 +276,7 @@ fn write_file(path: &Path, file: &wire::File<'_>) -> Result<(), Error> {
     let (len, digest) = {
         let mut out = std::io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
         out.write_all(header(0, 0).as_bytes()).map_err(io)?;
-        let mut body = Digesting { inner: out, fnv: Fnv(Fnv::OFFSET), len: 0 };
+        let mut body = Digesting::new(out);
         serde_json::to_writer(&mut body, file).map_err(|e| Error::io("encode", path, e.into()))?;
         body.inner.flush().map_err(io)?;
         (body.len, body.fnv.finish())

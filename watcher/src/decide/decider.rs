@@ -13,7 +13,7 @@ use super::classifier::{
     self, ClassifierVerdict, Consult, ConsultInput, ConsultNote, ConsultOutcome, CrashedVerdict,
     GateFacts,
 };
-use super::evidence::{
+use crate::evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
 use super::journal::{Journal, Record};

@@ -85,7 +85,6 @@
 
 pub mod classifier;
 mod decider;
-mod evidence;
 mod journal;
 pub mod lease;
 pub mod policy;
@@ -94,7 +93,7 @@ mod rules;
 mod verdict;
 
 pub use decider::{Ask, Decider, Planned};
-pub use evidence::{
+pub use crate::evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
 pub use journal::{DeliveryNote, DeliveryStep, Journal, Record};

@@ -11,7 +11,7 @@ use crate::profile::Profile;
 use crate::state::{InputSlot, Refusal, Snapshot, State, StateKind};
 use crate::units::format_duration;
 
-use super::evidence::HostStatus;
+use crate::evidence::HostStatus;
 use super::policy::Policy;
 use super::verdict::{
     Action, Counters, HoleNote, PendingWake, Question, QuotaNotice, Ruling, Signal, WakeSource,

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 
 use super::*;
+use crate::evidence;
 use crate::canonical::Event;
 use crate::profile::Profiles;
 use crate::state::{Expect, StateKind, Tracker};

@@ -29,7 +29,8 @@ use crate::decide::{Ask, Decision, DeliveryNote, DeliveryStep, LeaseId, Question
 use crate::deliver::{
     self, Confirmations, Delivery, Key, Outcome, Rule, SessionRef, TurnStarted, check_text,
 };
-use crate::error::{AnswerError, DeliverError, Error};
+use crate::Error;
+use crate::engine::errors::{AnswerError, DeliverError};
 use crate::format::clock::now_ns;
 use crate::pane::{PaneReading, Resolved, TmuxPane};
 use crate::profile::Profiles;

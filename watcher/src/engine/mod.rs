@@ -53,6 +53,7 @@
 
 mod core;
 pub mod deliver;
+mod errors;
 mod names;
 mod running;
 mod sensors;
@@ -64,6 +65,7 @@ use std::time::Duration;
 
 use self::core::Core;
 pub use self::core::{EngineInfo, RECENT_PER_SESSION};
+pub use self::errors::{AnswerError, DeliverError};
 pub use self::running::{Note, Observer, RunOptions, Running, TICK};
 use self::sensors::Sensors;
 pub use self::sensors::{PANE_GAP, PANE_SAMPLES, PaneSensing};

@@ -19,7 +19,7 @@ use super::{Engine, Feed, Purpose, Step, names};
 use crate::canonical::Event;
 use crate::checkpoint::{self, Cadence};
 use crate::decide::{Ask, Decider, Decision, Lease, LeaseId, Planned, Policy, Released};
-use crate::error::AnswerError;
+use crate::engine::errors::AnswerError;
 use crate::format::clock::now_ns;
 use crate::ingest::follow::{self, Commit, Delivery, FollowNotice, Sink, SinkError};
 use crate::ingest::reader::Reader;

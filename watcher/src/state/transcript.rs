@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::decide::TranscriptEvidence;
+use crate::evidence::TranscriptEvidence;
 use crate::transcript::{Interrupt, Reading};
 use crate::vocab::{TranscriptFormat, WaitReason};
 

@@ -1,7 +1,7 @@
 //! What a transcript says about its session's current turn: the fold of its entries, and the
 //! caller evidence it makes.
 
-use crate::decide::TranscriptEvidence;
+use crate::evidence::TranscriptEvidence;
 use crate::vocab::FailureKind;
 
 use super::entry::{Entry, Interrupt, Observation};
