@@ -27,8 +27,8 @@
 //!   leases;
 //! * the [`engine`] that assembles them, and [`checkpoint`]s of its state;
 //! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]);
-//! * the decision protocol ([`serve`]) and [`daemon`]: one live authority per events
-//!   directory on a Unix socket, and its client;
+//! * the decision [`protocol`], its server ([`serve`]) and the [`daemon`]: one live
+//!   authority per events directory on a Unix socket, and its client;
 //! * with the `nats` feature (off by default), the fleet: events of many machines through NATS
 //!   JetStream; with `schema`, the JSON Schemas of the wire formats.
 //!
@@ -94,6 +94,7 @@ pub mod ingest;
 pub mod pane;
 pub mod paths;
 pub mod profile;
+pub mod protocol;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod serve;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use hookline::daemon::Client;
 use hookline::decide::Question;
 use hookline::deliver::{MAX_TEXT, check_text};
-use hookline::serve::protocol::{
+use hookline::protocol::{
     DeliverAnswer, DeliverOutcome, DeliverRequest, RefusedBy, TmuxPane,
 };
 

@@ -118,7 +118,7 @@ fn lookup<'t>(
 
 /// Says on stderr that no session has the name `query`, and the known ones it resembles or
 /// starts (a lookup's candidates and similar names).
-fn say_no_such_session(query: &str, answer: &hookline::serve::protocol::LookupAnswer) {
+fn say_no_such_session(query: &str, answer: &hookline::protocol::LookupAnswer) {
     let mut line = format!("hookline: no session with id or tag {query:?}");
     if !answer.candidates.is_empty() {
         line.push_str(&format!(

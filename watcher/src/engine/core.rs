@@ -9,7 +9,7 @@ use crate::canonical::Event;
 use crate::decide::{Decider, Policy};
 use crate::format::clock::now_ns;
 use crate::profile::Profiles;
-use crate::serve::protocol::{Change, FEED_LEN, QUEUE_PER_SESSION};
+use crate::protocol::{Change, FEED_LEN, QUEUE_PER_SESSION};
 use crate::state::{Applied, TranscriptFacts, View};
 
 /// Live events kept per session for [`super::Running::wait_for`], besides the `next_event`

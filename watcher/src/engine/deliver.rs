@@ -34,7 +34,7 @@ use crate::engine::errors::{AnswerError, DeliverError};
 use crate::format::clock::now_ns;
 use crate::pane::{PaneReading, Resolved, TmuxPane};
 use crate::profile::Profiles;
-use crate::serve::protocol::{
+use crate::protocol::{
     DecisionBrief, DeliverAnswer, DeliverOutcome, DeliverRequest, MAX_WAIT, RefusedBy,
 };
 use crate::state::StateKind;

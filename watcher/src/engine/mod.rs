@@ -81,7 +81,7 @@ use crate::ingest::follow::{self, EventSource, FollowNotice, Prune};
 use crate::ingest::reader::{Reader, ReaderConfig, Start};
 use crate::ingest::watch::{WatchOptions, Watcher};
 use crate::profile::Profiles;
-use crate::serve::protocol::LookupAnswer;
+use crate::protocol::LookupAnswer;
 use crate::state::{Applied, Expect, Refusal, Snapshot, Tracker, View};
 use crate::transcript::Unhooked;
 

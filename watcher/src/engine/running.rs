@@ -24,7 +24,7 @@ use crate::format::clock::now_ns;
 use crate::ingest::follow::{self, Commit, Delivery, FollowNotice, Sink, SinkError};
 use crate::ingest::reader::Reader;
 use crate::profile::Profiles;
-use crate::serve::protocol::{
+use crate::protocol::{
     ChangesAnswer, DecideRequest, ExplainAnswer, Hello, LookupAnswer, MAX_WAIT, NextAnswer,
     PROTOCOL_VERSION, ReloadAnswer,
 };

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::protocol::{
+use crate::protocol::{
     Answer, DecideAnswer, LeasesAnswer, ReleaseAnswer, ReloadAnswer, Reply, Request,
     SessionsAnswer, SlotAnswer, StateAnswer, parse,
 };

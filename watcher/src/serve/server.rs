@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::answer::{Reloader, reply};
 use super::lines::{Line, Lines};
-use super::protocol::{MAX_LINE, Reply, parse};
+use crate::protocol::{MAX_LINE, Reply, parse};
 pub use crate::engine::Note;
 use crate::engine::Running;
 use crate::engine::deliver::Cancel;
