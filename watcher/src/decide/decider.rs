@@ -400,7 +400,7 @@ impl Decider {
     pub fn observe_transcript(
         &mut self,
         id_or_key: &str,
-        facts: crate::state::TranscriptFacts,
+        facts: crate::transcript::TranscriptFacts,
     ) -> bool {
         self.tracker.observe_transcript(id_or_key, facts)
     }
@@ -411,7 +411,7 @@ impl Decider {
         &mut self,
         cli: &str,
         session_id: &str,
-        facts: crate::state::TranscriptFacts,
+        facts: crate::transcript::TranscriptFacts,
         since_ns: u64,
     ) -> bool {
         self.tracker.observe_unhooked_transcript(cli, session_id, facts, since_ns)

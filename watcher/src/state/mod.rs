@@ -49,11 +49,12 @@ use crate::Error;
 use crate::canonical::{BackgroundTask, Cron, Event, Kind, SessionKey, SourceRef};
 use crate::format::filename::EventFileName;
 use crate::profile::{Profile, Profiles};
+use crate::transcript::TranscriptFacts;
 use crate::vocab::UnknownReason;
 use rules::{Effect, Turn};
 pub use snapshot::{InputSlot, Snapshot, State};
 pub use todo::{RepeatedCall, TodoItem, TodoList};
-pub use transcript::{TranscriptFacts, TranscriptView};
+pub use transcript::TranscriptView;
 pub use view::{Evidence, Refusal, Slot, Stale, Transition, View};
 pub use windows::StaleWindows;
 
