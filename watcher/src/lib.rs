@@ -25,7 +25,8 @@
 //! * per-session state ([`state`]) with explicit `unknown`, generation, epoch and sequence;
 //! * the decision layer ([`decide`]) that says what an orchestrator may safely do, and its
 //!   leases;
-//! * the [`engine`] that assembles them, and [`checkpoint`]s of its state;
+//! * the [`engine`] that assembles them, and checkpoints of its state
+//!   ([`engine::checkpoint`], framed by [`checkpoint`]);
 //! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]);
 //! * the decision [`protocol`], its server ([`serve`]) and the [`daemon`]: one live
 //!   authority per events directory on a Unix socket, and its client;

@@ -30,6 +30,9 @@ pub fn user_profiles() -> Option<PathBuf> {
     config_dir().map(|c| c.join("profiles"))
 }
 
+/// Sub-directory of an events directory holding the cursors.
+pub const CURSORS_DIR: &str = ".cursors";
+
 /// The events directory a command reads: `flag` (`--events-dir`), else `$HOOKLINE_EVENTS_DIR`,
 /// else the relay's default, and who chose it. A relative path named by the flag or the
 /// variable is an error, as the relay refuses one.

@@ -308,11 +308,11 @@ impl Decider {
     /// streaks and nudges come from the journal), as a checkpoint writes it.
     pub(crate) fn memory_to_wire(
         &self,
-    ) -> std::collections::BTreeMap<String, crate::checkpoint::wire::Memory> {
+    ) -> std::collections::BTreeMap<String, super::wire::Memory> {
         self.memory
             .iter()
             .map(|(key, m)| {
-                let saved = crate::checkpoint::wire::Memory {
+                let saved = super::wire::Memory {
                     host_first_seen: m.host_first_seen,
                     quota: m.quota.clone(),
                 };
@@ -324,7 +324,7 @@ impl Decider {
     /// Takes back what [`Decider::memory_to_wire`] wrote, beside what the journal said.
     pub(crate) fn restore_memory(
         &mut self,
-        saved: std::collections::BTreeMap<String, crate::checkpoint::wire::Memory>,
+        saved: std::collections::BTreeMap<String, super::wire::Memory>,
     ) {
         for (key, m) in saved {
             let memory = self.memory.entry(key).or_default();

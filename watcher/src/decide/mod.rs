@@ -91,6 +91,7 @@ pub mod policy;
 pub mod precedence;
 mod rules;
 mod verdict;
+pub(crate) mod wire;
 
 pub use decider::{Ask, Decider, Planned};
 pub use crate::evidence::{

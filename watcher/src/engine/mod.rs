@@ -51,6 +51,7 @@
 //! # }
 //! ```
 
+pub mod checkpoint;
 mod core;
 pub mod deliver;
 mod errors;
@@ -72,7 +73,7 @@ pub use self::sensors::{PANE_GAP, PANE_SAMPLES, PaneSensing};
 pub use self::source::{PushSource, Pusher, Source, pushed};
 use crate::Error;
 use crate::canonical::Event;
-use crate::checkpoint::{self, Cadence, Resumed};
+use self::checkpoint::{Cadence, Resumed};
 use crate::decide::{
     Ask, Decider, Decision, HostProbe, Journal, Lease, LeaseId, LeaseProblem, Policy, Released,
 };

@@ -17,7 +17,7 @@ use super::core::{Core, Queued};
 use super::sensors::{PaneSensing, Sensors};
 use super::{Engine, Feed, Purpose, Step, names};
 use crate::canonical::Event;
-use crate::checkpoint::{self, Cadence};
+use crate::engine::checkpoint::{self, Cadence};
 use crate::decide::{Ask, Decider, Decision, Lease, LeaseId, Planned, Policy, Released};
 use crate::engine::errors::AnswerError;
 use crate::format::clock::now_ns;

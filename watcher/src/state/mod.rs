@@ -39,6 +39,7 @@ mod todo;
 mod transcript;
 mod view;
 mod windows;
+pub(crate) mod wire;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::Duration;

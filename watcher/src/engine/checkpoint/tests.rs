@@ -5,6 +5,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::checkpoint::header;
+use crate::ingest::retention::covered_all;
+use crate::paths::CURSORS_DIR;
 use crate::decide::{Ask, Policy};
 use crate::format::store::{EventsDir, WriteOptions, write_payload};
 use crate::ingest::follow;
