@@ -116,7 +116,8 @@ pub(crate) fn write(path: &Path, body_value: &impl Serialize) -> Result<(), Erro
         let mut out = std::io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
         out.write_all(header(0, 0).as_bytes()).map_err(io)?;
         let mut body = Digesting::new(out);
-        serde_json::to_writer(&mut body, body_value).map_err(|e| Error::io("encode", path, e.into()))?;
+        serde_json::to_writer(&mut body, body_value)
+            .map_err(|e| Error::io("encode", path, e.into()))?;
         body.inner.flush().map_err(io)?;
         (body.len, body.fnv.finish())
     };

@@ -67,6 +67,26 @@
 //! }
 //! # }
 //! ```
+//!
+//! ## Layers
+//!
+//! The modules import each other in one direction only, from the bottom up:
+//!
+//! 1. the model: the closed vocabularies ([`vocab`]), canonical events and session keys
+//!    ([`canonical`]), [`units`], the evidence the sensors bring ([`evidence`]), the digest,
+//!    the host probes ([`host`]) and the error types ([`Error`]), which import nothing above
+//!    them;
+//! 2. configuration and files: [`config`], [`paths`], [`fsutil`], the framing of checkpoint
+//!    files ([`checkpoint`]) and the [`profile`]s;
+//! 3. the sensors: [`ingest`] (the events), [`transcript`]s and [`pane`]s;
+//! 4. what they fold into: the sessions' [`state`], then the decisions ([`decide`]) and
+//!    verified typing ([`deliver`]);
+//! 5. the [`protocol`], the [`engine`] that assembles the layers below and answers it (and
+//!    says what goes into a checkpoint, each stateful part in its own wire form), and on top
+//!    the server ([`serve`]), the [`daemon`] and the fleet.
+//!
+//! A module's tests may reach up (a decider's tests run an engine); its code may not.
+//! `watcher/tests/integration/layers.rs` reads the sources and fails naming any circle.
 
 pub use hookline_relay as format;
 

@@ -56,9 +56,9 @@ pub use self::client::{Client, DaemonInfo, NextEvent};
 use crate::Error;
 use crate::engine::{Note, Running};
 pub use crate::error::ClientError;
+use crate::protocol::Reply;
 use crate::serve::answer::Reloader;
 use crate::serve::lines::{Lines, Overlong};
-use crate::protocol::Reply;
 use crate::serve::server;
 
 /// The socket's name in the events directory.

@@ -13,9 +13,6 @@ use super::classifier::{
     self, ClassifierVerdict, Consult, ConsultInput, ConsultNote, ConsultOutcome, CrashedVerdict,
     GateFacts,
 };
-use crate::evidence::{
-    CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
-};
 use super::journal::{Journal, Record};
 use super::lease::{Lease, LeaseId, LeaseProblem, Leases, Released, Spent};
 use super::policy::Policy;
@@ -24,6 +21,9 @@ use super::rules::{self, Facts};
 use super::verdict::{
     Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, Question,
     QuotaNotice, Ruling, Signal, Verdict,
+};
+use crate::evidence::{
+    CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
 
 /// One question about one session, with the caller's evidence.
@@ -306,9 +306,7 @@ impl Decider {
 
     /// What the decider remembers of each session from its events (not from its decisions:
     /// streaks and nudges come from the journal), as a checkpoint writes it.
-    pub(crate) fn memory_to_wire(
-        &self,
-    ) -> std::collections::BTreeMap<String, super::wire::Memory> {
+    pub(crate) fn memory_to_wire(&self) -> std::collections::BTreeMap<String, super::wire::Memory> {
         self.memory
             .iter()
             .map(|(key, m)| {

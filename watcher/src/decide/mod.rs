@@ -93,10 +93,10 @@ mod rules;
 mod verdict;
 pub(crate) mod wire;
 
-pub use decider::{Ask, Decider, Planned};
 pub use crate::evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
+pub use decider::{Ask, Decider, Planned};
 pub use journal::{DeliveryNote, DeliveryStep, Journal, Record};
 pub use lease::{Lease, LeaseId, LeaseProblem, Released, Spent};
 pub use policy::{ClassifierPolicy, Policy};

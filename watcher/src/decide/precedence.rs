@@ -10,8 +10,8 @@
 //! [`Action`]: proceed < fall_back < hold < pause < escalate), so at equal strength the higher
 //! rank keeps the say. Last, `enforce` refuses any `allow` whose source may not allow.
 
-use crate::evidence::CallerEvidence;
 use super::verdict::{Action, Finding, Question, Ruling, Signal};
+use crate::evidence::CallerEvidence;
 
 /// One row of the precedence table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 
 use super::*;
-use crate::evidence;
 use crate::canonical::Event;
+use crate::evidence;
 use crate::profile::Profiles;
 use crate::state::{Expect, StateKind, Tracker};
 use crate::testing::{HookCall, T0};

@@ -33,8 +33,8 @@ use std::time::Duration;
 
 use crate::Error;
 use crate::checkpoint::{FORMAT, Folder, body, path, read, write};
-use crate::digest::digest;
 use crate::decide::Decider;
+use crate::digest::digest;
 use crate::error::{CheckpointIgnored, CheckpointProblem};
 use crate::format::store::EventsDir;
 use crate::ingest::cursor::Position;

@@ -64,6 +64,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use self::checkpoint::{Cadence, Resumed};
 use self::core::Core;
 pub use self::core::{EngineInfo, RECENT_PER_SESSION};
 pub use self::errors::{AnswerError, DeliverError};
@@ -73,7 +74,6 @@ pub use self::sensors::{PANE_GAP, PANE_SAMPLES, PaneSensing};
 pub use self::source::{PushSource, Pusher, Source, pushed};
 use crate::Error;
 use crate::canonical::Event;
-use self::checkpoint::{Cadence, Resumed};
 use crate::decide::{
     Ask, Decider, Decision, HostProbe, Journal, Lease, LeaseId, LeaseProblem, Policy, Released,
 };

@@ -193,7 +193,10 @@ pub(crate) fn covered_all(events_dir: &Path) -> Vec<(PathBuf, Position)> {
         let covers = serde_json::from_slice::<Covers>(body).ok()?.covers;
         Some((path, covers))
     };
-    [checkpoint::Folder::Tracker, checkpoint::Folder::Decider].into_iter().filter_map(covered).collect()
+    [checkpoint::Folder::Tracker, checkpoint::Folder::Decider]
+        .into_iter()
+        .filter_map(covered)
+        .collect()
 }
 
 #[cfg(test)]
