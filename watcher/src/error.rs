@@ -459,6 +459,7 @@ impl std::error::Error for CheckpointIgnored {}
 
 /// Who chose the events directory a command reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EventsDirFrom {
     /// The `--events-dir` flag.
     Flag,
@@ -480,6 +481,7 @@ impl fmt::Display for EventsDirFrom {
 
 /// What is wrong with an events directory someone named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EventsDirProblem {
     /// The path is relative: the relay, run by a CLI in another directory, would not find it.
     Relative,
