@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// Everything that can go wrong in hookline's library.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// A filesystem operation failed.
     Io {
