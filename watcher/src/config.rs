@@ -286,7 +286,7 @@ pub fn suggest(typed: &str, known: &[&str], tables: &[&str], arrays: &[&str]) ->
     if let Some(key) = siblings.iter().find(|k| kebab(k) == kebab(name) && **k != name.as_str()) {
         return format!(" (keys are kebab-case: {key})");
     }
-    let near = |a: &str, b: &str| crate::decide::policy::edit_distance(a, b) <= 2;
+    let near = |a: &str, b: &str| edit_distance(a, b) <= 2;
     // The typed path with the key replaced: `notify[0].shell`, `nudge.min-idle`.
     let full = |key: &str| match typed.rsplit_once('.') {
         Some((prefix, _)) => format!("{prefix}.{key}"),
@@ -314,6 +314,24 @@ pub fn suggest(typed: &str, known: &[&str], tables: &[&str], arrays: &[&str]) ->
     } else {
         format!(" (keys here: {})", siblings.join(", "))
     }
+}
+
+/// The edit distance (Levenshtein) between `a` and `b`, in characters: how near a misspelt key
+/// or word is to a known one.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// Everything that can go wrong in hookline's library.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// A filesystem operation failed.
     Io {
@@ -19,7 +20,7 @@ pub enum Error {
     /// A configuration file (a profile, the policy, the notifications) is wrong.
     Config(ConfigError),
     /// A [`Sink`](crate::ingest::follow::Sink) could not take an event.
-    Sink(crate::ingest::follow::SinkError),
+    Sink(Box<dyn std::error::Error + Send + Sync>),
     /// A cursor name that could reach outside the cursors directory.
     BadCursorName {
         /// The name given.
@@ -103,9 +104,9 @@ pub enum Error {
         /// The path.
         path: PathBuf,
         /// Who named it.
-        from: crate::paths::EventsDirFrom,
+        from: EventsDirFrom,
         /// What is wrong with it.
-        problem: crate::paths::EventsDirProblem,
+        problem: EventsDirProblem,
     },
     /// A session prefix that more than one session's id or tag begins with.
     AmbiguousSession {
@@ -135,7 +136,6 @@ impl Error {
                 "stop the other reader, or give this one its own --consumer NAME".into()
             }
             Error::EventsDir { from, problem, .. } => {
-                use crate::paths::EventsDirProblem;
                 match problem {
                     EventsDirProblem::Relative => format!("give {from} an absolute path"),
                     _ => format!(
@@ -194,7 +194,6 @@ impl fmt::Display for Error {
                 write!(f, "cannot {op} tmux pane {target:?}: {reason}")
             }
             Error::EventsDir { path, from, problem } => {
-                use crate::paths::EventsDirProblem;
                 let problem = match problem {
                     EventsDirProblem::Relative => "not an absolute path",
                     EventsDirProblem::Missing => "no such directory",
@@ -459,101 +458,36 @@ impl fmt::Display for CheckpointIgnored {
 
 impl std::error::Error for CheckpointIgnored {}
 
-/// Why a running engine ([`crate::engine::Running`]) cannot answer a request.
-#[derive(Debug)]
+/// Who chose the events directory a command reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum AnswerError {
-    /// Events stopped arriving: an answer would be stale.
-    Stale {
-        /// Why they stopped.
-        why: String,
-    },
-    /// The session's pane cannot be read.
-    Pane {
-        /// The pane as the request named it.
-        target: String,
-        /// The cause.
-        source: Box<Error>,
-    },
-    /// A lease cannot be used or given back.
-    Lease(crate::decide::LeaseProblem),
+pub enum EventsDirFrom {
+    /// The `--events-dir` flag.
+    Flag,
+    /// The `HOOKLINE_EVENTS_DIR` variable.
+    Env,
+    /// The relay's default under the state directory (`$XDG_STATE_HOME`, else `~/.local/state`).
+    Default,
 }
 
-impl fmt::Display for AnswerError {
+impl fmt::Display for EventsDirFrom {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AnswerError::Stale { why } => write!(
-                f,
-                "events stopped arriving ({why}): answers would be stale; restart hookline serve \
-                 (or the daemon)"
-            ),
-            AnswerError::Pane { target, .. } => write!(f, "cannot read tmux pane {target:?}"),
-            AnswerError::Lease(problem) => write!(f, "{problem}"),
-        }
+        f.write_str(match self {
+            EventsDirFrom::Flag => "--events-dir",
+            EventsDirFrom::Env => crate::format::location::ENV_EVENTS_DIR,
+            EventsDirFrom::Default => "the default events directory",
+        })
     }
 }
 
-impl std::error::Error for AnswerError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            AnswerError::Pane { source, .. } => Some(source.as_ref()),
-            AnswerError::Lease(problem) => Some(problem),
-            AnswerError::Stale { .. } => None,
-        }
-    }
-}
-
-/// Why a delivery ([`crate::engine::Running::deliver`]) could not run at all. Nothing was
-/// typed: a delivery that may have typed anything ends with an outcome, never with this.
-#[derive(Debug)]
+/// What is wrong with an events directory someone named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum DeliverError {
-    /// The text cannot be typed.
-    Text(crate::deliver::TextProblem),
-    /// A nudge with no text, and nothing for it to quote.
-    NothingToQuote {
-        /// The session.
-        session: String,
-    },
-    /// The pane cannot be read or found.
-    Pane {
-        /// The pane as the request named it.
-        target: String,
-        /// The cause.
-        source: Box<Error>,
-    },
-    /// The session's CLI has no profile here.
-    NoProfile {
-        /// The CLI.
-        cli: String,
-    },
-    /// Events stopped arriving: nothing may be typed.
-    Stale {
-        /// Why they stopped.
-        why: String,
-    },
+pub enum EventsDirProblem {
+    /// The path is relative: the relay, run by a CLI in another directory, would not find it.
+    Relative,
+    /// Nothing is there.
+    Missing,
+    /// Something that is not a directory is there.
+    NotADirectory,
 }
-
-impl fmt::Display for DeliverError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DeliverError::Text(problem) => write!(f, "nothing typed: {problem}"),
-            DeliverError::NothingToQuote { session } => write!(
-                f,
-                "nothing typed: the nudge of {session:?} has no text to quote (no open item of its \
-                 task list, no livelock); give the text to type"
-            ),
-            DeliverError::Pane { target, source } => {
-                write!(f, "nothing typed: cannot use tmux pane {target:?}: {source}")
-            }
-            DeliverError::NoProfile { cli } => {
-                write!(f, "nothing typed: the session's CLI {cli:?} has no profile here")
-            }
-            DeliverError::Stale { why } => {
-                write!(f, "events stopped arriving ({why}): nothing may be typed")
-            }
-        }
-    }
-}
-
-impl std::error::Error for DeliverError {}

@@ -25,10 +25,11 @@
 //! * per-session state ([`state`]) with explicit `unknown`, generation, epoch and sequence;
 //! * the decision layer ([`decide`]) that says what an orchestrator may safely do, and its
 //!   leases;
-//! * the [`engine`] that assembles them, and [`checkpoint`]s of its state;
+//! * the [`engine`] that assembles them, and checkpoints of its state
+//!   ([`engine::checkpoint`], framed by [`checkpoint`]);
 //! * pane sensing ([`pane`]) and verified typing into a tmux pane ([`deliver`]);
-//! * the decision protocol ([`serve`]) and [`daemon`]: one live authority per events
-//!   directory on a Unix socket, and its client;
+//! * the decision [`protocol`], its server ([`serve`]) and the [`daemon`]: one live
+//!   authority per events directory on a Unix socket, and its client;
 //! * with the `nats` feature (off by default), the fleet: events of many machines through NATS
 //!   JetStream; with `schema`, the JSON Schemas of the wire formats.
 //!
@@ -66,14 +67,35 @@
 //! }
 //! # }
 //! ```
+//!
+//! ## Layers
+//!
+//! The modules import each other in one direction only, from the bottom up:
+//!
+//! 1. the model: the closed vocabularies ([`vocab`]), canonical events and session keys
+//!    ([`canonical`]), [`units`], the evidence the sensors bring ([`evidence`]), the digest,
+//!    the host probes ([`host`]) and the error types ([`Error`]), which import nothing above
+//!    them;
+//! 2. configuration and files: [`config`], [`paths`], [`fsutil`], the framing of checkpoint
+//!    files ([`checkpoint`]) and the [`profile`]s;
+//! 3. the sensors: [`ingest`] (the events), [`transcript`]s and [`pane`]s;
+//! 4. what they fold into: the sessions' [`state`], then the decisions ([`decide`]) and
+//!    verified typing ([`deliver`]);
+//! 5. the [`protocol`], the [`engine`] that assembles the layers below and answers it (and
+//!    says what goes into a checkpoint, each stateful part in its own wire form), and on top
+//!    the server ([`serve`]), the [`daemon`] and the fleet.
+//!
+//! A module's tests may reach up (a decider's tests run an engine); its code may not.
+//! `watcher/tests/integration/layers.rs` reads the sources and fails naming any circle.
 
 pub use hookline_relay as format;
 
 mod error;
 
+pub use engine::{AnswerError, DeliverError};
 pub use error::{
-    AnswerError, CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind,
-    DeliverError, Error,
+    CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind, Error,
+    EventsDirFrom, EventsDirProblem,
 };
 
 pub mod canonical;
@@ -82,7 +104,9 @@ pub mod config;
 pub mod daemon;
 pub mod decide;
 pub mod deliver;
+mod digest;
 pub mod engine;
+pub mod evidence;
 #[cfg(feature = "nats")]
 pub mod fleet;
 pub mod fsutil;
@@ -91,6 +115,7 @@ pub mod ingest;
 pub mod pane;
 pub mod paths;
 pub mod profile;
+pub mod protocol;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod serve;

@@ -3,10 +3,11 @@
 //! [`crate::format::location`].)
 
 use std::ffi::OsString;
-use std::fmt;
+
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::error::{EventsDirFrom, EventsDirProblem};
 use crate::format::location::ENV_EVENTS_DIR;
 
 /// hookline's configuration directory: `$XDG_CONFIG_HOME/hookline` when that is absolute, else
@@ -29,37 +30,8 @@ pub fn user_profiles() -> Option<PathBuf> {
     config_dir().map(|c| c.join("profiles"))
 }
 
-/// Who chose the events directory a command reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventsDirFrom {
-    /// The `--events-dir` flag.
-    Flag,
-    /// The `HOOKLINE_EVENTS_DIR` variable.
-    Env,
-    /// The relay's default under the state directory (`$XDG_STATE_HOME`, else `~/.local/state`).
-    Default,
-}
-
-impl fmt::Display for EventsDirFrom {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            EventsDirFrom::Flag => "--events-dir",
-            EventsDirFrom::Env => ENV_EVENTS_DIR,
-            EventsDirFrom::Default => "the default events directory",
-        })
-    }
-}
-
-/// What is wrong with an events directory someone named.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventsDirProblem {
-    /// The path is relative: the relay, run by a CLI in another directory, would not find it.
-    Relative,
-    /// Nothing is there.
-    Missing,
-    /// Something that is not a directory is there.
-    NotADirectory,
-}
+/// Sub-directory of an events directory holding the cursors.
+pub const CURSORS_DIR: &str = ".cursors";
 
 /// The events directory a command reads: `flag` (`--events-dir`), else `$HOOKLINE_EVENTS_DIR`,
 /// else the relay's default, and who chose it. A relative path named by the flag or the
@@ -110,7 +82,7 @@ pub fn check_events_dir(dir: &Path, from: EventsDirFrom) -> Result<(), Error> {
 pub fn unwritten_note(dir: &Path) -> Option<String> {
     let written = |dir: &Path| {
         dir.join(crate::format::filename::COUNTER_FILE).exists()
-            || crate::ingest::source::list(dir).is_ok_and(|l| !l.events.is_empty())
+            || crate::format::layout::list(dir, 0).is_ok_and(|l| !l.events.is_empty())
     };
     if !dir.is_dir() || written(dir) {
         return None;

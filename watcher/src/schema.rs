@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::canonical::Event;
 use crate::decide::Decision;
 use crate::format::envelope::Envelope;
-use crate::serve::protocol::{Reply, Request};
+use crate::protocol::{Reply, Request};
 use crate::state::View;
 
 /// One wire format's schema.

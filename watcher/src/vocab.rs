@@ -306,7 +306,7 @@ pub enum TranscriptFormat {
 /// answer and `withhold` the careful one, for every question.
 ///
 /// Adding one is this variant plus its rules (`decide/rules.rs`) and its column of the
-/// caller-evidence table (`decide/evidence.rs`), both of which the compiler asks for; a
+/// caller-evidence table (`evidence.rs`), both of which the compiler asks for; a
 /// test asks for its row in the documentation tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

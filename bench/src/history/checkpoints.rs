@@ -10,7 +10,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use hookline::checkpoint::{self, Folder, Resumed};
+use hookline::checkpoint::{self, Folder};
+use hookline::engine::checkpoint::{Resumed, resume_tracker, save_tracker};
 use hookline::ingest::follow;
 use hookline::ingest::reader::{ReaderConfig, Start};
 use hookline::ingest::source;
@@ -194,7 +195,7 @@ fn fold(dir: &Path, resume: bool) -> Result<Parts> {
     let mut tracker = Tracker::new(profiles, hookline::format::clock::now_ns());
     let loaded = Instant::now();
     if resume {
-        match checkpoint::resume_tracker(&mut config, &mut tracker) {
+        match resume_tracker(&mut config, &mut tracker) {
             Resumed::Checkpoint { .. } => {}
             other => return Err(format!("no checkpoint to resume from: {other:?}").into()),
         }
@@ -208,7 +209,7 @@ fn fold(dir: &Path, resume: bool) -> Result<Parts> {
     })?;
     let replay = replayed_at.elapsed();
     let saved = Instant::now();
-    checkpoint::save_tracker(&reader, &tracker)?;
+    save_tracker(&reader, &tracker)?;
     Ok(Parts { listing, load, replay, save: saved.elapsed(), replayed })
 }
 

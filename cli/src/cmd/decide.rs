@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use crate::term::escape;
 use hookline::decide::{Action, Ask, CallerEvidence, Decision, Question};
 use hookline::engine::{PaneSensing, Purpose};
-use hookline::serve::protocol::{Found, LookupAnswer, TmuxPane};
+use hookline::protocol::{Found, LookupAnswer, TmuxPane};
 
 use super::{
     Outcome, Reading, ask_daemon, caller_tmux_socket, engine_parts_with, policy, profiles,

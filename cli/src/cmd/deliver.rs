@@ -10,9 +10,7 @@ use std::time::Duration;
 use hookline::daemon::Client;
 use hookline::decide::Question;
 use hookline::deliver::{MAX_TEXT, check_text};
-use hookline::serve::protocol::{
-    DeliverAnswer, DeliverOutcome, DeliverRequest, RefusedBy, TmuxPane,
-};
+use hookline::protocol::{DeliverAnswer, DeliverOutcome, DeliverRequest, RefusedBy, TmuxPane};
 
 use super::{Outcome, Reading, caller_tmux_socket, events_dir};
 use crate::cli::DeliverArgs;

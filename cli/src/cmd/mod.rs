@@ -80,7 +80,8 @@ enum Reading {
 /// The events directory: `--events-dir`, else `$HOOKLINE_EVENTS_DIR`, else the relay's
 /// default; checked as `reading` asks (see [`hookline::paths::check_events_dir`]).
 fn events_dir(args: &DirArgs, reading: Reading) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    use hookline::paths::{self, EventsDirProblem};
+    use hookline::EventsDirProblem;
+    use hookline::paths;
     let (dir, from) = paths::events_dir(args.events_dir.as_deref()).map_err(with_fix)?;
     match paths::check_events_dir(&dir, from) {
         Err(hookline::Error::EventsDir { problem: EventsDirProblem::Missing, .. }) | Ok(())
@@ -117,7 +118,7 @@ fn lookup<'t>(
 
 /// Says on stderr that no session has the name `query`, and the known ones it resembles or
 /// starts (a lookup's candidates and similar names).
-fn say_no_such_session(query: &str, answer: &hookline::serve::protocol::LookupAnswer) {
+fn say_no_such_session(query: &str, answer: &hookline::protocol::LookupAnswer) {
     let mut line = format!("hookline: no session with id or tag {query:?}");
     if !answer.candidates.is_empty() {
         line.push_str(&format!(

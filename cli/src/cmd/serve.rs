@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use hookline::engine::{Engine, Note, Purpose, RunOptions, Running, Source};
 use hookline::ingest::watch::{Mode, WatchOptions};
+use hookline::protocol::ReloadAnswer;
 use hookline::serve::answer::Reloader;
 use hookline::serve::lines::{Lines, Overlong};
-use hookline::serve::protocol::ReloadAnswer;
 use hookline::serve::server;
 
 use super::{Outcome, Reading, engine_parts, report};

@@ -1,5 +1,5 @@
 //! A connection to the daemon of an events directory, with one typed call per request: the
-//! requests and replies are the protocol's own types ([`crate::serve::protocol`]), the ones the
+//! requests and replies are the protocol's own types ([`crate::protocol`]), the ones the
 //! server reads and writes.
 
 use std::io::{self, BufRead, BufReader, Write};
@@ -14,7 +14,7 @@ use super::conn::NoSigPipe;
 use super::socket_path;
 use crate::decide::{Ask, Decision, Lease, LeaseId, Released};
 use crate::error::ClientError;
-use crate::serve::protocol::{
+use crate::protocol::{
     ChangesAnswer, ChangesRequest, DecideAnswer, DecideRequest, DeliverAnswer, DeliverRequest,
     ExplainAnswer, Hello, LeaseRequest, LeasesAnswer, LookupAnswer, NextAnswer, NextRequest,
     NoFields, PROTOCOL_VERSION, ReleaseAnswer, ReloadAnswer, Request, SessionRequest,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::Client;
 use crate::error::ClientError;
-use crate::serve::protocol::Change;
+use crate::protocol::Change;
 use crate::state::View;
 
 /// A daemon followed: where its feed was last read.

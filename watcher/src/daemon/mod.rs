@@ -1,7 +1,7 @@
 //! `hookline daemon`: one live authority per events directory, for every process of the user.
 //!
 //! The daemon is a running engine ([`crate::engine::Running`]) behind a Unix socket instead of
-//! stdin/stdout: one tracker generation, answering the [serve protocol](crate::serve::protocol)
+//! stdin/stdout: one tracker generation, answering the [serve protocol](crate::protocol)
 //! on any number of connections at once (up to [`MAX_CLIENTS`]), each with its own
 //! [`answer`](crate::serve::server::answer) loop. The engine serializes every act, so an
 //! idle's input slot goes to one client only however many ask at once, as a lease.
@@ -56,9 +56,9 @@ pub use self::client::{Client, DaemonInfo, NextEvent};
 use crate::Error;
 use crate::engine::{Note, Running};
 pub use crate::error::ClientError;
+use crate::protocol::Reply;
 use crate::serve::answer::Reloader;
 use crate::serve::lines::{Lines, Overlong};
-use crate::serve::protocol::Reply;
 use crate::serve::server;
 
 /// The socket's name in the events directory.

@@ -13,9 +13,6 @@ use super::classifier::{
     self, ClassifierVerdict, Consult, ConsultInput, ConsultNote, ConsultOutcome, CrashedVerdict,
     GateFacts,
 };
-use super::evidence::{
-    CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
-};
 use super::journal::{Journal, Record};
 use super::lease::{Lease, LeaseId, LeaseProblem, Leases, Released, Spent};
 use super::policy::Policy;
@@ -24,6 +21,9 @@ use super::rules::{self, Facts};
 use super::verdict::{
     Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, Question,
     QuotaNotice, Ruling, Signal, Verdict,
+};
+use crate::evidence::{
+    CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
 
 /// One question about one session, with the caller's evidence.
@@ -306,13 +306,11 @@ impl Decider {
 
     /// What the decider remembers of each session from its events (not from its decisions:
     /// streaks and nudges come from the journal), as a checkpoint writes it.
-    pub(crate) fn memory_to_wire(
-        &self,
-    ) -> std::collections::BTreeMap<String, crate::checkpoint::wire::Memory> {
+    pub(crate) fn memory_to_wire(&self) -> std::collections::BTreeMap<String, super::wire::Memory> {
         self.memory
             .iter()
             .map(|(key, m)| {
-                let saved = crate::checkpoint::wire::Memory {
+                let saved = super::wire::Memory {
                     host_first_seen: m.host_first_seen,
                     quota: m.quota.clone(),
                 };
@@ -324,7 +322,7 @@ impl Decider {
     /// Takes back what [`Decider::memory_to_wire`] wrote, beside what the journal said.
     pub(crate) fn restore_memory(
         &mut self,
-        saved: std::collections::BTreeMap<String, crate::checkpoint::wire::Memory>,
+        saved: std::collections::BTreeMap<String, super::wire::Memory>,
     ) {
         for (key, m) in saved {
             let memory = self.memory.entry(key).or_default();
@@ -400,7 +398,7 @@ impl Decider {
     pub fn observe_transcript(
         &mut self,
         id_or_key: &str,
-        facts: crate::state::TranscriptFacts,
+        facts: crate::transcript::TranscriptFacts,
     ) -> bool {
         self.tracker.observe_transcript(id_or_key, facts)
     }
@@ -411,7 +409,7 @@ impl Decider {
         &mut self,
         cli: &str,
         session_id: &str,
-        facts: crate::state::TranscriptFacts,
+        facts: crate::transcript::TranscriptFacts,
         since_ns: u64,
     ) -> bool {
         self.tracker.observe_unhooked_transcript(cli, session_id, facts, since_ns)

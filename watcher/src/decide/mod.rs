@@ -85,18 +85,18 @@
 
 pub mod classifier;
 mod decider;
-mod evidence;
 mod journal;
 pub mod lease;
 pub mod policy;
 pub mod precedence;
 mod rules;
 mod verdict;
+pub(crate) mod wire;
 
-pub use decider::{Ask, Decider, Planned};
-pub use evidence::{
+pub use crate::evidence::{
     CallerEvidence, HostProbe, HostStatus, KillProbe, PaneEvidence, TranscriptEvidence,
 };
+pub use decider::{Ask, Decider, Planned};
 pub use journal::{DeliveryNote, DeliveryStep, Journal, Record};
 pub use lease::{Lease, LeaseId, LeaseProblem, Released, Spent};
 pub use policy::{ClassifierPolicy, Policy};

@@ -584,7 +584,7 @@ fn stale_windows(table: &toml::Table) -> Result<StaleWindows, (String, String)> 
         let Some(state) = StateKind::from_word(state) else {
             let hint = StateKind::WORDS
                 .iter()
-                .find(|s| edit_distance(s, state) <= 2)
+                .find(|s| crate::config::edit_distance(s, state) <= 2)
                 .map(|s| format!("did you mean {s}?"))
                 .unwrap_or_else(|| format!("states: {}", StateKind::WORDS.join(", ")));
             return Err((key.to_owned(), format!("not a state ({hint})")));
@@ -639,22 +639,6 @@ fn shipped_windows() -> String {
         }
     }
     format!("Shipped profiles: {}.", states.join("; "))
-}
-
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
-            prev = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 fn wrap(text: &str, width: usize) -> Vec<String> {

@@ -10,8 +10,8 @@
 //! [`Action`]: proceed < fall_back < hold < pause < escalate), so at equal strength the higher
 //! rank keeps the say. Last, `enforce` refuses any `allow` whose source may not allow.
 
-use super::evidence::CallerEvidence;
 use super::verdict::{Action, Finding, Question, Ruling, Signal};
+use crate::evidence::CallerEvidence;
 
 /// One row of the precedence table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +145,7 @@ pub(crate) fn enforce(ruling: Ruling) -> Ruling {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::evidence::{EFFECTS, PaneEvidence, TranscriptEvidence};
+    use crate::evidence::{EFFECTS, PaneEvidence, TranscriptEvidence};
 
     fn every_caller_evidence() -> Vec<CallerEvidence> {
         let mut all = Vec::new();

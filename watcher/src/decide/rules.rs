@@ -11,11 +11,11 @@ use crate::profile::Profile;
 use crate::state::{InputSlot, Refusal, Snapshot, State, StateKind};
 use crate::units::format_duration;
 
-use super::evidence::HostStatus;
 use super::policy::Policy;
 use super::verdict::{
     Action, Counters, HoleNote, PendingWake, Question, QuotaNotice, Ruling, Signal, WakeSource,
 };
+use crate::evidence::HostStatus;
 
 use Action::{Escalate, FallBack, Hold, Pause, Proceed};
 use Signal::StructuredEvent as Structured;

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::*;
 use crate::canonical::Event;
+use crate::evidence;
 use crate::profile::Profiles;
 use crate::state::{Expect, StateKind, Tracker};
 use crate::testing::{HookCall, T0};
@@ -947,7 +948,7 @@ fn transcript_facts_hookline_reads_itself_never_flip_withhold_to_allow() {
                     .find("s1")
                     .and_then(|f| f.transcript_path.clone())
                     .unwrap_or_else(|| "/t.jsonl".into());
-                let facts = crate::state::TranscriptFacts {
+                let facts = crate::transcript::TranscriptFacts {
                     path,
                     format: crate::vocab::TranscriptFormat::ClaudeJsonl,
                     reading: reading.clone(),
@@ -1855,7 +1856,7 @@ fn a_turn_with_zero_output_tokens_past_the_floor_is_env_fault_evidence() {
         }
         let path = decider.tracker().find("s1").unwrap().transcript_path.clone().unwrap();
         let format = crate::vocab::TranscriptFormat::ClaudeJsonl;
-        let facts = crate::state::TranscriptFacts { path, format, reading, grew_ns: None };
+        let facts = crate::transcript::TranscriptFacts { path, format, reading, grew_ns: None };
         assert!(decider.observe_transcript("s1", facts));
         decider.decide(&Ask::new("s1", Question::EnvFault), T0 + minutes * 60_000_000_000)
     };

@@ -9,8 +9,9 @@ use crate::canonical::Event;
 use crate::decide::{Decider, Policy};
 use crate::format::clock::now_ns;
 use crate::profile::Profiles;
-use crate::serve::protocol::{Change, FEED_LEN, QUEUE_PER_SESSION};
-use crate::state::{Applied, TranscriptFacts, View};
+use crate::protocol::{Change, FEED_LEN, QUEUE_PER_SESSION};
+use crate::state::{Applied, View};
+use crate::transcript::TranscriptFacts;
 
 /// Live events kept per session for [`super::Running::wait_for`], besides the `next_event`
 /// queue.

@@ -25,15 +25,16 @@ use std::time::{Duration, Instant};
 
 use super::Running;
 use super::sensors::{PANE_GAP, PANE_SAMPLES, PaneSensing};
+use crate::Error;
 use crate::decide::{Ask, Decision, DeliveryNote, DeliveryStep, LeaseId, Question};
 use crate::deliver::{
     self, Confirmations, Delivery, Key, Outcome, Rule, SessionRef, TurnStarted, check_text,
 };
-use crate::error::{AnswerError, DeliverError, Error};
+use crate::engine::errors::{AnswerError, DeliverError};
 use crate::format::clock::now_ns;
 use crate::pane::{PaneReading, Resolved, TmuxPane};
 use crate::profile::Profiles;
-use crate::serve::protocol::{
+use crate::protocol::{
     DecisionBrief, DeliverAnswer, DeliverOutcome, DeliverRequest, MAX_WAIT, RefusedBy,
 };
 use crate::state::StateKind;

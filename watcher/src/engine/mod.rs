@@ -51,8 +51,10 @@
 //! # }
 //! ```
 
+pub mod checkpoint;
 mod core;
 pub mod deliver;
+mod errors;
 mod names;
 mod running;
 mod sensors;
@@ -62,15 +64,16 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use self::checkpoint::{Cadence, Resumed};
 use self::core::Core;
 pub use self::core::{EngineInfo, RECENT_PER_SESSION};
+pub use self::errors::{AnswerError, DeliverError};
 pub use self::running::{Note, Observer, RunOptions, Running, TICK};
 use self::sensors::Sensors;
 pub use self::sensors::{PANE_GAP, PANE_SAMPLES, PaneSensing};
 pub use self::source::{PushSource, Pusher, Source, pushed};
 use crate::Error;
 use crate::canonical::Event;
-use crate::checkpoint::{self, Cadence, Resumed};
 use crate::decide::{
     Ask, Decider, Decision, HostProbe, Journal, Lease, LeaseId, LeaseProblem, Policy, Released,
 };
@@ -79,7 +82,7 @@ use crate::ingest::follow::{self, EventSource, FollowNotice, Prune};
 use crate::ingest::reader::{Reader, ReaderConfig, Start};
 use crate::ingest::watch::{WatchOptions, Watcher};
 use crate::profile::Profiles;
-use crate::serve::protocol::LookupAnswer;
+use crate::protocol::LookupAnswer;
 use crate::state::{Applied, Expect, Refusal, Snapshot, Tracker, View};
 use crate::transcript::Unhooked;
 

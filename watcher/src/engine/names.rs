@@ -2,7 +2,7 @@
 //! person find a session in a read-only command, and with the known names it resembles when
 //! none has it.
 
-use crate::serve::protocol::{Found, LookupAnswer};
+use crate::protocol::{Found, LookupAnswer};
 use crate::state::{Match, Tracker};
 
 /// How many similar names a lookup that finds none lists.

@@ -17,14 +17,14 @@ use super::core::{Core, Queued};
 use super::sensors::{PaneSensing, Sensors};
 use super::{Engine, Feed, Purpose, Step, names};
 use crate::canonical::Event;
-use crate::checkpoint::{self, Cadence};
 use crate::decide::{Ask, Decider, Decision, Lease, LeaseId, Planned, Policy, Released};
-use crate::error::AnswerError;
+use crate::engine::checkpoint::{self, Cadence};
+use crate::engine::errors::AnswerError;
 use crate::format::clock::now_ns;
 use crate::ingest::follow::{self, Commit, Delivery, FollowNotice, Sink, SinkError};
 use crate::ingest::reader::Reader;
 use crate::profile::Profiles;
-use crate::serve::protocol::{
+use crate::protocol::{
     ChangesAnswer, DecideRequest, ExplainAnswer, Hello, LookupAnswer, MAX_WAIT, NextAnswer,
     PROTOCOL_VERSION, ReloadAnswer,
 };

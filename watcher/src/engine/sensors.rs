@@ -9,8 +9,8 @@ use crate::Error;
 use crate::decide::{Ask, Question};
 use crate::pane::{self, TmuxPane};
 use crate::profile::PanePatterns;
-use crate::state::{Tracker, TranscriptFacts};
-use crate::transcript::{Followers, Unhooked, Wanted};
+use crate::state::Tracker;
+use crate::transcript::{Followers, TranscriptFacts, Unhooked, Wanted};
 
 /// How many looks at a pane make the reading a decision or a delivery takes.
 pub const PANE_SAMPLES: usize = 3;
@@ -38,7 +38,7 @@ impl Sensors {
 
     /// What to read: taken under the core's lock, quickly.
     pub(crate) fn wanted(&self, tracker: &Tracker) -> Vec<Wanted> {
-        if self.enabled { Followers::wanted(tracker) } else { Vec::new() }
+        if self.enabled { tracker.transcripts_wanted() } else { Vec::new() }
     }
 
     /// Reads the transcripts `wanted` names and the fallback producers' directories: file

@@ -27,10 +27,8 @@ use crate::Error;
 use crate::format::store::EventsDir;
 use crate::fsutil::write_durable;
 use crate::ingest::source::{self, DirId};
+use crate::paths::CURSORS_DIR;
 use crate::untrusted::{self, Link};
-
-/// Sub-directory of an events directory holding the cursors.
-pub const CURSORS_DIR: &str = ".cursors";
 
 /// Whether a cursor named `name` has been saved in `events_dir`.
 pub fn exists(events_dir: &Path, name: &str) -> bool {

@@ -32,6 +32,8 @@
 //! from its cursor between two copies does not see the second one marked (`serve`, `status`
 //! and `decide` rebuild their tracker from the whole directory, so they do).
 
+pub(crate) mod wire;
+
 use std::collections::{HashMap, VecDeque};
 use std::hash::{DefaultHasher, Hasher};
 use std::path::PathBuf;
@@ -40,7 +42,6 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::canonical::{CompactPhase, Event, Kind, KindName, SourceRef};
-use crate::checkpoint::wire;
 
 /// The longest time between two copies of one event: the producers of one hook run at
 /// nearly the same time (the older relay starts a Python interpreter), so a few seconds cover

@@ -49,7 +49,7 @@ pub trait Sink {
     /// Called by [`follow`] with the reader the events come from, after each event delivered
     /// and on each tick without one (`last` false), and once as following ends (`last`
     /// true): where a sink that folds state saves its checkpoint, on its own cadence (see
-    /// [`crate::checkpoint::Cadence`]). Nothing by default.
+    /// [`crate::engine::checkpoint::Cadence`]). Nothing by default.
     fn checkpoint(&mut self, reader: &Reader, last: bool) {
         let _ = (reader, last);
     }

@@ -86,8 +86,9 @@ pub struct ReaderConfig {
 
 /// Where a reader whose history a checkpoint folded in starts: past the checkpoint's
 /// position, with the memory of the copies handed out before it (so that an echo of an event
-/// before the cut is still recognised). Made by [`crate::checkpoint::resume_tracker`] and
-/// [`crate::checkpoint::resume_decider`].
+/// before the cut is still recognised). Made by
+/// [`crate::engine::checkpoint::resume_tracker`] and
+/// [`crate::engine::checkpoint::resume_decider`].
 #[derive(Debug, Clone)]
 pub struct Resume {
     pub(crate) position: Position,

@@ -13,12 +13,15 @@
 //! event's: files never move, so ordering is never touched, and a writer that finds its bucket
 //! gone puts its event at the top.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde::Deserialize;
+
 use crate::Error;
+use crate::checkpoint;
 use crate::format::filename::{EventFileName, bucket_name, bucket_of};
-use crate::ingest::cursor;
+use crate::ingest::cursor::{self, Position};
 use crate::ingest::source::{self, QUARANTINE_DIR};
 use crate::untrusted;
 
@@ -95,7 +98,7 @@ pub fn prune(dir: &Path, policy: &RetentionPolicy, now: SystemTime) -> Result<Pr
     let newest = listing.events.iter().map(|e| e.name).filter(EventFileName::is_ordered).max();
     // A checkpoint is brought up to date by replaying what came after it: one that an event
     // about to go is after is removed first (see `crate::checkpoint`).
-    let mut checkpoints = crate::checkpoint::covered_all(dir);
+    let mut checkpoints = covered_all(dir);
     for file in &listing.events {
         let path = file.path(dir);
         if Some(file.name) == newest || !old(&path, policy.max_age) {
@@ -174,6 +177,26 @@ fn prune_quarantine(
         }
     }
     Ok(())
+}
+
+/// Every checkpoint of an events directory that can be read, with the position it covers:
+/// what retention reads.
+pub(crate) fn covered_all(events_dir: &Path) -> Vec<(PathBuf, Position)> {
+    #[derive(Deserialize)]
+    struct Covers {
+        covers: Position,
+    }
+    let covered = |folder| {
+        let path = checkpoint::path(events_dir, folder);
+        let bytes = checkpoint::read(&path).ok()??;
+        let body = checkpoint::body(&bytes).ok()?;
+        let covers = serde_json::from_slice::<Covers>(body).ok()?.covers;
+        Some((path, covers))
+    };
+    [checkpoint::Folder::Tracker, checkpoint::Folder::Decider]
+        .into_iter()
+        .filter_map(covered)
+        .collect()
 }
 
 #[cfg(test)]

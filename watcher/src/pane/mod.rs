@@ -21,8 +21,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use self::tmux::{MAX_OUTPUT, Pane, Resolved, Server};
-use crate::decide::PaneEvidence;
 use crate::error::Error;
+use crate::evidence::PaneEvidence;
 use crate::profile::PanePatterns;
 
 /// A tmux pane: its target and, optionally, its server's socket (default: tmux's own rules,

@@ -1251,10 +1251,10 @@ impl Profiles {
     /// released build; it returns the error rather than panic all the same.
     pub fn shipped() -> Result<Profiles, ConfigError> {
         let mut profiles = BTreeMap::new();
-        let mut digest = crate::checkpoint::digest(0, b"profiles");
+        let mut digest = crate::digest::digest(0, b"profiles");
         let mut forks = Vec::new();
         for (file, text) in embedded::FILES {
-            digest = crate::checkpoint::digest(digest, text.as_bytes());
+            digest = crate::digest::digest(digest, text.as_bytes());
             let src = Source { label: format!("embedded:{file}"), text };
             let (wire, _) = src.parse(true)?;
             if wire.base.is_some() {
@@ -1310,8 +1310,8 @@ impl Profiles {
         let src = Source { label: path.display().to_string(), text: &text };
         let (wire, warnings) = src.parse(false)?;
         self.warnings.extend(warnings);
-        self.digest = crate::checkpoint::digest(self.digest, path.as_os_str().as_encoded_bytes());
-        self.digest = crate::checkpoint::digest(self.digest, text.as_bytes());
+        self.digest = crate::digest::digest(self.digest, path.as_os_str().as_encoded_bytes());
+        self.digest = crate::digest::digest(self.digest, text.as_bytes());
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let name = wire.name.clone().unwrap_or_else(|| stem.to_owned());
         match self.profiles.get_mut(&name) {

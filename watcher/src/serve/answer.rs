@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::protocol::{
+use crate::engine::Running;
+use crate::engine::deliver::{Cancel, Order};
+use crate::protocol::{
     Answer, DecideAnswer, LeasesAnswer, ReleaseAnswer, ReloadAnswer, Reply, Request,
     SessionsAnswer, SlotAnswer, StateAnswer, parse,
 };
-use crate::engine::Running;
-use crate::engine::deliver::{Cancel, Order};
 
 /// Reads the policy and the profiles again, for a `reload` request: the command that runs the
 /// server knows where they come from.

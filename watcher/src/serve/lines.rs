@@ -9,7 +9,7 @@
 
 use std::io::{self, BufRead};
 
-use super::protocol::MAX_LINE;
+use crate::protocol::MAX_LINE;
 
 /// What to do after an over-long line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

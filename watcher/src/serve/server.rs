@@ -17,10 +17,10 @@ use serde_json::Value;
 
 use super::answer::{Reloader, reply};
 use super::lines::{Line, Lines};
-use super::protocol::{MAX_LINE, Reply, parse};
 pub use crate::engine::Note;
 use crate::engine::Running;
 use crate::engine::deliver::Cancel;
+use crate::protocol::{MAX_LINE, Reply, parse};
 
 /// The most `next_event` and `deliver` requests waiting at once (each holds a thread while it
 /// waits).

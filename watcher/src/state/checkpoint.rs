@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use crate::checkpoint::wire;
+use super::wire;
 use crate::vocab::{EndReason, UnknownReason};
 
 use super::rules::Turn;

@@ -39,6 +39,7 @@ mod todo;
 mod transcript;
 mod view;
 mod windows;
+pub(crate) mod wire;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
@@ -49,11 +50,12 @@ use crate::Error;
 use crate::canonical::{BackgroundTask, Cron, Event, Kind, SessionKey, SourceRef};
 use crate::format::filename::EventFileName;
 use crate::profile::{Profile, Profiles};
+use crate::transcript::TranscriptFacts;
 use crate::vocab::UnknownReason;
 use rules::{Effect, Turn};
 pub use snapshot::{InputSlot, Snapshot, State};
 pub use todo::{RepeatedCall, TodoItem, TodoList};
-pub use transcript::{TranscriptFacts, TranscriptView};
+pub use transcript::TranscriptView;
 pub use view::{Evidence, Refusal, Slot, Stale, Transition, View};
 pub use windows::StaleWindows;
 

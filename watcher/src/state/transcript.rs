@@ -17,25 +17,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::decide::TranscriptEvidence;
-use crate::transcript::{Interrupt, Reading};
+use crate::evidence::TranscriptEvidence;
+use crate::transcript::{Interrupt, TranscriptFacts, Wanted};
 use crate::vocab::{TranscriptFormat, WaitReason};
 
-use super::{Evidence, Session, State};
-
-/// What hookline read in a session's transcript, as the tracker keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TranscriptFacts {
-    /// The transcript file.
-    pub path: String,
-    /// Its format.
-    pub format: TranscriptFormat,
-    /// What it says about the current turn.
-    pub reading: Reading,
-    /// When it last grew (arrival time): the transcript activity key, distinct from the
-    /// pane's.
-    pub grew_ns: Option<u64>,
-}
+use super::{Evidence, Session, State, Tracker};
 
 /// A session's transcript, in its wire form (`status --json`, `serve`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,4 +126,31 @@ pub(super) fn overlay(session: &Session, state: &State) -> Option<(State, u64, E
         ));
     }
     None
+}
+
+impl Tracker {
+    /// The transcripts to read ([`crate::transcript::Followers::poll_wanted`]): one per live
+    /// session whose events named one and whose CLI's profile says how to read it. Cheap:
+    /// what a consumer that shares its tracker behind a lock takes under it, to read the files
+    /// after letting go.
+    pub fn transcripts_wanted(&self) -> Vec<Wanted> {
+        let mut wanted = Vec::new();
+        for (key, session, path) in self.transcript_paths() {
+            let Some(spec) =
+                self.profiles().get(&session.key.cli).and_then(|p| p.transcript.as_ref())
+            else {
+                continue;
+            };
+            if session.ended() {
+                continue;
+            }
+            wanted.push(Wanted {
+                key: key.to_owned(),
+                path: path.to_owned(),
+                format: spec.format,
+                session_id: session.key.session_id.clone(),
+            });
+        }
+        wanted
+    }
 }

@@ -30,7 +30,7 @@ pub mod tail;
 
 pub use entry::{Entry, Interrupt, Observation};
 pub use follower::{Follower, Update, read_tail};
-pub use reading::{Reading, Stamped};
+pub use reading::{Reading, Stamped, TranscriptFacts};
 pub use sessions::{Followers, Unhooked, Wanted};
 pub use tail::{Change, Line, Poll, Tail, TailLimits};
 

@@ -1,10 +1,24 @@
 //! What a transcript says about its session's current turn: the fold of its entries, and the
 //! caller evidence it makes.
 
-use crate::decide::TranscriptEvidence;
-use crate::vocab::FailureKind;
+use crate::evidence::TranscriptEvidence;
+use crate::vocab::{FailureKind, TranscriptFormat};
 
 use super::entry::{Entry, Interrupt, Observation};
+
+/// What hookline read in a session's transcript, as the tracker keeps it ([`crate::state::Tracker::observe_transcript`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptFacts {
+    /// The transcript file.
+    pub path: String,
+    /// Its format.
+    pub format: TranscriptFormat,
+    /// What it says about the current turn.
+    pub reading: Reading,
+    /// When it last grew (arrival time): the transcript activity key, distinct from the
+    /// pane's.
+    pub grew_ns: Option<u64>,
+}
 
 /// A fact and when the transcript wrote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

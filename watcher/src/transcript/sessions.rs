@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use crate::profile::TranscriptSpec;
 
-use crate::state::{Tracker, TranscriptFacts};
+use super::reading::TranscriptFacts;
 
 use super::follower::Follower;
 use super::tail::TailLimits;
@@ -36,45 +36,14 @@ impl Followers {
         self.by_session.is_empty()
     }
 
-    /// Reads what each live session's transcript gained since the last poll and returns, per
-    /// session key, the facts to hand to [`Tracker::observe_transcript`] (or
+    /// Reads what each transcript `wanted` names gained since the last poll (the tracker says
+    /// which: [`Tracker::transcripts_wanted`](crate::state::Tracker::transcripts_wanted)) and
+    /// returns, per session key, the facts to hand to
+    /// [`Tracker::observe_transcript`](crate::state::Tracker::observe_transcript) (or
     /// [`Decider::observe_transcript`](crate::decide::Decider::observe_transcript)). A
     /// session that ended, or whose transcript changed path, drops its follower; a new
     /// follower reads its file's tail as history. A transcript that cannot be read is skipped
     /// (it can only ever have made an answer more careful), with the error returned beside.
-    pub fn poll(
-        &mut self,
-        tracker: &Tracker,
-        now_ns: u64,
-    ) -> (Vec<(String, TranscriptFacts)>, Vec<crate::Error>) {
-        self.poll_wanted(Followers::wanted(tracker), now_ns)
-    }
-
-    /// The transcripts [`Followers::poll`] reads: one per live session whose events named one
-    /// and whose CLI's profile says how to read it. Cheap: what a consumer that shares its
-    /// tracker behind a lock takes under it, to read the files after letting go.
-    pub fn wanted(tracker: &Tracker) -> Vec<Wanted> {
-        let mut wanted = Vec::new();
-        for (key, session, path) in tracker.transcript_paths() {
-            let Some(spec) =
-                tracker.profiles().get(&session.key.cli).and_then(|p| p.transcript.as_ref())
-            else {
-                continue;
-            };
-            if session.ended() {
-                continue;
-            }
-            wanted.push(Wanted {
-                key: key.to_owned(),
-                path: path.to_owned(),
-                format: spec.format,
-                session_id: session.key.session_id.clone(),
-            });
-        }
-        wanted
-    }
-
-    /// [`Followers::poll`] of the transcripts [`Followers::wanted`] named.
     pub fn poll_wanted(
         &mut self,
         wanted: Vec<Wanted>,
@@ -110,7 +79,7 @@ impl Followers {
     }
 }
 
-/// A session's transcript to read ([`Followers::wanted`]).
+/// A session's transcript to read ([`Followers::poll_wanted`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
     /// The session's key.
@@ -127,7 +96,7 @@ pub struct Wanted {
 /// sessions that have no hook events (hooks not installed or not trusted, an old CLI, a
 /// hand-started session). Each file is a session, named by the session id it holds (else its
 /// file name); what it holds when first read is history. See
-/// [`Tracker::observe_unhooked_transcript`].
+/// [`Tracker::observe_unhooked_transcript`](crate::state::Tracker::observe_unhooked_transcript).
 #[derive(Debug)]
 pub struct Unhooked {
     cli: String,
@@ -157,17 +126,6 @@ impl Unhooked {
         &self.dir
     }
 
-    /// Finds the newest transcripts under the directory, reads what each gained, and hands
-    /// it to `tracker` as unhooked sessions' facts. Unreadable files are skipped, with their
-    /// errors returned.
-    pub fn poll(&mut self, tracker: &mut Tracker, now_ns: u64) -> Vec<crate::Error> {
-        let (found, errors) = self.read(now_ns);
-        for (id, facts, since) in found {
-            tracker.observe_unhooked_transcript(&self.cli, &id, facts, since);
-        }
-        errors
-    }
-
     /// The CLI whose transcripts these are.
     pub fn cli(&self) -> &str {
         &self.cli
@@ -175,7 +133,7 @@ impl Unhooked {
 
     /// Finds the newest transcripts under the directory and reads what each gained: per file,
     /// the session id it names (else its file name), its facts, and when hookline started
-    /// reading it; for [`Tracker::observe_unhooked_transcript`].
+    /// reading it; for [`Tracker::observe_unhooked_transcript`](crate::state::Tracker::observe_unhooked_transcript).
     #[allow(clippy::type_complexity)]
     pub fn read(
         &mut self,

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::*;
+use crate::state::Tracker;
 use crate::units::parse_rfc3339;
 use crate::vocab::{FailureKind, TranscriptFormat};
 
@@ -468,17 +469,17 @@ fn the_fallback_producer_starts_unknown_moves_only_on_new_lines_and_never_to_idl
     let start = parse_rfc3339("2026-12-01T10:00:06.000Z").unwrap();
     let mut tracker = Tracker::new(profiles, start);
     let mut producer = Unhooked::new("claude", dir.path(), spec);
-    assert!(producer.poll(&mut tracker, start).is_empty());
+    assert!(poll(&mut producer, &mut tracker, start).is_empty());
     let id = "6b005208-fecb-4457-88ba-747404f8bc01";
     let view = tracker.view(id, start).unwrap();
     assert_eq!(view.state, StateKind::Unknown, "history never hydrates: {view:?}");
     assert!(!view.authoritative);
     // New lines move it: a prompt and a tool call (active), then the denial.
     append(&file, &(line(4) + &line(5)));
-    producer.poll(&mut tracker, start + 1);
+    poll(&mut producer, &mut tracker, start + 1);
     assert_eq!(tracker.view(id, start + 1).unwrap().state, StateKind::Active);
     append(&file, &(line(6) + &line(7)));
-    producer.poll(&mut tracker, start + 2);
+    poll(&mut producer, &mut tracker, start + 2);
     let view = tracker.view(id, start + 2).unwrap();
     assert_eq!(
         (view.state, view.detail.as_deref()),
@@ -486,9 +487,18 @@ fn the_fallback_producer_starts_unknown_moves_only_on_new_lines_and_never_to_idl
     );
     // A turn that finishes is not idle: only an explicit event is.
     append(&file, &(line(9) + &line(10) + &line(11)));
-    producer.poll(&mut tracker, start + 3);
+    poll(&mut producer, &mut tracker, start + 3);
     let view = tracker.view(id, start + 3).unwrap();
     assert_ne!(view.state, StateKind::Idle, "{view:?}");
     assert!(tracker.take_input_slot(id, start + 3).is_err());
     assert_eq!(view.epoch, 0, "the fallback has its own epoch, before any event's");
+}
+
+/// Reads what the producer's transcripts gained and hands it to `tracker`, as an engine does.
+fn poll(producer: &mut Unhooked, tracker: &mut Tracker, now_ns: u64) -> Vec<crate::Error> {
+    let (found, errors) = producer.read(now_ns);
+    for (id, facts, since) in found {
+        tracker.observe_unhooked_transcript(producer.cli(), &id, facts, since);
+    }
+    errors
 }

@@ -164,6 +164,6 @@ fn the_serve_protocols_op_table_names_every_op_in_order() {
         .take_while(|l| l.starts_with('|'))
         .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
         .collect();
-    let all: Vec<&str> = hookline::serve::protocol::Op::ALL.iter().map(|op| op.as_str()).collect();
+    let all: Vec<&str> = hookline::protocol::Op::ALL.iter().map(|op| op.as_str()).collect();
     assert_eq!(ops, all, "docs/decide.md's op table");
 }

@@ -3,3 +3,4 @@
 
 mod classifier;
 mod docs;
+mod layers;

@@ -272,7 +272,7 @@ fn a_named_cursor_that_sees_its_dir_recreated_while_running_keeps_it_across_a_re
     assert_eq!(seqs(&events), [1, 2]);
     assert_eq!(natives(&events), ["SessionStart", "Stop"]);
     reader.commit().unwrap();
-    let cursor = dir.join(crate::ingest::cursor::CURSORS_DIR);
+    let cursor = dir.join(crate::paths::CURSORS_DIR);
     assert_eq!(fs::metadata(&cursor).unwrap().permissions().mode() & 0o777, 0o700);
     drop(reader);
     write(&dir, "SessionEnd", "new");

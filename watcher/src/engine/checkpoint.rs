@@ -1,12 +1,13 @@
-//! Checkpoints: the state a reader folded, saved so that the next reader replays only what
-//! came after.
+//! Checkpoints of a reader's state: the state a reader folded, saved so that the next reader
+//! replays only what came after. [`crate::checkpoint`] frames the file (its header, its
+//! atomic write, reading it back); this module says what goes in it and when it may be used.
 //!
 //! A checkpoint is `<events_dir>/.cursors/<folder>.checkpoint`, next to the cursors: one for
 //! the readers that fold a tracker (`status`, `top`, `tmux`, `watch`), one for those that fold
 //! a decider (`decide`, `serve`, `daemon`). It is written atomically (a temp file renamed over
 //! it) and holds, after a one-line header (`hookline-checkpoint <format> <length> <digest>`)
 //! that tells a cut-short or damaged body from a good one, a JSON document
-//! (`checkpoint/wire.rs`) with
+//! (`engine/checkpoint/wire.rs`) with
 //!
 //! * the position it covers: every event behind it is folded in, none after it, for the events
 //!   directory and each legacy directory;
@@ -27,56 +28,23 @@
 
 pub(crate) mod wire;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::Error;
+use crate::checkpoint::{FORMAT, Folder, body, path, read, write};
 use crate::decide::Decider;
+use crate::digest::digest;
 use crate::error::{CheckpointIgnored, CheckpointProblem};
 use crate::format::store::EventsDir;
-use crate::ingest::cursor::{CURSORS_DIR, Position};
+use crate::ingest::cursor::Position;
 use crate::ingest::echo::Echoes;
 use crate::ingest::reader::{Reader, ReaderConfig, Resume};
 use crate::ingest::source;
 use crate::state::Tracker;
-use crate::untrusted::{self, Link};
-
-/// The state format: bumped whenever what a checkpoint holds, or what it means, changes.
-pub const FORMAT: u32 = 1;
-
-/// The first word of a checkpoint file.
-const MAGIC: &str = "hookline-checkpoint";
-/// The largest checkpoint read (read whole, never through a link, never blocking on a FIFO).
-const MAX_BYTES: u64 = 1 << 30;
 
 /// Longest wait for the counter's shared lock when checking a checkpoint against it.
 const COUNTER_BOUND: Duration = Duration::from_millis(200);
-
-/// What folded the state a checkpoint holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Folder {
-    /// A tracker alone.
-    Tracker,
-    /// A decider: a tracker and what the decisions remember of the events.
-    Decider,
-}
-
-impl Folder {
-    fn file_name(self) -> &'static str {
-        match self {
-            Folder::Tracker => "tracker.checkpoint",
-            Folder::Decider => "decider.checkpoint",
-        }
-    }
-}
-
-/// The checkpoint file of `folder` in an events directory.
-pub fn path(events_dir: &Path, folder: Folder) -> PathBuf {
-    events_dir.join(CURSORS_DIR).join(folder.file_name())
-}
 
 /// Where a reader starts, as [`resume_tracker`] or [`resume_decider`] found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,62 +70,6 @@ impl Resumed {
             _ => None,
         }
     }
-}
-
-/// The digest of `bytes`, continuing `seed` (FNV-1a, 64 bits): stable across builds and
-/// platforms, for telling files apart, not for security.
-pub(crate) fn digest(seed: u64, bytes: &[u8]) -> u64 {
-    let mut fnv = Fnv(if seed == 0 { Fnv::OFFSET } else { seed });
-    fnv.feed(bytes);
-    fnv.finish()
-}
-
-/// FNV-1a, 64 bits, fed as it goes.
-#[derive(Debug, Clone, Copy)]
-struct Fnv(u64);
-
-impl Fnv {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0100_0000_01b3;
-
-    fn feed(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(Fnv::PRIME);
-        }
-    }
-
-    /// With a separator, so that ("ab", "c") and ("a", "bc") differ.
-    fn finish(self) -> u64 {
-        (self.0 ^ 0xff).wrapping_mul(Fnv::PRIME)
-    }
-}
-
-/// A writer that counts and digests what goes through it: a checkpoint is written as it is
-/// encoded, never held whole in memory.
-struct Digesting<W> {
-    inner: W,
-    fnv: Fnv,
-    len: u64,
-}
-
-impl<W: std::io::Write> std::io::Write for Digesting<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.fnv.feed(&buf[..n]);
-        self.len += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// The header line: the length zero-padded, so that the real one, known only once the body
-/// is written, takes the place of a placeholder of the same width.
-fn header(len: u64, digest: u64) -> String {
-    format!("{MAGIC} {FORMAT} {len:020} {digest:016x}\n")
 }
 
 /// The vocabulary a tracker folds with: its profiles.
@@ -262,7 +174,7 @@ fn ignored(config: &ReaderConfig, folder: Folder, why: CheckpointProblem) -> Res
 /// [`crate::ingest::reader::Start::Beginning`], every event it handed out applied).
 pub fn save_tracker(reader: &Reader, tracker: &Tracker) -> Result<(), Error> {
     let taken = take(reader, tracker, Folder::Tracker, tracker_vocabulary(tracker), None)?;
-    taken.map_or(Ok(()), |(path, file)| write_file(&path, &file))
+    taken.map_or(Ok(()), |(path, file)| write(&path, &file))
 }
 
 /// [`save_tracker`] for a decider.
@@ -270,7 +182,7 @@ pub fn save_decider(reader: &Reader, decider: &Decider) -> Result<(), Error> {
     let memory = Some(decider.memory_to_wire());
     let vocabulary = decider_vocabulary(decider);
     let taken = take(reader, decider.tracker(), Folder::Decider, vocabulary, memory)?;
-    taken.map_or(Ok(()), |(path, file)| write_file(&path, &file))
+    taken.map_or(Ok(()), |(path, file)| write(&path, &file))
 }
 
 /// A checkpoint taken and not written yet: a consumer that shares its tracker behind a lock
@@ -306,37 +218,8 @@ impl Taken {
     /// same directory, its header put in place, then renamed over the old one (not synced: a
     /// checkpoint lost in a crash only means a longer replay).
     pub fn write(self) -> Result<(), Error> {
-        write_file(&self.path, &self.file)
+        write(&self.path, &self.file)
     }
-}
-
-/// Writes a checkpoint file atomically: encoded straight into a temp file in its directory,
-/// its header put in place, then renamed over the old one.
-fn write_file(path: &Path, file: &wire::File<'_>) -> Result<(), Error> {
-    use std::io::{Seek, Write};
-    use std::os::unix::fs::PermissionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    EventsDir::create(dir)?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".tmp-hookline-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io("create temp file in", dir, e))?;
-    let io = |e: std::io::Error| Error::io("write", path, e);
-    let (len, digest) = {
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
-        out.write_all(header(0, 0).as_bytes()).map_err(io)?;
-        let mut body = Digesting { inner: out, fnv: Fnv(Fnv::OFFSET), len: 0 };
-        serde_json::to_writer(&mut body, file).map_err(|e| Error::io("encode", path, e.into()))?;
-        body.inner.flush().map_err(io)?;
-        (body.len, body.fnv.finish())
-    };
-    let out = temp.as_file_mut();
-    out.rewind().map_err(io)?;
-    out.write_all(header(len, digest).as_bytes()).map_err(io)?;
-    out.set_permissions(std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| Error::io("chmod", path, e))?;
-    temp.persist(path).map_err(|e| Error::io("replace", path, e.error))?;
-    Ok(())
 }
 
 /// The checkpoint of `tracker` after what `reader` handed out, borrowing the tracker's
@@ -346,7 +229,7 @@ fn take<'t>(
     tracker: &'t Tracker,
     folder: Folder,
     vocabulary: u64,
-    decider: Option<std::collections::BTreeMap<String, wire::Memory>>,
+    decider: Option<std::collections::BTreeMap<String, crate::decide::wire::Memory>>,
 ) -> Result<Option<(PathBuf, wire::File<'t>)>, Error> {
     let events_dir = reader.events_dir();
     let Some(dir) = source::dir_id(events_dir)? else {
@@ -434,11 +317,8 @@ fn load(
     vocabulary: u64,
     tracker: &Tracker,
 ) -> Result<Option<wire::File<'static>>, CheckpointProblem> {
-    let path = path(&config.events_dir, folder);
-    let bytes = match untrusted::read_regular(&path, MAX_BYTES, Link::Refuse) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(CheckpointProblem::Damaged(format!("cannot read: {e}"))),
+    let Some(bytes) = read(&path(&config.events_dir, folder))? else {
+        return Ok(None);
     };
     if tracker.keeps_full_history() {
         return Err(CheckpointProblem::NeedsFullHistory);
@@ -446,7 +326,7 @@ fn load(
     let Some(current) = source::dir_id(&config.events_dir).ok().flatten() else {
         return Ok(None);
     };
-    let body = check_header(&bytes)?;
+    let body = body(&bytes)?;
     let file: wire::File<'static> = serde_json::from_slice(body)
         .map_err(|e| CheckpointProblem::Damaged(format!("cannot be read back: {e}")))?;
     let mismatch = |what, saved: String, current: String| {
@@ -493,40 +373,6 @@ fn load(
     Ok(Some(file))
 }
 
-/// The body after a good header.
-fn check_header(bytes: &[u8]) -> Result<&[u8], CheckpointProblem> {
-    let foreign = |why: &str| CheckpointProblem::Foreign(why.to_owned());
-    let end = bytes.iter().position(|b| *b == b'\n').ok_or_else(|| foreign("no header line"))?;
-    let header = std::str::from_utf8(&bytes[..end]).map_err(|_| foreign("no header line"))?;
-    let body = &bytes[end + 1..];
-    let mut words = header.split(' ');
-    if words.next() != Some(MAGIC) {
-        return Err(foreign("its header does not start with hookline-checkpoint"));
-    }
-    let mut number = |radix| {
-        words
-            .next()
-            .and_then(|w| u64::from_str_radix(w, radix).ok())
-            .ok_or_else(|| CheckpointProblem::Damaged("a bad header".into()))
-    };
-    let format = number(10)?;
-    if format != u64::from(FORMAT) {
-        return Err(CheckpointProblem::Mismatch {
-            what: "state format",
-            saved: format.to_string(),
-            current: FORMAT.to_string(),
-        });
-    }
-    let (length, expected) = (number(10)?, number(16)?);
-    if body.len() as u64 != length {
-        return Err(CheckpointProblem::Truncated { expected: length, found: body.len() as u64 });
-    }
-    if digest(0, body) != expected {
-        return Err(CheckpointProblem::Damaged("its content does not match its digest".into()));
-    }
-    Ok(body)
-}
-
 /// Puts a checked checkpoint into `tracker` and `config`.
 fn restore(
     file: wire::File<'_>,
@@ -538,23 +384,6 @@ fn restore(
     tracker.restore(file.tracker).ok_or_else(|| damaged("a tag names no session"))?;
     config.resume = Some(Resume { position: file.covers, echoes });
     Ok(())
-}
-
-/// Every checkpoint of an events directory that can be read, with the position it covers:
-/// what retention reads (see [`crate::ingest::retention`]).
-pub(crate) fn covered_all(events_dir: &Path) -> Vec<(PathBuf, Position)> {
-    #[derive(Deserialize)]
-    struct Covers {
-        covers: Position,
-    }
-    let covered = |folder| {
-        let path = path(events_dir, folder);
-        let bytes = untrusted::read_regular(&path, MAX_BYTES, Link::Refuse).ok()?;
-        let body = check_header(&bytes).ok()?;
-        let covers = serde_json::from_slice::<Covers>(body).ok()?.covers;
-        Some((path, covers))
-    };
-    [Folder::Tracker, Folder::Decider].into_iter().filter_map(covered).collect()
 }
 
 #[cfg(test)]

@@ -2,11 +2,11 @@
 //! whether the session's window is dead; and the probe of the host CLI's process.
 //!
 //! Pane and transcript evidence can only make a decision more careful (see
-//! [`super::precedence`]): every field below names what it can ask for, and none can allow.
+//! [`crate::decide::precedence`]): every field below names what it can ask for, and none can allow.
 
 use serde::{Deserialize, Serialize};
 
-use super::verdict::{Action, Question, Signal};
+use crate::vocab::{Action, Question, Signal};
 
 /// What the caller's pane heuristics see (tmux `capture-pane`, a PTY's screen). Every flag
 /// defaults to `false`; unknown fields are refused, so a misspelt flag is not silently lost.

@@ -5,10 +5,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::checkpoint::header;
 use crate::decide::{Ask, Policy};
 use crate::format::store::{EventsDir, WriteOptions, write_payload};
 use crate::ingest::follow;
 use crate::ingest::reader::Start;
+use crate::ingest::retention::covered_all;
+use crate::paths::CURSORS_DIR;
 use crate::profile::Profiles;
 use crate::state::{HISTORY, StateKind};
 use crate::vocab::{Question, Verdict};

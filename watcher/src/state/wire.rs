@@ -1,6 +1,6 @@
-//! The checkpoint file as it is written: its own types, apart from the domain types they are
-//! converted from and to (the tracker's sessions, the reader's echo memory, the decider's
-//! memory), so that a field added to a domain type never changes the file by accident.
+//! A tracker's sessions as a checkpoint holds them ([`crate::engine::checkpoint`]): their own
+//! types, apart from the domain types they are converted from and to (`state/checkpoint.rs`),
+//! so that a field added to a domain type never changes the file by accident.
 //!
 //! What the file holds is replayed history and nothing else: no field says a state is live,
 //! no field says an input slot was taken. A tracker restored from it is exactly as careful as
@@ -8,47 +8,12 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::canonical::{BackgroundTask, CompactPhase, Cron, KindName, SessionKey, SourceRef};
-use crate::ingest::cursor::Position;
-use crate::ingest::source::DirId;
+use crate::canonical::{BackgroundTask, Cron, SessionKey};
 use crate::state::{Evidence, RepeatedCall, StateKind, TodoItem};
 use crate::vocab::{FailureKind, WaitReason};
-
-/// The whole file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct File<'a> {
-    /// [`super::FORMAT`] of the writer.
-    pub format: u32,
-    /// The crate version of the writer: its rules folded the state.
-    pub hookline: String,
-    /// What folded it: a tracker alone, or a decider (a tracker and its memory).
-    pub folder: super::Folder,
-    /// The digest of the profiles the events were mapped with (and, for a decider, of the
-    /// policy words its memory reads), as 16 hex digits.
-    pub vocabulary: String,
-    /// The events directory the position refers to.
-    pub events_dir: DirId,
-    /// The legacy directories read, in the order given.
-    pub legacy_dirs: Vec<PathBuf>,
-    /// Every event behind this position is folded in; none after it.
-    pub covers: Position,
-    /// How many transitions each session keeps.
-    pub history: usize,
-    /// When it was written, in nanoseconds since the Unix epoch.
-    pub saved_ns: u64,
-    /// The tracker's sessions.
-    pub tracker: Tracker<'a>,
-    /// The reader's memory of the copies it handed out.
-    pub echoes: Echoes,
-    /// The decider's memory of each session, for [`super::Folder::Decider`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decider: Option<BTreeMap<String, Memory>>,
-}
 
 /// A tracker's sessions.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,53 +96,6 @@ pub struct Transition<'a> {
     pub evidence: Cow<'a, Evidence>,
     pub state: Option<StateKind>,
     pub epoch: u64,
-}
-
-/// The reader's memory of copies handed out (see [`crate::ingest::echo`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Echoes {
-    pub by_id: BTreeMap<String, Vec<Copy>>,
-    pub by_tag: BTreeMap<String, Vec<Copy>>,
-    pub dirs: Vec<PathBuf>,
-    pub names: Vec<String>,
-    pub newest_ns: u64,
-    pub seen: u64,
-}
-
-/// One copy remembered; `dir`, `cli`, `native` and `paired` index [`Echoes::dirs`] and
-/// [`Echoes::names`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Copy {
-    pub dir: usize,
-    pub seq: u64,
-    pub file: String,
-    pub legacy: bool,
-    pub original: Option<SourceRef>,
-    pub cli: usize,
-    pub native: Option<usize>,
-    pub agent_id: Option<String>,
-    pub kind: KindName,
-    pub phase: Option<CompactPhase>,
-    pub digest: Option<u64>,
-    pub ts_ns: u64,
-    pub paired: Vec<usize>,
-}
-
-/// What a decider remembers of a session from its events (not from its decisions).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Memory {
-    pub host_first_seen: Option<(u32, u64)>,
-    pub quota: Option<crate::decide::QuotaNotice>,
-}
-
-impl File<'_> {
-    /// The same file owning all it holds: to write after letting go of the state.
-    pub fn into_owned(self) -> File<'static> {
-        File { tracker: self.tracker.into_owned(), ..self }
-    }
 }
 
 impl Tracker<'_> {
