@@ -136,7 +136,7 @@ impl Record {
             verdict: decision.verdict,
             action: decision.action,
             signal: decision.signal,
-            rule: decision.rule.clone(),
+            rule: decision.rule.as_str().to_owned(),
             reason: decision.reason.clone(),
             state: view.map(|v| v.state),
             since_ns: view.map(|v| v.since_ns),

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::state::{Slot, StateKind, View};
-pub use crate::vocab::{Action, Question, Signal, Verdict};
+pub use crate::vocab::{Action, Question, RuleId, Signal, Verdict};
 
 impl Action {
     /// The verdict this action carries.
@@ -36,7 +36,8 @@ pub struct Ruling {
     /// The source that decided.
     pub signal: Signal,
     /// The rule's name (stable, for scripts and the journal).
-    pub rule: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub rule: RuleId,
     /// Why, for people.
     pub reason: String,
     /// When asking again could change the answer (a backoff, a grace period), in milliseconds.
@@ -51,13 +52,13 @@ impl Ruling {
     pub(crate) fn new(
         action: Action,
         signal: Signal,
-        rule: &str,
+        rule: RuleId,
         reason: impl Into<String>,
     ) -> Ruling {
         Ruling {
             action,
             signal,
-            rule: rule.to_owned(),
+            rule,
             reason: reason.into(),
             retry_after_ms: None,
             nudge_text: None,
@@ -214,7 +215,8 @@ pub struct Decision {
     /// The source that decided.
     pub signal: Signal,
     /// The rule that decided (stable names, listed in the module documentation).
-    pub rule: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub rule: RuleId,
     /// Why, for people.
     pub reason: String,
     /// When asking again could change the answer, in milliseconds.

@@ -64,6 +64,7 @@ use crate::decide::{
 use crate::deliver::{Sent, TurnStarted};
 pub use crate::pane::TmuxPane;
 use crate::state::{Expect, Refusal, Slot, StateKind, Transition, View};
+use crate::vocab::RuleId;
 
 /// The protocol's version, in `hello`'s reply.
 pub const PROTOCOL_VERSION: u32 = 3;
@@ -799,7 +800,8 @@ pub struct DecisionBrief {
     /// The source that decided.
     pub signal: Signal,
     /// The rule.
-    pub rule: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub rule: RuleId,
     /// Why.
     pub reason: String,
     /// The input slot it took, when it allowed.
@@ -815,7 +817,7 @@ impl From<&Decision> for DecisionBrief {
             verdict: d.verdict,
             action: d.action,
             signal: d.signal,
-            rule: d.rule.clone(),
+            rule: d.rule,
             reason: d.reason.clone(),
             slot: d.slot.clone(),
             state: d.state,
