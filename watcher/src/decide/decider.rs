@@ -753,7 +753,7 @@ impl Decider {
                 caller,
                 host: host.map(|(pid, status)| HostCheck {
                     pid,
-                    status: status.as_str().to_owned(),
+                    status,
                     note: "kill(pid, 0), and the process start time on Linux: a reused pid \
                            whose start time cannot be read looks alive (crashed then waits for \
                            the session end or a dead window); a pid from another pid namespace \

@@ -248,7 +248,8 @@ impl CallerEvidence {
 }
 
 /// What a probe says about the host CLI's process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum HostStatus {
     /// A process with that pid runs (it may be another one that reused the pid).
     Alive,
@@ -376,6 +377,16 @@ mod tests {
             pane_fields.as_object().unwrap().len() + transcript_fields.as_object().unwrap().len(),
             EFFECTS.len()
         );
+    }
+
+    #[test]
+    fn a_host_status_is_written_as_its_word() {
+        use HostStatus::{Alive, Dead, Reused, Unknown};
+        for status in [Alive, Dead, Reused, Unknown] {
+            let word = serde_json::to_value(status).unwrap();
+            assert_eq!(word, status.as_str());
+            assert_eq!(serde_json::from_value::<HostStatus>(word).unwrap(), status);
+        }
     }
 
     #[test]

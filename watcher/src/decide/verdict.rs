@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::evidence::HostStatus;
 use crate::state::{Slot, StateKind, View};
 pub use crate::vocab::{Action, Question, RuleId, Signal, Verdict};
 
@@ -97,7 +98,8 @@ pub struct HostCheck {
     /// The pid the host CLI reported.
     pub pid: u32,
     /// `alive`, `dead`, `reused` or `unknown`.
-    pub status: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub status: HostStatus,
     /// What the check can and cannot tell.
     pub note: String,
 }
