@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::{CompactPhase, FailureKind, KindName, WaitReason};
+use crate::vocab::{TaskStatus, TaskType};
 
 /// The version of the canonical vocabulary, carried as `v` by every event.
 pub const CANONICAL_VERSION: u32 = 1;
@@ -171,6 +172,19 @@ pub struct BackgroundTask {
     /// The subagent's type (subagent tasks).
     #[serde(deserialize_with = "lenient_text", skip_serializing_if = "Option::is_none")]
     pub agent_type: Option<String>,
+}
+
+impl BackgroundTask {
+    /// What its status says (`None` when the CLI wrote none): a word hookline does not know
+    /// is pending work.
+    pub fn task_status(&self) -> Option<TaskStatus> {
+        self.status.as_deref().map(TaskStatus::read)
+    }
+
+    /// Its type (`None` when the CLI wrote none).
+    pub fn kind(&self) -> Option<TaskType> {
+        self.task_type.as_deref().map(TaskType::read)
+    }
 }
 
 /// A scheduled wake a `stop` listed (Claude's `session_crons[]`; a `ScheduleWakeup` is a

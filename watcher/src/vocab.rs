@@ -678,6 +678,78 @@ pub enum RuleId {
     PaneTypedNotSubmitted,
 }
 
+/// What a background task's status says, as far as a decision cares: ended, or still pending
+/// work. The CLI's own word is kept beside it
+/// ([`BackgroundTask::status`](crate::canonical::BackgroundTask::status)); a word hookline
+/// does not know reads as pending (the task is counted and gates a nudge), never as ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskStatus {
+    /// A word that says the task ended: completed, failed, killed, cancelled, ...
+    Finished,
+    /// Any other word (`running`, `pending`, one hookline has never seen): pending work.
+    Pending,
+}
+
+impl TaskStatus {
+    /// The status words (compared in lower case) that say a task ended.
+    pub const FINISHED_WORDS: &'static [&'static str] = &[
+        "completed",
+        "complete",
+        "done",
+        "finished",
+        "succeeded",
+        "success",
+        "failed",
+        "failure",
+        "error",
+        "killed",
+        "cancelled",
+        "canceled",
+        "stopped",
+        "exited",
+        "timeout",
+    ];
+
+    /// The status a CLI's word says, in any case.
+    pub fn read(word: &str) -> TaskStatus {
+        let word = word.to_ascii_lowercase();
+        if TaskStatus::FINISHED_WORDS.contains(&word.as_str()) {
+            TaskStatus::Finished
+        } else {
+            TaskStatus::Pending
+        }
+    }
+}
+
+/// A background task's type, as far as a decision tells them apart. The CLI's own word is kept
+/// beside it ([`BackgroundTask::task_type`](crate::canonical::BackgroundTask::task_type)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskType {
+    /// `shell`: a command running in the background (a dev server, a build).
+    Shell,
+    /// `monitor`: each line it prints wakes the session.
+    Monitor,
+    /// `subagent`: a background subagent, whose end wakes the session.
+    Subagent,
+    /// A type hookline does not know (`workflow`, a new one): counted as pending work and said
+    /// so, never taken for idle.
+    Unknown,
+}
+
+impl TaskType {
+    /// The type a CLI's word names (exactly as written).
+    pub fn read(word: &str) -> TaskType {
+        match word {
+            "shell" => TaskType::Shell,
+            "monitor" => TaskType::Monitor,
+            "subagent" => TaskType::Subagent,
+            _ => TaskType::Unknown,
+        }
+    }
+}
+
 // The wire words of every vocabulary above, variant by variant.
 words!(KindName {
     SessionStart = "session_start", SessionEnd = "session_end", TurnStart = "turn_start",
@@ -849,6 +921,20 @@ mod tests {
         assert_eq!(ClassifierVerdict::parse(Question::Input, "working"), None);
         assert_eq!(ClassifierVerdict::all_for(Question::Crashed).len(), CrashedVerdict::COUNT);
         assert_eq!(ClassifierVerdict::all_for(Question::Nudge), Vec::new());
+    }
+
+    #[test]
+    fn a_task_status_hookline_does_not_know_is_pending_work_never_finished() {
+        assert_eq!(TaskStatus::read("Completed"), TaskStatus::Finished);
+        assert_eq!(TaskStatus::read("killed"), TaskStatus::Finished);
+        for word in ["running", "pending", "", "paused", "finishing"] {
+            assert_eq!(TaskStatus::read(word), TaskStatus::Pending, "{word:?}");
+        }
+        assert_eq!(TaskType::read("shell"), TaskType::Shell);
+        assert_eq!(TaskType::read("subagent"), TaskType::Subagent);
+        for word in ["workflow", "Shell", "", "agent"] {
+            assert_eq!(TaskType::read(word), TaskType::Unknown, "{word:?}");
+        }
     }
 
     #[test]

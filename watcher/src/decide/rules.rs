@@ -10,7 +10,7 @@ use crate::canonical::{FailureKind, KindName, WaitReason};
 use crate::profile::Profile;
 use crate::state::{InputSlot, Refusal, Snapshot, State, StateKind};
 use crate::units::format_duration;
-use crate::vocab::RuleId;
+use crate::vocab::{RuleId, TaskStatus, TaskType};
 
 use super::evidence::HostStatus;
 use super::policy::Policy;
@@ -608,19 +608,20 @@ fn escalate(f: &Facts) -> Ruling {
 /// one-shot cron; and, counted and said so, what the payload cannot tell (a task of another
 /// type or with no status, a cron that does not say whether it recurs, a count with no items).
 pub(crate) fn pending_wakes(policy: &Policy, v: &Snapshot) -> Vec<PendingWake> {
-    use crate::ingest::mapping::FINISHED;
     let mut wakes = Vec::new();
     let mut running = 0;
     for task in &v.pending.background_tasks {
-        let status = task.status.as_deref().map(str::to_ascii_lowercase);
-        if status.as_deref().is_some_and(|s| FINISHED.contains(&s)) {
+        let status = task.task_status();
+        if status == Some(TaskStatus::Finished) {
             continue;
         }
         running += 1;
-        let kind = task.task_type.as_deref();
-        let (gates, why) = match (kind, status.as_deref(), task.command.as_deref()) {
+        // The CLI's words, for the reason.
+        let word = task.status.as_deref().unwrap_or_default().to_ascii_lowercase();
+        let kind = task.task_type.as_deref().unwrap_or_default();
+        let (gates, why) = match (task.kind(), status, task.command.as_deref()) {
             (_, None, _) => (true, "its status was missing: counted as pending work".to_owned()),
-            (Some("shell"), Some(_), Some(command)) => match policy.service_in(command) {
+            (Some(TaskType::Shell), Some(_), Some(command)) => match policy.service_in(command) {
                 Some(service) => (
                     false,
                     format!(
@@ -630,22 +631,19 @@ pub(crate) fn pending_wakes(policy: &Policy, v: &Snapshot) -> Vec<PendingWake> {
                 ),
                 None => (true, format!("`{command}` is running: its end wakes the session")),
             },
-            (Some("shell"), Some(_), None) => {
+            (Some(TaskType::Shell), Some(_), None) => {
                 (true, "a shell task with no command is running".to_owned())
             }
-            (Some("monitor"), Some(_), _) => {
+            (Some(TaskType::Monitor), Some(_), _) => {
                 (true, "a monitor is running: each of its lines wakes the session".to_owned())
             }
-            (Some("subagent"), Some(_), _) => {
+            (Some(TaskType::Subagent), Some(_), _) => {
                 (true, "a background subagent is running: its end wakes the session".to_owned())
             }
-            (Some(other), Some(status), _) => (
-                true,
-                format!("a task of a type hookline does not know ({other}, {status}): counted"),
-            ),
-            (None, Some(status), _) => {
-                (true, format!("a task whose type is missing ({status}): counted"))
+            (Some(TaskType::Unknown), Some(_), _) => {
+                (true, format!("a task of a type hookline does not know ({kind}, {word}): counted"))
             }
+            (None, Some(_), _) => (true, format!("a task whose type is missing ({word}): counted")),
         };
         wakes.push(PendingWake {
             source: WakeSource::BackgroundTask,
