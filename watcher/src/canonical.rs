@@ -367,6 +367,35 @@ pub struct SessionKey {
 }
 
 impl SessionKey {
+    /// The text a tracker stores the session under, which the journal, the decisions' `key`
+    /// and the notifier write too: `<cli>:<session id>`, else `<cli>:tag:<tag>`, after
+    /// `<host>/` for another host's session (so one host's events never reach another's
+    /// session, whatever ids they carry); `None` with neither a session id nor a tag.
+    pub fn text(&self) -> Option<String> {
+        SessionKey::text_of(
+            self.host.as_deref(),
+            &self.cli,
+            self.session_id.as_deref(),
+            self.tag.as_deref(),
+        )
+    }
+
+    /// [`SessionKey::text`] of a session given by its parts (no key built): the one place
+    /// the text is made.
+    pub fn text_of(
+        host: Option<&str>,
+        cli: &str,
+        session_id: Option<&str>,
+        tag: Option<&str>,
+    ) -> Option<String> {
+        let host = host.map(|h| format!("{h}/")).unwrap_or_default();
+        match (session_id, tag) {
+            (Some(id), _) => Some(format!("{host}{cli}:{id}")),
+            (None, Some(tag)) => Some(format!("{host}{cli}:tag:{tag}")),
+            (None, None) => None,
+        }
+    }
+
     /// The session as a person reads it: `<session id> (<cli>, tag <tag>)`, the id written
     /// `<session id>@<host>` for another host's session (the name that finds it exactly).
     pub fn describe(&self) -> String {
@@ -471,6 +500,20 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_key_is_its_id_else_its_tag_after_its_host() {
+        let key = |host: Option<&str>, id: Option<&str>, tag: Option<&str>| SessionKey {
+            cli: "claude".into(),
+            session_id: id.map(Into::into),
+            tag: tag.map(Into::into),
+            host: host.map(Into::into),
+        };
+        assert_eq!(key(None, Some("s1"), Some("t")).text().as_deref(), Some("claude:s1"));
+        assert_eq!(key(None, None, Some("t")).text().as_deref(), Some("claude:tag:t"));
+        assert_eq!(key(Some("h2"), Some("s1"), None).text().as_deref(), Some("h2/claude:s1"));
+        assert_eq!(key(Some("h2"), None, None).text(), None);
+    }
 
     #[test]
     fn kinds_serialize_flat_with_their_name() {
