@@ -231,6 +231,7 @@ fn lenient_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "op", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TodoChange {
     /// One item, by id, created or changed (`TaskCreated`, `TaskCreate`, `TaskUpdate`,
     /// `TaskCompleted`). What is missing stays as it was.

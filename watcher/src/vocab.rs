@@ -9,6 +9,11 @@
 //! the wire edge and in messages. Adding a word is one variant and its word; the compiler then
 //! finds every `match` that must say what it means, and [`ALL`](StateKind::ALL) /
 //! [`WORDS`](StateKind::WORDS) carry it into help text, error hints and generated docs.
+//!
+//! Most are `#[non_exhaustive]`: a new word is not a breaking change, and an embedder's
+//! `match` keeps a careful arm for it. [`Question`], [`Action`], [`StateKind`] and [`Dialect`]
+//! are not, on purpose: what to do at each answer and each state, and how to write each
+//! settings dialect, must be decided again (by the compiler's say) wherever one is added.
 
 use std::fmt;
 
@@ -57,6 +62,7 @@ pub(crate) use words;
 /// without its fields. Profiles map native events to these; `input-ready` lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum KindName {
     /// A session started, resumed, was cleared, compacted or forked.
     SessionStart,
@@ -96,6 +102,7 @@ pub enum KindName {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WaitReason {
     /// A permission dialog is open.
     Permission,
@@ -115,6 +122,7 @@ pub enum WaitReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FailureKind {
     /// Rate limit or usage quota.
     RateLimit,
@@ -166,6 +174,7 @@ pub enum StateKind {
 
 /// Why a session reads `unknown`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum UnknownReason {
     /// The tracker (this generation) has seen no event for it yet.
     NoEventYet,
@@ -186,6 +195,7 @@ pub enum UnknownReason {
 /// CLI says it; any other is a start like `startup`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StartWord {
     /// A new session.
     Startup,
@@ -203,6 +213,7 @@ pub enum StartWord {
 /// kept as its text ([`EndReason::Other`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EndWord {
     /// `/clear`: the session id ends, the CLI process goes on under a new one.
     Clear,
@@ -291,6 +302,7 @@ impl Dialect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum TranscriptFormat {
     /// Claude Code's session JSONL (`~/.claude/projects/<dir>/<session>.jsonl`).
     ClaudeJsonl,
@@ -361,6 +373,7 @@ impl std::str::FromStr for Question {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TodoStatus {
     /// Not started.
     Pending,
@@ -416,6 +429,7 @@ pub enum Action {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Signal {
     /// An explicit hook event, through the session's state.
     StructuredEvent,

@@ -250,6 +250,7 @@ impl CallerEvidence {
 /// What a probe says about the host CLI's process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum HostStatus {
     /// A process with that pid runs (it may be another one that reused the pid).
     Alive,

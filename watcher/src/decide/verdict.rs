@@ -31,6 +31,7 @@ impl Signal {
 /// One step of the reasoning: an action, the rule that chose it, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Ruling {
     /// What to do.
     pub action: Action,
@@ -80,6 +81,7 @@ impl Ruling {
 /// A piece of caller evidence and what it did to the decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Finding {
     /// `transcript` or `pane`.
     pub source: Signal,
@@ -94,6 +96,7 @@ pub struct Finding {
 /// The host process check behind a `crashed` decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct HostCheck {
     /// The pid the host CLI reported.
     pub pid: u32,
@@ -118,6 +121,7 @@ pub struct Counters {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WakeSource {
     /// An item of the stop's background tasks.
     BackgroundTask,
@@ -131,6 +135,7 @@ pub enum WakeSource {
 /// nudge (the session will wake itself for it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PendingWake {
     /// A task, a cron, or what a count says.
     pub source: WakeSource,
@@ -147,6 +152,7 @@ pub struct PendingWake {
 /// A profile hole that bears on the decision: a state the CLI can be in without telling.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct HoleNote {
     /// The hole's id in the profile.
     pub id: String,
@@ -157,6 +163,7 @@ pub struct HoleNote {
 /// The evidence behind a decision.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DecisionEvidence {
     /// The session as the tracker sees it (state, since, age, generation, epoch, seq, the event
     /// that set the state, the last event); `None` when no event was ever seen for it.
@@ -191,6 +198,7 @@ pub struct DecisionEvidence {
 /// A notification that reported a quota.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct QuotaNotice {
     /// When it was sent, in nanoseconds since the Unix epoch.
     pub ts_ns: u64,
@@ -205,6 +213,7 @@ pub struct QuotaNotice {
 /// The answer to one question about one session.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Decision {
     /// The question.
     pub question: Question,

@@ -217,6 +217,7 @@ pub struct Expect {
 
 /// What applying one event did.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Applied {
     /// The session's key in the tracker, when the event had one.
     pub session: Option<String>,
@@ -230,6 +231,7 @@ pub struct Applied {
 
 /// Why an event was recorded but not applied to its session's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Ignored {
     /// A subagent fired it: a subagent's events never change its parent's state.
     Subagent,
