@@ -30,7 +30,7 @@ use crate::ingest::source::{self, DirId};
 use crate::untrusted::{self, Link};
 
 /// Sub-directory of an events directory holding the cursors.
-pub const CURSORS_DIR: &str = ".cursors";
+pub(crate) const CURSORS_DIR: &str = ".cursors";
 
 /// Whether a cursor named `name` has been saved in `events_dir`.
 pub fn exists(events_dir: &Path, name: &str) -> bool {
@@ -117,7 +117,7 @@ pub struct Cursor {
 }
 
 /// Checks a cursor name: 1 to 64 letters, digits, `-`, `_`, `.`, not starting with `.`.
-pub fn check_name(name: &str) -> Result<(), Error> {
+pub(crate) fn check_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && !name.starts_with('.')

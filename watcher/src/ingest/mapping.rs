@@ -26,13 +26,13 @@ use crate::vocab::TaskStatus;
 pub const MAX_TEXT: usize = 2000;
 
 /// Longest text kept in a field of a list item (`as = "items"`), in bytes.
-pub const MAX_ITEM_TEXT: usize = 500;
+pub(crate) const MAX_ITEM_TEXT: usize = 500;
 
 /// What stands for the middle taken out of a text longer than its cap.
 pub const CUT: &str = " […] ";
 
 /// Most items kept of a list (`as = "items"`, a todo list).
-pub const MAX_ITEMS: usize = 100;
+pub(crate) const MAX_ITEMS: usize = 100;
 
 /// Payload keys that hold a session id in one CLI or another: where the session of an event no
 /// profile maps is looked for.
@@ -353,7 +353,7 @@ pub fn cap_text(text: &str, max: usize) -> Option<String> {
 
 /// The part of a text after the last [`CUT`] (the whole text when it was not cut): where the
 /// sentences of a long message that was cut can be found whole.
-pub fn after_cut(text: &str) -> &str {
+pub(crate) fn after_cut(text: &str) -> &str {
     text.rfind(CUT).map_or(text, |i| &text[i + CUT.len()..])
 }
 
