@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::evidence::HostStatus;
+use super::HostStatus;
 use crate::state::{Slot, StateKind, View};
 pub use crate::vocab::{Action, Question, RuleId, Signal, Verdict};
 
