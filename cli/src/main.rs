@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use hookline_cli::{cli, cmd, error_chain};
+use hookline_cli::{cli, cmd, error_report};
 
 fn main() -> ExitCode {
     // Die quietly when the reader of stdout goes away (`hookline watch | head`), like other
@@ -17,7 +17,8 @@ fn main() -> ExitCode {
     match cmd::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("hookline: {}", error_chain(&*e));
+            // The one place an error reaches the user, with its fix when it has one.
+            eprintln!("{}", error_report(&*e));
             ExitCode::from(2)
         }
     }

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::vocab::{CompactPhase, FailureKind, KindName, WaitReason};
+use crate::vocab::{TaskStatus, TaskType};
 
 /// The version of the canonical vocabulary, carried as `v` by every event.
 pub const CANONICAL_VERSION: u32 = 1;
@@ -173,6 +174,19 @@ pub struct BackgroundTask {
     pub agent_type: Option<String>,
 }
 
+impl BackgroundTask {
+    /// What its status says (`None` when the CLI wrote none): a word hookline does not know
+    /// is pending work.
+    pub fn task_status(&self) -> Option<TaskStatus> {
+        self.status.as_deref().map(TaskStatus::read)
+    }
+
+    /// Its type (`None` when the CLI wrote none).
+    pub fn kind(&self) -> Option<TaskType> {
+        self.task_type.as_deref().map(TaskType::read)
+    }
+}
+
 /// A scheduled wake a `stop` listed (Claude's `session_crons[]`; a `ScheduleWakeup` is a
 /// one-shot cron), as the CLI wrote it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,6 +231,7 @@ fn lenient_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "op", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TodoChange {
     /// One item, by id, created or changed (`TaskCreated`, `TaskCreate`, `TaskUpdate`,
     /// `TaskCompleted`). What is missing stays as it was.
@@ -353,6 +368,35 @@ pub struct SessionKey {
 }
 
 impl SessionKey {
+    /// The text a tracker stores the session under, which the journal, the decisions' `key`
+    /// and the notifier write too: `<cli>:<session id>`, else `<cli>:tag:<tag>`, after
+    /// `<host>/` for another host's session (so one host's events never reach another's
+    /// session, whatever ids they carry); `None` with neither a session id nor a tag.
+    pub fn text(&self) -> Option<String> {
+        SessionKey::text_of(
+            self.host.as_deref(),
+            &self.cli,
+            self.session_id.as_deref(),
+            self.tag.as_deref(),
+        )
+    }
+
+    /// [`SessionKey::text`] of a session given by its parts (no key built): the one place
+    /// the text is made.
+    pub fn text_of(
+        host: Option<&str>,
+        cli: &str,
+        session_id: Option<&str>,
+        tag: Option<&str>,
+    ) -> Option<String> {
+        let host = host.map(|h| format!("{h}/")).unwrap_or_default();
+        match (session_id, tag) {
+            (Some(id), _) => Some(format!("{host}{cli}:{id}")),
+            (None, Some(tag)) => Some(format!("{host}{cli}:tag:{tag}")),
+            (None, None) => None,
+        }
+    }
+
     /// The session as a person reads it: `<session id> (<cli>, tag <tag>)`, the id written
     /// `<session id>@<host>` for another host's session (the name that finds it exactly).
     pub fn describe(&self) -> String {
@@ -457,6 +501,20 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_key_is_its_id_else_its_tag_after_its_host() {
+        let key = |host: Option<&str>, id: Option<&str>, tag: Option<&str>| SessionKey {
+            cli: "claude".into(),
+            session_id: id.map(Into::into),
+            tag: tag.map(Into::into),
+            host: host.map(Into::into),
+        };
+        assert_eq!(key(None, Some("s1"), Some("t")).text().as_deref(), Some("claude:s1"));
+        assert_eq!(key(None, None, Some("t")).text().as_deref(), Some("claude:tag:t"));
+        assert_eq!(key(Some("h2"), Some("s1"), None).text().as_deref(), Some("h2/claude:s1"));
+        assert_eq!(key(Some("h2"), None, None).text(), None);
+    }
 
     #[test]
     fn kinds_serialize_flat_with_their_name() {

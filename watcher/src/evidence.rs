@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{Action, Question, Signal};
+use crate::vocab::{Action, Question, RuleId, Signal};
 
 /// What the caller's pane heuristics see (tmux `capture-pane`, a PTY's screen). Every flag
 /// defaults to `false`; unknown fields are refused, so a misspelt flag is not silently lost.
@@ -115,6 +115,8 @@ pub struct CallerEvidence {
 pub(crate) struct Effect {
     pub source: Signal,
     pub field: &'static str,
+    /// The rule of a decision it made more careful (`<source>-<field>`).
+    pub rule: RuleId,
     /// What it means, for the decision's reason.
     pub says: &'static str,
     /// One action per question, in the order of [`Question::ALL`] (a new question fails to
@@ -130,24 +132,28 @@ pub(crate) const EFFECTS: &[Effect] = &[
     Effect {
         source: Signal::Transcript,
         field: "turn_in_progress",
+        rule: RuleId::TranscriptTurnInProgress,
         says: "the transcript shows a turn in progress",
         asks: [H, H, H, N, N, H],
     },
     Effect {
         source: Signal::Transcript,
         field: "interrupted",
+        rule: RuleId::TranscriptInterrupted,
         says: "the transcript shows the turn interrupted by its human",
         asks: [H, H, H, N, N, H],
     },
     Effect {
         source: Signal::Transcript,
         field: "quota_error",
+        rule: RuleId::TranscriptQuotaError,
         says: "the transcript shows a quota, rate-limit or billing error",
         asks: [P, P, P, P, N, P],
     },
     Effect {
         source: Signal::Transcript,
         field: "zero_tokens",
+        rule: RuleId::TranscriptZeroTokens,
         says: "the transcript shows the turn has produced no output token for longer than \
                env-fault.zero-tokens-after",
         asks: [P, P, P, P, N, P],
@@ -155,42 +161,49 @@ pub(crate) const EFFECTS: &[Effect] = &[
     Effect {
         source: Signal::Transcript,
         field: "turn_finished",
+        rule: RuleId::TranscriptTurnFinished,
         says: "the transcript shows the turn finished",
         asks: [N, N, N, N, N, N],
     },
     Effect {
         source: Signal::Pane,
         field: "text_says_idle",
+        rule: RuleId::PaneTextSaysIdle,
         says: "the pane text looks idle",
         asks: [N, N, N, N, N, N],
     },
     Effect {
         source: Signal::Pane,
         field: "spinner",
+        rule: RuleId::PaneSpinner,
         says: "the pane shows a busy marker",
         asks: [H, H, H, N, N, H],
     },
     Effect {
         source: Signal::Pane,
         field: "dialog",
+        rule: RuleId::PaneDialog,
         says: "the pane shows a dialog waiting for its human",
         asks: [H, H, H, N, N, H],
     },
     Effect {
         source: Signal::Pane,
         field: "login_or_trust",
+        rule: RuleId::PaneLoginOrTrust,
         says: "the pane shows a login, trust or onboarding screen, which fires no hook",
         asks: [H, H, H, N, E, H],
     },
     Effect {
         source: Signal::Pane,
         field: "quota_text",
+        rule: RuleId::PaneQuotaText,
         says: "the pane shows a quota, rate-limit or billing message",
         asks: [P, P, P, P, N, P],
     },
     Effect {
         source: Signal::Pane,
         field: "typed_not_submitted",
+        rule: RuleId::PaneTypedNotSubmitted,
         says: "the pane shows text typed into the composer and not submitted",
         asks: [H, H, N, N, N, H],
     },
@@ -234,7 +247,9 @@ impl CallerEvidence {
 }
 
 /// What a probe says about the host CLI's process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum HostStatus {
     /// A process with that pid runs (it may be another one that reused the pid).
     Alive,
@@ -355,11 +370,23 @@ mod tests {
         for e in EFFECTS {
             let fields = if e.source == Signal::Pane { &pane_fields } else { &transcript_fields };
             assert!(fields.get(e.field).is_some(), "{}", e.field);
+            let rule = format!("{}-{}", e.source.as_str(), e.field.replace('_', "-"));
+            assert_eq!(e.rule.as_str(), rule, "the rule of {}", e.field);
         }
         assert_eq!(
             pane_fields.as_object().unwrap().len() + transcript_fields.as_object().unwrap().len(),
             EFFECTS.len()
         );
+    }
+
+    #[test]
+    fn a_host_status_is_written_as_its_word() {
+        use HostStatus::{Alive, Dead, Reused, Unknown};
+        for status in [Alive, Dead, Reused, Unknown] {
+            let word = serde_json::to_value(status).unwrap();
+            assert_eq!(word, status.as_str());
+            assert_eq!(serde_json::from_value::<HostStatus>(word).unwrap(), status);
+        }
     }
 
     #[test]

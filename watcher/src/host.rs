@@ -54,7 +54,7 @@ pub fn in_process_tree(pid: u32, root: u32) -> bool {
 }
 
 /// When a process started, in nanoseconds since the Unix epoch.
-pub fn start_ns(pid: u32) -> Option<u64> {
+pub(crate) fn start_ns(pid: u32) -> Option<u64> {
     // Field 22 (starttime, clock ticks since boot); fields after the command's ')' start at 3.
     let ticks = u64::try_from(field(pid, 19)?).ok()?;
     let boot_s: u64 = fs::read_to_string("/proc/stat")

@@ -26,7 +26,7 @@ pub fn user_policy() -> Option<PathBuf> {
 }
 
 /// The user's profile overlays: `profiles/` in [`config_dir`].
-pub fn user_profiles() -> Option<PathBuf> {
+pub(crate) fn user_profiles() -> Option<PathBuf> {
     config_dir().map(|c| c.join("profiles"))
 }
 

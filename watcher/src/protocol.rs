@@ -64,6 +64,7 @@ use crate::decide::{
 use crate::deliver::{Sent, TurnStarted};
 pub use crate::pane::TmuxPane;
 use crate::state::{Expect, Refusal, Slot, StateKind, Transition, View};
+use crate::vocab::RuleId;
 
 /// The protocol's version, in `hello`'s reply.
 pub const PROTOCOL_VERSION: u32 = 3;
@@ -80,6 +81,7 @@ pub const MAX_LINE: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "op", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Request {
     /// Who is serving.
     Hello(NoFields),
@@ -326,6 +328,7 @@ impl Request {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Op {
     /// `hello`.
     Hello,
@@ -425,6 +428,7 @@ pub fn parse(line: &str) -> Result<(Value, Request), Reply> {
 /// fields or the `error`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Reply {
     /// The request's `id`, or `null`.
     pub id: Value,
@@ -486,6 +490,7 @@ impl Reply {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum Answer {
     /// `hello`.
     Hello(Box<Hello>),
@@ -518,6 +523,7 @@ pub enum Answer {
 /// `changes`' answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ChangesAnswer {
     /// The tracker's generation: a different one than before means the server restarted,
     /// and the changes before are not this feed's.
@@ -536,6 +542,7 @@ pub struct ChangesAnswer {
 /// One change of a server's sessions: a live event applied, or a transition a transcript made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Change {
     /// Its number in the feed, from 1.
     pub seq: u64,
@@ -548,6 +555,7 @@ pub struct Change {
 /// `explain`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ExplainAnswer {
     /// The session's view, `None` when no event was seen for it.
     pub view: Option<Box<View>>,
@@ -559,6 +567,7 @@ pub struct ExplainAnswer {
 /// `hello`'s answer: who is serving.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Hello {
     /// [`PROTOCOL_VERSION`].
     pub protocol: u32,
@@ -593,6 +602,7 @@ impl Hello {
 /// `decide`'s answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DecideAnswer {
     /// The decision; an allowed `input` or `nudge` carries the `lease` it took.
     pub decision: Box<Decision>,
@@ -601,6 +611,7 @@ pub struct DecideAnswer {
 /// `take_input_slot`'s answer: the slot and its lease, or the refusal and its reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SlotAnswer {
     /// Whether the slot was granted.
     pub granted: bool,
@@ -642,6 +653,7 @@ impl From<Result<Lease, Refusal>> for SlotAnswer {
 /// `release`'s answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ReleaseAnswer {
     /// `freed` (the slot is free for the next caller) or `void` (the session had left that
     /// idle: nothing to free).
@@ -651,6 +663,7 @@ pub struct ReleaseAnswer {
 /// `leases`' answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LeasesAnswer {
     /// Every lease held, oldest first.
     pub leases: Vec<Lease>,
@@ -659,6 +672,7 @@ pub struct LeasesAnswer {
 /// `state`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct StateAnswer {
     /// The session's view, `None` when no event was seen for it.
     pub view: Option<Box<View>>,
@@ -667,6 +681,7 @@ pub struct StateAnswer {
 /// `sessions`' answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SessionsAnswer {
     /// Every view, most recent first.
     pub sessions: Vec<View>,
@@ -676,6 +691,7 @@ pub struct SessionsAnswer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Found {
     /// A session's id or tag, whole.
     Exact,
@@ -690,6 +706,7 @@ pub enum Found {
 /// `lookup`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct LookupAnswer {
     /// How the name names a session.
     pub found: Found,
@@ -708,6 +725,7 @@ pub struct LookupAnswer {
 /// `next_event`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct NextAnswer {
     /// The session's oldest event not handed out yet, `None` when the wait timed out.
     pub event: Option<Box<Event>>,
@@ -727,6 +745,7 @@ pub struct NextAnswer {
 /// `reload`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ReloadAnswer {
     /// The policy in force from now on, key by key.
     pub policy: serde_json::Map<String, Value>,
@@ -741,6 +760,7 @@ pub struct ReloadAnswer {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DeliverOutcome {
     /// Typed, and a `turn_start` of the session confirmed it: exit 0.
     Confirmed,
@@ -775,6 +795,7 @@ impl DeliverOutcome {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RefusedBy {
     /// The `input` (or `nudge`) decision withheld it (its rule is the decision's), or the
     /// session has no such name.
@@ -788,6 +809,7 @@ pub enum RefusedBy {
 /// The decision a delivery asked for, in brief.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct DecisionBrief {
     /// The question asked: `input` or `nudge`.
     #[serde(default = "input")]
@@ -799,7 +821,8 @@ pub struct DecisionBrief {
     /// The source that decided.
     pub signal: Signal,
     /// The rule.
-    pub rule: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub rule: RuleId,
     /// Why.
     pub reason: String,
     /// The input slot it took, when it allowed.
@@ -815,7 +838,7 @@ impl From<&Decision> for DecisionBrief {
             verdict: d.verdict,
             action: d.action,
             signal: d.signal,
-            rule: d.rule.clone(),
+            rule: d.rule,
             reason: d.reason.clone(),
             slot: d.slot.clone(),
             state: d.state,
@@ -826,6 +849,7 @@ impl From<&Decision> for DecisionBrief {
 /// `deliver`'s answer.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct DeliverAnswer {
     /// How it ended.
     pub outcome: DeliverOutcome,

@@ -78,7 +78,7 @@ pub fn rfc3339(ns: u64) -> String {
 /// Parses an RFC 3339 UTC time as the CLIs write it in transcripts
 /// (`2026-12-01T09:04:15.801Z`, fractional seconds optional, `Z` or `+00:00`) into
 /// nanoseconds since the Unix epoch. `None` for anything else, or a time before 1970.
-pub fn parse_rfc3339(text: &str) -> Option<u64> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<u64> {
     let b = text.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
         return None;

@@ -1,6 +1,7 @@
 //! The closed vocabularies every layer shares: canonical kinds, wait reasons, failure kinds,
 //! compaction phases, session states and the reasons behind them, settings dialects, decision
-//! questions, verdicts, actions and signals, and the transitions a notification fires on.
+//! questions, verdicts, actions, signals and the rules behind a decision, and the transitions a
+//! notification fires on.
 //!
 //! Each is an enum defined once here, its wire words listed variant by variant at the end of
 //! the file (serde reads and writes the same words, which a test holds): profiles parse into
@@ -8,6 +9,11 @@
 //! the wire edge and in messages. Adding a word is one variant and its word; the compiler then
 //! finds every `match` that must say what it means, and [`ALL`](StateKind::ALL) /
 //! [`WORDS`](StateKind::WORDS) carry it into help text, error hints and generated docs.
+//!
+//! Most are `#[non_exhaustive]`: a new word is not a breaking change, and an embedder's
+//! `match` keeps a careful arm for it. [`Question`], [`Action`], [`StateKind`] and [`Dialect`]
+//! are not, on purpose: what to do at each answer and each state, and how to write each
+//! settings dialect, must be decided again (by the compiler's say) wherever one is added.
 
 use std::fmt;
 
@@ -56,6 +62,7 @@ pub(crate) use words;
 /// without its fields. Profiles map native events to these; `input-ready` lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum KindName {
     /// A session started, resumed, was cleared, compacted or forked.
     SessionStart,
@@ -95,6 +102,7 @@ pub enum KindName {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WaitReason {
     /// A permission dialog is open.
     Permission,
@@ -114,6 +122,7 @@ pub enum WaitReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FailureKind {
     /// Rate limit or usage quota.
     RateLimit,
@@ -165,6 +174,7 @@ pub enum StateKind {
 
 /// Why a session reads `unknown`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum UnknownReason {
     /// The tracker (this generation) has seen no event for it yet.
     NoEventYet,
@@ -185,6 +195,7 @@ pub enum UnknownReason {
 /// CLI says it; any other is a start like `startup`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StartWord {
     /// A new session.
     Startup,
@@ -202,6 +213,7 @@ pub enum StartWord {
 /// kept as its text ([`EndReason::Other`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EndWord {
     /// `/clear`: the session id ends, the CLI process goes on under a new one.
     Clear,
@@ -290,6 +302,7 @@ impl Dialect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum TranscriptFormat {
     /// Claude Code's session JSONL (`~/.claude/projects/<dir>/<session>.jsonl`).
     ClaudeJsonl,
@@ -360,6 +373,7 @@ impl std::str::FromStr for Question {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TodoStatus {
     /// Not started.
     Pending,
@@ -415,6 +429,7 @@ pub enum Action {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Signal {
     /// An explicit hook event, through the session's state.
     StructuredEvent,
@@ -540,6 +555,215 @@ impl fmt::Display for ClassifierVerdict {
     }
 }
 
+/// The rule behind a decision: a stable name for scripts, the journal and the docs
+/// (docs/decide.md lists each; the caller-evidence rules are `transcript-<field>` and
+/// `pane-<field>`, the classifier's `stall-classifier-…` and `crashed-classifier-…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum RuleId {
+    /// No event was ever seen for the session (hooks not installed or not trusted, an old relay, another events directory).
+    NoStructuredSignal,
+    /// The state is `unknown` (launch, a new producer, a stale state).
+    UnknownState,
+    /// The state went stale while waiting on its human.
+    LastEvidenceIsAWaitForItsHuman,
+    /// The turn ended on a `stop_failure` in `env-fault.pause-on`.
+    EnvFaultPause,
+    /// The turn ended on a transient `stop_failure` (`env-fault.backoff-on`), within `env-fault.backoff`.
+    EnvFaultBackoff,
+    /// A transient error older than `env-fault.backoff`: a retry is allowed.
+    EnvFaultBackoffOver,
+    /// After the backoff a retry is allowed, but input waits for an explicit idle.
+    EnvFaultIsNotIdle,
+    /// The turn ended on an API error of no known class: a quota cannot be told from a bad request.
+    EnvFaultUnclassified,
+    /// A notification reporting a quota is the session's freshest evidence.
+    QuotaNotification,
+    /// The caller reports the session's window dead.
+    WindowDead,
+    /// Explicit, fresh, authoritative idle of this generation and epoch: the input slot is taken.
+    InputAtExplicitIdle,
+    /// The idle's input slot cannot be taken (replayed history, already taken, spent).
+    InputSlotRefused,
+    /// Asked under a lease that is unknown, spent, another session's or another question's.
+    LeaseRefused,
+    /// Idle for longer than `input.max-idle-age`.
+    IdleTooOld,
+    /// A one-shot reader (`hookline decide`) saw a live idle: it never authorizes.
+    OneShotNeverAuthorizesInput,
+    /// Input asked of a session in any state but idle.
+    NotIdle,
+    /// The CLI's profile has no input-ready event.
+    CliHasNoInputReadyEvent,
+    /// No nudge while the session waits on its human.
+    NudgeNeverWhileWaitingOnHuman,
+    /// No nudge while a tool runs.
+    NudgeNeverWhileChildCommand,
+    /// No nudge during a turn (`active`).
+    NudgeNeverDuringATurn,
+    /// No nudge after the session ended.
+    NudgeNeverAfterSessionEnd,
+    /// Idle, but the last stop reported a pending wake.
+    NudgeNeverWithPendingWake,
+    /// Idle for less than `nudge.min-idle`.
+    NudgeWaitsForMinIdle,
+    /// `nudge.max-in-a-row` nudges allowed with no allowed input in between.
+    NudgeCapReached,
+    /// Every nudge rule passed at an explicit idle: the slot is taken.
+    NudgeAtExplicitIdle,
+    /// Not stalled: the session waits on its human.
+    StallNeverWhileWaitingOnHuman,
+    /// Not stalled: a tool is running.
+    StallNeverWhileChildCommand,
+    /// Not stalled: the turn has not ended.
+    StallNeverDuringATurn,
+    /// Not stalled: the session ended.
+    StallNeverAfterSessionEnd,
+    /// Idle with a pending wake: the session will wake itself.
+    StallWithheldPendingWake,
+    /// Idle after identical consecutive tool calls: a definite stall.
+    StallLivelock,
+    /// Idle with an open item on the session's own task list.
+    StallOpenTodoItem,
+    /// Idle and no structural signal either way.
+    StallNoStructuralSignal,
+    /// The session ended (not by `/clear`): a completion signal.
+    SessionEnded,
+    /// The host CLI's process is gone.
+    HostProcessDead,
+    /// The host CLI's pid belongs to a younger process: the host is gone.
+    HostPidReused,
+    /// Waiting on its human is the freshest evidence: not crashed.
+    NeverCrashedWhileWaitingOnHuman,
+    /// `/clear` ended the session id; the CLI goes on under a new one.
+    SessionClearedProcessGoesOn,
+    /// A live state, no session end, the host alive or unknown, no dead window.
+    NoCompletionSignal,
+    /// The CLI's profile maps nothing to `stop_failure`.
+    CliReportsNoEnvFault,
+    /// The CLI can report API errors and none stands.
+    NoEnvFaultEvidence,
+    /// `escalate.withheld-in-a-row` withheld verdicts while the state stayed the same.
+    WithheldInARow,
+    /// `unknown` for `escalate.unknown-after`.
+    UnknownTooLong,
+    /// Waiting on its human for `escalate.waiting-after`.
+    WaitingOnHumanTooLong,
+    /// `unknown`, but not for long yet.
+    UnknownNotYetTooLong,
+    /// Nothing calls for a human.
+    NothingToEscalate,
+    /// The last guard: an allow from a source that may not allow.
+    OnlyStructuredSignalsAllow,
+    /// The classifier reads the last message as stalled where no structural signal answered.
+    StallClassifierStalled,
+    /// The classifier reads the last message as finished: the nudge is withheld.
+    StallClassifierFinished,
+    /// The classifier reads the screen as waiting on its human: not crashed.
+    CrashedClassifierWaitingOnHuman,
+    /// The classifier read the screen as waiting on its human too many times in a row.
+    CrashedClassifierWaitingInARow,
+    /// The classifier reads the screen as working: grace extended.
+    CrashedClassifierWorking,
+    /// The classifier reads the screen as wedged: ask a human.
+    CrashedClassifierWedged,
+    /// The caller's transcript shows a turn in progress.
+    TranscriptTurnInProgress,
+    /// The caller's transcript shows the turn interrupted by its human.
+    TranscriptInterrupted,
+    /// The caller's transcript shows a quota error.
+    TranscriptQuotaError,
+    /// The caller's transcript shows turns producing no tokens.
+    TranscriptZeroTokens,
+    /// The caller's transcript shows the turn finished.
+    TranscriptTurnFinished,
+    /// The caller's pane text says idle.
+    PaneTextSaysIdle,
+    /// The caller's pane shows a spinner.
+    PaneSpinner,
+    /// The caller's pane shows a dialog.
+    PaneDialog,
+    /// The caller's pane shows a login or trust screen.
+    PaneLoginOrTrust,
+    /// The caller's pane shows a quota message.
+    PaneQuotaText,
+    /// The caller's pane shows typed text not submitted.
+    PaneTypedNotSubmitted,
+}
+
+/// What a background task's status says, as far as a decision cares: ended, or still pending
+/// work. The CLI's own word is kept beside it
+/// ([`BackgroundTask::status`](crate::canonical::BackgroundTask::status)); a word hookline
+/// does not know reads as pending (the task is counted and gates a nudge), never as ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskStatus {
+    /// A word that says the task ended: completed, failed, killed, cancelled, ...
+    Finished,
+    /// Any other word (`running`, `pending`, one hookline has never seen): pending work.
+    Pending,
+}
+
+impl TaskStatus {
+    /// The status words (compared in lower case) that say a task ended.
+    pub const FINISHED_WORDS: &'static [&'static str] = &[
+        "completed",
+        "complete",
+        "done",
+        "finished",
+        "succeeded",
+        "success",
+        "failed",
+        "failure",
+        "error",
+        "killed",
+        "cancelled",
+        "canceled",
+        "stopped",
+        "exited",
+        "timeout",
+    ];
+
+    /// The status a CLI's word says, in any case.
+    pub fn read(word: &str) -> TaskStatus {
+        let word = word.to_ascii_lowercase();
+        if TaskStatus::FINISHED_WORDS.contains(&word.as_str()) {
+            TaskStatus::Finished
+        } else {
+            TaskStatus::Pending
+        }
+    }
+}
+
+/// A background task's type, as far as a decision tells them apart. The CLI's own word is kept
+/// beside it ([`BackgroundTask::task_type`](crate::canonical::BackgroundTask::task_type)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskType {
+    /// `shell`: a command running in the background (a dev server, a build).
+    Shell,
+    /// `monitor`: each line it prints wakes the session.
+    Monitor,
+    /// `subagent`: a background subagent, whose end wakes the session.
+    Subagent,
+    /// A type hookline does not know (`workflow`, a new one): counted as pending work and said
+    /// so, never taken for idle.
+    Unknown,
+}
+
+impl TaskType {
+    /// The type a CLI's word names (exactly as written).
+    pub fn read(word: &str) -> TaskType {
+        match word {
+            "shell" => TaskType::Shell,
+            "monitor" => TaskType::Monitor,
+            "subagent" => TaskType::Subagent,
+            _ => TaskType::Unknown,
+        }
+    }
+}
+
 // The wire words of every vocabulary above, variant by variant.
 words!(KindName {
     SessionStart = "session_start", SessionEnd = "session_end", TurnStart = "turn_start",
@@ -604,6 +828,53 @@ words!(CrashedVerdict {
     Unknown = "unknown",
 });
 words!(StallVerdict { Stalled = "stalled", Finished = "finished", Unknown = "unknown" });
+words!(RuleId {
+    NoStructuredSignal = "no-structured-signal", UnknownState = "unknown-state",
+    LastEvidenceIsAWaitForItsHuman = "last-evidence-is-a-wait-for-its-human",
+    EnvFaultPause = "env-fault-pause", EnvFaultBackoff = "env-fault-backoff",
+    EnvFaultBackoffOver = "env-fault-backoff-over", EnvFaultIsNotIdle = "env-fault-is-not-idle",
+    EnvFaultUnclassified = "env-fault-unclassified", QuotaNotification = "quota-notification",
+    WindowDead = "window-dead", InputAtExplicitIdle = "input-at-explicit-idle",
+    InputSlotRefused = "input-slot-refused", LeaseRefused = "lease-refused",
+    IdleTooOld = "idle-too-old", OneShotNeverAuthorizesInput = "one-shot-never-authorizes-input",
+    NotIdle = "not-idle", CliHasNoInputReadyEvent = "cli-has-no-input-ready-event",
+    NudgeNeverWhileWaitingOnHuman = "nudge-never-while-waiting-on-human",
+    NudgeNeverWhileChildCommand = "nudge-never-while-child-command",
+    NudgeNeverDuringATurn = "nudge-never-during-a-turn",
+    NudgeNeverAfterSessionEnd = "nudge-never-after-session-end",
+    NudgeNeverWithPendingWake = "nudge-never-with-pending-wake",
+    NudgeWaitsForMinIdle = "nudge-waits-for-min-idle", NudgeCapReached = "nudge-cap-reached",
+    NudgeAtExplicitIdle = "nudge-at-explicit-idle",
+    StallNeverWhileWaitingOnHuman = "stall-never-while-waiting-on-human",
+    StallNeverWhileChildCommand = "stall-never-while-child-command",
+    StallNeverDuringATurn = "stall-never-during-a-turn",
+    StallNeverAfterSessionEnd = "stall-never-after-session-end",
+    StallWithheldPendingWake = "stall-withheld-pending-wake", StallLivelock = "stall-livelock",
+    StallOpenTodoItem = "stall-open-todo-item",
+    StallNoStructuralSignal = "stall-no-structural-signal", SessionEnded = "session-ended",
+    HostProcessDead = "host-process-dead", HostPidReused = "host-pid-reused",
+    NeverCrashedWhileWaitingOnHuman = "never-crashed-while-waiting-on-human",
+    SessionClearedProcessGoesOn = "session-cleared-process-goes-on",
+    NoCompletionSignal = "no-completion-signal", CliReportsNoEnvFault = "cli-reports-no-env-fault",
+    NoEnvFaultEvidence = "no-env-fault-evidence", WithheldInARow = "withheld-in-a-row",
+    UnknownTooLong = "unknown-too-long", WaitingOnHumanTooLong = "waiting-on-human-too-long",
+    UnknownNotYetTooLong = "unknown-not-yet-too-long", NothingToEscalate = "nothing-to-escalate",
+    OnlyStructuredSignalsAllow = "only-structured-signals-allow",
+    StallClassifierStalled = "stall-classifier-stalled",
+    StallClassifierFinished = "stall-classifier-finished",
+    CrashedClassifierWaitingOnHuman = "crashed-classifier-waiting-on-human",
+    CrashedClassifierWaitingInARow = "crashed-classifier-waiting-in-a-row",
+    CrashedClassifierWorking = "crashed-classifier-working",
+    CrashedClassifierWedged = "crashed-classifier-wedged",
+    TranscriptTurnInProgress = "transcript-turn-in-progress",
+    TranscriptInterrupted = "transcript-interrupted",
+    TranscriptQuotaError = "transcript-quota-error",
+    TranscriptZeroTokens = "transcript-zero-tokens",
+    TranscriptTurnFinished = "transcript-turn-finished", PaneTextSaysIdle = "pane-text-says-idle",
+    PaneSpinner = "pane-spinner", PaneDialog = "pane-dialog",
+    PaneLoginOrTrust = "pane-login-or-trust", PaneQuotaText = "pane-quota-text",
+    PaneTypedNotSubmitted = "pane-typed-not-submitted",
+});
 
 #[cfg(test)]
 mod tests {
@@ -629,7 +900,7 @@ mod tests {
         round_trip! {
             KindName, WaitReason, FailureKind, CompactPhase, StateKind, StartWord, EndWord,
             Dialect, Question, TodoStatus, Verdict, Action, Signal, CrashedVerdict,
-            StallVerdict
+            StallVerdict, RuleId
         }
         for state in StateKind::ALL {
             assert_eq!(StateKind::from_word(state.as_str()), Some(state));
@@ -664,6 +935,20 @@ mod tests {
         assert_eq!(ClassifierVerdict::parse(Question::Input, "working"), None);
         assert_eq!(ClassifierVerdict::all_for(Question::Crashed).len(), CrashedVerdict::COUNT);
         assert_eq!(ClassifierVerdict::all_for(Question::Nudge), Vec::new());
+    }
+
+    #[test]
+    fn a_task_status_hookline_does_not_know_is_pending_work_never_finished() {
+        assert_eq!(TaskStatus::read("Completed"), TaskStatus::Finished);
+        assert_eq!(TaskStatus::read("killed"), TaskStatus::Finished);
+        for word in ["running", "pending", "", "paused", "finishing"] {
+            assert_eq!(TaskStatus::read(word), TaskStatus::Pending, "{word:?}");
+        }
+        assert_eq!(TaskType::read("shell"), TaskType::Shell);
+        assert_eq!(TaskType::read("subagent"), TaskType::Subagent);
+        for word in ["workflow", "Shell", "", "agent"] {
+            assert_eq!(TaskType::read(word), TaskType::Unknown, "{word:?}");
+        }
     }
 
     #[test]

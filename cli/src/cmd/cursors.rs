@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use hookline::ingest::{cursor, source};
 use hookline::units::{format_age, rfc3339};
 
-use super::{Outcome, Reading, events_dir, with_fix};
+use super::{Outcome, Reading, events_dir};
 use crate::cli::{CursorsAction, CursorsArgs};
 
 pub fn run(args: &CursorsArgs) -> Outcome {
@@ -20,7 +20,7 @@ pub fn run(args: &CursorsArgs) -> Outcome {
                 path.display()
             )
             .into(),
-            e => with_fix(e),
+            e => Box::<dyn std::error::Error>::from(e),
         })?;
         println!("removed cursor {name} of {}", dir.display());
         return Ok(ExitCode::SUCCESS);

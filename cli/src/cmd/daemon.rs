@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hookline::daemon::{Claim, Client};
 use hookline::ingest::watch::Mode;
 
-use super::{Outcome, Reading, catch_signals, events_dir, serve, stopping, with_fix};
+use super::{Outcome, Reading, catch_signals, events_dir, serve, stopping};
 use crate::cli::DaemonArgs;
 
 static RELOAD: AtomicBool = AtomicBool::new(false);
@@ -30,11 +30,11 @@ pub fn run(args: DaemonArgs) -> Outcome {
         libc::signal(libc::SIGHUP, handler);
     }
     // Claimed before the replay, so that a second daemon is refused at once.
-    let claim = Claim::take(&events_dir(&args.source.dir, Reading::Claiming)?).map_err(with_fix)?;
+    let claim = Claim::take(&events_dir(&args.source.dir, Reading::Claiming)?)?;
     let engine =
         serve::engine(&args.source, &args.policy, &args.transcripts, &args.nats, Mode::Notify)?;
     let running = Arc::new(serve::start(engine));
-    let listening = claim.listen().map_err(with_fix)?;
+    let listening = claim.listen()?;
     eprintln!(
         "hookline: daemon (pid {}) serving {}",
         std::process::id(),

@@ -14,7 +14,7 @@ use hookline::protocol::{Found, LookupAnswer, TmuxPane};
 
 use super::{
     Outcome, Reading, ask_daemon, caller_tmux_socket, engine_parts_with, policy, profiles,
-    say_no_such_session, with_fix,
+    say_no_such_session,
 };
 use crate::cli::DecideArgs;
 
@@ -96,16 +96,13 @@ pub fn run(args: DecideArgs) -> Outcome {
 /// The name to ask about: the session's exact name when the lookup found one (by prefix only
 /// where `exact` is false), else the name as given (answered "no structured signal"). A prefix
 /// of several sessions is an error listing them, for a question that takes a prefix.
-fn name_for(query: &str, found: &LookupAnswer, exact: bool) -> Result<String, String> {
+fn name_for(query: &str, found: &LookupAnswer, exact: bool) -> Result<String, hookline::Error> {
     match found.found {
         Found::Prefix if !exact => Ok(found.name.clone().unwrap_or_else(|| query.to_owned())),
-        Found::Ambiguous if !exact => {
-            let error = hookline::Error::AmbiguousSession {
-                query: query.strip_suffix('…').unwrap_or(query).to_owned(),
-                candidates: found.candidates.clone(),
-            };
-            Err(with_fix(error).to_string())
-        }
+        Found::Ambiguous if !exact => Err(hookline::Error::AmbiguousSession {
+            query: query.strip_suffix('…').unwrap_or(query).to_owned(),
+            candidates: found.candidates.clone(),
+        }),
         _ => Ok(query.to_owned()),
     }
 }

@@ -1,7 +1,6 @@
 //! `hookline install CLI [--scope S | --settings PATH] [--dry-run] [--relay PATH]`.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -13,32 +12,6 @@ use hookline::profile::{OverlayDirs, Profiles};
 
 use crate::cli::InstallArgs;
 use crate::cmd::Outcome as CmdOutcome;
-
-/// A library error shown with how to fix it.
-#[derive(Debug)]
-pub struct Failed(pub Error);
-
-impl fmt::Display for Failed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)?;
-        if let Some(fix) = self.0.fix() {
-            write!(f, "\n  fix: {fix}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for Failed {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        std::error::Error::source(&self.0)
-    }
-}
-
-impl From<Error> for Box<Failed> {
-    fn from(e: Error) -> Box<Failed> {
-        Box::new(Failed(e))
-    }
-}
 
 /// The process environment as a lookup.
 pub fn env(key: &str) -> Option<OsString> {
@@ -55,7 +28,7 @@ pub struct Setup {
 
 impl Setup {
     /// Loads the profiles.
-    pub fn load() -> Result<Setup, Box<Failed>> {
+    pub fn load() -> Result<Setup, Error> {
         let profiles = Profiles::load(&OverlayDirs::standard())
             .map_err(hookline::Error::from)
             .map_err(Error::from)?;
@@ -71,10 +44,7 @@ impl Setup {
     }
 
     /// The CLI, the scope name and the settings path chosen by the arguments.
-    pub fn target(
-        &self,
-        args: &InstallArgs,
-    ) -> Result<(Installable<'_>, String, PathBuf), Box<Failed>> {
+    pub fn target(&self, args: &InstallArgs) -> Result<(Installable<'_>, String, PathBuf), Error> {
         let cli = Installable::find(&self.profiles, &args.cli)?;
         if let Some(path) = &args.settings {
             return Ok((cli, "custom".into(), self.cwd.join(path)));
@@ -158,8 +128,7 @@ pub fn run(args: &InstallArgs) -> CmdOutcome {
         Some(relay) => install::check_relay(relay, &setup.cwd),
         None => install::find_relay(path_var.as_deref())
             .and_then(|p| install::check_relay(&p, &setup.cwd)),
-    }
-    .map_err(Box::<Failed>::from)?;
+    }?;
     if let Some(dir) = install::build_dir(Path::new(&relay)) {
         eprintln!(
             "hookline: warning: registering {relay}, inside the cargo build directory {}: `cargo clean` or moving the clone will break every hook\n  to avoid it: {}; then run `hookline install {}` with the hookline on PATH",
@@ -172,7 +141,7 @@ pub fn run(args: &InstallArgs) -> CmdOutcome {
     if let Some(source) = cli.dialect.plugin_source() {
         println!("{}", cli.version_line(&detected, install::Purpose::Install));
         let op = PluginOp::Install { relay: &relay, cli: &cli.profile.name };
-        let done = plugin::apply(&path, source, op, args.dry_run).map_err(Box::<Failed>::from)?;
+        let done = plugin::apply(&path, source, op, args.dry_run)?;
         return finish_plugin(&cli, &scope, &path, &done, args.dry_run);
     }
     let wanted = cli.wanted(&relay, &detected);
@@ -181,8 +150,7 @@ pub fn run(args: &InstallArgs) -> CmdOutcome {
     let previous = find_record(&cli.profile.name, &path);
     let scaffolding = previous.as_ref().map(|r| &r.scaffolding);
     let op = Operation::Install { wanted: &wanted, why_not: &why_not, scaffolding };
-    let report =
-        install::apply(&path, cli.dialect, op, args.dry_run).map_err(Box::<Failed>::from)?;
+    let report = install::apply(&path, cli.dialect, op, args.dry_run)?;
     print_target(&report, &scope);
     for line in &report.lines {
         println!("{line}");

@@ -82,7 +82,7 @@ enum Reading {
 fn events_dir(args: &DirArgs, reading: Reading) -> Result<PathBuf, Box<dyn std::error::Error>> {
     use hookline::EventsDirProblem;
     use hookline::paths;
-    let (dir, from) = paths::events_dir(args.events_dir.as_deref()).map_err(with_fix)?;
+    let (dir, from) = paths::events_dir(args.events_dir.as_deref())?;
     match paths::check_events_dir(&dir, from) {
         Err(hookline::Error::EventsDir { problem: EventsDirProblem::Missing, .. }) | Ok(())
             if reading == Reading::Following && !dir.exists() =>
@@ -92,7 +92,7 @@ fn events_dir(args: &DirArgs, reading: Reading) -> Result<PathBuf, Box<dyn std::
         Err(hookline::Error::EventsDir { problem: EventsDirProblem::Missing, .. })
             if reading == Reading::Claiming => {}
         Ok(()) => {}
-        Err(e) => return Err(with_fix(e)),
+        Err(e) => return Err(e.into()),
     }
     // A one-shot reader's answer from a directory the relay never wrote looks like a quiet
     // one's (a follower waits for the first event there, as the daemon started first does).
@@ -113,7 +113,7 @@ fn lookup<'t>(
     tracker: &'t hookline::state::Tracker,
     query: &str,
 ) -> Result<Option<hookline::state::Found<'t>>, Box<dyn std::error::Error>> {
-    tracker.lookup(query).map_err(with_fix)
+    Ok(tracker.lookup(query)?)
 }
 
 /// Says on stderr that no session has the name `query`, and the known ones it resembles or
@@ -131,15 +131,6 @@ fn say_no_such_session(query: &str, answer: &hookline::protocol::LookupAnswer) {
         line.push_str(" (none resembles it: a session not started yet looks the same)");
     }
     eprintln!("{line}");
-}
-
-/// A library error with its fix, when it has one, on the same line.
-fn with_fix(error: impl Into<crate::Error>) -> Box<dyn std::error::Error> {
-    let error = error.into();
-    match error.fix() {
-        Some(fix) => format!("{error}; {fix}").into(),
-        None => error.into(),
-    }
 }
 
 /// The profiles in force, with overlay warnings printed to stderr.
@@ -293,7 +284,7 @@ fn connect_daemon(
     if let Some(socket) = &daemon.daemon {
         return Ok(Some(Client::connect_socket(socket)?));
     }
-    let (path, _) = hookline::paths::events_dir(dir.events_dir.as_deref()).map_err(with_fix)?;
+    let (path, _) = hookline::paths::events_dir(dir.events_dir.as_deref())?;
     match Client::connect(&path) {
         Ok(client) => Ok(Some(client)),
         Err(ClientError::NotRunning { .. }) => Ok(None),

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use crate::errors::Error;
 use hookline::pane::{self, Pane};
 
-use super::install::Failed;
 use super::{Outcome, profiles};
 use crate::cli::PaneArgs;
 
@@ -26,7 +25,7 @@ pub fn run(args: &PaneArgs) -> Outcome {
         Some(socket) => Pane::on_socket(socket, &args.tmux),
         None => Pane::new(&args.tmux),
     };
-    let reading = target.sense(&patterns).map_err(|e| Box::new(Failed(e.into())))?;
+    let reading = target.sense(&patterns)?;
     if args.json {
         println!("{}", serde_json::to_string(&reading)?);
         return Ok(ExitCode::SUCCESS);

@@ -13,7 +13,7 @@ use hookline::daemon::follow::Follower;
 use hookline::engine::History;
 use hookline::state::View;
 
-use super::{Live, Outcome, Update, catch_signals, replay, report, stopping, with_fix};
+use super::{Live, Outcome, Update, catch_signals, replay, report, stopping};
 use crate::cli::TmuxArgs;
 
 /// How often `--follow` marks again without an event: new panes, states gone stale.
@@ -30,7 +30,7 @@ pub fn run(args: &TmuxArgs) -> Outcome {
                 replay(&args.source, &args.policy, history)?.views()
             }
         };
-        let (_, summary) = marks::mark(&server, &views).map_err(with_fix)?;
+        let (_, summary) = marks::mark(&server, &views)?;
         println!("{summary}");
         return Ok(ExitCode::SUCCESS);
     }
@@ -55,7 +55,7 @@ fn follow(args: &TmuxArgs, server: &Server) -> Outcome {
     let mut last = None;
     while !stopping() {
         let views: Vec<View> = live.snapshots().iter().map(View::from).collect();
-        let (_, summary) = marks::mark(server, &views).map_err(with_fix)?;
+        let (_, summary) = marks::mark(server, &views)?;
         let line = summary.to_string();
         if last.as_ref() != Some(&line) {
             println!("{line}");
@@ -83,7 +83,7 @@ fn follow_daemon(daemon: Client, server: &Server) -> Outcome {
     let (mut follower, mut views) = Follower::new(daemon)?;
     let mut last = None;
     while !stopping() {
-        let (_, summary) = marks::mark(server, &views).map_err(with_fix)?;
+        let (_, summary) = marks::mark(server, &views)?;
         let line = summary.to_string();
         if last.as_ref() != Some(&line) {
             println!("{line}");

@@ -9,7 +9,7 @@ use crate::install::{self, Operation};
 use crate::cli::InstallArgs;
 use crate::cmd::Outcome;
 use crate::cmd::install::{
-    Failed, Setup, find_record, finish_plugin, print_outcome, print_target, update_record,
+    Setup, find_record, finish_plugin, print_outcome, print_target, update_record,
 };
 
 /// Runs `hookline uninstall`.
@@ -17,14 +17,12 @@ pub fn run(args: &InstallArgs) -> Outcome {
     let setup = Setup::load()?;
     let (cli, scope, path) = setup.target(args)?;
     if let Some(source) = cli.dialect.plugin_source() {
-        let done = plugin::apply(&path, source, PluginOp::Uninstall, args.dry_run)
-            .map_err(Box::<Failed>::from)?;
+        let done = plugin::apply(&path, source, PluginOp::Uninstall, args.dry_run)?;
         return finish_plugin(&cli, &scope, &path, &done, args.dry_run);
     }
     let previous = find_record(&cli.profile.name, &path);
     let op = Operation::Uninstall { scaffolding: previous.as_ref().map(|r| &r.scaffolding) };
-    let report =
-        install::apply(&path, cli.dialect, op, args.dry_run).map_err(Box::<Failed>::from)?;
+    let report = install::apply(&path, cli.dialect, op, args.dry_run)?;
     print_target(&report, &scope);
     if report.lines.is_empty() {
         println!("no hookline hooks found");

@@ -39,7 +39,7 @@ pub use self::config::{
 pub use self::run::{NotifyJournal, NotifyRecord, Outcome, Report, Runner};
 pub use self::trigger::Trigger;
 pub use hookline::ConfigError;
-use hookline::canonical::{Event, Kind};
+use hookline::canonical::{Event, Kind, SessionKey};
 use hookline::state::{Snapshot, State, StateKind, View};
 
 /// Most characters of an event's message passed in `HOOKLINE_MESSAGE`.
@@ -137,12 +137,9 @@ pub fn view_key(v: &View) -> String {
 }
 
 fn key_of(host: Option<&str>, cli: &str, id: Option<&str>, tag: Option<&str>) -> String {
-    let host = host.map(|h| format!("{h}/")).unwrap_or_default();
-    match (id, tag) {
-        (Some(id), _) => format!("{host}{cli}:{id}"),
-        (None, Some(tag)) => format!("{host}{cli}:tag:{tag}"),
-        (None, None) => format!("{host}{cli}:-"),
-    }
+    // A session with neither id nor tag is written with `-` for its id (never `None`, then).
+    let id = if id.is_none() && tag.is_none() { Some("-") } else { id };
+    SessionKey::text_of(host, cli, id, tag).unwrap_or_default()
 }
 
 /// A session as the notifier sees it: from a snapshot of a tracker of its own, or from a

@@ -471,7 +471,13 @@ fn an_endless_request_line_gets_one_error_and_a_disconnect_in_flat_memory() {
     assert_eq!(error["ok"], false, "{error}");
     assert!(error["error"].as_str().unwrap().contains("longer than 1048576 bytes"), "{error}");
     line.clear();
-    assert_eq!(replies.read_line(&mut line).unwrap(), 0, "disconnected after one reply: {line}");
+    // Disconnected: an end of file, or a reset when the daemon closed with the client's
+    // bytes still unread (Linux then sends RST instead of FIN).
+    match replies.read_line(&mut line) {
+        Ok(0) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        other => panic!("not disconnected after one reply: {other:?} {line}"),
+    }
     let sent = sending.join().unwrap();
     assert!(sent < 64 << 20, "the daemon stopped reading: only {sent} bytes went");
     // It serves on, and held no more than a line's worth meanwhile.

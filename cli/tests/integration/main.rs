@@ -5,6 +5,7 @@ mod daemon;
 mod decide;
 mod demo;
 mod echo;
+mod errors;
 #[cfg(feature = "nats")]
 mod fleet;
 mod install;

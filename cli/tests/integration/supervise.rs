@@ -365,8 +365,8 @@ fn tmux_without_a_server_says_so_plainly() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!(
-            "hookline: no tmux server is running (none answers on {}); start tmux first, or name \
-             the server's socket with --tmux-socket PATH (the PATH of `tmux -S PATH`)\n",
+            "hookline: no tmux server is running (none answers on {})\n  fix: start tmux first, or \
+             name the server's socket with --tmux-socket PATH (the PATH of `tmux -S PATH`)\n",
             socket.display()
         )
     );

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use hookline::decide::{Ask, Decider, Decision, Policy, Question};
+use hookline::decide::{Ask, Decider, Decision, Policy, Question, RuleId};
 use hookline::ingest::reader::{ReaderConfig, Start, read_all};
 use hookline::profile::Profiles;
 use hookline::state::Tracker;
@@ -83,13 +83,13 @@ pub fn background_task(installed: &Installed) {
     };
     let named = "\"Run the requested command\": `sleep 6` is running";
     let gate = running.evidence.pending_wakes.first();
-    if running.rule != "stall-withheld-pending-wake"
+    if running.rule != RuleId::StallWithheldPendingWake
         || !running.reason.contains(named)
         || !gate.is_some_and(|w| w.gates && w.id.is_some())
     {
         session.fail(&format!("stall at the first stop: {}: {}", running.rule, running.reason));
     }
-    if after.rule != "stall-no-structural-signal" || !after.evidence.pending_wakes.is_empty() {
+    if after.rule != RuleId::StallNoStructuralSignal || !after.evidence.pending_wakes.is_empty() {
         session.fail(&format!("stall once the command ended: {}: {}", after.rule, after.reason));
     }
     println!("[{}] stall: {} / {}", session.label, running.reason, after.rule);
@@ -133,7 +133,7 @@ pub fn open_task(installed: &Installed) {
         session.fail(&format!("{} stops, not 1", decisions.len()))
     };
     let text = stop.nudge_text.as_deref().unwrap_or("");
-    if stop.rule != "stall-open-todo-item"
+    if stop.rule != RuleId::StallOpenTodoItem
         || !text.contains("\"Second task\" is still pending")
         || !text.contains("one of two tasks done")
         || stop.slot.is_some()

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::canonical::{Event, Kind};
 use crate::state::{Applied, Expect, InputSlot, Refusal, Snapshot, StateKind, Tracker, View};
+use crate::vocab::RuleId;
 
 use super::classifier::{
     self, ClassifierVerdict, Consult, ConsultInput, ConsultNote, ConsultOutcome, CrashedVerdict,
@@ -481,15 +482,15 @@ impl Decider {
         let det = self.deterministic(ask, now_ns, None);
         let input = match ask.question {
             Question::Stall
-                if det.structured.rule == "stall-no-structural-signal"
+                if det.structured.rule == RuleId::StallNoStructuralSignal
                     && det.ruling.action == Action::FallBack =>
             {
                 ConsultInput::last_message(det.snapshot.as_ref()?.last_message.as_deref()?)?
             }
             Question::Crashed
                 if matches!(
-                    det.structured.rule.as_str(),
-                    "no-completion-signal" | "unknown-state"
+                    det.structured.rule,
+                    RuleId::NoCompletionSignal | RuleId::UnknownState
                 ) && det.ruling.action <= Action::Hold =>
             {
                 ConsultInput::screen(ask.pane.as_ref()?.screen.as_deref()?)?
@@ -585,7 +586,7 @@ impl Decider {
                 0
             };
             let no_structural_signal = structured.action == Action::FallBack
-                && structured.rule == "stall-no-structural-signal"
+                && structured.rule == RuleId::StallNoStructuralSignal
                 && snapshot.as_ref().is_some_and(|v| {
                     v.state.kind() == StateKind::Idle
                         && !rules::pending_wakes(&self.policy, v).iter().any(|w| w.gates)
@@ -673,7 +674,7 @@ impl Decider {
                     ruling = Ruling::new(
                         Action::Hold,
                         Signal::StructuredEvent,
-                        "input-slot-refused",
+                        RuleId::InputSlotRefused,
                         rules::slot_refused(ask.question, &refusal),
                     );
                 }
@@ -737,7 +738,7 @@ impl Decider {
             verdict: ruling.action.verdict(),
             action: ruling.action,
             signal: ruling.signal,
-            rule: ruling.rule.clone(),
+            rule: ruling.rule,
             reason: ruling.reason.clone(),
             retry_after_ms: ruling.retry_after_ms,
             slot,
@@ -750,7 +751,7 @@ impl Decider {
                 caller,
                 host: host.map(|(pid, status)| HostCheck {
                     pid,
-                    status: status.as_str().to_owned(),
+                    status,
                     note: "kill(pid, 0), and the process start time on Linux: a reused pid \
                            whose start time cannot be read looks alive (crashed then waits for \
                            the session end or a dead window); a pid from another pid namespace \
@@ -930,7 +931,7 @@ impl Decider {
                     verdict: Verdict::Withhold,
                     action: Action::Hold,
                     signal: Signal::StructuredEvent,
-                    rule: "input-slot-refused".into(),
+                    rule: RuleId::InputSlotRefused.as_str().to_owned(),
                     reason: refusal.to_string(),
                     state: view.as_ref().map(|v| v.state),
                     since_ns: view.as_ref().map(|v| v.since_ns),
@@ -1044,23 +1045,23 @@ impl Decider {
             Ok(held) => held,
             Err(problem) => {
                 let decision = self.decide_with(&Ask { peek: true, ..plain }, now_ns, None, None);
-                return self.refuse_lease(decision, "lease-refused", problem.to_string());
+                return self.refuse_lease(decision, RuleId::LeaseRefused, problem.to_string());
             }
         };
         if ask.question == Question::Nudge && held.question != Question::Nudge {
             let decision = self.decide_with(&Ask { peek: true, ..plain }, now_ns, None, None);
             let problem =
                 LeaseProblem::OtherQuestion { id: lease.clone(), taken_by: held.question };
-            return self.refuse_lease(decision, "lease-refused", problem.to_string());
+            return self.refuse_lease(decision, RuleId::LeaseRefused, problem.to_string());
         }
         self.decide_with(&plain, now_ns, None, Some(&held))
     }
 
-    fn refuse_lease(&mut self, mut decision: Decision, rule: &str, reason: String) -> Decision {
+    fn refuse_lease(&mut self, mut decision: Decision, rule: RuleId, reason: String) -> Decision {
         decision.verdict = Verdict::Withhold;
         decision.action = Action::Hold;
         decision.signal = Signal::StructuredEvent;
-        decision.rule = rule.to_owned();
+        decision.rule = rule;
         decision.reason = reason;
         decision.slot = None;
         decision.lease = None;

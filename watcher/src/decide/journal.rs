@@ -24,6 +24,7 @@ use crate::units::rfc3339;
 
 /// One line of the journal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Record {
     /// When, in nanoseconds since the Unix epoch.
     pub ts_ns: u64,
@@ -74,6 +75,7 @@ pub struct Record {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DeliveryStep {
     /// Typed, and a `turn_start` confirmed it.
     Confirmed,
@@ -100,6 +102,7 @@ impl DeliveryStep {
 /// What a delivery did, in its journal record.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct DeliveryNote {
     /// The step.
     pub step: DeliveryStep,
@@ -136,7 +139,7 @@ impl Record {
             verdict: decision.verdict,
             action: decision.action,
             signal: decision.signal,
-            rule: decision.rule.clone(),
+            rule: decision.rule.as_str().to_owned(),
             reason: decision.reason.clone(),
             state: view.map(|v| v.state),
             since_ns: view.map(|v| v.since_ns),

@@ -102,7 +102,7 @@ pub use lease::{Lease, LeaseId, LeaseProblem, Released, Spent};
 pub use policy::{ClassifierPolicy, Policy};
 pub use verdict::{
     Action, Counters, Decision, DecisionEvidence, Finding, HoleNote, HostCheck, PendingWake,
-    Question, QuotaNotice, Ruling, Signal, Verdict, WakeSource,
+    Question, QuotaNotice, RuleId, Ruling, Signal, Verdict, WakeSource,
 };
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 
 use super::verdict::{Action, Finding, Question, Ruling, Signal};
 use crate::evidence::CallerEvidence;
+use crate::vocab::RuleId;
 
 /// One row of the precedence table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +104,7 @@ pub(crate) fn combine(
             ruling = Ruling::new(
                 asks,
                 effect.source,
-                &format!("{word}-{}", effect.field.replace('_', "-")),
+                effect.rule,
                 format!(
                     "{}: {} (the {word} can only make a decision more careful; hookline's own \
                      ruling was {}: {})",
@@ -131,7 +132,7 @@ pub(crate) fn enforce(ruling: Ruling) -> Ruling {
         return Ruling::new(
             Action::FallBack,
             Signal::None,
-            "only-structured-signals-allow",
+            RuleId::OnlyStructuredSignalsAllow,
             format!(
                 "a {} signal cannot allow anything ({}): no structured signal",
                 ruling.signal.as_str(),
@@ -186,7 +187,7 @@ mod tests {
         for question in Question::ALL {
             for action in actions {
                 for signal in signals {
-                    let structured = Ruling::new(action, signal, "r", "why");
+                    let structured = Ruling::new(action, signal, RuleId::NotIdle, "why");
                     for caller in every_caller_evidence() {
                         let (ruling, findings) = combine(question, &structured, &caller);
                         assert!(ruling.action >= action, "{question} {action:?} {caller:?}");
@@ -255,10 +256,15 @@ mod tests {
             transcript: Some(TranscriptEvidence { turn_in_progress: true, ..Default::default() }),
             window_dead: None,
         };
-        let structured = Ruling::new(Action::Proceed, Signal::StructuredEvent, "idle", "idle");
+        let structured = Ruling::new(
+            Action::Proceed,
+            Signal::StructuredEvent,
+            RuleId::InputAtExplicitIdle,
+            "idle",
+        );
         let (ruling, findings) = combine(Question::Input, &structured, &caller);
         assert_eq!((ruling.action, ruling.signal), (Action::Hold, Signal::Transcript));
-        assert_eq!(ruling.rule, "transcript-turn-in-progress");
+        assert_eq!(ruling.rule, RuleId::TranscriptTurnInProgress);
         assert_eq!(findings.iter().filter(|f| f.applied).count(), 1);
     }
 
@@ -269,7 +275,12 @@ mod tests {
             ..Default::default()
         };
         for question in Question::ALL {
-            let structured = Ruling::new(Action::FallBack, Signal::None, "none", "no signal");
+            let structured = Ruling::new(
+                Action::FallBack,
+                Signal::None,
+                RuleId::NoStructuredSignal,
+                "no signal",
+            );
             let (ruling, findings) = combine(question, &structured, &caller);
             assert_eq!(ruling.action, Action::FallBack);
             assert!(!findings[0].applied);
@@ -279,7 +290,8 @@ mod tests {
     #[test]
     fn an_allow_from_a_source_that_may_not_allow_is_refused() {
         for signal in [Signal::Pane, Signal::Transcript, Signal::None] {
-            let ruling = enforce(Ruling::new(Action::Proceed, signal, "x", "y"));
+            let ruling =
+                enforce(Ruling::new(Action::Proceed, signal, RuleId::InputAtExplicitIdle, "y"));
             assert_eq!(ruling.action, Action::FallBack);
         }
     }

@@ -10,6 +10,7 @@ use crate::canonical::{FailureKind, KindName, WaitReason};
 use crate::profile::Profile;
 use crate::state::{InputSlot, Refusal, Snapshot, State, StateKind};
 use crate::units::format_duration;
+use crate::vocab::{RuleId, TaskStatus, TaskType};
 
 use super::policy::Policy;
 use super::verdict::{
@@ -71,7 +72,7 @@ fn quota_pause(notice: &QuotaNotice) -> Ruling {
     Ruling::new(
         Pause,
         Structured,
-        "quota-notification",
+        RuleId::QuotaNotification,
         format!(
             "a notification reported a quota ({}: {}): pause the run; do not retry",
             notice.notification_type.as_deref().unwrap_or("?"),
@@ -89,7 +90,7 @@ fn one_shot(ruling: Ruling, question: Question) -> Ruling {
         what_types(question)
     );
     match ruling.action {
-        Proceed => Ruling::new(Hold, Structured, "one-shot-never-authorizes-input", why),
+        Proceed => Ruling::new(Hold, Structured, RuleId::OneShotNeverAuthorizesInput, why),
         Hold => Ruling { reason: format!("{}; {why}", ruling.reason), ..ruling },
         _ => ruling,
     }
@@ -130,7 +131,7 @@ fn no_session(f: &Facts) -> Ruling {
     Ruling::new(
         FallBack,
         Signal::None,
-        "no-structured-signal",
+        RuleId::NoStructuredSignal,
         format!(
             "no event has been seen for session {:?} (hooks not installed or not trusted, an old \
              relay, another events directory): no structured signal; keep your own behaviour",
@@ -146,7 +147,7 @@ fn unknown(v: &Snapshot) -> Ruling {
         return Ruling::new(
             Hold,
             Structured,
-            "last-evidence-is-a-wait-for-its-human",
+            RuleId::LastEvidenceIsAWaitForItsHuman,
             format!(
                 "the state went stale (hole {}) while waiting on its human: that wait is the \
                  freshest evidence",
@@ -158,7 +159,7 @@ fn unknown(v: &Snapshot) -> Ruling {
     Ruling::new(
         FallBack,
         Signal::None,
-        "unknown-state",
+        RuleId::UnknownState,
         format!(
             "the state is unknown ({}{hole}): no structured signal says what the session is \
              doing; keep your own behaviour",
@@ -175,7 +176,7 @@ fn fault(f: &Facts, v: &Snapshot, class: FailureKind) -> Ruling {
         return Ruling::new(
             Pause,
             Structured,
-            "env-fault-pause",
+            RuleId::EnvFaultPause,
             format!(
                 "the turn ended on {word} ({age} ago, stop_failure): pause the run; do not retry \
                  and do not charge an attempt"
@@ -188,7 +189,7 @@ fn fault(f: &Facts, v: &Snapshot, class: FailureKind) -> Ruling {
             return Ruling::new(
                 Pause,
                 Structured,
-                "env-fault-backoff",
+                RuleId::EnvFaultBackoff,
                 format!(
                     "the turn ended on {word} ({age} ago, stop_failure), the provider's transient \
                      trouble: pause for env-fault.backoff ({})",
@@ -200,7 +201,7 @@ fn fault(f: &Facts, v: &Snapshot, class: FailureKind) -> Ruling {
         return Ruling::new(
             Proceed,
             Structured,
-            "env-fault-backoff-over",
+            RuleId::EnvFaultBackoffOver,
             format!(
                 "the turn ended on {word} {age} ago, longer than env-fault.backoff ({}): a retry \
                  is allowed (not charged to the task)",
@@ -211,7 +212,7 @@ fn fault(f: &Facts, v: &Snapshot, class: FailureKind) -> Ruling {
     Ruling::new(
         Escalate,
         Structured,
-        "env-fault-unclassified",
+        RuleId::EnvFaultUnclassified,
         format!(
             "the turn ended on an API error hookline cannot classify ({word}: {}); a quota \
              cannot be told from a bad request: ask a human",
@@ -236,7 +237,7 @@ fn fault_for_action(f: &Facts, v: &Snapshot, class: FailureKind) -> Ruling {
             what_types(f.question)
         )
     };
-    Ruling::new(Hold, Structured, "env-fault-is-not-idle", format!("{}; {why}", ruling.reason))
+    Ruling::new(Hold, Structured, RuleId::EnvFaultIsNotIdle, format!("{}; {why}", ruling.reason))
 }
 
 /// The caller reports the window dead: there is nothing to type into.
@@ -245,7 +246,7 @@ fn window_dead(f: &Facts) -> Option<Ruling> {
         Ruling::new(
             Hold,
             Signal::Window,
-            "window-dead",
+            RuleId::WindowDead,
             "the caller reports the session's window dead: nothing to type into (ask crashed)",
         )
     })
@@ -259,17 +260,17 @@ fn input(f: &Facts) -> Ruling {
     match &v.state {
         State::Unknown(_) => unknown(v),
         State::EnvFault(class) => fault_for_action(f, v, *class),
-        State::Idle => idle_slot(f, v, "input-at-explicit-idle"),
+        State::Idle => idle_slot(f, v, RuleId::InputAtExplicitIdle),
         _ if f.profile.is_some_and(|p| p.input_ready.is_empty()) => Ruling::new(
             FallBack,
             Signal::None,
-            "cli-has-no-input-ready-event",
+            RuleId::CliHasNoInputReadyEvent,
             format!("the {} profile has no input-ready event: no structured signal", v.cli),
         ),
         state => Ruling::new(
             Hold,
             Structured,
-            "not-idle",
+            RuleId::NotIdle,
             match v.detail() {
                 Some(detail) => {
                     format!("the session is {} ({detail}), not explicitly idle", state.kind())
@@ -281,12 +282,12 @@ fn input(f: &Facts) -> Ruling {
 }
 
 /// At `idle`: allowed only when the tracker offers the slot.
-fn idle_slot(f: &Facts, v: &Snapshot, rule: &str) -> Ruling {
+fn idle_slot(f: &Facts, v: &Snapshot, rule: RuleId) -> Ruling {
     if let InputSlot::Refused(refusal) = &v.input {
         return Ruling::new(
             Hold,
             Structured,
-            "input-slot-refused",
+            RuleId::InputSlotRefused,
             slot_refused(f.question, refusal),
         );
     }
@@ -295,7 +296,7 @@ fn idle_slot(f: &Facts, v: &Snapshot, rule: &str) -> Ruling {
         return Ruling::new(
             Hold,
             Structured,
-            "idle-too-old",
+            RuleId::IdleTooOld,
             format!(
                 "idle for {}, longer than input.max-idle-age ({}): ask again after a fresh event",
                 v.age(),
@@ -328,10 +329,10 @@ fn nudge(f: &Facts) -> Ruling {
         return ruling;
     }
     let Some(v) = f.snapshot else { return no_session(f) };
-    let held = |rule: &str, reason: String| Ruling::new(Hold, Structured, rule, reason);
+    let held = |rule: RuleId, reason: String| Ruling::new(Hold, Structured, rule, reason);
     match &v.state {
         State::WaitingOnHuman(reason) => held(
-            "nudge-never-while-waiting-on-human",
+            RuleId::NudgeNeverWhileWaitingOnHuman,
             format!(
                 "waiting on its human ({reason}) for {}: a nudge would type into a prompt it \
                  cannot see",
@@ -339,7 +340,7 @@ fn nudge(f: &Facts) -> Ruling {
             ),
         ),
         State::ChildCommand { tool } => held(
-            "nudge-never-while-child-command",
+            RuleId::NudgeNeverWhileChildCommand,
             format!(
                 "a tool is running ({}) for {}: silence is normal",
                 tool.as_deref().unwrap_or("?"),
@@ -348,7 +349,7 @@ fn nudge(f: &Facts) -> Ruling {
         ),
         State::EnvFault(class) => fault_for_action(f, v, *class),
         State::Ended(reason) => held(
-            "nudge-never-after-session-end",
+            RuleId::NudgeNeverAfterSessionEnd,
             format!("the session ended ({})", reason.as_ref().map_or("?", |r| r.as_str())),
         ),
         State::Active => {
@@ -361,22 +362,22 @@ fn nudge(f: &Facts) -> Ruling {
                     v.cli
                 ));
             }
-            held("nudge-never-during-a-turn", reason)
+            held(RuleId::NudgeNeverDuringATurn, reason)
         }
         State::Unknown(_) => unknown(v),
         State::Idle => {
             let wakes = pending_wakes(f.policy, v);
             if wakes.iter().any(|w| w.gates) {
-                return held("nudge-never-with-pending-wake", pending_reason(&wakes));
+                return held(RuleId::NudgeNeverWithPendingWake, pending_reason(&wakes));
             }
-            let ruling = idle_slot(f, v, "nudge-at-explicit-idle");
+            let ruling = idle_slot(f, v, RuleId::NudgeAtExplicitIdle);
             if ruling.action != Proceed {
                 return ruling;
             }
             let min = f.policy.nudge_min_idle.as_millis() as u64;
             if v.age_ms() < min {
                 return held(
-                    "nudge-waits-for-min-idle",
+                    RuleId::NudgeWaitsForMinIdle,
                     format!(
                         "idle for {} only; a stall nudge waits for nudge.min-idle ({})",
                         v.age(),
@@ -389,7 +390,7 @@ fn nudge(f: &Facts) -> Ruling {
                 return Ruling::new(
                     Escalate,
                     Structured,
-                    "nudge-cap-reached",
+                    RuleId::NudgeCapReached,
                     format!(
                         "{} nudges in a row with no real input in between (nudge.max-in-a-row = \
                          {}): ask a human",
@@ -407,7 +408,7 @@ fn crashed(f: &Facts) -> Ruling {
         return Ruling::new(
             Proceed,
             Signal::Window,
-            "window-dead",
+            RuleId::WindowDead,
             "the caller reports the session's window dead: a deterministic completion signal",
         );
     }
@@ -419,7 +420,7 @@ fn crashed(f: &Facts) -> Ruling {
         return Ruling::new(
             Proceed,
             Structured,
-            "session-ended",
+            RuleId::SessionEnded,
             format!(
                 "the session ended ({}, {} ago): a deterministic completion signal",
                 reason.as_ref().map_or("no reason given", |r| r.as_str()),
@@ -432,7 +433,7 @@ fn crashed(f: &Facts) -> Ruling {
             return Ruling::new(
                 Proceed,
                 Signal::HostProcess,
-                "host-process-dead",
+                RuleId::HostProcessDead,
                 format!(
                     "the host CLI's process (pid {pid}) is gone: a deterministic completion signal"
                 ),
@@ -442,7 +443,7 @@ fn crashed(f: &Facts) -> Ruling {
             return Ruling::new(
                 Proceed,
                 Signal::HostProcess,
-                "host-pid-reused",
+                RuleId::HostPidReused,
                 format!(
                     "pid {pid} now belongs to a process that started after this session's \
                      events: the host CLI is gone"
@@ -462,7 +463,7 @@ fn crashed(f: &Facts) -> Ruling {
         State::WaitingOnHuman(reason) => Ruling::new(
             Hold,
             Structured,
-            "never-crashed-while-waiting-on-human",
+            RuleId::NeverCrashedWhileWaitingOnHuman,
             format!(
                 "waiting on its human ({reason}) for {}, the freshest evidence: not crashed",
                 v.age()
@@ -473,7 +474,7 @@ fn crashed(f: &Facts) -> Ruling {
         State::Ended(reason) => Ruling::new(
             Hold,
             Structured,
-            "session-cleared-process-goes-on",
+            RuleId::SessionClearedProcessGoesOn,
             format!(
                 "the session id ended ({}) but the CLI goes on under a new session id (ask by \
                  tag); {liveness}",
@@ -493,7 +494,7 @@ fn crashed(f: &Facts) -> Ruling {
                     v.cli
                 ));
             }
-            Ruling::new(Hold, Structured, "no-completion-signal", reason)
+            Ruling::new(Hold, Structured, RuleId::NoCompletionSignal, reason)
         }
     }
 }
@@ -510,7 +511,7 @@ fn env_fault(f: &Facts) -> Ruling {
         return Ruling::new(
             FallBack,
             Signal::None,
-            "cli-reports-no-env-fault",
+            RuleId::CliReportsNoEnvFault,
             format!(
                 "the {} profile maps no event to stop_failure: a quota or API error is invisible \
                  to hookline; no structured signal",
@@ -524,7 +525,7 @@ fn env_fault(f: &Facts) -> Ruling {
     Ruling::new(
         Proceed,
         Structured,
-        "no-env-fault-evidence",
+        RuleId::NoEnvFaultEvidence,
         format!(
             "the session is {} and no stop_failure or quota notification stands",
             v.state.kind()
@@ -538,7 +539,7 @@ fn escalate(f: &Facts) -> Ruling {
         return Ruling::new(
             Escalate,
             Structured,
-            "withheld-in-a-row",
+            RuleId::WithheldInARow,
             format!(
                 "{} nudge/crashed verdicts withheld in a row while the state stayed the same \
                  (escalate.withheld-in-a-row = {})",
@@ -550,7 +551,7 @@ fn escalate(f: &Facts) -> Ruling {
         return Ruling::new(
             Escalate,
             Structured,
-            "nudge-cap-reached",
+            RuleId::NudgeCapReached,
             format!(
                 "{} nudges in a row with no real input in between (nudge.max-in-a-row = {})",
                 f.counters.nudges_in_a_row, policy.nudge_max_in_a_row
@@ -563,7 +564,7 @@ fn escalate(f: &Facts) -> Ruling {
         State::Unknown(_) if over(policy.escalate_unknown_after) => Ruling::new(
             Escalate,
             Structured,
-            "unknown-too-long",
+            RuleId::UnknownTooLong,
             format!(
                 "unknown for {} (escalate.unknown-after = {}): {}",
                 v.age(),
@@ -574,7 +575,7 @@ fn escalate(f: &Facts) -> Ruling {
         State::WaitingOnHuman(reason) if over(policy.escalate_waiting_after) => Ruling::new(
             Escalate,
             Structured,
-            "waiting-on-human-too-long",
+            RuleId::WaitingOnHumanTooLong,
             format!(
                 "waiting on its human ({reason}) for {} (escalate.waiting-after = {})",
                 v.age(),
@@ -585,7 +586,7 @@ fn escalate(f: &Facts) -> Ruling {
         State::Unknown(_) => Ruling::new(
             Proceed,
             Structured,
-            "unknown-not-yet-too-long",
+            RuleId::UnknownNotYetTooLong,
             format!(
                 "unknown for {} only (escalate.unknown-after = {})",
                 v.age(),
@@ -596,7 +597,7 @@ fn escalate(f: &Facts) -> Ruling {
         state => Ruling::new(
             Proceed,
             Structured,
-            "nothing-to-escalate",
+            RuleId::NothingToEscalate,
             format!("{} for {}; nothing calls for a human", state.kind(), v.age()),
         ),
     }
@@ -607,19 +608,20 @@ fn escalate(f: &Facts) -> Ruling {
 /// one-shot cron; and, counted and said so, what the payload cannot tell (a task of another
 /// type or with no status, a cron that does not say whether it recurs, a count with no items).
 pub(crate) fn pending_wakes(policy: &Policy, v: &Snapshot) -> Vec<PendingWake> {
-    use crate::ingest::mapping::FINISHED;
     let mut wakes = Vec::new();
     let mut running = 0;
     for task in &v.pending.background_tasks {
-        let status = task.status.as_deref().map(str::to_ascii_lowercase);
-        if status.as_deref().is_some_and(|s| FINISHED.contains(&s)) {
+        let status = task.task_status();
+        if status == Some(TaskStatus::Finished) {
             continue;
         }
         running += 1;
-        let kind = task.task_type.as_deref();
-        let (gates, why) = match (kind, status.as_deref(), task.command.as_deref()) {
+        // The CLI's words, for the reason.
+        let word = task.status.as_deref().unwrap_or_default().to_ascii_lowercase();
+        let kind = task.task_type.as_deref().unwrap_or_default();
+        let (gates, why) = match (task.kind(), status, task.command.as_deref()) {
             (_, None, _) => (true, "its status was missing: counted as pending work".to_owned()),
-            (Some("shell"), Some(_), Some(command)) => match policy.service_in(command) {
+            (Some(TaskType::Shell), Some(_), Some(command)) => match policy.service_in(command) {
                 Some(service) => (
                     false,
                     format!(
@@ -629,22 +631,19 @@ pub(crate) fn pending_wakes(policy: &Policy, v: &Snapshot) -> Vec<PendingWake> {
                 ),
                 None => (true, format!("`{command}` is running: its end wakes the session")),
             },
-            (Some("shell"), Some(_), None) => {
+            (Some(TaskType::Shell), Some(_), None) => {
                 (true, "a shell task with no command is running".to_owned())
             }
-            (Some("monitor"), Some(_), _) => {
+            (Some(TaskType::Monitor), Some(_), _) => {
                 (true, "a monitor is running: each of its lines wakes the session".to_owned())
             }
-            (Some("subagent"), Some(_), _) => {
+            (Some(TaskType::Subagent), Some(_), _) => {
                 (true, "a background subagent is running: its end wakes the session".to_owned())
             }
-            (Some(other), Some(status), _) => (
-                true,
-                format!("a task of a type hookline does not know ({other}, {status}): counted"),
-            ),
-            (None, Some(status), _) => {
-                (true, format!("a task whose type is missing ({status}): counted"))
+            (Some(TaskType::Unknown), Some(_), _) => {
+                (true, format!("a task of a type hookline does not know ({kind}, {word}): counted"))
             }
+            (None, Some(_), _) => (true, format!("a task whose type is missing ({word}): counted")),
         };
         wakes.push(PendingWake {
             source: WakeSource::BackgroundTask,
@@ -766,11 +765,11 @@ pub(crate) fn last_sentence(message: &str) -> Option<String> {
 /// generation does, takes no slot and does not wait for `nudge.min-idle`.
 fn stall(f: &Facts) -> Ruling {
     let Some(v) = f.snapshot else { return no_session(f) };
-    let held = |rule: &str, reason: String| Ruling::new(Hold, Structured, rule, reason);
+    let held = |rule: RuleId, reason: String| Ruling::new(Hold, Structured, rule, reason);
     match &v.state {
         State::WaitingOnHuman(reason) => {
             return held(
-                "stall-never-while-waiting-on-human",
+                RuleId::StallNeverWhileWaitingOnHuman,
                 format!(
                     "waiting on its human ({reason}) for {}: it is not stalled, its human is \
                      asked",
@@ -780,7 +779,7 @@ fn stall(f: &Facts) -> Ruling {
         }
         State::ChildCommand { tool } => {
             return held(
-                "stall-never-while-child-command",
+                RuleId::StallNeverWhileChildCommand,
                 format!(
                     "a tool is running ({}) for {}: the turn has not ended",
                     tool.as_deref().unwrap_or("?"),
@@ -790,14 +789,14 @@ fn stall(f: &Facts) -> Ruling {
         }
         State::Active => {
             return held(
-                "stall-never-during-a-turn",
+                RuleId::StallNeverDuringATurn,
                 format!("a turn is in progress ({} since the last state change)", v.age()),
             );
         }
         State::EnvFault(class) => return fault_for_action(f, v, *class),
         State::Ended(reason) => {
             return held(
-                "stall-never-after-session-end",
+                RuleId::StallNeverAfterSessionEnd,
                 format!("the session ended ({})", reason.as_ref().map_or("?", |r| r.as_str())),
             );
         }
@@ -806,14 +805,14 @@ fn stall(f: &Facts) -> Ruling {
     }
     let wakes = pending_wakes(f.policy, v);
     if wakes.iter().any(|w| w.gates) {
-        return held("stall-withheld-pending-wake", pending_reason(&wakes));
+        return held(RuleId::StallWithheldPendingWake, pending_reason(&wakes));
     }
     if let Some(run) = v.repeated_call.as_ref().filter(|r| r.count >= f.policy.livelock_repeats) {
         let tool = run.tool.as_deref().unwrap_or("a tool");
         return Ruling::new(
             Proceed,
             Structured,
-            "stall-livelock",
+            RuleId::StallLivelock,
             format!(
                 "the turn ended after {} identical consecutive calls of {tool} (same input; \
                  stall.livelock-repeats = {}): a livelock, a definite stall",
@@ -847,7 +846,7 @@ fn stall(f: &Facts) -> Ruling {
         return Ruling::new(
             Proceed,
             Structured,
-            "stall-open-todo-item",
+            RuleId::StallOpenTodoItem,
             format!(
                 "the turn ended with {} open item(s) on the session's own task list: task {} \
                  {subject:?} is {status}",
@@ -860,7 +859,7 @@ fn stall(f: &Facts) -> Ruling {
     Ruling::new(
         FallBack,
         Signal::None,
-        "stall-no-structural-signal",
+        RuleId::StallNoStructuralSignal,
         "the turn ended with no pending wake, no livelock and no open item on its task list: \
          no structural signal either way; let the classifier or your own behaviour decide",
     )

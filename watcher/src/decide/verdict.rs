@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::HostStatus;
 use crate::state::{Slot, StateKind, View};
-pub use crate::vocab::{Action, Question, Signal, Verdict};
+pub use crate::vocab::{Action, Question, RuleId, Signal, Verdict};
 
 impl Action {
     /// The verdict this action carries.
@@ -30,13 +31,15 @@ impl Signal {
 /// One step of the reasoning: an action, the rule that chose it, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Ruling {
     /// What to do.
     pub action: Action,
     /// The source that decided.
     pub signal: Signal,
     /// The rule's name (stable, for scripts and the journal).
-    pub rule: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub rule: RuleId,
     /// Why, for people.
     pub reason: String,
     /// When asking again could change the answer (a backoff, a grace period), in milliseconds.
@@ -51,13 +54,13 @@ impl Ruling {
     pub(crate) fn new(
         action: Action,
         signal: Signal,
-        rule: &str,
+        rule: RuleId,
         reason: impl Into<String>,
     ) -> Ruling {
         Ruling {
             action,
             signal,
-            rule: rule.to_owned(),
+            rule,
             reason: reason.into(),
             retry_after_ms: None,
             nudge_text: None,
@@ -78,6 +81,7 @@ impl Ruling {
 /// A piece of caller evidence and what it did to the decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Finding {
     /// `transcript` or `pane`.
     pub source: Signal,
@@ -92,11 +96,13 @@ pub struct Finding {
 /// The host process check behind a `crashed` decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct HostCheck {
     /// The pid the host CLI reported.
     pub pid: u32,
     /// `alive`, `dead`, `reused` or `unknown`.
-    pub status: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub status: HostStatus,
     /// What the check can and cannot tell.
     pub note: String,
 }
@@ -115,6 +121,7 @@ pub struct Counters {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WakeSource {
     /// An item of the stop's background tasks.
     BackgroundTask,
@@ -128,6 +135,7 @@ pub enum WakeSource {
 /// nudge (the session will wake itself for it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct PendingWake {
     /// A task, a cron, or what a count says.
     pub source: WakeSource,
@@ -144,6 +152,7 @@ pub struct PendingWake {
 /// A profile hole that bears on the decision: a state the CLI can be in without telling.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct HoleNote {
     /// The hole's id in the profile.
     pub id: String,
@@ -154,6 +163,7 @@ pub struct HoleNote {
 /// The evidence behind a decision.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct DecisionEvidence {
     /// The session as the tracker sees it (state, since, age, generation, epoch, seq, the event
     /// that set the state, the last event); `None` when no event was ever seen for it.
@@ -188,6 +198,7 @@ pub struct DecisionEvidence {
 /// A notification that reported a quota.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct QuotaNotice {
     /// When it was sent, in nanoseconds since the Unix epoch.
     pub ts_ns: u64,
@@ -202,6 +213,7 @@ pub struct QuotaNotice {
 /// The answer to one question about one session.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct Decision {
     /// The question.
     pub question: Question,
@@ -214,7 +226,8 @@ pub struct Decision {
     /// The source that decided.
     pub signal: Signal,
     /// The rule that decided (stable names, listed in the module documentation).
-    pub rule: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub rule: RuleId,
     /// Why, for people.
     pub reason: String,
     /// When asking again could change the answer, in milliseconds.

@@ -303,7 +303,7 @@ impl Running {
                 "confirmed".to_owned(),
                 format!("turn_start seq {} ({}) confirmed it", e.seq, e.file),
             ),
-            _ => (decision.rule.clone(), decision.reason.clone()),
+            _ => (decision.rule.as_str().to_owned(), decision.reason.clone()),
         };
         self.act(|d| {
             if report.enter_resent {
@@ -448,12 +448,12 @@ impl Running {
                 retry_at =
                     decision.retry_after_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
                 if last {
-                    let (rule, reason) = (decision.rule.clone(), decision.reason.clone());
-                    self.journal_refusal(&decision, order, resolved, &rule, &reason, started);
+                    let (rule, reason) = (decision.rule.as_str(), decision.reason.clone());
+                    self.journal_refusal(&decision, order, resolved, rule, &reason, started);
                     return Ok(Waited::Refused(Box::new(refused(
                         &decision,
                         RefusedBy::Decision,
-                        &rule,
+                        rule,
                         &reason,
                         started,
                         Some(&reading),

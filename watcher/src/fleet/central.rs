@@ -43,9 +43,9 @@ use crate::ingest::follow::EventSource;
 /// How many message ids the reader remembers to drop republishes the server let through.
 pub const RECENT_IDS: usize = 100_000;
 /// How often the reader says how many messages it skipped (when it skipped any).
-pub const SKIPS_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const SKIPS_EVERY: Duration = Duration::from_secs(5);
 /// How long the server waits for an ack before it redelivers.
-pub const ACK_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const ACK_WAIT: Duration = Duration::from_secs(30);
 
 /// What a central reader reads.
 #[derive(Debug, Clone)]

@@ -35,9 +35,9 @@ pub const COMMIT_AFTER: Duration = Duration::from_millis(100);
 
 /// How often the forwarder says how far behind it is, when it is behind at all (and at each
 /// retry while the server does not acknowledge).
-pub const LAG_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const LAG_EVERY: Duration = Duration::from_secs(5);
 /// How long one publish waits for the server's ack before it is retried.
-pub const ACK_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const ACK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What the stream keeps, when the forwarder creates it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -36,11 +36,11 @@ pub const DEFAULT_PREFIX: &str = "hookline";
 /// The file in an events directory that holds its stable id (hidden: the reader skips it).
 pub const DIR_ID_FILE: &str = ".hookline-dir-id";
 /// Header naming the host an event came from.
-pub const HOST_HEADER: &str = "Hookline-Host";
+pub(crate) const HOST_HEADER: &str = "Hookline-Host";
 /// Header carrying the events directory's stable id.
-pub const DIR_HEADER: &str = "Hookline-Dir-Id";
+pub(crate) const DIR_HEADER: &str = "Hookline-Dir-Id";
 /// Header marking a raw envelope (not a canonical event).
-pub const RAW_HEADER: &str = "Hookline-Raw";
+pub(crate) const RAW_HEADER: &str = "Hookline-Raw";
 
 /// How to reach the NATS server: its URL and the credentials the client presents.
 #[derive(Debug, Clone, Default)]
@@ -60,7 +60,7 @@ pub struct Connection {
 }
 
 /// The reply-subject prefix of a forwarder for `host`: `_INBOX.<host>`.
-pub fn forwarder_inbox(host: &str) -> String {
+pub(crate) fn forwarder_inbox(host: &str) -> String {
     format!("_INBOX.{}", token(host))
 }
 
@@ -170,7 +170,7 @@ pub fn subject(prefix: &str, host: &str, event: &Event) -> String {
 }
 
 /// The subject of an event's raw envelope: [`subject`] under `<prefix>_raw`.
-pub fn raw_subject(prefix: &str, host: &str, event: &Event) -> String {
+pub(crate) fn raw_subject(prefix: &str, host: &str, event: &Event) -> String {
     subject(&format!("{prefix}_raw"), host, event)
 }
 

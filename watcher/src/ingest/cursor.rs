@@ -115,7 +115,7 @@ pub struct Cursor {
 }
 
 /// Checks a cursor name: 1 to 64 letters, digits, `-`, `_`, `.`, not starting with `.`.
-pub fn check_name(name: &str) -> Result<(), Error> {
+pub(crate) fn check_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && !name.starts_with('.')

@@ -19,38 +19,20 @@ use crate::canonical::{
 use crate::format::envelope::{RawEnvelope, salvage_field};
 use crate::format::rawjson;
 use crate::profile::{Convert, Extract, FieldPath, Profile, Profiles, Seen, TodoRule, Unresolved};
+use crate::vocab::TaskStatus;
 
 /// Longest text kept in a canonical field (`last_message`, `message`, ...), in bytes. A longer
 /// one keeps its head and its tail with [`CUT`] between them (see [`cap_text`]).
 pub const MAX_TEXT: usize = 2000;
 
 /// Longest text kept in a field of a list item (`as = "items"`), in bytes.
-pub const MAX_ITEM_TEXT: usize = 500;
+pub(crate) const MAX_ITEM_TEXT: usize = 500;
 
 /// What stands for the middle taken out of a text longer than its cap.
 pub const CUT: &str = " […] ";
 
 /// Most items kept of a list (`as = "items"`, a todo list).
-pub const MAX_ITEMS: usize = 100;
-
-/// Array item `status` values that mean a background task is finished.
-pub const FINISHED: &[&str] = &[
-    "completed",
-    "complete",
-    "done",
-    "finished",
-    "succeeded",
-    "success",
-    "failed",
-    "failure",
-    "error",
-    "killed",
-    "cancelled",
-    "canceled",
-    "stopped",
-    "exited",
-    "timeout",
-];
+pub(crate) const MAX_ITEMS: usize = 100;
 
 /// Payload keys that hold a session id in one CLI or another: where the session of an event no
 /// profile maps is looked for.
@@ -291,7 +273,7 @@ fn extract_value(extract: &Extract, payload: &Value) -> Option<Value> {
                 .iter()
                 .filter(|item| {
                     let status = item.get("status").and_then(Value::as_str).unwrap_or("");
-                    !FINISHED.contains(&status.to_ascii_lowercase().as_str())
+                    TaskStatus::read(status) != TaskStatus::Finished
                 })
                 .count();
             Some(Value::from(active))
@@ -371,7 +353,7 @@ pub fn cap_text(text: &str, max: usize) -> Option<String> {
 
 /// The part of a text after the last [`CUT`] (the whole text when it was not cut): where the
 /// sentences of a long message that was cut can be found whole.
-pub fn after_cut(text: &str) -> &str {
+pub(crate) fn after_cut(text: &str) -> &str {
     text.rfind(CUT).map_or(text, |i| &text[i + CUT.len()..])
 }
 

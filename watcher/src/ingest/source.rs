@@ -51,7 +51,7 @@ impl DirId {
 pub use crate::format::layout::{EventFile, Listing, Place};
 
 /// The identity of a directory, or `None` when it does not exist.
-pub fn dir_id(dir: &Path) -> Result<Option<DirId>, Error> {
+pub(crate) fn dir_id(dir: &Path) -> Result<Option<DirId>, Error> {
     match std::fs::symlink_metadata(dir) {
         Ok(meta) if meta.is_dir() => {
             let born_ns = meta
@@ -443,7 +443,7 @@ impl LegacyName {
 }
 
 /// Lists a legacy directory (never creating it): its event files in time order.
-pub fn list_legacy(dir: &Path) -> Result<Vec<LegacyName>, Error> {
+pub(crate) fn list_legacy(dir: &Path) -> Result<Vec<LegacyName>, Error> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -459,7 +459,7 @@ pub fn list_legacy(dir: &Path) -> Result<Vec<LegacyName>, Error> {
 
 /// Reads a legacy file as an envelope of the `legacy` profile: its `event` becomes the
 /// native name, `task_id` the tag, and the identity fields the payload.
-pub fn read_legacy(dir: &Path, name: &LegacyName) -> Result<RawEnvelope, String> {
+pub(crate) fn read_legacy(dir: &Path, name: &LegacyName) -> Result<RawEnvelope, String> {
     #[derive(Deserialize)]
     struct Legacy {
         event: Option<String>,

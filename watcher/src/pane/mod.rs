@@ -237,7 +237,7 @@ fn composer(lines: &[&str], patterns: &PanePatterns) -> Option<String> {
 /// Whether a composer's text shows `delivered` still sitting there: it starts with the
 /// delivered text's first line (or the first 24 characters of it), blanks collapsed, or
 /// shows one of the profile's `pasted` markers.
-pub fn composer_shows(composer: &str, delivered: &str, patterns: &PanePatterns) -> bool {
+pub(crate) fn composer_shows(composer: &str, delivered: &str, patterns: &PanePatterns) -> bool {
     if composer.is_empty() {
         return false;
     }
@@ -302,7 +302,7 @@ pub fn union<'a>(all: impl IntoIterator<Item = &'a PanePatterns>) -> PanePattern
 }
 
 /// Combines readings of one pane: presence wins (see [`Pane::sense_settled`]).
-pub fn combine(readings: Vec<PaneReading>) -> PaneReading {
+pub(crate) fn combine(readings: Vec<PaneReading>) -> PaneReading {
     let mut iter = readings.into_iter();
     let Some(mut all) = iter.next() else { return PaneReading::default() };
     for r in iter {

@@ -24,7 +24,7 @@ use crate::protocol::{MAX_LINE, Reply, parse};
 
 /// The most `next_event` and `deliver` requests waiting at once (each holds a thread while it
 /// waits).
-pub const MAX_WAITING: usize = 64;
+pub(crate) const MAX_WAITING: usize = 64;
 
 /// Answers the requests of `input` until its end, each with one reply line on `output`,
 /// flushed, from `running`. Any number of these loops may share one engine at once (`hookline

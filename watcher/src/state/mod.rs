@@ -219,6 +219,7 @@ pub struct Expect {
 
 /// What applying one event did.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Applied {
     /// The session's key in the tracker, when the event had one.
     pub session: Option<String>,
@@ -232,6 +233,7 @@ pub struct Applied {
 
 /// Why an event was recorded but not applied to its session's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Ignored {
     /// A subagent fired it: a subagent's events never change its parent's state.
     Subagent,
@@ -348,14 +350,15 @@ impl Tracker {
     /// `<host>/` for another host's session, so that one host's events never reach another's
     /// session, whatever ids they carry.
     fn key_of(&self, event: &Event) -> Option<String> {
-        let host = event.host.as_deref().map(|h| format!("{h}/")).unwrap_or_default();
+        let host = event.host.as_deref();
+        let own = || SessionKey::text_of(host, &event.cli, event.session_id.as_deref(), None);
         match (&event.session_id, &event.tag) {
-            (Some(id), _) => Some(format!("{host}{}:{id}", event.cli)),
+            (Some(_), _) => own(),
             (None, Some(tag)) => self
                 .by_tag
-                .get(&tag_name(tag, event.host.as_deref()))
+                .get(&tag_name(tag, host))
                 .cloned()
-                .or_else(|| Some(format!("{host}{}:tag:{tag}", event.cli))),
+                .or_else(|| SessionKey::text_of(host, &event.cli, None, Some(tag))),
             (None, None) => None,
         }
     }
@@ -802,7 +805,9 @@ impl Tracker {
         facts: TranscriptFacts,
         since_ns: u64,
     ) -> bool {
-        let key = format!("{cli}:{session_id}");
+        let Some(key) = SessionKey::text_of(None, cli, Some(session_id), None) else {
+            return false;
+        };
         match self.sessions.get_mut(&key) {
             Some(session) if session.unhooked => {
                 session.transcript = Some(facts);

@@ -27,7 +27,7 @@ use crate::vocab::FailureKind;
 use super::entry::{Interrupt, Observation, class_of_status, text};
 
 /// The whole text of the `user` entry Claude writes when the human stops a running turn.
-pub const INTERRUPTED_TURN: &str = "[Request interrupted by user]";
+pub(crate) const INTERRUPTED_TURN: &str = "[Request interrupted by user]";
 /// The whole text of the `user` entry Claude writes when the human refuses a tool use.
 pub const INTERRUPTED_TOOL_USE: &str = "[Request interrupted by user for tool use]";
 

@@ -18,9 +18,9 @@ use crate::vocab::FailureKind;
 use super::entry::{Observation, class_of_status, text};
 
 /// The `uiEvent` name of a failed model request.
-pub const API_ERROR: &str = "qwen-code.api_error";
+pub(crate) const API_ERROR: &str = "qwen-code.api_error";
 /// The `uiEvent` name of a model response.
-pub const API_RESPONSE: &str = "qwen-code.api_response";
+pub(crate) const API_RESPONSE: &str = "qwen-code.api_response";
 
 pub(super) fn read(record: &Value) -> (Option<String>, Vec<Observation>) {
     let session = text(record, "sessionId").map(str::to_owned);

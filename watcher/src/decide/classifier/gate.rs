@@ -2,6 +2,7 @@
 
 use super::super::verdict::{Action, Question, Ruling, Signal};
 use super::{ClassifierVerdict, CrashedVerdict, StallVerdict};
+use crate::vocab::RuleId;
 
 /// What the gate looks at besides the verdict.
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +47,7 @@ pub struct GateFacts<'a> {
 /// (proceed < fall_back < hold < pause < escalate): more careful, never less.
 pub fn gate(facts: &GateFacts<'_>, verdict: ClassifierVerdict) -> Ruling {
     let det = facts.deterministic;
-    let careful = |action: Action, rule: &str, why: String| {
+    let careful = |action: Action, rule: RuleId, why: String| {
         if action > det.action {
             Ruling::new(action, Signal::Classifier, rule, why)
         } else {
@@ -60,7 +61,7 @@ pub fn gate(facts: &GateFacts<'_>, verdict: ClassifierVerdict) -> Ruling {
                 Ruling::new(
                     Action::Proceed,
                     Signal::Classifier,
-                    "stall-classifier-stalled",
+                    RuleId::StallClassifierStalled,
                     format!(
                         "the classifier reads the last message as stalled, where no structural \
                          signal answered either way (at an explicit idle, no pending wake): a \
@@ -74,7 +75,7 @@ pub fn gate(facts: &GateFacts<'_>, verdict: ClassifierVerdict) -> Ruling {
         }
         (Question::Stall, ClassifierVerdict::Stall(StallVerdict::Finished)) => careful(
             Action::Hold,
-            "stall-classifier-finished",
+            RuleId::StallClassifierFinished,
             format!(
                 "the classifier reads the last message as finished: the nudge is withheld; this \
                  ends nothing ({was})"
@@ -85,7 +86,7 @@ pub fn gate(facts: &GateFacts<'_>, verdict: ClassifierVerdict) -> Ruling {
             if facts.waiting_in_a_row >= facts.waiting_limit {
                 careful(
                     Action::Escalate,
-                    "crashed-classifier-waiting-in-a-row",
+                    RuleId::CrashedClassifierWaitingInARow,
                     format!(
                         "the classifier has read the screen as waiting on its human {} times in \
                          a row (classifier.waiting-in-a-row = {}): ask a human ({was})",
@@ -95,7 +96,7 @@ pub fn gate(facts: &GateFacts<'_>, verdict: ClassifierVerdict) -> Ruling {
             } else {
                 careful(
                     Action::Hold,
-                    "crashed-classifier-waiting-on-human",
+                    RuleId::CrashedClassifierWaitingOnHuman,
                     format!(
                         "the classifier reads the screen as waiting on its human ({} of {} in a \
                          row before escalating): not crashed ({was})",
@@ -106,12 +107,12 @@ pub fn gate(facts: &GateFacts<'_>, verdict: ClassifierVerdict) -> Ruling {
         }
         (Question::Crashed, ClassifierVerdict::Crashed(CrashedVerdict::Working)) => careful(
             Action::Hold,
-            "crashed-classifier-working",
+            RuleId::CrashedClassifierWorking,
             format!("the classifier reads the screen as working: grace extended ({was})"),
         ),
         (Question::Crashed, ClassifierVerdict::Crashed(CrashedVerdict::Wedged)) => careful(
             Action::Escalate,
-            "crashed-classifier-wedged",
+            RuleId::CrashedClassifierWedged,
             format!(
                 "the classifier reads the screen as wedged: ask a human rather than kill or \
                  retry ({was})"

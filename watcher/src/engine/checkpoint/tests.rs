@@ -340,7 +340,7 @@ fn a_checkpoint_of_an_idle_session_and_no_new_event_withholds_input_as_a_full_re
     assert!(matches!(resumed, Resumed::Checkpoint { .. }), "{resumed:?}");
     assert_eq!(full.verdict, Verdict::Withhold);
     let said = |d: &crate::decide::Decision| {
-        (d.verdict, d.action, d.rule.clone(), d.reason.clone(), d.state, d.slot.is_some())
+        (d.verdict, d.action, d.rule, d.reason.clone(), d.state, d.slot.is_some())
     };
     assert_eq!(said(&from_checkpoint), said(&full));
     assert_eq!(from_checkpoint.state, Some(StateKind::Idle));
