@@ -255,3 +255,38 @@ fn decide_reads_the_pane_it_is_given() {
     );
     assert_eq!(f.received_settled(), "warm up\ra draft");
 }
+
+#[test]
+fn decide_withholds_input_and_a_nudge_from_a_pane_whose_program_has_exited() {
+    let f = Fixture::at_prompt(&[]);
+    let _daemon = daemon(&f);
+    warm_up(&f);
+    // The agent is killed at its prompt: it fires nothing, the session still reads idle.
+    let pid = f.tmux.pane_pid().unwrap();
+    // SAFETY: kill(2) on the fake agent this test started.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    f.tmux.wait_for_exit(Duration::from_secs(10)).unwrap();
+    let mut client = hookline::daemon::Client::connect(&f.events()).unwrap();
+    assert_eq!(client.state(SESSION).unwrap().unwrap().state.as_str(), "idle");
+    let ask = |question: &str| {
+        let out = Command::new(binaries::hookline())
+            .args(["decide", SESSION, question, "--json", "--events-dir"])
+            .arg(f.events())
+            .args(["--tmux", TARGET, "--tmux-socket"])
+            .arg(f.tmux.socket_path().unwrap())
+            .env_remove("TMUX")
+            .env("XDG_CONFIG_HOME", f.dir.path())
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), json["rule"].as_str().unwrap_or_default().to_owned())
+    };
+    assert_eq!(ask("input"), (Some(1), "window-dead".to_owned()));
+    assert_eq!(ask("nudge"), (Some(1), "window-dead".to_owned()));
+    // A dead pane never makes `crashed` permissive: only structured signals do.
+    let (_, rule) = ask("crashed");
+    assert_ne!(rule, "window-dead");
+    // The slot was never taken: the session is still idle and its input available.
+    let view = client.state(SESSION).unwrap().unwrap();
+    assert_eq!((view.state.as_str(), view.input.as_str()), ("idle", "available"));
+}
