@@ -12,7 +12,7 @@
 //! | last user text contains `RUNBASH: <cmd>` | a `Bash` `tool_use` running `<cmd>` |
 //! | last user text is a `<task-notification>` and a user text of the conversation holds [`WAKEDIALOG`] | a `Bash` `tool_use` running `echo woke` (a dialog opening by itself) |
 //! | last user text contains `ASKUSER: <question>` | an `AskUserQuestion` `tool_use` with two options |
-//! | last user text contains `RUNAGENT: <prompt>` | an `Agent` `tool_use` (general purpose) whose prompt is `<prompt>` |
+//! | last user text contains `RUNAGENT: <prompt>` | an `Agent` `tool_use` (general purpose) whose prompt is [`SUBAGENT_TASK`] `<prompt>` (the subagent's requests are side requests) |
 //! | last user text contains `WAKEUP: <seconds>` | a `ScheduleWakeup` `tool_use`: a one-shot wake after `<seconds>` |
 //! | last user text contains `RUNBG: <cmd>` | a `Bash` `tool_use` running `<cmd>` with `run_in_background: true` |
 //! | last user text contains `APIERROR: rate_limit` / `overloaded` / `quota` | `429` `rate_limit_error` / `529` `overloaded_error` / `400` "credit balance is too low", as the real API refuses a request (retried by Claude unless `CLAUDE_CODE_MAX_RETRIES=0`) |
@@ -47,6 +47,10 @@ pub const ASKUSER: &str = "ASKUSER: ";
 
 /// The marker for a subagent: `RUNAGENT: <its prompt>` (the `Agent` tool, general purpose).
 pub const RUNAGENT: &str = "RUNAGENT: ";
+
+/// What the prompt of a subagent [`RUNAGENT`] starts starts with: its requests are side
+/// requests of the parent session.
+pub const SUBAGENT_TASK: &str = "SUBAGENT-TASK: ";
 
 /// The marker for a one-shot wake: `WAKEUP: <seconds>` (`ScheduleWakeup`).
 pub const WAKEUP: &str = "WAKEUP: ";
@@ -195,7 +199,8 @@ impl Reply {
             return Reply::Tool("AskUserQuestion", input);
         }
         if let Some(prompt) = texts.iter().find_map(|t| marked_command(t, RUNAGENT)) {
-            let input = json!({"description": "Run a subagent", "prompt": prompt,
+            let input = json!({"description": "Run a subagent",
+                               "prompt": format!("{SUBAGENT_TASK}{prompt}"),
                                "subagent_type": "general-purpose"});
             return Reply::Tool("Agent", input);
         }
@@ -222,9 +227,12 @@ impl Reply {
     /// What the reply to `body` means for the turn: side requests (a title, a classifier's
     /// consult) are no part of it.
     fn meaning(body: &Value, reply: &Reply) -> Meaning {
-        let consult = body.to_string().contains(INSTRUCTION_HEAD);
+        let text = body.to_string();
+        let consult = text.contains(INSTRUCTION_HEAD);
+        // A subagent's requests are its own, not its parent session's turn.
+        let subagent = last_user_texts(body).iter().any(|t| t.contains(SUBAGENT_TASK));
         match reply {
-            _ if is_title_request(body) || consult => Meaning::Side,
+            _ if is_title_request(body) || consult || subagent => Meaning::Side,
             Reply::Text(_) | Reply::Slow(_) => Meaning::EndsTurn,
             Reply::Bash(_) | Reply::Tool(..) => Meaning::CallsTool,
             Reply::ApiError(error) => Meaning::Fails(*error),
@@ -331,6 +339,17 @@ impl Reply {
             ("message_stop", json!({"type": "message_stop"})),
         ]);
         events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
+    }
+}
+
+/// The texts of the last user message.
+fn last_user_texts(body: &Value) -> Vec<&str> {
+    let last_user =
+        body["messages"].as_array().and_then(|m| m.iter().rev().find(|m| m["role"] == "user"));
+    match last_user.map(|m| &m["content"]) {
+        Some(Value::String(text)) => vec![text.as_str()],
+        Some(Value::Array(blocks)) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -490,7 +509,7 @@ mod tests {
         assert_eq!(input["questions"][0]["question"], "left or right?");
         assert_eq!(input["questions"][0]["options"].as_array().unwrap().len(), 2);
         let (name, input) = tool(&user("RUNAGENT: say ok"));
-        assert_eq!((name, input["prompt"].as_str()), ("Agent", Some("say ok")));
+        assert_eq!((name, input["prompt"].as_str()), ("Agent", Some("SUBAGENT-TASK: say ok")));
         assert_eq!(input["subagent_type"], "general-purpose");
         let (name, input) = tool(&user("WAKEUP: 75"));
         assert_eq!((name, input["delaySeconds"].as_u64()), ("ScheduleWakeup", Some(75)));
@@ -524,6 +543,8 @@ mod tests {
             {"role": "assistant", "content": [{"type": "tool_use"}]},
             {"role": "user", "content": [{"type": "tool_result", "content": "x"}]},
         ]}));
+        // A subagent's request is a side request of its parent's turn.
+        post(json!({"messages": [user("SUBAGENT-TASK: say ok")], "tools": [{"name": "Bash"}]}));
         let (status, response) = post(json!({"messages": [user("APIERROR: quota")]}));
         assert_eq!(status, 400);
         assert!(response.contains("credit balance is too low"), "{response}");
@@ -536,6 +557,7 @@ mod tests {
                 (Meaning::CallsTool, false),
                 (Meaning::Side, false),
                 (Meaning::EndsTurn, true),
+                (Meaning::Side, false),
                 (Meaning::Fails(ApiError::Quota), false),
             ]
         );

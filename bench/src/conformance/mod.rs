@@ -1,0 +1,343 @@
+//! `hookline-bench conformance`: how often, how fast and how safely hookline tells the truth
+//! about real agent CLIs.
+//!
+//!     hookline-bench conformance [--quick] [--cli NAME]... [--scenario NAME]...
+//!                                [--json PATH] [--markdown PATH]
+//!
+//! Each scenario of `bench/conformance/scenarios/` ([`scenario`]) is played against each
+//! CLI's pinned binary ([`clis`]) by a driver that knows the truth by construction ([`run`],
+//! [`truth`]); hookline's answers, from a real daemon, are scored against it ([`score`],
+//! [`figures`]). The tables go to stdout (and `--markdown`), everything to `--json`.
+//!
+//! Exit status: 0; 1 when any peek allowed input or a nudge while the truth was not an idle
+//! prompt, or any byte reached a dialog or another pane; 2 on an error (a scenario that broke
+//! counts as one).
+
+mod clis;
+mod figures;
+mod notify;
+mod run;
+mod scenario;
+mod score;
+mod tap;
+mod truth;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use hookline::profile::Profiles;
+use serde_json::json;
+
+use self::clis::{CLIS, Cli};
+use self::figures::{CliFigures, human_ns, percentile};
+use self::scenario::Scenario;
+
+pub use self::notify::stamp;
+
+/// What the command was asked.
+struct Options {
+    quick: bool,
+    clis: Vec<String>,
+    scenarios: Vec<String>,
+    json: Option<PathBuf>,
+    markdown: Option<PathBuf>,
+}
+
+fn options(args: impl Iterator<Item = String>) -> crate::Result<Options> {
+    let mut o = Options {
+        quick: false,
+        clis: Vec::new(),
+        scenarios: Vec::new(),
+        json: None,
+        markdown: None,
+    };
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--quick" => o.quick = true,
+            "--cli" => o.clis.push(value()?),
+            "--scenario" => o.scenarios.push(value()?),
+            "--json" => o.json = Some(PathBuf::from(value()?)),
+            "--markdown" => o.markdown = Some(PathBuf::from(value()?)),
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    for name in &o.clis {
+        if Cli::named(name).is_none() {
+            let known: Vec<&str> = CLIS.iter().map(|c| c.name).collect();
+            return Err(format!("no CLI {name:?}; known: {}", known.join(", ")).into());
+        }
+    }
+    Ok(o)
+}
+
+/// The command.
+pub fn run(args: impl Iterator<Item = String>) -> crate::Result<()> {
+    let o = options(args)?;
+    let all = scenario::load_dir(&scenario::shipped_dir())?;
+    for name in &o.scenarios {
+        if !all.iter().any(|s| &s.name == name) {
+            return Err(
+                format!("no scenario {name:?} in {}", scenario::shipped_dir().display()).into()
+            );
+        }
+    }
+    let scenarios: Vec<&Scenario> = all
+        .iter()
+        .filter(|s| {
+            if o.scenarios.is_empty() { !o.quick || s.quick } else { o.scenarios.contains(&s.name) }
+        })
+        .collect();
+    let clis: Vec<&'static Cli> = match (&o.clis[..], o.quick) {
+        ([], true) => vec![&CLIS[0]],
+        ([], false) => CLIS.iter().collect(),
+        (names, _) => names.iter().filter_map(|n| Cli::named(n)).collect(),
+    };
+    let profiles = Profiles::shipped()?;
+    let started = Instant::now();
+    let load_before = load_average();
+    let mut results = Vec::new();
+    let mut broken = Vec::new();
+    for cli in clis {
+        let installed = cli.install()?;
+        let mut figures = CliFigures {
+            cli: cli.name.into(),
+            title: cli.title.into(),
+            version: installed.version.to_string(),
+            runs: Vec::new(),
+        };
+        for scenario in &scenarios {
+            let at = Instant::now();
+            let outcome = run::play(cli, &installed, scenario);
+            let score = figures::score(scenario, &outcome, profiles.get(cli.name));
+            eprintln!(
+                "conformance: {} {} {}: {}{} ({:.0} s)",
+                cli.name,
+                installed.version,
+                scenario.name,
+                score.status,
+                score.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default(),
+                at.elapsed().as_secs_f64()
+            );
+            if score.status == "failed" {
+                broken.push(format!(
+                    "{} {}: {}",
+                    cli.name,
+                    scenario.name,
+                    score.reason.clone().unwrap_or_default()
+                ));
+            }
+            figures.runs.push(score);
+        }
+        results.push(figures);
+    }
+    let load_after = load_average();
+    let markdown = tables(&results, &scenarios);
+    println!("{markdown}");
+    let meta = json!({
+        "date": hookline::units::rfc3339(hookline::format::clock::now_ns()),
+        "machine": machine(),
+        "load_average": {"before": load_before, "after": load_after},
+        "seconds": started.elapsed().as_secs_f64(),
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "hookline": env!("CARGO_PKG_VERSION"),
+    });
+    if let Some(path) = &o.markdown {
+        std::fs::write(path, &markdown).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some(path) = &o.json {
+        let value =
+            json!({"meta": meta, "clis": results.iter().map(CliFigures::json).collect::<Vec<_>>()});
+        let text = serde_json::to_string_pretty(&value)?;
+        write_atomically(path, text.as_bytes())?;
+    }
+    eprintln!("conformance: {meta}");
+    let unsafe_runs: usize = results.iter().map(|f| f.false_auths().0 + f.wrongful()).sum();
+    if unsafe_runs > 0 {
+        eprintln!("conformance: {unsafe_runs} false authorizations or wrongful keystrokes");
+        std::process::exit(1);
+    }
+    if !broken.is_empty() {
+        return Err(format!("{} runs broke:\n  {}", broken.len(), broken.join("\n  ")).into());
+    }
+    Ok(())
+}
+
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
+    let dir =
+        path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut temp, bytes)?;
+    temp.persist(path).map_err(|e| format!("{}: {}", path.display(), e.error))?;
+    Ok(())
+}
+
+/// `/proc/loadavg`'s three averages.
+fn load_average() -> Vec<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+/// The machine, in one line: CPUs, memory, kernel.
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_default();
+    let mem_kb: u64 = std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("MemTotal:").and_then(|m| m.trim().trim_end_matches(" kB").parse().ok())
+        })
+        .unwrap_or(0);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("{cpus} CPUs ({model}), {:.0} GiB, Linux {}", mem_kb as f64 / 1048576.0, kernel.trim())
+}
+
+fn p(values: &[u64], q: f64) -> String {
+    percentile(values, q).map_or("—".into(), human_ns)
+}
+
+/// The Markdown: a summary row per CLI, then per CLI its figures, its transitions and its
+/// runs.
+fn tables(results: &[CliFigures], scenarios: &[&Scenario]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| CLI | agreement | unknown | time to truth p50 / p99 | worst wrong state | false authorizations | deliveries confirmed / refused / unconfirmed | wrongful keystrokes | allow → confirmed p50 / p99 | notification p50 / p99 |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|");
+    for f in results {
+        let _ = writeln!(out, "{}", summary_row(f));
+    }
+    let _ = writeln!(out, "\n| scenario | what it plays |\n|---|---|");
+    for s in scenarios {
+        let _ = writeln!(out, "| {} | {} |", s.name, s.summary);
+    }
+    for f in results {
+        let _ = writeln!(out, "\n### {} {}\n", f.title, f.version);
+        let all: Vec<u64> = f.to_truth().values().flat_map(|(s, _)| s.iter().copied()).collect();
+        let _ =
+            writeln!(out, "| transition | n | p50 | p99 | not said before the truth moved on |");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+        for (kind, (said, missed)) in f.to_truth() {
+            let _ = writeln!(
+                out,
+                "| {kind} | {} | {} | {} | {missed} |",
+                said.len(),
+                p(&said, 50.0),
+                p(&said, 99.0)
+            );
+        }
+        let _ = writeln!(out, "| all | {} | {} | {} | |", all.len(), p(&all, 50.0), p(&all, 99.0));
+        let _ = writeln!(
+            out,
+            "\n| scenario | result | agreement | unknown | worst wrong state | false auth. | deliveries |"
+        );
+        let _ = writeln!(out, "|---|---|---:|---:|---|---:|---|");
+        for r in &f.runs {
+            let c = &r.comparison;
+            let share = |x: u64| {
+                if c.total_ns == 0 {
+                    "—".to_owned()
+                } else {
+                    format!("{:.1} %", 100.0 * x as f64 / c.total_ns as f64)
+                }
+            };
+            let result = match (r.status, &r.reason) {
+                ("played", _) => "played".to_owned(),
+                (status, Some(why)) => {
+                    let first = why.lines().next().unwrap_or_default().replace('|', "/");
+                    format!("{status}: {first}")
+                }
+                (status, None) => status.to_owned(),
+            };
+            let worst = r.worst.as_ref().map_or("—".into(), |(w, cause)| {
+                format!(
+                    "{} `{}` for `{}` ({})",
+                    human_ns(w.len_ns),
+                    w.reported.as_str(),
+                    w.truth.as_str(),
+                    cause.label()
+                )
+            });
+            let deliveries: Vec<String> = r
+                .deliveries
+                .iter()
+                .map(|d| {
+                    let mut s = format!("{}: {}", d.perturb.as_str(), d.outcome);
+                    if d.enter_resent {
+                        s.push_str(", Enter resent");
+                    }
+                    if let Some(rule) = d.rule.as_deref().filter(|_| d.outcome != "confirmed") {
+                        s.push_str(&format!(" (`{rule}`)"));
+                    }
+                    s
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                r.scenario,
+                result,
+                share(c.agree_ns),
+                share(c.unknown_ns),
+                worst,
+                r.false_auths.len(),
+                if deliveries.is_empty() { "—".into() } else { deliveries.join("; ") }
+            );
+        }
+    }
+    out
+}
+
+fn summary_row(f: &CliFigures) -> String {
+    let (agreement, unknown) = f.agreement().map_or(("—".into(), "—".into()), |(a, u)| {
+        (format!("{:.1} %", 100.0 * a), format!("{:.1} %", 100.0 * u))
+    });
+    let all: Vec<u64> = f.to_truth().values().flat_map(|(s, _)| s.iter().copied()).collect();
+    let worst = f.worst().map_or("—".into(), |(scenario, w, cause)| {
+        format!(
+            "{} `{}` for `{}` in {scenario} ({})",
+            human_ns(w.len_ns),
+            w.reported.as_str(),
+            w.truth.as_str(),
+            cause.label()
+        )
+    });
+    let (false_auths, peeks) = f.false_auths();
+    let deliveries = f.deliveries();
+    let count = |o: &str| deliveries.iter().filter(|d| d.outcome == o).count();
+    let allow: Vec<u64> = deliveries
+        .iter()
+        .filter(|d| d.outcome == "confirmed")
+        .filter_map(|d| d.allow_to_outcome_ms.map(|m| m * 1_000_000))
+        .collect();
+    let notes = f.notifications();
+    format!(
+        "| {} {} | {agreement} | {unknown} | {} / {} | {worst} | {false_auths} of {peeks} | {} / {} / {} | {} | {} / {} | {} / {} |",
+        f.title,
+        f.version,
+        p(&all, 50.0),
+        p(&all, 99.0),
+        count("confirmed"),
+        count("refused"),
+        count("unconfirmed"),
+        f.wrongful(),
+        p(&allow, 50.0),
+        p(&allow, 99.0),
+        p(&notes, 50.0),
+        p(&notes, 99.0),
+    )
+}
