@@ -101,8 +101,6 @@ pub fn compare(
     if let Some(w) = open.take() {
         c.wrong.push(w);
     }
-    let changes: Vec<&(u64, Truth)> =
-        truth.iter().filter(|(t, _)| (from..to).contains(t)).collect();
     for (i, pair) in truth.windows(2).enumerate() {
         let (_, before) = pair[0];
         let (at, now) = pair[1];
@@ -122,7 +120,6 @@ pub fn compare(
         c.to_truth
             .push(ToTruth { kind: format!("{}→{}", before.as_str(), now.as_str()), after_ns });
     }
-    let _ = changes;
     c
 }
 
@@ -157,6 +154,13 @@ mod tests {
                     len_ns: 60,
                     truth: Truth::Idle,
                     reported: StateKind::Active
+                },
+                // The dialog opened before hookline heard of it: idle, then the tool.
+                Wrong {
+                    start_ns: 300,
+                    len_ns: 20,
+                    truth: Truth::Dialog,
+                    reported: StateKind::Idle
                 },
                 Wrong {
                     start_ns: 320,
