@@ -343,7 +343,10 @@ impl Run {
                 let at = self.submit(&text)?;
                 self.act(at, Act::Submit { tools, wakes });
             }
-            Step::Wait { until, timeout } => self.wait(*until, *timeout)?,
+            Step::Wait { until, timeout, required } => match self.wait(*until, *timeout) {
+                Err(_) if !required => {}
+                other => other?,
+            },
             Step::Hold { time } => thread::sleep(*time),
             Step::Approve => {
                 let at = self.keys(self.cli.approve)?;
@@ -535,6 +538,12 @@ impl Run {
                         && e.complete
                         && e.done_ns.is_some_and(|d| d >= since)
                 }),
+                Until::Answer => self
+                    .host
+                    .api()
+                    .exchanges()
+                    .iter()
+                    .any(|e| e.received_ns >= since && e.done_ns.is_some()),
                 Until::ApiError => self.host.api().exchanges().iter().any(|e| {
                     matches!(e.meaning, Meaning::Fails(_)) && e.done_ns.is_some_and(|d| d >= since)
                 }),

@@ -95,6 +95,10 @@ pub enum Step {
         /// How long it may take.
         #[serde(default = "default_timeout", deserialize_with = "duration")]
         timeout: Duration,
+        /// Whether the run breaks when it does not come (`false`: the scenario goes on; after
+        /// a perturbed delivery, its turn may never come).
+        #[serde(default = "yes")]
+        required: bool,
     },
     /// Does nothing for this long: a window in which hookline's answers are measured.
     Hold {
@@ -131,6 +135,10 @@ pub enum Step {
         #[serde(default)]
         perturb: Perturbation,
     },
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// How long a wait may take by default.
@@ -186,6 +194,9 @@ pub enum Until {
     Streaming,
     /// The mock has sent an answer that ends the turn, since the last step that acted.
     TurnEnd,
+    /// The mock has finished any answer, a side request's too (a compaction's summary
+    /// may be asked as one), since the last step.
+    Answer,
     /// The mock has answered with an error, since the last step that acted.
     ApiError,
     /// The mock got a request the CLI made by itself (a wake), since the last step that acted.

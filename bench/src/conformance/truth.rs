@@ -106,7 +106,7 @@ pub fn timeline(facts: &Facts) -> Vec<(u64, Truth)> {
         inputs.push((*at, i, Input::Act(*act)));
     }
     for (i, e) in facts.exchanges.iter().enumerate() {
-        if e.meaning == Meaning::Side || e.received_ns < facts.ready_ns {
+        if e.received_ns < facts.ready_ns {
             continue;
         }
         inputs.push((e.received_ns, i, Input::Received(*e)));
@@ -122,15 +122,26 @@ pub fn timeline(facts: &Facts) -> Vec<(u64, Truth)> {
     let mut out = vec![(facts.ready_ns, Truth::Idle)];
     let mut state = Truth::Idle;
     let (mut tools, mut wakes) = (Tools::Run, Tools::Run);
+    // A compaction runs until its summary is answered, which some CLIs ask as a side request.
+    let mut compacting = false;
     for (at, _, input) in inputs {
         let next = match input {
             _ if state == Truth::Ended => None,
+            Input::Done(e)
+                if compacting && e.complete && !matches!(e.meaning, Meaning::Fails(_)) =>
+            {
+                compacting = false;
+                (state == Truth::Active).then_some(Truth::Idle)
+            }
+            Input::Received(e) | Input::Done(e) if e.meaning == Meaning::Side => None,
             Input::Act(Act::Submit { tools: t, wakes: w }) => {
                 (tools, wakes) = (t, w);
+                compacting = false;
                 Some(Truth::Active)
             }
             Input::Act(Act::Compact) => {
                 tools = Tools::Run;
+                compacting = true;
                 Some(Truth::Active)
             }
             Input::Act(Act::Approve) => (state == Truth::Dialog).then_some(Truth::Tool),
@@ -311,6 +322,18 @@ mod tests {
                 (420, Truth::Idle)
             ]
         );
+    }
+
+    #[test]
+    fn a_compaction_ends_with_its_summary_even_when_asked_as_a_side_request() {
+        let f = facts(
+            vec![(100, Act::Compact)],
+            vec![exchange(150, 170, Meaning::Side), exchange(300, 320, Meaning::Side)],
+        );
+        assert_eq!(timeline(&f), [(10, Truth::Idle), (100, Truth::Active), (170, Truth::Idle)]);
+        // Outside a compaction a side request changes nothing.
+        let f = facts(vec![(100, RUN)], vec![exchange(150, 170, Meaning::Side)]);
+        assert_eq!(timeline(&f), [(10, Truth::Idle), (100, Truth::Active)]);
     }
 
     #[test]
