@@ -115,6 +115,8 @@ pub struct RunScore {
     pub notifications: Vec<u64>,
     /// The following threads' errors, counted.
     pub thread_errors: usize,
+    /// The machine's 1-minute load average when the run ended.
+    pub load: Option<f64>,
 }
 
 /// Scores one run.
@@ -138,6 +140,7 @@ pub fn score(scenario: &Scenario, outcome: &Outcome, profile: Option<&Profile>) 
         neighbour_bytes: 0,
         notifications: Vec::new(),
         thread_errors: 0,
+        load: None,
     };
     let Some(r) = recording.filter(|r| r.window.0 > 0) else { return s };
     let truth = truth::timeline(&r.facts);
@@ -399,6 +402,7 @@ fn run_json(r: &RunScore) -> Value {
         "neighbour_bytes": r.neighbour_bytes,
         "notifications_ms": r.notifications.iter().map(|n| ms(*n)).collect::<Vec<_>>(),
         "follower_errors": r.thread_errors,
+        "load_average": r.load,
     })
 }
 

@@ -100,6 +100,8 @@ pub fn run(args: impl Iterator<Item = String>) -> crate::Result<()> {
     let load_before = load_average();
     let mut results = Vec::new();
     let mut broken = Vec::new();
+    // The machine is shared: the 1-minute load average at the end of each run.
+    let mut loads: Vec<f64> = Vec::new();
     for cli in clis {
         let installed = cli.install()?;
         let mut figures = CliFigures {
@@ -111,7 +113,9 @@ pub fn run(args: impl Iterator<Item = String>) -> crate::Result<()> {
         for scenario in &scenarios {
             let at = Instant::now();
             let outcome = run::play(cli, &installed, scenario);
-            let score = figures::score(scenario, &outcome, profiles.get(cli.name));
+            let mut score = figures::score(scenario, &outcome, profiles.get(cli.name));
+            score.load = load_average().first().copied();
+            loads.extend(score.load);
             eprintln!(
                 "conformance: {} {} {}: {}{} ({:.0} s)",
                 cli.name,
@@ -139,7 +143,7 @@ pub fn run(args: impl Iterator<Item = String>) -> crate::Result<()> {
     let meta = json!({
         "date": hookline::units::rfc3339(hookline::format::clock::now_ns()),
         "machine": machine(),
-        "load_average": {"before": load_before, "after": load_after},
+        "load_average": {"before": load_before, "after": load_after, "runs": load_summary(&loads)},
         "seconds": started.elapsed().as_secs_f64(),
         "command": std::env::args().collect::<Vec<_>>().join(" "),
         "hookline": env!("CARGO_PKG_VERSION"),
@@ -172,6 +176,16 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
     std::io::Write::write_all(&mut temp, bytes)?;
     temp.persist(path).map_err(|e| format!("{}: {}", path.display(), e.error))?;
     Ok(())
+}
+
+/// The least, median and most of the runs' 1-minute load averages.
+fn load_summary(loads: &[f64]) -> serde_json::Value {
+    let mut sorted = loads.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match (sorted.first(), sorted.get(sorted.len() / 2), sorted.last()) {
+        (Some(min), Some(median), Some(max)) => json!({"min": min, "median": median, "max": max}),
+        _ => serde_json::Value::Null,
+    }
 }
 
 /// `/proc/loadavg`'s three averages.
