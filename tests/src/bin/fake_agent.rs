@@ -14,6 +14,9 @@
 //! * `--spinner`: a submitted prompt shows a spinner for 2 s.
 //! * `--defer-redraw`: after a submission the screen is redrawn only at the next keystroke.
 //! * `--no-prompt-hook`: never fires `UserPromptSubmit` (hooks broken).
+//! * `--dialog-on-paste`: a paste's end starts a turn by itself that opens a permission
+//!   dialog (as a background task ending just then does): `PreToolUse`, then `Notification`
+//!   `permission_prompt`, then the dialog, which the next Enter approves.
 //!
 //! A submission fires `UserPromptSubmit` (with the prompt), works, then fires `Stop`.
 
@@ -35,6 +38,7 @@ struct Flags {
     spinner: bool,
     defer_redraw: bool,
     no_prompt_hook: bool,
+    dialog_on_paste: bool,
 }
 
 fn flags() -> Flags {
@@ -53,6 +57,7 @@ fn flags() -> Flags {
             "--spinner" => f.spinner = true,
             "--defer-redraw" => f.defer_redraw = true,
             "--no-prompt-hook" => f.no_prompt_hook = true,
+            "--dialog-on-paste" => f.dialog_on_paste = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -96,6 +101,19 @@ impl Agent {
             .expect("the relay runs");
         let _ = child.stdin.take().unwrap().write_all(payload.to_string().as_bytes());
         let _ = child.wait();
+    }
+
+    /// A turn the agent starts by itself asks for permission: its hooks, then the dialog.
+    fn open_dialog_by_itself(&mut self) {
+        self.hook(
+            "PreToolUse",
+            serde_json::json!({ "tool_name": "Bash", "tool_input": { "command": "rm -rf build" } }),
+        );
+        self.hook(
+            "Notification",
+            serde_json::json!({ "notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash" }),
+        );
+        self.dialog = true;
     }
 
     fn draw(&self) {
@@ -239,6 +257,9 @@ fn main() {
                 agent.eat_next_enter = agent.flags.eat_first_enter && !agent.ate;
                 agent.ate |= agent.eat_next_enter;
                 pending.drain(..6);
+                if agent.flags.dialog_on_paste && !agent.dialog {
+                    agent.open_dialog_by_itself();
+                }
                 agent.draw();
             } else if pending.len() < 6
                 && (b"\x1b[200~".starts_with(&pending) || b"\x1b[201~".starts_with(&pending))

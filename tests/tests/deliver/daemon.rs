@@ -290,3 +290,23 @@ fn decide_withholds_input_and_a_nudge_from_a_pane_whose_program_has_exited() {
     let view = client.state(SESSION).unwrap().unwrap();
     assert_eq!((view.state.as_str(), view.input.as_str()), ("idle", "available"));
 }
+
+#[test]
+fn no_enter_is_pressed_when_the_session_opens_a_dialog_by_itself_after_the_paste() {
+    // The paste's end starts a turn by itself that asks for permission (a background task
+    // ending just then): the delivery's Enter would approve that dialog.
+    let f = Fixture::at_prompt(&["--dialog-on-paste"]);
+    let _daemon = daemon(&f);
+    let before = warm_up(&f);
+    let out = hookline_deliver(&f, &["--json", "say ok"]);
+    assert_eq!(out.status.code(), Some(3), "typed, not confirmed, loud: {}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((json["delivered"].clone(), json["confirmed"].clone()), (true.into(), false.into()));
+    let err = stderr(&out);
+    assert!(err.contains("no Enter was pressed") && err.contains("left its idle prompt"), "{err}");
+    // The paste and nothing after it: the dialog is still open, unanswered.
+    assert_eq!(f.received_settled(), format!("{before}{}", pasted("say ok")));
+    let screen = f.tmux.screen().unwrap();
+    assert!(screen.contains("Do you want to proceed?") && !screen.contains("approved"), "{screen}");
+    assert_eq!(deliveries(&f, "unconfirmed").len(), 1, "{:?}", journal(&f));
+}
