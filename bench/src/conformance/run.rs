@@ -20,7 +20,7 @@ use hookline::pane::TmuxPane;
 use hookline::serve::protocol::{DeliverAnswer, DeliverRequest};
 use hookline::vocab::StateKind;
 use hookline_tests::deliver_check::Daemon;
-use hookline_tests::mock_http::Meaning;
+use hookline_tests::mock_http::{Exchange, Meaning};
 use hookline_tests::npm_install::Installed;
 use hookline_tests::tmux::{TARGET, Tmux};
 
@@ -520,44 +520,53 @@ impl Run {
         let deadline = Instant::now() + timeout;
         let since = self.last_act_ns;
         loop {
-            let met = match until {
-                Until::Ready => self.cli.is_ready(&self.screen()?),
+            // When the condition was met: the next wait looks at what happens from there on (an
+            // answer may finish between two looks: from "now" on, the next wait would miss it).
+            let now = now_ns();
+            let exchanges = self.host.api().exchanges();
+            let first =
+                |hit: &dyn Fn(&Exchange) -> Option<u64>| exchanges.iter().filter_map(hit).min();
+            let met: Option<u64> = match until {
+                Until::Ready => self.cli.is_ready(&self.screen()?).then_some(now),
                 Until::Dialog => {
                     let s = self.screen()?;
-                    s.contains(self.cli.dialog) || self.cli.question.is_some_and(|q| s.contains(q))
+                    (s.contains(self.cli.dialog)
+                        || self.cli.question.is_some_and(|q| s.contains(q)))
+                    .then_some(now)
                 }
-                Until::Streaming => self.host.api().exchanges().iter().any(|e| {
-                    e.received_ns >= since
-                        && e.meaning == Meaning::EndsTurn
-                        && e.first_byte_ns
-                            .is_some_and(|f| now_ns().saturating_sub(f) > 1_000_000_000)
-                        && e.done_ns.is_none()
-                }),
-                Until::TurnEnd => self.host.api().exchanges().iter().any(|e| {
-                    e.meaning == Meaning::EndsTurn
-                        && e.complete
-                        && e.done_ns.is_some_and(|d| d >= since)
-                }),
-                Until::Answer => self
-                    .host
-                    .api()
-                    .exchanges()
+                Until::Streaming => exchanges
                     .iter()
-                    .any(|e| e.received_ns >= since && e.done_ns.is_some()),
-                Until::ApiError => self.host.api().exchanges().iter().any(|e| {
-                    matches!(e.meaning, Meaning::Fails(_)) && e.done_ns.is_some_and(|d| d >= since)
+                    .any(|e| {
+                        e.received_ns >= since
+                            && e.meaning == Meaning::EndsTurn
+                            && e.first_byte_ns
+                                .is_some_and(|f| now.saturating_sub(f) > 1_000_000_000)
+                            && e.done_ns.is_none()
+                    })
+                    .then_some(now),
+                Until::TurnEnd => first(&|e| {
+                    (e.meaning == Meaning::EndsTurn && e.complete)
+                        .then_some(e.done_ns)
+                        .flatten()
+                        .filter(|d| *d >= since)
                 }),
-                Until::Request => self
-                    .host
-                    .api()
-                    .exchanges()
-                    .iter()
-                    .any(|e| e.received_ns >= since && e.meaning != Meaning::Side),
-                Until::Exit => self.tap.ended_ns().is_some(),
+                Until::Answer => {
+                    first(&|e| (e.received_ns >= since).then_some(e.done_ns).flatten())
+                }
+                Until::ApiError => first(&|e| {
+                    matches!(e.meaning, Meaning::Fails(_))
+                        .then_some(e.done_ns)
+                        .flatten()
+                        .filter(|d| *d >= since)
+                }),
+                Until::Request => first(&|e| {
+                    (e.received_ns >= since && e.meaning != Meaning::Side).then_some(e.received_ns)
+                }),
+                Until::Exit => self.tap.ended_ns().is_some().then_some(now),
             };
-            if met {
-                // The next wait looks at what happens from here on.
-                self.last_act_ns = now_ns();
+            if let Some(at) = met {
+                // Past the instant itself: the next wait does not meet the same exchange again.
+                self.last_act_ns = at + 1;
                 return Ok(());
             }
             if Instant::now() > deadline {
