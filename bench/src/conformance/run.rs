@@ -344,6 +344,15 @@ impl Run {
                 self.act(at, Act::Submit { tools, wakes });
             }
             Step::Wait { until, timeout, required } => match self.wait(*until, *timeout) {
+                Err(_) if !required && *until == Until::Dialog => {
+                    // Seen by the driver: the turns the CLI started by itself ran their tools
+                    // without a dialog.
+                    for (_, act) in &mut self.facts.acts {
+                        if let Act::Submit { wakes, .. } = act {
+                            *wakes = Tools::Run;
+                        }
+                    }
+                }
                 Err(_) if !required => {}
                 other => other?,
             },
