@@ -261,8 +261,15 @@ pub struct CliFigures {
 }
 
 impl CliFigures {
-    fn played(&self) -> impl Iterator<Item = &RunScore> {
+    /// The runs with a recording: the safety counts read every one of them.
+    fn recorded(&self) -> impl Iterator<Item = &RunScore> {
         self.runs.iter().filter(|r| r.status != "skipped" && r.comparison.total_ns > 0)
+    }
+
+    /// The runs that played to their end: the other figures read only these (a run that broke
+    /// stopped short of what its truth expects).
+    fn played(&self) -> impl Iterator<Item = &RunScore> {
+        self.recorded().filter(|r| r.status == "played")
     }
 
     /// Σ agreeing time / Σ time, and Σ unknown time / Σ time.
@@ -295,7 +302,7 @@ impl CliFigures {
 
     /// False authorizations, and peeks asked.
     pub fn false_auths(&self) -> (usize, usize) {
-        (self.played().map(|r| r.false_auths.len()).sum(), self.played().map(|r| r.peeks).sum())
+        (self.recorded().map(|r| r.false_auths.len()).sum(), self.recorded().map(|r| r.peeks).sum())
     }
 
     /// Every delivery.
@@ -305,7 +312,7 @@ impl CliFigures {
 
     /// Wrongful keystrokes: into a dialog, beyond one paste, or into the neighbouring pane.
     pub fn wrongful(&self) -> usize {
-        self.played()
+        self.recorded()
             .map(|r| r.neighbour_bytes + r.deliveries.iter().map(|d| d.wrongful).sum::<usize>())
             .sum()
     }

@@ -2,12 +2,14 @@
 //! about real agent CLIs.
 //!
 //!     hookline-bench conformance [--quick] [--cli NAME]... [--scenario NAME]...
-//!                                [--json PATH] [--markdown PATH]
+//!                                [--json PATH] [--markdown PATH] [--publish PATH]
 //!
 //! Each scenario of `bench/conformance/scenarios/` ([`scenario`]) is played against each
 //! CLI's pinned binary ([`clis`]) by a driver that knows the truth by construction ([`run`],
 //! [`truth`]); hookline's answers, from a real daemon, are scored against it ([`score`],
-//! [`figures`]). The tables go to stdout (and `--markdown`), everything to `--json`.
+//! [`figures`]). The run's header and tables go to stdout (and `--markdown`), everything to
+//! `--json`; `--publish` puts them into a document between its [`BEGIN`] and [`END`] markers
+//! (docs/conformance.md), so the published figures are what the command printed.
 //!
 //! Exit status: 0; 1 when any peek allowed input or a nudge while the truth was not an idle
 //! prompt, or any byte reached a dialog or another pane; 2 on an error (a scenario that broke
@@ -42,7 +44,14 @@ struct Options {
     scenarios: Vec<String>,
     json: Option<PathBuf>,
     markdown: Option<PathBuf>,
+    publish: Option<PathBuf>,
 }
+
+/// The line after which `--publish` writes the run, in the document it is given.
+pub const BEGIN: &str =
+    "<!-- conformance: the last run, written by hookline-bench conformance --publish -->";
+/// The line before which it stops.
+pub const END: &str = "<!-- conformance: end of the last run -->";
 
 fn options(args: impl Iterator<Item = String>) -> crate::Result<Options> {
     let mut o = Options {
@@ -51,6 +60,7 @@ fn options(args: impl Iterator<Item = String>) -> crate::Result<Options> {
         scenarios: Vec::new(),
         json: None,
         markdown: None,
+        publish: None,
     };
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
@@ -61,6 +71,7 @@ fn options(args: impl Iterator<Item = String>) -> crate::Result<Options> {
             "--scenario" => o.scenarios.push(value()?),
             "--json" => o.json = Some(PathBuf::from(value()?)),
             "--markdown" => o.markdown = Some(PathBuf::from(value()?)),
+            "--publish" => o.publish = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -138,8 +149,6 @@ pub fn run(args: impl Iterator<Item = String>) -> crate::Result<()> {
         results.push(figures);
     }
     let load_after = load_average();
-    let markdown = tables(&results, &scenarios);
-    println!("{markdown}");
     let meta = json!({
         "date": hookline::units::rfc3339(hookline::format::clock::now_ns()),
         "machine": machine(),
@@ -147,9 +156,16 @@ pub fn run(args: impl Iterator<Item = String>) -> crate::Result<()> {
         "seconds": started.elapsed().as_secs_f64(),
         "command": std::env::args().collect::<Vec<_>>().join(" "),
         "hookline": env!("CARGO_PKG_VERSION"),
+        "build": if cfg!(debug_assertions) { "debug" } else { "release" },
+        "commit": commit(),
     });
+    let markdown = format!("{}\n{}", header(&meta, &broken), tables(&results, &scenarios));
+    println!("{markdown}");
     if let Some(path) = &o.markdown {
-        std::fs::write(path, &markdown).map_err(|e| format!("{}: {e}", path.display()))?;
+        write_atomically(path, markdown.as_bytes())?;
+    }
+    if let Some(path) = &o.publish {
+        publish(path, &markdown)?;
     }
     if let Some(path) = &o.json {
         let value =
@@ -176,6 +192,69 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
     std::io::Write::write_all(&mut temp, bytes)?;
     temp.persist(path).map_err(|e| format!("{}: {}", path.display(), e.error))?;
     Ok(())
+}
+
+/// Replaces what lies between the document's [`BEGIN`] and [`END`] lines with `markdown`.
+fn publish(path: &std::path::Path, markdown: &str) -> crate::Result<()> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let replaced = splice(&text, markdown)
+        .ok_or_else(|| format!("{}: no {BEGIN:?} line followed by {END:?}", path.display()))?;
+    write_atomically(path, replaced.as_bytes())
+}
+
+/// `text` with the lines between its [`BEGIN`] and [`END`] lines replaced by `markdown`.
+fn splice(text: &str, markdown: &str) -> Option<String> {
+    let begin = text.find(&format!("{BEGIN}\n"))? + BEGIN.len() + 1;
+    let end = begin + text[begin..].find(&format!("\n{END}"))? + 1;
+    Some(format!("{}\n{}\n{}", &text[..begin], markdown.trim(), &text[end..]))
+}
+
+/// The run in a few lines: the command, when, what was built, the machine and its load.
+fn header(meta: &serde_json::Value, broken: &[String]) -> String {
+    let loads = |v: &serde_json::Value| {
+        v.as_array().and_then(|a| a.first()).map_or("?".to_owned(), |l| l.to_string())
+    };
+    let load = &meta["load_average"];
+    let runs = &load["runs"];
+    let mut out = String::new();
+    let _ = writeln!(out, "    {}\n", meta["command"].as_str().unwrap_or_default());
+    let _ = writeln!(
+        out,
+        "Run {} in {:.0} min; hookline {} ({} build{}); {}; 1-minute load average {} before, {} / {} / {} (least / median / most) after each scenario, {} after.",
+        meta["date"].as_str().unwrap_or_default(),
+        meta["seconds"].as_f64().unwrap_or_default() / 60.0,
+        meta["hookline"].as_str().unwrap_or_default(),
+        meta["build"].as_str().unwrap_or_default(),
+        meta["commit"].as_str().map(|c| format!(", commit {c}")).unwrap_or_default(),
+        meta["machine"].as_str().unwrap_or_default(),
+        loads(&load["before"]),
+        runs["min"],
+        runs["median"],
+        runs["max"],
+        loads(&load["after"]),
+    );
+    if !broken.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nRuns that broke (the CLI did not do what the scenario needs in time, or the driver failed): only their false authorizations and wrongful keystrokes are counted.\n"
+        );
+        for b in broken {
+            let first = b.lines().next().unwrap_or_default();
+            let _ = writeln!(out, "* {}", first.trim_end_matches("; the screen:"));
+        }
+    }
+    out
+}
+
+/// The commit the bench was built from, when run from a git checkout.
+fn commit() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()?;
+    let rev = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    out.status.success().then_some(rev).filter(|r| !r.is_empty())
 }
 
 /// The least, median and most of the runs' 1-minute load averages.
@@ -354,4 +433,23 @@ fn summary_row(f: &CliFigures) -> String {
         p(&notes, 50.0),
         p(&notes, 99.0),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn publishing_replaces_only_the_run_between_the_markers() {
+        let doc = format!("# Title\n\nmethod\n\n{BEGIN}\nold table\nold line\n{END}\n\nafter\n");
+        let new = splice(&doc, "new table\n").unwrap();
+        // A blank line after the marker: what follows is Markdown, not part of the comment.
+        assert_eq!(new, format!("# Title\n\nmethod\n\n{BEGIN}\n\nnew table\n{END}\n\nafter\n"));
+        // Twice gives the same document.
+        assert_eq!(splice(&new, "new table\n").unwrap(), new);
+        // Without both markers, in order, nothing is written.
+        assert_eq!(splice("# Title\n", "x"), None);
+        assert_eq!(splice(&format!("{END}\n{BEGIN}\n"), "x"), None);
+        assert_eq!(splice(&format!("{BEGIN}\nno end\n"), "x"), None);
+    }
 }
