@@ -5,7 +5,7 @@
 //!                                [--json PATH] [--markdown PATH] [--publish PATH]
 //!
 //! Each scenario of `bench/conformance/scenarios/` ([`scenario`]) is played against each
-//! CLI's pinned binary ([`clis`]) by a driver that knows the truth by construction ([`run`],
+//! CLI's pinned binary ([`clis`]) by a driver that knows the truth by construction ([`run`](mod@run),
 //! [`truth`]); hookline's answers, from a real daemon, are scored against it ([`score`],
 //! [`figures`]). The run's header and tables go to stdout (and `--markdown`), everything to
 //! `--json`; `--publish` puts them into a document between its [`BEGIN`] and [`END`] markers
