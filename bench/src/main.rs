@@ -17,8 +17,12 @@
 //!   PATH] [--baseline-layout flat|buckets]`: `status` time and memory, and a following
 //!   `watch`'s idle CPU, over a long history;
 //! * `cargo run --release -p hookline-bench -- transcript [--gib N] [--runs N]`: reading a
-//!   multi-GiB transcript's tail in bounded time and memory.
+//!   multi-GiB transcript's tail in bounded time and memory;
+//! * `cargo run --release -p hookline-bench -- conformance [--quick] [--cli NAME]
+//!   [--scenario NAME] [--json PATH]`: how often, how fast and how safely hookline tells the
+//!   truth about the real agent CLIs, scenario by scenario.
 
+mod conformance;
 mod cursor;
 mod deliver;
 mod fleet;
@@ -41,7 +45,9 @@ const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--sa
        \
                      cargo run --release -p hookline-bench -- history [--events N] [--sessions M] [--baseline PATH] [--baseline-layout flat|buckets]
        \
-                     cargo run --release -p hookline-bench -- transcript [--gib N] [--runs N]";
+                     cargo run --release -p hookline-bench -- transcript [--gib N] [--runs N]
+       \
+                     cargo run --release -p hookline-bench -- conformance [--quick] [--cli NAME]... [--scenario NAME]... [--json PATH] [--markdown PATH]";
 
 fn main() {
     let mut args = std::env::args_os().skip(1);
@@ -55,6 +61,8 @@ fn main() {
         Some("fleet") => fleet::run(rest),
         Some("history") => history::run(rest),
         Some("transcript") => transcript::run(rest),
+        Some("conformance") => conformance::run(rest),
+        Some("__stamp") => conformance::stamp(rest),
         Some("__rss") => relay::rss_launcher(std::env::args_os().skip(2).collect()),
         _ => Err(USAGE.into()),
     };

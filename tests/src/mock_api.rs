@@ -10,10 +10,17 @@
 //! | the turn's prompt contains `SCRIPT:todo` | step by step, one per request: `ToolSearch` for the task tools, `TaskCreate` "First task", `TaskCreate` "Second task", `TaskUpdate` 1 → completed, then text `one of two tasks done` |
 //! | last user message holds a `tool_result` | text `done`, `stop_reason: end_turn` |
 //! | last user text contains `RUNBASH: <cmd>` | a `Bash` `tool_use` running `<cmd>` |
+//! | last user text is a `<task-notification>` and a user text of the conversation holds [`WAKEDIALOG`] | a `Bash` `tool_use` running `echo woke` (a dialog opening by itself) |
+//! | last user text contains `ASKUSER: <question>` | an `AskUserQuestion` `tool_use` with two options |
+//! | last user text contains `RUNAGENT: <prompt>` | an `Agent` `tool_use` (general purpose) whose prompt is [`SUBAGENT_TASK`] `<prompt>` (the subagent's requests are side requests) |
+//! | last user text contains `WAKEUP: <seconds>` | a `ScheduleWakeup` `tool_use`: a one-shot wake after `<seconds>` |
 //! | last user text contains `RUNBG: <cmd>` | a `Bash` `tool_use` running `<cmd>` with `run_in_background: true` |
+//! | last user text contains `APIERROR: rate_limit` / `overloaded` / `quota` | `429` `rate_limit_error` / `529` `overloaded_error` / `400` "credit balance is too low", as the real API refuses a request (retried by Claude unless `CLAUDE_CODE_MAX_RETRIES=0`) |
 //! | last user text contains `SLOW:` | text of [`SLOW_WORDS`](crate::mock_http::SLOW_WORDS) words streamed one word per event, [`SLOW_PACE`] apart (about 20 s), so Esc lands mid-stream |
-//! | last user text contains `APIERROR: rate_limit` / `APIERROR: overloaded` | `429` `rate_limit_error` / `529` `overloaded_error`, as the real API refuses a request (retried by Claude unless `CLAUDE_CODE_MAX_RETRIES=0`) |
 //! | anything else (a `<task-notification>` prompt too) | text `ok` |
+//!
+//! Every answer says what it means for the turn ([`Meaning`]): titles and classifier consults
+//! are side requests, text ends the turn, a `tool_use` calls a tool.
 //!
 //! `POST /v1/messages` answers with server-sent events when the body says `"stream": true`
 //! (always, for the versions seen) and with one JSON message otherwise. `HEAD /` and `GET /`
@@ -25,7 +32,7 @@ use serde_json::{Value, json};
 use hookline::decide::classifier::INSTRUCTION_HEAD;
 
 use crate::mock_http::{
-    Answer, ApiError, MockServer, Request, SLOW, SLOW_PACE, marked_command, slow_words,
+    Answer, ApiError, Meaning, MockServer, Request, SLOW, SLOW_PACE, marked_command, slow_words,
 };
 
 /// The marker a prompt uses to ask the mock for a Bash tool call: `RUNBASH: <command>`.
@@ -33,6 +40,25 @@ pub const RUNBASH: &str = "RUNBASH: ";
 
 /// The marker for a Bash call run in the background: `RUNBG: <command>`.
 pub const RUNBG: &str = "RUNBG: ";
+
+/// The marker for a question to the user: `ASKUSER: <question>` (`AskUserQuestion`, two
+/// options).
+pub const ASKUSER: &str = "ASKUSER: ";
+
+/// The marker for a subagent: `RUNAGENT: <its prompt>` (the `Agent` tool, general purpose).
+pub const RUNAGENT: &str = "RUNAGENT: ";
+
+/// What the prompt of a subagent [`RUNAGENT`] starts starts with: its requests are side
+/// requests of the parent session.
+pub const SUBAGENT_TASK: &str = "SUBAGENT-TASK: ";
+
+/// The marker for a one-shot wake: `WAKEUP: <seconds>` (`ScheduleWakeup`).
+pub const WAKEUP: &str = "WAKEUP: ";
+
+/// A word that, anywhere in a user's text of the conversation, makes the mock answer a
+/// `<task-notification>` (the turn a background task's end starts) with a `Bash` call, which
+/// asks for permission: a dialog that opens by itself while the session sat idle.
+pub const WAKEDIALOG: &str = "WAKEDIALOG";
 
 /// The marker of the task-list script (the task tools need `CLAUDE_CODE_ENABLE_TODO_TOOLS=1`).
 pub const SCRIPT_TODO: &str = "SCRIPT:todo";
@@ -56,9 +82,9 @@ fn messages(request: &Request<'_>) -> Answer {
     let reply = Reply::for_request(body);
     let model = body["model"].as_str().unwrap_or("claude-mock");
     if let Reply::ApiError(error) = reply {
-        return error_answer(error);
+        return error_answer(error).means(Meaning::Fails(error));
     }
-    if body["stream"].as_bool().unwrap_or(false) {
+    let answer = if body["stream"].as_bool().unwrap_or(false) {
         let answer = Answer::sse(reply.sse(model, request.id), reply.describe());
         match reply {
             Reply::Slow(_) => answer.paced(SLOW_PACE),
@@ -66,7 +92,18 @@ fn messages(request: &Request<'_>) -> Answer {
         }
     } else {
         Answer::json(&reply.message(model, request.id), reply.describe())
-    }
+    };
+    let answer = answer.means(Reply::meaning(body, &reply));
+    if carries_tool_result(body) { answer.after_tool() } else { answer }
+}
+
+/// Whether the last user message holds a `tool_result`: the tool asked for has ended.
+fn carries_tool_result(body: &Value) -> bool {
+    let last_user =
+        body["messages"].as_array().and_then(|m| m.iter().rev().find(|m| m["role"] == "user"));
+    last_user
+        .and_then(|m| m["content"].as_array())
+        .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_result"))
 }
 
 /// What the mock answers to one `POST /v1/messages`.
@@ -96,6 +133,12 @@ fn error_answer(error: ApiError) -> Answer {
         ApiError::Invalid => {
             ("400 Bad Request", "invalid_request_error", "The request is not valid (mock).")
         }
+        ApiError::Quota => (
+            "400 Bad Request",
+            "invalid_request_error",
+            "Your credit balance is too low to access the Anthropic API. Please go to Plans & \
+             Billing to upgrade or purchase credits.",
+        ),
     };
     let body = json!({"type": "error", "error": {"type": kind, "message": message},
                       "request_id": "req_mock"});
@@ -138,6 +181,35 @@ impl Reply {
         if let Some(command) = texts.iter().find_map(|t| marked_command(t, RUNBASH)) {
             return Reply::Bash(command);
         }
+        if texts.iter().any(|t| t.contains("<task-notification>"))
+            && any_user_text(body, |t| t.contains(WAKEDIALOG))
+        {
+            return Reply::Bash("echo woke".into());
+        }
+        if let Some(question) = texts.iter().find_map(|t| marked_command(t, ASKUSER)) {
+            let input = json!({"questions": [{
+                "question": question,
+                "header": "Choice",
+                "options": [
+                    {"label": "Yes", "description": "Go on"},
+                    {"label": "No", "description": "Stop here"},
+                ],
+                "multiSelect": false,
+            }]});
+            return Reply::Tool("AskUserQuestion", input);
+        }
+        if let Some(prompt) = texts.iter().find_map(|t| marked_command(t, RUNAGENT)) {
+            let input = json!({"description": "Run a subagent",
+                               "prompt": format!("{SUBAGENT_TASK}{prompt}"),
+                               "subagent_type": "general-purpose"});
+            return Reply::Tool("Agent", input);
+        }
+        if let Some(delay) = texts.iter().find_map(|t| marked_command(t, WAKEUP)) {
+            let seconds: u64 = delay.parse().unwrap_or(60);
+            let input = json!({"delaySeconds": seconds, "reason": "the conformance wake",
+                               "prompt": "the scheduled wake fired: say ok", "noop": false});
+            return Reply::Tool("ScheduleWakeup", input);
+        }
         if let Some(command) = texts.iter().find_map(|t| marked_command(t, RUNBG)) {
             let input = json!({"command": command, "description": "Run the requested command",
                                "run_in_background": true});
@@ -150,6 +222,21 @@ impl Reply {
             return Reply::Slow(slow_words().concat());
         }
         Reply::Text("ok".into())
+    }
+
+    /// What the reply to `body` means for the turn: side requests (a title, a classifier's
+    /// consult) are no part of it.
+    fn meaning(body: &Value, reply: &Reply) -> Meaning {
+        let text = body.to_string();
+        let consult = text.contains(INSTRUCTION_HEAD);
+        // A subagent's requests are its own, not its parent session's turn.
+        let subagent = last_user_texts(body).iter().any(|t| t.contains(SUBAGENT_TASK));
+        match reply {
+            _ if is_title_request(body) || consult || subagent => Meaning::Side,
+            Reply::Text(_) | Reply::Slow(_) => Meaning::EndsTurn,
+            Reply::Bash(_) | Reply::Tool(..) => Meaning::CallsTool,
+            Reply::ApiError(error) => Meaning::Fails(*error),
+        }
     }
 
     fn describe(&self) -> String {
@@ -255,6 +342,27 @@ impl Reply {
     }
 }
 
+/// The texts of the last user message.
+fn last_user_texts(body: &Value) -> Vec<&str> {
+    let last_user =
+        body["messages"].as_array().and_then(|m| m.iter().rev().find(|m| m["role"] == "user"));
+    match last_user.map(|m| &m["content"]) {
+        Some(Value::String(text)) => vec![text.as_str()],
+        Some(Value::Array(blocks)) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether any user text of the conversation satisfies `test`.
+fn any_user_text(body: &Value, test: impl Fn(&str) -> bool) -> bool {
+    let Some(messages) = body["messages"].as_array() else { return false };
+    messages.iter().filter(|m| m["role"] == "user").any(|m| match &m["content"] {
+        Value::String(text) => test(text),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).any(&test),
+        _ => false,
+    })
+}
+
 /// How far a scripted turn has got: the number of tool calls the assistant made since the
 /// last user prompt that holds `marker` (a prompt, not a tool result); `None` when the turn's
 /// prompt has no such marker.
@@ -320,7 +428,9 @@ fn tool_use_id(id: u64) -> String {
 /// The compaction request: its last user text asks for a summary of the conversation.
 fn is_summary_request(text: &str) -> bool {
     let text = text.to_lowercase();
-    text.contains("summary of the conversation") || text.contains("<summary>")
+    // A background task's `<task-notification>` carries a `<summary>` of its own.
+    text.contains("summary of the conversation")
+        || (text.contains("<summary>") && !text.contains("<task-notification>"))
 }
 
 /// A side-request for a session title: no tools, and an output format whose schema or
@@ -385,6 +495,72 @@ mod tests {
             serde_json::from_str(delta["delta"]["partial_json"].as_str().unwrap()).unwrap();
         assert_eq!(input["command"], "echo hi > /tmp/out.txt");
         assert!(response.contains(r#""stop_reason":"tool_use""#));
+    }
+
+    #[test]
+    fn questions_subagents_wakes_and_a_dialog_that_opens_by_itself_are_scripted() {
+        let user = |text: &str| json!({"messages": [{"role": "user", "content": text}]});
+        let tool = |body: &Value| match Reply::for_request(body) {
+            Reply::Tool(name, input) => (name, input),
+            other => panic!("{other:?}"),
+        };
+        let (name, input) = tool(&user("ASKUSER: left or right?"));
+        assert_eq!(name, "AskUserQuestion");
+        assert_eq!(input["questions"][0]["question"], "left or right?");
+        assert_eq!(input["questions"][0]["options"].as_array().unwrap().len(), 2);
+        let (name, input) = tool(&user("RUNAGENT: say ok"));
+        assert_eq!((name, input["prompt"].as_str()), ("Agent", Some("SUBAGENT-TASK: say ok")));
+        assert_eq!(input["subagent_type"], "general-purpose");
+        let (name, input) = tool(&user("WAKEUP: 75"));
+        assert_eq!((name, input["delaySeconds"].as_u64()), ("ScheduleWakeup", Some(75)));
+        // A task's end starts a turn: a Bash call when the conversation asked for one, text
+        // otherwise, and never the compaction's summary (the notification has a <summary>).
+        let notification = "<task-notification>\n<status>completed</status>\n<summary>Background \
+                            command \"wait\" completed (exit code 0)</summary>\n</task-notification>";
+        let body = json!({"messages": [
+            {"role": "user", "content": "RUNBG: until [ -e go ]; do sleep 0.05; done # WAKEDIALOG"},
+            {"role": "assistant", "content": [{"type": "tool_use"}]},
+            {"role": "user", "content": [{"type": "tool_result", "content": "started"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+            {"role": "user", "content": notification},
+        ]});
+        assert_eq!(Reply::for_request(&body), Reply::Bash("echo woke".into()));
+        assert_eq!(Reply::for_request(&user(notification)), Reply::Text("ok".into()));
+    }
+
+    #[test]
+    fn every_answer_says_what_it_means_for_the_turn_and_a_quota_is_refused() {
+        let api = start().unwrap();
+        let post = |body: Value| send(&api.base_url(), "POST", "/v1/messages", &body);
+        let user = |text: &str| json!({"role": "user", "content": text});
+        post(json!({"messages": [user("say ok")], "tools": [{"name": "Bash"}]}));
+        post(json!({"messages": [user("RUNBASH: ls")], "tools": [{"name": "Bash"}]}));
+        post(
+            json!({"messages": [user("hi")], "output_config": {"format": {"schema": {"title": {}}}}}),
+        );
+        post(json!({"messages": [
+            user("RUNBASH: ls"),
+            {"role": "assistant", "content": [{"type": "tool_use"}]},
+            {"role": "user", "content": [{"type": "tool_result", "content": "x"}]},
+        ]}));
+        // A subagent's request is a side request of its parent's turn.
+        post(json!({"messages": [user("SUBAGENT-TASK: say ok")], "tools": [{"name": "Bash"}]}));
+        let (status, response) = post(json!({"messages": [user("APIERROR: quota")]}));
+        assert_eq!(status, 400);
+        assert!(response.contains("credit balance is too low"), "{response}");
+        let meanings: Vec<(Meaning, bool)> =
+            api.exchanges().iter().map(|e| (e.meaning, e.after_tool)).collect();
+        assert_eq!(
+            meanings,
+            [
+                (Meaning::EndsTurn, false),
+                (Meaning::CallsTool, false),
+                (Meaning::Side, false),
+                (Meaning::EndsTurn, true),
+                (Meaning::Side, false),
+                (Meaning::Fails(ApiError::Quota), false),
+            ]
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `…:streamGenerateContent?alt=sse` whose last turn holds a `functionResponse` | text `done` |
 //! | `…:streamGenerateContent?alt=sse` whose last user text contains `RUNBASH: <cmd>` | a `run_shell_command` function call |
-//! | `…:streamGenerateContent?alt=sse` whose last user text contains `APIERROR: rate_limit` / `APIERROR: overloaded` | `429` `RESOURCE_EXHAUSTED` / `503` `UNAVAILABLE`, as the real API refuses a request (retried by the CLI unless `general.maxAttempts` is 1) |
+//! | `…:streamGenerateContent?alt=sse` whose last user text contains `APIERROR: rate_limit` / `overloaded` / `quota` | `429` `RESOURCE_EXHAUSTED` / `503` `UNAVAILABLE` / `429` `RESOURCE_EXHAUSTED` naming the quota, as the real API refuses a request (retried by the CLI unless `general.maxAttempts` is 1) |
 //! | `…:streamGenerateContent?alt=sse` whose last user text contains `SLOW:` | text streamed one word per event, about 20 s ([`crate::mock_http::SLOW`]), so Esc lands mid-stream |
 //! | `…:streamGenerateContent?alt=sse`, anything else | text `ok` |
 //! | `…:generateContent` asking for JSON with a schema (the model router, every turn) | JSON filling the schema: integers at their minimum or 1 (the router's `complexity_score` must be ≥ 1), strings `mock` |
@@ -18,7 +18,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::mock_http::{
-    Answer, ApiError, MockServer, Request, SLOW, SLOW_PACE, marked_command, slow_words,
+    Answer, ApiError, Meaning, MockServer, Request, SLOW, SLOW_PACE, marked_command, slow_words,
 };
 
 /// `RUNBASH: <command>`: the mock answers with a `run_shell_command` call.
@@ -45,9 +45,23 @@ pub fn start() -> std::io::Result<MockServer> {
 }
 
 fn stream(request: &Request<'_>, model: &str) -> Answer {
-    let reply = Reply::for_request(request.body.unwrap_or(&Value::Null));
+    let body = request.body.unwrap_or(&Value::Null);
+    let reply = Reply::for_request(body);
+    let contents = body["contents"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let after_tool = contents.last().is_some_and(|c| {
+        c["parts"].as_array().is_some_and(|p| p.iter().any(|p| p["functionResponse"].is_object()))
+    });
+    let answer = stream_answer(&reply, model).means(match &reply {
+        Reply::ApiError(error) => Meaning::Fails(*error),
+        Reply::Shell(_) => Meaning::CallsTool,
+        Reply::Text(_) | Reply::Slow => Meaning::EndsTurn,
+    });
+    if after_tool { answer.after_tool() } else { answer }
+}
+
+fn stream_answer(reply: &Reply, model: &str) -> Answer {
     let note = format!("{model} {}", reply.describe());
-    match &reply {
+    match reply {
         Reply::ApiError(error) => error_answer(*error),
         Reply::Slow => {
             // One response per word; only the last says why the candidate ended.
@@ -87,6 +101,13 @@ fn error_answer(error: ApiError) -> Answer {
         ApiError::Invalid => {
             ("400 Bad Request", 400, "INVALID_ARGUMENT", "The request is not valid (mock).")
         }
+        ApiError::Quota => (
+            "429 Too Many Requests",
+            429,
+            "RESOURCE_EXHAUSTED",
+            "You exceeded your current quota, please check your plan and billing details. \
+             Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests",
+        ),
     };
     let body = json!({"error": {"code": code, "message": message, "status": text}});
     Answer::error(status, &body, text)
@@ -109,7 +130,9 @@ fn generate(request: &Request<'_>, model: &str) -> Answer {
             (text, format!("{model} text summary"))
         }
     };
-    Answer::json(&response(model, json!({"text": text})), note)
+    // The router's JSON is a side request; a summary (`/compress`) is the compaction's answer.
+    let meaning = if schema.is_some() { Meaning::Side } else { Meaning::EndsTurn };
+    Answer::json(&response(model, json!({"text": text})), note).means(meaning)
 }
 
 /// One `GenerateContentResponse` holding `part`.

@@ -5,6 +5,11 @@
 //! ([`MockServer::requests`]) for failure reports; one the handler does not know is answered
 //! 404 and printed to stderr, so a new call made by a new CLI version shows in the test output.
 //! Also what the mocks share about prompts ([`marked_command`]).
+//!
+//! Each answer says what it means for the turn of the session that asked ([`Meaning`]), and
+//! the server times every exchange on the relay's clock (received, first byte, last byte;
+//! [`MockServer::exchanges`]): the ground truth the conformance benchmark
+//! (`hookline-bench conformance`) builds a session's true timeline from.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -13,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use hookline::format::clock::now_ns;
 use serde_json::Value;
 
 /// Cap on a request body; the CLIs' requests are a few hundred KB at most.
@@ -36,6 +42,24 @@ pub struct Answer {
     pub delay: Option<Duration>,
     /// One line for reports: what was answered.
     pub note: String,
+    /// What the answer means for the turn that asked.
+    pub meaning: Meaning,
+    /// Whether the request carried a tool's result back: the tool it asked for has ended.
+    pub after_tool: bool,
+}
+
+/// What an answer means for the turn of the session that asked for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Meaning {
+    /// Not part of a turn: a title, the model router, a classifier's consult, a check.
+    #[default]
+    Side,
+    /// Text that ends the turn: once it is sent, the CLI goes back to its prompt.
+    EndsTurn,
+    /// A tool call: the turn goes on with a tool (or the dialog asking for it).
+    CallsTool,
+    /// An error status: the API refused the turn's request.
+    Fails(ApiError),
 }
 
 impl Answer {
@@ -49,6 +73,8 @@ impl Answer {
             pace: None,
             delay: None,
             note: format!("200 {}", note.into()),
+            meaning: Meaning::Side,
+            after_tool: false,
         }
     }
 
@@ -63,6 +89,8 @@ impl Answer {
             pace: None,
             delay: None,
             note: format!("{status} {}", note.into()),
+            meaning: Meaning::Side,
+            after_tool: false,
         }
     }
 
@@ -76,6 +104,8 @@ impl Answer {
             pace: None,
             delay: None,
             note: format!("200 {} (sse)", note.into()),
+            meaning: Meaning::Side,
+            after_tool: false,
         }
     }
 
@@ -93,6 +123,18 @@ impl Answer {
         self
     }
 
+    /// The same answer, meaning `meaning` for the turn.
+    pub fn means(mut self, meaning: Meaning) -> Answer {
+        self.meaning = meaning;
+        self
+    }
+
+    /// The same answer, to a request that carried a tool's result back.
+    pub fn after_tool(mut self) -> Answer {
+        self.after_tool = true;
+        self
+    }
+
     /// An empty `text/plain` body (a reachability check).
     pub fn empty() -> Answer {
         Answer {
@@ -103,6 +145,8 @@ impl Answer {
             pace: None,
             delay: None,
             note: "200 empty".into(),
+            meaning: Meaning::Side,
+            after_tool: false,
         }
     }
 
@@ -117,6 +161,8 @@ impl Answer {
             pace: None,
             delay: None,
             note: "404 not mocked".into(),
+            meaning: Meaning::Side,
+            after_tool: false,
         }
     }
 }
@@ -147,6 +193,29 @@ pub struct RecordedRequest {
     pub body: Option<Value>,
     /// What the server answered ([`Answer::note`]).
     pub reply: String,
+    /// When the exchange happened, on the relay's clock.
+    pub exchange: Exchange,
+}
+
+/// One exchange's meaning and times, in nanoseconds on the relay's clock
+/// ([`hookline::format::clock::now_ns`], the clock every event is stamped with).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exchange {
+    /// The request's number within the server ([`Request::id`]).
+    pub id: u64,
+    /// What the answer meant for the turn ([`Answer::meaning`]).
+    pub meaning: Meaning,
+    /// Whether the request carried a tool's result back ([`Answer::after_tool`]).
+    pub after_tool: bool,
+    /// When the request had been read whole.
+    pub received_ns: u64,
+    /// When the first byte of the answer was sent (after its delay), once it was.
+    pub first_byte_ns: Option<u64>,
+    /// When the answer's last byte was sent, or sending stopped, once it did.
+    pub done_ns: Option<u64>,
+    /// Whether the whole answer was sent (`false`: the client went away mid-stream, an
+    /// interrupted turn).
+    pub complete: bool,
 }
 
 impl RecordedRequest {
@@ -217,6 +286,11 @@ impl MockServer {
         self.shared.requests.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Every exchange so far, oldest first (by arrival).
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        self.requests().into_iter().map(|r| r.exchange).collect()
+    }
+
     /// The requests the mock did not know how to answer.
     pub fn unknown_requests(&self) -> Vec<RecordedRequest> {
         self.requests().into_iter().filter(|r| r.reply.starts_with("404")).collect()
@@ -263,21 +337,50 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             request.body.len()
         );
     }
+    let exchange = Exchange {
+        id,
+        meaning: answer.meaning,
+        after_tool: answer.after_tool,
+        received_ns: now_ns(),
+        first_byte_ns: None,
+        done_ns: None,
+        complete: false,
+    };
     // Recorded before answering, so a client that has read its answer finds it recorded.
-    shared.requests.lock().unwrap_or_else(|e| e.into_inner()).push(RecordedRequest {
-        method: request.method,
-        path: request.path,
-        body,
-        reply: answer.note.clone(),
-    });
+    let index = {
+        let mut requests = shared.requests.lock().unwrap_or_else(|e| e.into_inner());
+        requests.push(RecordedRequest {
+            method: request.method,
+            path: request.path,
+            body,
+            reply: answer.note.clone(),
+            exchange,
+        });
+        requests.len() - 1
+    };
+    let update = |edit: &dyn Fn(&mut Exchange)| {
+        let mut requests = shared.requests.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(recorded) = requests.get_mut(index) {
+            edit(&mut recorded.exchange);
+        }
+    };
     if let Some(delay) = answer.delay {
         thread::sleep(delay);
     }
     let length = (!answer.stream).then_some(answer.body.len());
-    let _ = write_head(&mut writer, answer.status, answer.content_type, length)
-        .and_then(|()| write_body(&mut writer, &answer))
+    let sent = write_head(&mut writer, answer.status, answer.content_type, length)
+        .and_then(|()| {
+            let at = now_ns();
+            update(&|e| e.first_byte_ns = Some(at));
+            write_body(&mut writer, &answer)
+        })
         .and_then(|()| writer.flush());
     let _ = writer.shutdown(Shutdown::Write);
+    let at = now_ns();
+    update(&|e| {
+        e.done_ns = Some(at);
+        e.complete = sent.is_ok();
+    });
 }
 
 /// The body at once, or for a paced stream one event at a time; stops at the first write
@@ -422,8 +525,8 @@ pub fn slow_words() -> Vec<String> {
 }
 
 /// The marker of an API error answer (every mock): `APIERROR: rate_limit`,
-/// `APIERROR: overloaded` or `APIERROR: invalid`, answered with the status and body the real
-/// API sends.
+/// `APIERROR: overloaded`, `APIERROR: invalid` or `APIERROR: quota`, answered with the status
+/// and body the real API sends.
 pub const APIERROR: &str = "APIERROR: ";
 
 /// The errors a prompt can ask a mock for after [`APIERROR`].
@@ -435,6 +538,10 @@ pub enum ApiError {
     Overloaded,
     /// `invalid`: the API's 400 for a request it cannot take, which no client retries.
     Invalid,
+    /// `quota`: the account's quota or credit is used up (the API's own answer for it:
+    /// Anthropic's 400 "credit balance is too low", OpenAI's 429 `insufficient_quota`,
+    /// Gemini's 429 `RESOURCE_EXHAUSTED` naming the quota), which no retry fixes.
+    Quota,
 }
 
 impl ApiError {
@@ -446,6 +553,7 @@ impl ApiError {
             "rate_limit" => Some(ApiError::RateLimit),
             "overloaded" => Some(ApiError::Overloaded),
             "invalid" => Some(ApiError::Invalid),
+            "quota" => Some(ApiError::Quota),
             _ => None,
         }
     }
@@ -483,4 +591,50 @@ pub(crate) fn send(base_url: &str, method: &str, path: &str, body: &Value) -> (u
 #[cfg(test)]
 pub(crate) fn body_of(response: &str) -> &str {
     response.split_once("\r\n\r\n").map_or("", |(_, body)| body)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    fn slow_server() -> MockServer {
+        MockServer::start("mock-test", |request| {
+            let events: String = (0..5).map(|i| format!("data: {i}\n\n")).collect();
+            let answer = Answer::sse(events, "five events").means(Meaning::EndsTurn);
+            if request.path == "/slow" { answer.paced(Duration::from_millis(200)) } else { answer }
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn each_exchange_is_timed_and_one_the_client_left_is_incomplete() {
+        let server = slow_server();
+        let (status, _) = send(&server.base_url(), "POST", "/fast", &Value::Null);
+        assert_eq!(status, 200);
+        // A client that reads the start of a slow stream and goes away, as an Esc does.
+        let addr = server.base_url().trim_start_matches("http://").to_owned();
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        write!(stream, "POST /slow HTTP/1.1\r\ncontent-length: 0\r\n\r\n").unwrap();
+        let mut first = [0u8; 64];
+        let _ = stream.read(&mut first).unwrap();
+        drop(stream);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let exchanges = loop {
+            let exchanges = server.exchanges();
+            if exchanges.len() == 2 && exchanges[1].done_ns.is_some() {
+                break exchanges;
+            }
+            assert!(std::time::Instant::now() < deadline, "{exchanges:?}");
+            thread::sleep(Duration::from_millis(20));
+        };
+        let (fast, slow) = (exchanges[0], exchanges[1]);
+        assert_eq!((fast.meaning, fast.complete, slow.complete), (Meaning::EndsTurn, true, false));
+        for e in [fast, slow] {
+            let first = e.first_byte_ns.unwrap();
+            assert!(e.received_ns <= first && first <= e.done_ns.unwrap(), "{e:?}");
+        }
+        assert!(slow.done_ns.unwrap() - slow.first_byte_ns.unwrap() >= 150_000_000, "{slow:?}");
+    }
 }

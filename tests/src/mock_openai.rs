@@ -13,7 +13,7 @@
 //! | the last input item is a `function_call_output` | text `done` |
 //! | the last user text contains `RUNBASH_ESC: <cmd>` | `exec_command` with `sandbox_permissions: require_escalated`: the TUI asks for approval |
 //! | the last user text contains `RUNBASH: <cmd>` | `exec_command` running `<cmd>` in the sandbox, no approval |
-//! | the last user text contains `APIERROR: rate_limit` / `APIERROR: overloaded` | `429` `rate_limit_exceeded` / `503` `server_is_overloaded`, as the real API refuses a request (the sandbox's provider sets no retries) |
+//! | the last user text contains `APIERROR: rate_limit` / `overloaded` / `quota` | `429` `rate_limit_exceeded` / `503` `server_is_overloaded` / `429` `insufficient_quota`, as the real API refuses a request (the sandbox's provider sets no retries) |
 //! | the last user text contains `SLOW:` | text streamed one word per event, about 20 s ([`crate::mock_http::SLOW`]), so Esc lands mid-stream |
 //! | anything else | text `ok` |
 //!
@@ -28,7 +28,7 @@
 //! |---|---|
 //! | no `tools` (the session-title side request; its prompt quotes the user's) | text `Mock title` |
 //! | the last message is a `tool` result | text `done` |
-//! | the last user text contains `APIERROR: rate_limit` / `overloaded` / `invalid` | `429` / `503` / `400`, as above, after [`CHAT_ERROR_DELAY`] |
+//! | the last user text contains `APIERROR: rate_limit` / `overloaded` / `invalid` / `quota` | `429` / `503` / `400` / `429` `insufficient_quota`, as above, after [`CHAT_ERROR_DELAY`] |
 //! | the last user text contains `RUNBASH: <cmd>` | a call of the shell tool the request offers ([`ShellTool`]: `run_shell_command`, `Execute`, else `bash`) |
 //! | the last user text contains `SLOW:` | text streamed one word per chunk, about 20 s |
 //! | anything else | text `ok` |
@@ -42,7 +42,7 @@
 use serde_json::{Value, json};
 
 use crate::mock_http::{
-    Answer, ApiError, MockServer, Request, SLOW, SLOW_PACE, marked_command, slow_words,
+    Answer, ApiError, Meaning, MockServer, Request, SLOW, SLOW_PACE, marked_command, slow_words,
 };
 
 /// `RUNBASH: <command>`: a shell command the sandbox allows, run without asking.
@@ -67,10 +67,21 @@ fn answer(request: &Request<'_>) -> Answer {
     let body = request.body.unwrap_or(&Value::Null);
     let reply = Reply::for_request(body);
     let model = body["model"].as_str().unwrap_or("gpt-mock");
-    match reply {
-        Reply::ApiError(error) => error_answer(error),
+    let answer = match reply {
+        Reply::ApiError(error) => return error_answer(error).means(Meaning::Fails(error)),
         Reply::Slow => Answer::sse(reply.sse(model, request.id), reply.describe()).paced(SLOW_PACE),
         _ => Answer::sse(reply.sse(model, request.id), reply.describe()),
+    };
+    let input = body["input"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let answer = answer.means(match reply {
+        _ if is_title_request(body) => Meaning::Side,
+        Reply::Exec { .. } => Meaning::CallsTool,
+        _ => Meaning::EndsTurn,
+    });
+    if input.last().is_some_and(|item| item["type"] == "function_call_output") {
+        answer.after_tool()
+    } else {
+        answer
     }
 }
 
@@ -95,6 +106,12 @@ fn error_answer(error: ApiError) -> Answer {
             "invalid_request",
             "The request is not valid (mock).",
         ),
+        ApiError::Quota => (
+            "429 Too Many Requests",
+            "insufficient_quota",
+            "insufficient_quota",
+            "You exceeded your current quota, please check your plan and billing details.",
+        ),
     };
     let body = json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
     Answer::error(status, &body, code)
@@ -107,13 +124,21 @@ fn chat_answer(request: &Request<'_>) -> Answer {
     if let ChatReply::ApiError(error) = reply {
         // Refused after a while, as a loaded API does: a client's hooks for the prompt have run
         // well before its error ones.
-        error_answer(error).delayed(CHAT_ERROR_DELAY)
-    } else if body["stream"] == true {
+        return error_answer(error).delayed(CHAT_ERROR_DELAY).means(Meaning::Fails(error));
+    }
+    let answer = if body["stream"] == true {
         let answer = Answer::sse(reply.sse(model, request.id), reply.describe());
         if reply == ChatReply::Slow { answer.paced(SLOW_PACE) } else { answer }
     } else {
         Answer::json(&reply.completion(model, request.id), reply.describe())
-    }
+    };
+    let messages = body["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let answer = answer.means(match reply {
+        _ if body["tools"].as_array().is_none_or(Vec::is_empty) => Meaning::Side,
+        ChatReply::Shell(..) => Meaning::CallsTool,
+        _ => Meaning::EndsTurn,
+    });
+    if messages.last().is_some_and(|m| m["role"] == "tool") { answer.after_tool() } else { answer }
 }
 
 /// What the mock answers to one request.

@@ -28,6 +28,9 @@
 //!   itself, a number beyond a float beside it).
 //! * `--editor CMD`: Ctrl-G hands the terminal to `sh -c CMD` in the foreground (cooked mode,
 //!   bracketed paste off, as a TUI does for an external editor) until it exits.
+//! * `--dialog-on-paste`: a paste's end starts a turn by itself that opens a permission
+//!   dialog (as a background task ending just then does): `PreToolUse`, then `Notification`
+//!   `permission_prompt`, then the dialog, which the next Enter approves.
 //!
 //! A submission fires `UserPromptSubmit` (with the prompt), works, then fires `Stop`. Ctrl-D
 //! with an empty composer fires `SessionEnd` and exits.
@@ -55,6 +58,7 @@ struct Flags {
     hold_turn: Option<PathBuf>,
     odd_prompts: Vec<String>,
     editor: Option<String>,
+    dialog_on_paste: bool,
 }
 
 fn flags() -> Flags {
@@ -81,6 +85,7 @@ fn flags() -> Flags {
                 f.odd_prompts = kinds.split(',').map(str::to_owned).collect();
             }
             "--editor" => f.editor = Some(value().to_string_lossy().into_owned()),
+            "--dialog-on-paste" => f.dialog_on_paste = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -216,6 +221,19 @@ impl Agent {
         raw_mode();
         print!("\x1b[?2004h");
         self.history.push("editor closed".into());
+    }
+
+    /// A turn the agent starts by itself asks for permission: its hooks, then the dialog.
+    fn open_dialog_by_itself(&mut self) {
+        self.hook(
+            "PreToolUse",
+            serde_json::json!({ "tool_name": "Bash", "tool_input": { "command": "rm -rf build" } }),
+        );
+        self.hook(
+            "Notification",
+            serde_json::json!({ "notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash" }),
+        );
+        self.dialog = true;
     }
 
     fn draw(&self) {
@@ -390,6 +408,9 @@ fn main() {
                 agent.eat_next_enter = agent.flags.eat_first_enter && !agent.ate;
                 agent.ate |= agent.eat_next_enter;
                 pending.drain(..6);
+                if agent.flags.dialog_on_paste && !agent.dialog {
+                    agent.open_dialog_by_itself();
+                }
                 agent.draw();
             } else if pending.len() < 6
                 && (b"\x1b[200~".starts_with(&pending) || b"\x1b[201~".starts_with(&pending))

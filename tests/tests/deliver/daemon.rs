@@ -255,3 +255,58 @@ fn decide_reads_the_pane_it_is_given() {
     );
     assert_eq!(f.received_settled(), "warm up\ra draft");
 }
+
+#[test]
+fn decide_withholds_input_and_a_nudge_from_a_pane_whose_program_has_exited() {
+    let f = Fixture::at_prompt(&[]);
+    let _daemon = daemon(&f);
+    warm_up(&f);
+    // The agent is killed at its prompt: it fires nothing, the session still reads idle.
+    let pid = f.tmux.pane_pid().unwrap();
+    // SAFETY: kill(2) on the fake agent this test started.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    f.tmux.wait_for_exit(Duration::from_secs(10)).unwrap();
+    let mut client = hookline::daemon::Client::connect(&f.events()).unwrap();
+    assert_eq!(client.state(SESSION).unwrap().unwrap().state.as_str(), "idle");
+    let ask = |question: &str| {
+        let out = Command::new(binaries::hookline())
+            .args(["decide", SESSION, question, "--json", "--events-dir"])
+            .arg(f.events())
+            .args(["--tmux", TARGET, "--tmux-socket"])
+            .arg(f.tmux.socket_path().unwrap())
+            .env_remove("TMUX")
+            .env("XDG_CONFIG_HOME", f.dir.path())
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), json["rule"].as_str().unwrap_or_default().to_owned())
+    };
+    assert_eq!(ask("input"), (Some(1), "window-dead".to_owned()));
+    assert_eq!(ask("nudge"), (Some(1), "window-dead".to_owned()));
+    // A dead pane never makes `crashed` permissive: only structured signals do.
+    let (_, rule) = ask("crashed");
+    assert_ne!(rule, "window-dead");
+    // The slot was never taken: the session is still idle and its input available.
+    let view = client.state(SESSION).unwrap().unwrap();
+    assert_eq!((view.state.as_str(), view.input.as_str()), ("idle", "available"));
+}
+
+#[test]
+fn no_enter_is_pressed_when_the_session_opens_a_dialog_by_itself_after_the_paste() {
+    // The paste's end starts a turn by itself that asks for permission (a background task
+    // ending just then): the delivery's Enter would approve that dialog.
+    let f = Fixture::at_prompt(&["--dialog-on-paste"]);
+    let _daemon = daemon(&f);
+    let before = warm_up(&f);
+    let out = hookline_deliver(&f, &["--json", "say ok"]);
+    assert_eq!(out.status.code(), Some(3), "typed, not confirmed, loud: {}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((json["delivered"].clone(), json["confirmed"].clone()), (true.into(), false.into()));
+    let err = stderr(&out);
+    assert!(err.contains("no Enter was pressed") && err.contains("left its idle prompt"), "{err}");
+    // The paste and nothing after it: the dialog is still open, unanswered.
+    assert_eq!(f.received_settled(), format!("{before}{}", pasted("say ok")));
+    let screen = f.tmux.screen().unwrap();
+    assert!(screen.contains("Do you want to proceed?") && !screen.contains("approved"), "{screen}");
+    assert_eq!(deliveries(&f, "unconfirmed").len(), 1, "{:?}", journal(&f));
+}

@@ -267,6 +267,17 @@ impl Running {
                 };
             }
             resolved.still_there().map_err(|why| (Rule::PaneChanged, why))?;
+            // The text is in the composer; the CLI may have left its idle prompt by itself
+            // since (a background task's end, a wake: a turn, perhaps a dialog). An Enter now
+            // could answer that dialog: none is pressed unless the session still reads idle.
+            let state = self
+                .read_live(|d| d.view(&order.session, now_ns()).map(|v| v.state))
+                .map_err(|e| (Rule::LeaseLost, format!("events stopped arriving: {e}")))?;
+            if state != Some(StateKind::Idle) {
+                let said = state.map_or("no session", |s| s.as_str());
+                let why = format!("the session left its idle prompt after the paste (now {said})");
+                return Err((Rule::LeaseLost, why));
+            }
             if let Some(host) = host_pid
                 && !crate::host::in_process_tree(host, resolved.pid)
             {

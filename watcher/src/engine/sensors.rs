@@ -104,6 +104,13 @@ impl PaneSensing {
     ) -> Result<Ask, Error> {
         let pane = self.tmux.pane();
         let reading = pane.sense_settled(patterns, PANE_SAMPLES, PANE_GAP)?;
+        // A pane whose program has exited (a CLI killed at its prompt fires nothing) has
+        // nothing to type into: input and a nudge are withheld (`window-dead`). Only for the
+        // questions that type: for `crashed` a dead pane would be a permissive answer, which
+        // pane evidence may never give.
+        if matches!(ask.question, Question::Input | Question::Nudge) && pane.is_dead()? {
+            ask.window_dead = Some(true);
+        }
         let mut evidence = reading.evidence;
         if screen && ask.question == Question::Crashed {
             evidence.screen = Some(pane::strip_escapes(&pane.capture()?));
