@@ -68,13 +68,18 @@ pub(crate) fn start_ns(pid: u32) -> Option<u64> {
 }
 
 /// Whether `pid` runs, by `kill(pid, 0)`: `Some(true)` alive (or another user's),
-/// `Some(false)` gone, `None` when it cannot be told.
+/// `Some(false)` gone, `None` when it cannot be told. A process that has ended but is not
+/// reaped yet (a zombie: a CLI killed a moment ago, its pane not yet marked dead) is gone:
+/// `kill` still finds it, `/proc/<pid>/stat` says `Z` (or `X`).
 pub fn alive(pid: u32) -> Option<bool> {
     let pid_t = libc::pid_t::try_from(pid).ok().filter(|p| *p > 0)?;
     // SAFETY: signal 0 only checks that the process exists and may be signalled.
     let rc = unsafe { libc::kill(pid_t, 0) };
     if rc == 0 {
-        return Some(true);
+        let ended = stat_fields(pid)
+            .and_then(|f| f.into_iter().next())
+            .is_some_and(|state| state == "Z" || state == "X");
+        return Some(!ended);
     }
     match std::io::Error::last_os_error().raw_os_error() {
         Some(libc::ESRCH) => Some(false),
@@ -97,6 +102,23 @@ mod tests {
         assert!(command_name(me).is_some_and(|n| !n.is_empty()));
         assert_eq!(alive(me), Some(true));
         assert!(start_ns(me).is_some());
+    }
+
+    #[test]
+    fn a_killed_child_not_yet_reaped_is_gone() {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id();
+        assert_eq!(alive(pid), Some(true));
+        child.kill().unwrap();
+        // Not waited for: a zombie until the wait below.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while stat_fields(pid).and_then(|f| f.into_iter().next()).as_deref() != Some("Z") {
+            assert!(std::time::Instant::now() < deadline, "the child never became a zombie");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(alive(pid), Some(false));
+        child.wait().unwrap();
+        assert_eq!(alive(pid), Some(false));
     }
 
     #[test]
