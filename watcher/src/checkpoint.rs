@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::digest::{Digesting, digest};
-use crate::error::CheckpointProblem;
+use crate::errors::CheckpointProblem;
 use crate::format::store::EventsDir;
 use crate::paths::CURSORS_DIR;
 use crate::untrusted::{self, Link};

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-pub use crate::error::{ConfigError, ConfigKind};
+pub use crate::errors::{ConfigError, ConfigKind};
 
 /// One file's text, with what it is and how errors name it.
 pub struct Toml<'a> {

@@ -90,10 +90,10 @@
 
 pub use hookline_relay as format;
 
-mod error;
+mod errors;
 
 pub use engine::{AnswerError, DeliverError};
-pub use error::{
+pub use errors::{
     CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind, Error,
     EventsDirFrom, EventsDirProblem,
 };

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::conn::NoSigPipe;
 use super::socket_path;
 use crate::decide::{Ask, Decision, Lease, LeaseId, Released};
-use crate::error::ClientError;
+use crate::errors::ClientError;
 use crate::protocol::{
     ChangesAnswer, ChangesRequest, DecideAnswer, DecideRequest, DeliverAnswer, DeliverRequest,
     ExplainAnswer, Hello, LeaseRequest, LeasesAnswer, LookupAnswer, NextAnswer, NextRequest,

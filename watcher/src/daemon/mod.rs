@@ -55,7 +55,7 @@ pub use self::claim::Claim;
 pub use self::client::{Client, DaemonInfo, NextEvent};
 use crate::Error;
 use crate::engine::{Note, Running};
-pub use crate::error::ClientError;
+pub use crate::errors::ClientError;
 use crate::protocol::Reply;
 use crate::serve::answer::Reloader;
 use crate::serve::lines::{Lines, Overlong};

@@ -35,7 +35,7 @@ use crate::Error;
 use crate::checkpoint::{FORMAT, Folder, body, path, read, write};
 use crate::decide::Decider;
 use crate::digest::digest;
-use crate::error::{CheckpointIgnored, CheckpointProblem};
+use crate::errors::{CheckpointIgnored, CheckpointProblem};
 use crate::format::store::EventsDir;
 use crate::ingest::cursor::Position;
 use crate::ingest::echo::Echoes;

@@ -1,5 +1,9 @@
 //! Why the engine's operations fail: a request it cannot answer ([`AnswerError`]), a delivery
 //! that cannot run ([`DeliverError`]).
+//!
+//! They live here, not in the crate's `errors.rs`, because they carry types of the layers
+//! below the engine (a lease problem, a text that cannot be typed): `errors.rs` belongs to the
+//! model layer and imports none of them (see "Layers" in the crate docs).
 
 use std::fmt;
 

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
+use crate::errors::Error;
 
 /// Longest wait for one tmux command.
 const DEADLINE: Duration = Duration::from_secs(5);

@@ -1,3 +1,12 @@
+//! The library's error types, together in one place: [`Error`] and the small types of single
+//! operations beside it, each naming the path or value at fault and keeping its cause as the
+//! error's [`source`](std::error::Error::source). [`Error::fix`] is the one place a fix for the
+//! user is written.
+//!
+//! This module is part of the model layer (see "Layers" in the crate docs): it imports nothing
+//! from the modules above it. The errors of the engine's operations, which name types of the
+//! layers below the engine, live with it in `engine/errors.rs`.
+
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
