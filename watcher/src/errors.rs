@@ -10,6 +10,9 @@
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Everything that can go wrong in hookline's library.
 #[derive(Debug)]
@@ -53,8 +56,8 @@ pub enum Error {
     BadCursor {
         /// The cursor file.
         path: PathBuf,
-        /// Why.
-        reason: String,
+        /// The cause.
+        source: serde_json::Error,
     },
     /// A tmux command failed or did not answer (no such pane, no server).
     Tmux {
@@ -62,8 +65,8 @@ pub enum Error {
         op: &'static str,
         /// The tmux target.
         target: String,
-        /// What tmux said.
-        reason: String,
+        /// What went wrong.
+        source: TmuxProblem,
     },
     /// Talking to the NATS server (or cluster) failed.
     Nats {
@@ -71,8 +74,8 @@ pub enum Error {
         op: &'static str,
         /// The stream, consumer or subject involved.
         target: String,
-        /// The client's reason.
-        reason: String,
+        /// The client's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A durable consumer is already being read by another process.
     ConsumerInUse {
@@ -163,6 +166,9 @@ impl Error {
             Error::SocketInTheWay { path } => {
                 format!("move {} out of the way and start the daemon again", path.display())
             }
+            Error::BadCursor { .. } => {
+                "delete it to restart that consumer from the beginning".into()
+            }
             _ => return None,
         })
     }
@@ -175,7 +181,7 @@ impl fmt::Display for Error {
             Error::Format(e) => write!(f, "{e}"),
             Error::Config(e) => write!(f, "{e}"),
             Error::Sink(e) => write!(f, "{e}"),
-            Error::Nats { op, target, reason } => write!(f, "cannot {op} {target}: {reason}"),
+            Error::Nats { op, target, .. } => write!(f, "cannot {op} {target}"),
             Error::ConsumerInUse { name, holder } => {
                 write!(f, "consumer {name} is being read by {holder}")
             }
@@ -194,14 +200,10 @@ impl fmt::Display for Error {
             Error::NoSuchCursor { name, known } => {
                 write!(f, "no cursor named {name:?} (cursors: {})", known.join(", "))
             }
-            Error::BadCursor { path, reason } => write!(
-                f,
-                "cursor file {} is damaged ({reason}); delete it to restart that consumer from the beginning",
-                path.display()
-            ),
-            Error::Tmux { op, target, reason } => {
-                write!(f, "cannot {op} tmux pane {target:?}: {reason}")
+            Error::BadCursor { path, .. } => {
+                write!(f, "cursor file {} is damaged", path.display())
             }
+            Error::Tmux { op, target, .. } => write!(f, "cannot {op} tmux pane {target:?}"),
             Error::EventsDir { path, from, problem } => {
                 let problem = match problem {
                     EventsDirProblem::Relative => "not an absolute path",
@@ -250,9 +252,24 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { source, .. } => Some(source),
+            Error::BadCursor { source, .. } => Some(source),
+            Error::Tmux { source, .. } => Some(source),
+            Error::Nats { source, .. } => Some(source.as_ref()),
+            // Shown as themselves: their causes are the error's.
             Error::Format(e) => e.source(),
+            Error::Config(e) => e.source(),
             Error::Sink(e) => e.source(),
-            _ => None,
+            Error::BadCursorName { .. }
+            | Error::CursorInUse { .. }
+            | Error::NoSuchCursor { .. }
+            | Error::ConsumerInUse { .. }
+            | Error::DaemonRunning { .. }
+            | Error::SocketPathTooLong { .. }
+            | Error::SocketInTheWay { .. }
+            | Error::EventsStopped { .. }
+            | Error::EventsDir { .. }
+            | Error::AmbiguousSession { .. }
+            | Error::TranscriptNotAFile { .. } => None,
         }
     }
 }
@@ -266,6 +283,66 @@ impl From<hookline_relay::Error> for Error {
 impl From<ConfigError> for Error {
     fn from(e: ConfigError) -> Error {
         Error::Config(e)
+    }
+}
+
+/// What went wrong running a tmux command ([`Error::Tmux`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TmuxProblem {
+    /// tmux could not be started, written to or waited for.
+    Io {
+        /// What was being done ("run", "write to", "wait for").
+        op: &'static str,
+        /// The cause.
+        source: io::Error,
+    },
+    /// tmux did not answer in time; it was killed.
+    Timeout {
+        /// How long it was given.
+        after: Duration,
+    },
+    /// tmux exited with a failure.
+    Failed {
+        /// How it exited.
+        status: ExitStatus,
+        /// What it wrote on stderr (trimmed; empty when it said nothing), as tmux words it:
+        /// `no server running on /tmp/tmux-1000/default`, `can't find pane: %9`.
+        stderr: String,
+    },
+    /// tmux answered, but not with what was asked for.
+    Unexpected {
+        /// What was asked for ("a pid", "a pane id").
+        wanted: &'static str,
+        /// What tmux gave.
+        answer: String,
+    },
+}
+
+impl fmt::Display for TmuxProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TmuxProblem::Io { op, .. } => write!(f, "cannot {op} tmux"),
+            TmuxProblem::Timeout { after } => write!(f, "tmux did not answer within {after:?}"),
+            TmuxProblem::Failed { status, stderr } if stderr.is_empty() => {
+                write!(f, "tmux exited with {status}")
+            }
+            TmuxProblem::Failed { stderr, .. } => f.write_str(stderr),
+            TmuxProblem::Unexpected { wanted, answer } => {
+                write!(f, "tmux gave {answer:?}, not {wanted}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TmuxProblem {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TmuxProblem::Io { source, .. } => Some(source),
+            TmuxProblem::Timeout { .. }
+            | TmuxProblem::Failed { .. }
+            | TmuxProblem::Unexpected { .. } => None,
+        }
     }
 }
 
@@ -296,6 +373,8 @@ pub enum ClientError {
         socket: PathBuf,
         /// What was wrong.
         problem: String,
+        /// The cause, when the reply (or the request) could not be decoded (or encoded).
+        source: Option<serde_json::Error>,
     },
     /// The daemon answered with an error (a bad request, a stopped watcher, too many clients).
     Refused {
@@ -322,7 +401,7 @@ impl fmt::Display for ClientError {
             ClientError::Io { socket, .. } => {
                 write!(f, "the hookline daemon on {} did not answer", socket.display())
             }
-            ClientError::Protocol { socket, problem } => {
+            ClientError::Protocol { socket, problem, .. } => {
                 write!(f, "the hookline daemon on {}: {problem}", socket.display())
             }
             ClientError::Refused { socket, error } => {
@@ -336,7 +415,10 @@ impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ClientError::NotRunning { source, .. } | ClientError::Io { source, .. } => Some(source),
-            _ => None,
+            ClientError::Protocol { source, .. } => {
+                source.as_ref().map(|e| e as &(dyn std::error::Error + 'static))
+            }
+            ClientError::Refused { .. } => None,
         }
     }
 }
@@ -366,8 +448,12 @@ impl ConfigKind {
 
 /// A configuration file (the policy, the notifications file, a profile or overlay) that
 /// cannot be used, or a warning about one: `policy p.toml:3:1: nudge.min-idel: unknown key
-/// (did you mean nudge.min-idle?)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// (did you mean nudge.min-idle?)`. The one config error of hookline's TOML files.
+///
+/// A TOML error (bad syntax, a value of the wrong type) is not kept as the source: the
+/// message is that error said again at its key, with what was expected instead. A file that
+/// cannot be read keeps the I/O error as its [`source`](std::error::Error::source).
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ConfigError {
     /// Which kind of file.
@@ -382,7 +468,21 @@ pub struct ConfigError {
     pub key: Option<String>,
     /// What is wrong, and how to fix it when that is not obvious.
     pub message: String,
+    /// The cause, when the file could not be read.
+    pub source: Option<Arc<io::Error>>,
 }
+
+/// Equal when they say the same thing (two I/O causes of the same kind are the same).
+impl PartialEq for ConfigError {
+    fn eq(&self, other: &ConfigError) -> bool {
+        let cause = |e: &ConfigError| e.source.as_ref().map(|e| e.kind());
+        (self.kind, &self.file, self.line, self.column, &self.key, &self.message)
+            == (other.kind, &other.file, other.line, other.column, &other.key, &other.message)
+            && cause(self) == cause(other)
+    }
+}
+
+impl Eq for ConfigError {}
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -400,11 +500,15 @@ impl fmt::Display for ConfigError {
     }
 }
 
-impl std::error::Error for ConfigError {}
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// A checkpoint a reader did not start from: it replays the whole history instead (see
 /// [`crate::checkpoint`]). Never fatal; said on stderr.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CheckpointIgnored {
     /// The checkpoint file.
     pub path: PathBuf,
@@ -413,11 +517,13 @@ pub struct CheckpointIgnored {
 }
 
 /// Why a checkpoint was not used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum CheckpointProblem {
     /// Not a checkpoint file at all (another program's file, or another kind of checkpoint).
     Foreign(String),
+    /// The file cannot be read.
+    Unreadable(Arc<io::Error>),
     /// Shorter or longer than its header says: a write cut short.
     Truncated {
         /// The length the header gives.
@@ -426,7 +532,12 @@ pub enum CheckpointProblem {
         found: u64,
     },
     /// Its content does not match its digest, or cannot be read back.
-    Damaged(String),
+    Damaged {
+        /// What is wrong ("its content does not match its digest", "cannot be read back").
+        why: &'static str,
+        /// The cause, when a decoder gave one.
+        source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    },
     /// Folded by another state format, hookline version, set of profiles, policy, legacy
     /// directories or history length than this reader's.
     Mismatch {
@@ -453,7 +564,8 @@ impl fmt::Display for CheckpointIgnored {
             CheckpointProblem::Truncated { expected, found } => {
                 write!(f, "truncated ({found} bytes of {expected})")
             }
-            CheckpointProblem::Damaged(why) => write!(f, "damaged ({why})"),
+            CheckpointProblem::Unreadable(_) => write!(f, "cannot be read"),
+            CheckpointProblem::Damaged { why, .. } => write!(f, "damaged ({why})"),
             CheckpointProblem::Mismatch { what, saved, current } => {
                 write!(f, "built with {what} {saved}, this reader has {current}")
             }
@@ -465,7 +577,26 @@ impl fmt::Display for CheckpointIgnored {
     }
 }
 
-impl std::error::Error for CheckpointIgnored {}
+impl std::error::Error for CheckpointIgnored {
+    /// The cause of the problem, which the message says itself.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.why {
+            CheckpointProblem::Unreadable(e) => Some(e.as_ref()),
+            CheckpointProblem::Damaged { source: Some(e), .. } => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+/// An error and its causes on one line (`cannot X: because: deeper`), a cause left out when
+/// the line already says it.
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
+    let causes = std::iter::successors(error.source(), |cause| cause.source());
+    causes.fold(error.to_string(), |line, cause| {
+        let cause = cause.to_string();
+        if line.contains(&cause) { line } else { format!("{line}: {cause}") }
+    })
+}
 
 /// Who chose the events directory a command reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

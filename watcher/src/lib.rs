@@ -95,7 +95,7 @@ mod errors;
 pub use engine::{AnswerError, DeliverError};
 pub use errors::{
     CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind, Error,
-    EventsDirFrom, EventsDirProblem,
+    EventsDirFrom, EventsDirProblem, TmuxProblem,
 };
 
 pub mod canonical;

@@ -137,7 +137,7 @@ fn say_no_such_session(query: &str, answer: &hookline::protocol::LookupAnswer) {
 fn with_fix(error: impl Into<crate::Error>) -> Box<dyn std::error::Error> {
     let error = error.into();
     match error.fix() {
-        Some(fix) => format!("{error}; {fix}").into(),
+        Some(fix) => format!("{}; {fix}", crate::error_chain(&error)).into(),
         None => error.into(),
     }
 }
@@ -298,7 +298,7 @@ fn connect_daemon(
         Ok(client) => Ok(Some(client)),
         Err(ClientError::NotRunning { .. }) => Ok(None),
         Err(e) => {
-            eprintln!("hookline: {e}; reading the events directory instead");
+            eprintln!("hookline: {}; reading the events directory instead", crate::error_chain(&e));
             Ok(None)
         }
     }
@@ -355,6 +355,7 @@ fn shown_policy(args: &PolicyArgs, profiles: &Profiles) -> hookline::decide::Pol
     policy(args, profiles).unwrap_or_else(|e| {
         static SAID: AtomicBool = AtomicBool::new(false);
         if !SAID.swap(true, Ordering::Relaxed) {
+            let e = crate::error_chain(&*e);
             eprintln!("hookline: warning: {e}; showing states with the default policy");
         }
         hookline::decide::Policy::default()

@@ -258,7 +258,7 @@ fn read_file(path: &Path) -> Result<Option<CursorFile>, Error> {
     match untrusted::read_regular(path, MAX_BYTES, Link::Refuse) {
         Ok(bytes) => serde_json::from_slice::<CursorFile>(&bytes)
             .map(Some)
-            .map_err(|e| Error::BadCursor { path: path.to_owned(), reason: e.to_string() }),
+            .map_err(|source| Error::BadCursor { path: path.to_owned(), source }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io("read", path, e)),
     }
