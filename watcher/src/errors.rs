@@ -33,32 +33,8 @@ pub enum Error {
     Config(ConfigError),
     /// A [`Sink`](crate::ingest::follow::Sink) could not take an event.
     Sink(Box<dyn std::error::Error + Send + Sync>),
-    /// A cursor name that could reach outside the cursors directory.
-    BadCursorName {
-        /// The name given.
-        name: String,
-    },
-    /// Another process has this cursor open.
-    CursorInUse {
-        /// The cursor.
-        name: String,
-        /// Its lock file.
-        path: PathBuf,
-    },
-    /// No cursor of that name is saved.
-    NoSuchCursor {
-        /// The name given.
-        name: String,
-        /// The cursors saved.
-        known: Vec<String>,
-    },
-    /// A cursor file that cannot be read back.
-    BadCursor {
-        /// The cursor file.
-        path: PathBuf,
-        /// The cause.
-        source: serde_json::Error,
-    },
+    /// A durable cursor cannot be opened or removed.
+    Cursor(CursorError),
     /// A tmux command failed or did not answer (no such pane, no server).
     Tmux {
         /// What was being done ("capture", "paste into", ...).
@@ -84,27 +60,8 @@ pub enum Error {
         /// Who reads it (host and pid), as it answered.
         holder: String,
     },
-    /// Another `hookline daemon` holds the events directory.
-    DaemonRunning {
-        /// The events directory.
-        dir: PathBuf,
-        /// The pid its pid file names, when it can be read.
-        pid: Option<u32>,
-        /// The lock file it holds.
-        lock: PathBuf,
-    },
-    /// The daemon's socket path is longer than a Unix socket address holds.
-    SocketPathTooLong {
-        /// The path.
-        path: PathBuf,
-        /// The most bytes a socket path may have.
-        max: usize,
-    },
-    /// Something other than a socket is where the daemon's socket goes; it was left alone.
-    SocketInTheWay {
-        /// The path.
-        path: PathBuf,
-    },
+    /// A daemon cannot start.
+    DaemonStart(DaemonStartError),
     /// The live events a confirmation waits for stopped arriving (the daemon's watcher
     /// failed or it is shutting down): nothing can be confirmed any more.
     EventsStopped {
@@ -159,14 +116,16 @@ impl Error {
             Error::AmbiguousSession { .. } => {
                 "give more of the session id or tag (or all of it)".into()
             }
-            Error::DaemonRunning { pid: Some(pid), .. } => {
+            Error::DaemonStart(DaemonStartError::Running { pid: Some(pid), .. }) => {
                 format!("use it (decide and status talk to it), or stop it first (kill {pid})")
             }
-            Error::SocketPathTooLong { .. } => "use a shorter --events-dir".into(),
-            Error::SocketInTheWay { path } => {
+            Error::DaemonStart(DaemonStartError::SocketPathTooLong { .. }) => {
+                "use a shorter --events-dir".into()
+            }
+            Error::DaemonStart(DaemonStartError::SocketInTheWay { path }) => {
                 format!("move {} out of the way and start the daemon again", path.display())
             }
-            Error::BadCursor { .. } => {
+            Error::Cursor(CursorError::Damaged { .. }) => {
                 "delete it to restart that consumer from the beginning".into()
             }
             _ => return None,
@@ -185,24 +144,7 @@ impl fmt::Display for Error {
             Error::ConsumerInUse { name, holder } => {
                 write!(f, "consumer {name} is being read by {holder}")
             }
-            Error::BadCursorName { name } => write!(
-                f,
-                "bad cursor name {name:?}: use 1 to 64 letters, digits, '-', '_' or '.', not starting with '.'"
-            ),
-            Error::CursorInUse { name, path } => write!(
-                f,
-                "cursor {name:?} is in use by another process (lock {}); give each consumer its own cursor",
-                path.display()
-            ),
-            Error::NoSuchCursor { name, known } if known.is_empty() => {
-                write!(f, "no cursor named {name:?} (none is saved)")
-            }
-            Error::NoSuchCursor { name, known } => {
-                write!(f, "no cursor named {name:?} (cursors: {})", known.join(", "))
-            }
-            Error::BadCursor { path, .. } => {
-                write!(f, "cursor file {} is damaged", path.display())
-            }
+            Error::Cursor(e) => write!(f, "{e}"),
             Error::Tmux { op, target, .. } => write!(f, "cannot {op} tmux pane {target:?}"),
             Error::EventsDir { path, from, problem } => {
                 let problem = match problem {
@@ -224,25 +166,7 @@ impl fmt::Display for Error {
                     list.join(", ")
                 )
             }
-            Error::DaemonRunning { dir, pid, lock } => {
-                let who = pid.map_or("a process whose pid is not recorded".into(), |pid| {
-                    format!("pid {pid}")
-                });
-                write!(
-                    f,
-                    "another hookline daemon ({who}) holds {} (lock {}); one daemon per events directory",
-                    dir.display(),
-                    lock.display()
-                )
-            }
-            Error::SocketPathTooLong { path, max } => write!(
-                f,
-                "socket path {} is longer than the {max} bytes a Unix socket address holds",
-                path.display()
-            ),
-            Error::SocketInTheWay { path } => {
-                write!(f, "{} is not a socket; left alone", path.display())
-            }
+            Error::DaemonStart(e) => write!(f, "{e}"),
             Error::EventsStopped { why } => write!(f, "{why}"),
         }
     }
@@ -252,20 +176,15 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { source, .. } => Some(source),
-            Error::BadCursor { source, .. } => Some(source),
             Error::Tmux { source, .. } => Some(source),
             Error::Nats { source, .. } => Some(source.as_ref()),
             // Shown as themselves: their causes are the error's.
             Error::Format(e) => e.source(),
             Error::Config(e) => e.source(),
             Error::Sink(e) => e.source(),
-            Error::BadCursorName { .. }
-            | Error::CursorInUse { .. }
-            | Error::NoSuchCursor { .. }
-            | Error::ConsumerInUse { .. }
-            | Error::DaemonRunning { .. }
-            | Error::SocketPathTooLong { .. }
-            | Error::SocketInTheWay { .. }
+            Error::Cursor(e) => e.source(),
+            Error::DaemonStart(e) => e.source(),
+            Error::ConsumerInUse { .. }
             | Error::EventsStopped { .. }
             | Error::EventsDir { .. }
             | Error::AmbiguousSession { .. }
@@ -280,9 +199,195 @@ impl From<hookline_relay::Error> for Error {
     }
 }
 
+impl From<CursorError> for Error {
+    fn from(e: CursorError) -> Error {
+        match e {
+            CursorError::Events(e) => *e,
+            e => Error::Cursor(e),
+        }
+    }
+}
+
+impl From<DaemonStartError> for Error {
+    fn from(e: DaemonStartError) -> Error {
+        match e {
+            DaemonStartError::Events(e) => *e,
+            e => Error::DaemonStart(e),
+        }
+    }
+}
+
 impl From<ConfigError> for Error {
     fn from(e: ConfigError) -> Error {
         Error::Config(e)
+    }
+}
+
+/// Why a durable cursor ([`Cursor::open`](crate::ingest::cursor::Cursor::open),
+/// [`cursor::remove`](crate::ingest::cursor::remove)) cannot be used.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CursorError {
+    /// A name that could reach outside the cursors directory.
+    BadName {
+        /// The name given.
+        name: String,
+    },
+    /// Another process has this cursor open.
+    InUse {
+        /// The cursor.
+        name: String,
+        /// Its lock file.
+        lock: PathBuf,
+    },
+    /// No cursor of that name is saved.
+    NoSuch {
+        /// The name given.
+        name: String,
+        /// The cursors saved.
+        known: Vec<String>,
+    },
+    /// The cursor file cannot be read back.
+    Damaged {
+        /// The cursor file.
+        path: PathBuf,
+        /// The cause.
+        source: serde_json::Error,
+    },
+    /// The events directory, or the cursor's files in it, cannot be used (an I/O error, a
+    /// directory another user owns); shown as that error.
+    Events(Box<Error>),
+}
+
+impl fmt::Display for CursorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CursorError::BadName { name } => write!(
+                f,
+                "bad cursor name {name:?}: use 1 to 64 letters, digits, '-', '_' or '.', not starting with '.'"
+            ),
+            CursorError::InUse { name, lock } => write!(
+                f,
+                "cursor {name:?} is in use by another process (lock {}); give each consumer its own cursor",
+                lock.display()
+            ),
+            CursorError::NoSuch { name, known } if known.is_empty() => {
+                write!(f, "no cursor named {name:?} (none is saved)")
+            }
+            CursorError::NoSuch { name, known } => {
+                write!(f, "no cursor named {name:?} (cursors: {})", known.join(", "))
+            }
+            CursorError::Damaged { path, .. } => {
+                write!(f, "cursor file {} is damaged", path.display())
+            }
+            CursorError::Events(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for CursorError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CursorError::Damaged { source, .. } => Some(source),
+            CursorError::Events(e) => e.source(),
+            CursorError::BadName { .. }
+            | CursorError::InUse { .. }
+            | CursorError::NoSuch { .. } => None,
+        }
+    }
+}
+
+impl From<Error> for CursorError {
+    fn from(e: Error) -> CursorError {
+        match e {
+            Error::Cursor(e) => e,
+            e => CursorError::Events(Box::new(e)),
+        }
+    }
+}
+
+/// Why a daemon cannot claim its events directory
+/// ([`Claim::take`](crate::daemon::Claim::take)) or listen on its socket
+/// ([`Claim::listen`](crate::daemon::Claim::listen)).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DaemonStartError {
+    /// Another `hookline daemon` holds the events directory.
+    Running {
+        /// The events directory.
+        dir: PathBuf,
+        /// The pid its pid file names, when it can be read.
+        pid: Option<u32>,
+        /// The lock file it holds.
+        lock: PathBuf,
+    },
+    /// The daemon's socket path is longer than a Unix socket address holds.
+    SocketPathTooLong {
+        /// The path.
+        path: PathBuf,
+        /// The most bytes a socket path may have.
+        max: usize,
+    },
+    /// Something other than a socket is where the daemon's socket goes; it was left alone.
+    SocketInTheWay {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The events directory, the lock, the pid file or the socket cannot be used (an I/O
+    /// error, a directory others can write); shown as that error.
+    Events(Box<Error>),
+}
+
+impl fmt::Display for DaemonStartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DaemonStartError::Running { dir, pid, lock } => {
+                let who = pid.map_or("a process whose pid is not recorded".into(), |pid| {
+                    format!("pid {pid}")
+                });
+                write!(
+                    f,
+                    "another hookline daemon ({who}) holds {} (lock {}); one daemon per events directory",
+                    dir.display(),
+                    lock.display()
+                )
+            }
+            DaemonStartError::SocketPathTooLong { path, max } => write!(
+                f,
+                "socket path {} is longer than the {max} bytes a Unix socket address holds",
+                path.display()
+            ),
+            DaemonStartError::SocketInTheWay { path } => {
+                write!(f, "{} is not a socket; left alone", path.display())
+            }
+            DaemonStartError::Events(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for DaemonStartError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DaemonStartError::Events(e) => e.source(),
+            DaemonStartError::Running { .. }
+            | DaemonStartError::SocketPathTooLong { .. }
+            | DaemonStartError::SocketInTheWay { .. } => None,
+        }
+    }
+}
+
+impl From<Error> for DaemonStartError {
+    fn from(e: Error) -> DaemonStartError {
+        match e {
+            Error::DaemonStart(e) => e,
+            e => DaemonStartError::Events(Box::new(e)),
+        }
+    }
+}
+
+impl From<hookline_relay::Error> for DaemonStartError {
+    fn from(e: hookline_relay::Error) -> DaemonStartError {
+        DaemonStartError::Events(Box::new(Error::Format(e)))
     }
 }
 

@@ -94,8 +94,8 @@ mod errors;
 
 pub use engine::{AnswerError, DeliverError};
 pub use errors::{
-    CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind, Error,
-    EventsDirFrom, EventsDirProblem, TmuxProblem,
+    CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind, CursorError,
+    DaemonStartError, Error, EventsDirFrom, EventsDirProblem, TmuxProblem,
 };
 
 pub mod canonical;

@@ -25,6 +25,12 @@ fn a_damaged_cursor_file_names_the_file_and_keeps_the_decoder_error() {
     let Err(error) = Cursor::open(tmp.path(), "work") else {
         panic!("a damaged cursor file is refused")
     };
+    assert!(
+        matches!(&error, hookline::CursorError::Damaged { path, .. } if *path == file),
+        "{error:?}"
+    );
+    // Callers that return the library's one error keep compiling with `?`.
+    let error = hookline::Error::from(error);
     let said = error.to_string();
     assert!(said.contains(&file.display().to_string()), "{said}");
     let causes = chain(&error);
