@@ -16,6 +16,7 @@ use crate::errors::Error;
 use hookline::deliver::in_process_tree;
 use hookline::state::{StateKind, View};
 
+use hookline::TmuxProblem;
 use hookline::pane::{Pane, Server};
 
 /// The pane option holding the state word.
@@ -99,11 +100,11 @@ pub fn panes(server: &Server) -> Result<Vec<(String, u32)>, Error> {
 /// SOCKET` when the socket is there and nobody listens, `error connecting to SOCKET (...)` when
 /// it is not there.
 fn no_server(error: hookline::Error) -> Error {
-    if let hookline::Error::Tmux { reason, .. } = &error {
-        let socket = reason
+    if let hookline::Error::Tmux { source: TmuxProblem::Failed { stderr, .. }, .. } = &error {
+        let socket = stderr
             .strip_prefix("no server running on ")
             .map(str::trim)
-            .or_else(|| reason.strip_prefix("error connecting to ")?.split(" (").next());
+            .or_else(|| stderr.strip_prefix("error connecting to ")?.split(" (").next());
         if let Some(socket) = socket {
             return Error::NoTmuxServer { socket: socket.to_owned() };
         }

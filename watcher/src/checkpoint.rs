@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::digest::{Digesting, digest};
-use crate::error::CheckpointProblem;
+use crate::errors::CheckpointProblem;
 use crate::format::store::EventsDir;
 use crate::paths::CURSORS_DIR;
 use crate::untrusted::{self, Link};
@@ -56,7 +56,7 @@ pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, CheckpointProblem> {
     match untrusted::read_regular(path, MAX_BYTES, Link::Refuse) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(CheckpointProblem::Damaged(format!("cannot read: {e}"))),
+        Err(e) => Err(CheckpointProblem::Unreadable(std::sync::Arc::new(e))),
     }
 }
 
@@ -80,7 +80,7 @@ pub(crate) fn body(bytes: &[u8]) -> Result<&[u8], CheckpointProblem> {
         words
             .next()
             .and_then(|w| u64::from_str_radix(w, radix).ok())
-            .ok_or_else(|| CheckpointProblem::Damaged("a bad header".into()))
+            .ok_or(CheckpointProblem::Damaged { why: "a bad header", source: None })
     };
     let format = number(10)?;
     if format != u64::from(FORMAT) {
@@ -95,7 +95,10 @@ pub(crate) fn body(bytes: &[u8]) -> Result<&[u8], CheckpointProblem> {
         return Err(CheckpointProblem::Truncated { expected: length, found: body.len() as u64 });
     }
     if digest(0, body) != expected {
-        return Err(CheckpointProblem::Damaged("its content does not match its digest".into()));
+        return Err(CheckpointProblem::Damaged {
+            why: "its content does not match its digest",
+            source: None,
+        });
     }
     Ok(body)
 }

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-pub use crate::error::{ConfigError, ConfigKind};
+pub use crate::errors::{ConfigError, ConfigKind};
 
 /// One file's text, with what it is and how errors name it.
 pub struct Toml<'a> {
@@ -27,14 +27,15 @@ impl<'a> Toml<'a> {
     }
 
     /// An error of a file that could not be read at all.
-    pub fn unreadable(kind: ConfigKind, path: &std::path::Path, e: &std::io::Error) -> ConfigError {
+    pub fn unreadable(kind: ConfigKind, path: &std::path::Path, e: std::io::Error) -> ConfigError {
         ConfigError {
             kind,
             file: path.display().to_string(),
             line: None,
             column: None,
             key: None,
-            message: format!("cannot read: {e}"),
+            message: "cannot read".into(),
+            source: Some(std::sync::Arc::new(e)),
         }
     }
 
@@ -57,7 +58,8 @@ impl<'a> Toml<'a> {
             }
             None => (None, None),
         };
-        ConfigError { kind: self.kind, file: self.label.clone(), line, column, key, message }
+        let file = self.label.clone();
+        ConfigError { kind: self.kind, file, line, column, key, message, source: None }
     }
 
     /// The document with the spans of its keys and values; a syntax error names its line and

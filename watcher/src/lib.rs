@@ -90,12 +90,12 @@
 
 pub use hookline_relay as format;
 
-mod error;
+mod errors;
 
 pub use engine::{AnswerError, DeliverError};
-pub use error::{
-    CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind, Error,
-    EventsDirFrom, EventsDirProblem,
+pub use errors::{
+    CheckpointIgnored, CheckpointProblem, ClientError, ConfigError, ConfigKind, CursorError,
+    DaemonStartError, Error, EventsDirFrom, EventsDirProblem, TmuxProblem,
 };
 
 pub mod canonical;

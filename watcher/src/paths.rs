@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::Error;
-use crate::error::{EventsDirFrom, EventsDirProblem};
+use crate::errors::{EventsDirFrom, EventsDirProblem};
 use crate::format::location::ENV_EVENTS_DIR;
 
 /// hookline's configuration directory: `$XDG_CONFIG_HOME/hookline` when that is absolute, else

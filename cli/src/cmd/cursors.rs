@@ -15,12 +15,12 @@ pub fn run(args: &CursorsArgs) -> Outcome {
         let dir =
             events_dir(if dir.events_dir.is_some() { dir } else { &args.dir }, Reading::Once)?;
         cursor::remove(&dir, name).map_err(|e| match e {
-            hookline::Error::CursorInUse { name, path } => format!(
+            hookline::CursorError::InUse { name, lock } => format!(
                 "cursor {name:?} is open in another process (lock {}): stop that consumer first",
-                path.display()
+                lock.display()
             )
             .into(),
-            e => Box::<dyn std::error::Error>::from(e),
+            e => Box::<dyn std::error::Error>::from(hookline::Error::from(e)),
         })?;
         println!("removed cursor {name} of {}", dir.display());
         return Ok(ExitCode::SUCCESS);

@@ -30,11 +30,12 @@ pub fn run(args: DaemonArgs) -> Outcome {
         libc::signal(libc::SIGHUP, handler);
     }
     // Claimed before the replay, so that a second daemon is refused at once.
-    let claim = Claim::take(&events_dir(&args.source.dir, Reading::Claiming)?)?;
+    let claim = Claim::take(&events_dir(&args.source.dir, Reading::Claiming)?)
+        .map_err(hookline::Error::from)?;
     let engine =
         serve::engine(&args.source, &args.policy, &args.transcripts, &args.nats, Mode::Notify)?;
     let running = Arc::new(serve::start(engine));
-    let listening = claim.listen()?;
+    let listening = claim.listen().map_err(hookline::Error::from)?;
     eprintln!(
         "hookline: daemon (pid {}) serving {}",
         std::process::id(),

@@ -289,7 +289,7 @@ fn connect_daemon(
         Ok(client) => Ok(Some(client)),
         Err(ClientError::NotRunning { .. }) => Ok(None),
         Err(e) => {
-            eprintln!("hookline: {e}; reading the events directory instead");
+            eprintln!("hookline: {}; reading the events directory instead", crate::error_chain(&e));
             Ok(None)
         }
     }
@@ -346,6 +346,7 @@ fn shown_policy(args: &PolicyArgs, profiles: &Profiles) -> hookline::decide::Pol
     policy(args, profiles).unwrap_or_else(|e| {
         static SAID: AtomicBool = AtomicBool::new(false);
         if !SAID.swap(true, Ordering::Relaxed) {
+            let e = crate::error_chain(&*e);
             eprintln!("hookline: warning: {e}; showing states with the default policy");
         }
         hookline::decide::Policy::default()

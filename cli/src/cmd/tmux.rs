@@ -43,7 +43,10 @@ pub fn run(args: &TmuxArgs) -> Outcome {
     // away, and leave the summary saying so. (A hard kill cannot: see docs/tmux.md.)
     match marks::clear(&server, marks::STOPPED) {
         Ok(()) => println!("{}", marks::STOPPED),
-        Err(e) => eprintln!("hookline: warning: the marks could not be removed: {e}"),
+        Err(e) => eprintln!(
+            "hookline: warning: the marks could not be removed: {}",
+            crate::error_chain(&e)
+        ),
     }
     followed
 }

@@ -197,7 +197,7 @@ impl NotifyConfig {
     /// Reads a notifications file strictly.
     pub fn load(path: &Path) -> Result<NotifyConfig, ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Toml::unreadable(ConfigKind::Notifications, path, &e))?;
+            .map_err(|e| Toml::unreadable(ConfigKind::Notifications, path, e))?;
         NotifyConfig::parse(&text, &path.display().to_string())
     }
 

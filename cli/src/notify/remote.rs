@@ -73,7 +73,7 @@ pub fn run(
 ) -> Result<(), Error> {
     let saved = Position::load(position);
     let socket = client.socket().to_owned();
-    let lost = |e: hookline::ClientError| Error::EventsStopped { why: e.to_string() };
+    let lost = |e: hookline::ClientError| Error::EventsStopped { why: crate::error_chain(&e) };
     let (mut follower, now, resumed) =
         Follower::resume(client, saved.and_then(|p| p.daemon)).map_err(lost)?;
     if !resumed {

@@ -5,7 +5,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::{LOCK, PID};
-use crate::Error;
+use crate::errors::{DaemonStartError, Error};
 use crate::format::store::EventsDir;
 
 /// The events directory, held by this process as its daemon: the lock on [`LOCK`] is held
@@ -21,9 +21,9 @@ pub struct Claim {
 impl Claim {
     /// Claims `dir`: creates it if needed (mode 0700) and refuses it when it fails the relay's
     /// own checks (a symlink, another user's, writable by group or others); takes the lock,
-    /// or refuses with [`Error::DaemonRunning`] naming the pid that holds it; then writes this
+    /// or refuses with [`DaemonStartError::Running`] naming the pid that holds it; then writes this
     /// process's pid, atomically.
-    pub fn take(dir: &Path) -> Result<Claim, Error> {
+    pub fn take(dir: &Path) -> Result<Claim, DaemonStartError> {
         EventsDir::create(dir)?;
         let lock_path = dir.join(LOCK);
         let lock = File::options()
@@ -38,13 +38,13 @@ impl Claim {
         match lock.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                return Err(Error::DaemonRunning {
+                return Err(DaemonStartError::Running {
                     dir: dir.to_owned(),
                     pid: read_pid(&pid_file),
                     lock: lock_path,
                 });
             }
-            Err(TryLockError::Error(e)) => return Err(Error::io("lock", &lock_path, e)),
+            Err(TryLockError::Error(e)) => return Err(Error::io("lock", &lock_path, e).into()),
         }
         let pid = std::process::id();
         crate::fsutil::write_atomic(&pid_file, format!("{pid}\n").as_bytes(), 0o600)?;
@@ -85,7 +85,7 @@ mod tests {
         // The lock is per open file: a second open in this process conflicts like another
         // process would.
         let err = Claim::take(&dir).unwrap_err();
-        let Error::DaemonRunning { pid, .. } = &err else { panic!("{err}") };
+        let DaemonStartError::Running { pid, .. } = &err else { panic!("{err}") };
         assert_eq!(*pid, Some(std::process::id()));
         assert!(err.to_string().contains(&format!("pid {}", std::process::id())), "{err}");
         drop(first);
@@ -100,7 +100,10 @@ mod tests {
         std::fs::create_dir(&dir).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         let err = Claim::take(&dir).unwrap_err();
-        assert!(matches!(err, Error::Format(_)), "{err}");
+        assert!(
+            matches!(&err, DaemonStartError::Events(e) if matches!(**e, Error::Format(_))),
+            "{err}"
+        );
         assert!(!dir.join(LOCK).exists(), "nothing is written into a refused directory");
     }
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::conn::NoSigPipe;
 use super::socket_path;
 use crate::decide::{Ask, Decision, Lease, LeaseId, Released};
-use crate::error::ClientError;
+use crate::errors::ClientError;
 use crate::protocol::{
     ChangesAnswer, ChangesRequest, DecideAnswer, DecideRequest, DeliverAnswer, DeliverRequest,
     ExplainAnswer, Hello, LeaseRequest, LeasesAnswer, LookupAnswer, NextAnswer, NextRequest,
@@ -254,7 +254,7 @@ impl Channel {
                 return Err(self.protocol("it closed the connection before replying".into()));
             }
             let reply: Value = serde_json::from_str(&reply)
-                .map_err(|e| self.protocol(format!("a reply that is not JSON ({e})")))?;
+                .map_err(|e| self.protocol_json("a reply that is not JSON".into(), e))?;
             // Not ours: a reply to a request of an earlier call that gave up waiting; or an
             // error about the connection itself (id null), which is ours too.
             if reply["id"] != id && !reply["id"].is_null() {
@@ -274,13 +274,18 @@ impl Channel {
         timeout: Duration,
     ) -> Result<T, ClientError> {
         let op = request.op().as_str();
-        let value = serde_json::to_value(request).map_err(|e| self.protocol(e.to_string()))?;
+        let value = serde_json::to_value(request)
+            .map_err(|e| self.protocol_json(format!("a {op} request it cannot encode"), e))?;
         let reply = self.request(value, timeout)?;
         serde_json::from_value(reply)
-            .map_err(|e| self.protocol(format!("a {op} reply this hookline cannot read ({e})")))
+            .map_err(|e| self.protocol_json(format!("a {op} reply this hookline cannot read"), e))
     }
 
     fn protocol(&self, problem: String) -> ClientError {
-        ClientError::Protocol { socket: self.socket.clone(), problem }
+        ClientError::Protocol { socket: self.socket.clone(), problem, source: None }
+    }
+
+    fn protocol_json(&self, problem: String, source: serde_json::Error) -> ClientError {
+        ClientError::Protocol { socket: self.socket.clone(), problem, source: Some(source) }
     }
 }

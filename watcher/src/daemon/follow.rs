@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::Client;
-use crate::error::ClientError;
+use crate::errors::ClientError;
 use crate::protocol::Change;
 use crate::state::View;
 

@@ -53,9 +53,9 @@ use serde_json::Value;
 
 pub use self::claim::Claim;
 pub use self::client::{Client, DaemonInfo, NextEvent};
-use crate::Error;
 use crate::engine::{Note, Running};
-pub use crate::error::ClientError;
+pub use crate::errors::ClientError;
+use crate::errors::{DaemonStartError, Error};
 use crate::protocol::Reply;
 use crate::serve::answer::Reloader;
 use crate::serve::lines::{Lines, Overlong};
@@ -101,18 +101,18 @@ impl Claim {
     /// a socket in its place. The process umask is set to 0177 for the instant of the bind
     /// (so the socket is never reachable with a wider mode): call it before other threads
     /// create files.
-    pub fn listen(self) -> Result<Listening, Error> {
+    pub fn listen(self) -> Result<Listening, DaemonStartError> {
         let socket = socket_path(self.dir());
         if socket.as_os_str().len() > MAX_SOCKET_PATH {
-            return Err(Error::SocketPathTooLong { path: socket, max: MAX_SOCKET_PATH });
+            return Err(DaemonStartError::SocketPathTooLong { path: socket, max: MAX_SOCKET_PATH });
         }
         match socket.symlink_metadata() {
             Ok(meta) if meta.file_type().is_socket() => {
                 std::fs::remove_file(&socket).map_err(|e| Error::io("remove", &socket, e))?;
             }
-            Ok(_) => return Err(Error::SocketInTheWay { path: socket }),
+            Ok(_) => return Err(DaemonStartError::SocketInTheWay { path: socket }),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io("stat", &socket, e)),
+            Err(e) => return Err(Error::io("stat", &socket, e).into()),
         }
         // The socket is created with the umask's mode: make that 0600 from the start rather
         // than leave a window before the chmod.

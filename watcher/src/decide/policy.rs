@@ -301,7 +301,7 @@ impl Policy {
     /// Reads a policy file strictly.
     pub fn load(path: &Path) -> Result<Policy, ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Toml::unreadable(ConfigKind::Policy, path, &e))?;
+            .map_err(|e| Toml::unreadable(ConfigKind::Policy, path, e))?;
         Policy::parse(&text, &path.display().to_string())
     }
 

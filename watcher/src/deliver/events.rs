@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Confirmations, SessionRef, TurnStarted};
 use crate::canonical::{Event, Kind};
-use crate::error::Error;
+use crate::errors::Error;
 use crate::ingest::reader::{Reader, ReaderConfig, Start};
 use crate::profile::Profiles;
 

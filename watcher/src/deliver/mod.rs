@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 pub use self::events::{EventsConfirmations, prompt_of, turn_started};
-use crate::error::Error;
+use crate::errors::Error;
 use crate::format::clock::now_ns;
 use crate::pane::{Pane, PaneReading, composer_shows};
 use crate::profile::{DeliverSpec, PanePatterns, Profile};

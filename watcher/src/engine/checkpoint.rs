@@ -35,7 +35,7 @@ use crate::Error;
 use crate::checkpoint::{FORMAT, Folder, body, path, read, write};
 use crate::decide::Decider;
 use crate::digest::digest;
-use crate::error::{CheckpointIgnored, CheckpointProblem};
+use crate::errors::{CheckpointIgnored, CheckpointProblem};
 use crate::format::store::EventsDir;
 use crate::ingest::cursor::Position;
 use crate::ingest::echo::Echoes;
@@ -47,7 +47,7 @@ use crate::state::Tracker;
 const COUNTER_BOUND: Duration = Duration::from_millis(200);
 
 /// Where a reader starts, as [`resume_tracker`] or [`resume_decider`] found it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Resumed {
     /// From a checkpoint: only the events after `covers` are replayed.
     Checkpoint {
@@ -146,7 +146,7 @@ pub fn resume_decider(config: &mut ReaderConfig, decider: &mut Decider) -> Resum
         Ok(Some(mut file)) => {
             let resumed = resumed(&file);
             let Some(memory) = file.decider.take() else {
-                let why = CheckpointProblem::Damaged("no decider memory".into());
+                let why = CheckpointProblem::Damaged { why: "no decider memory", source: None };
                 return ignored(config, Folder::Decider, why);
             };
             match restore(file, decider.tracker_mut(), config) {
@@ -327,8 +327,11 @@ fn load(
         return Ok(None);
     };
     let body = body(&bytes)?;
-    let file: wire::File<'static> = serde_json::from_slice(body)
-        .map_err(|e| CheckpointProblem::Damaged(format!("cannot be read back: {e}")))?;
+    let file: wire::File<'static> =
+        serde_json::from_slice(body).map_err(|e| CheckpointProblem::Damaged {
+            why: "cannot be read back",
+            source: Some(std::sync::Arc::new(e)),
+        })?;
     let mismatch = |what, saved: String, current: String| {
         Err(CheckpointProblem::Mismatch { what, saved, current })
     };
@@ -379,7 +382,7 @@ fn restore(
     tracker: &mut Tracker,
     config: &mut ReaderConfig,
 ) -> Result<(), CheckpointProblem> {
-    let damaged = |why: &str| CheckpointProblem::Damaged(why.to_owned());
+    let damaged = |why| CheckpointProblem::Damaged { why, source: None };
     let echoes = Echoes::from_wire(file.echoes).ok_or_else(|| damaged("an echo names nothing"))?;
     tracker.restore(file.tracker).ok_or_else(|| damaged("a tag names no session"))?;
     config.resume = Some(Resume { position: file.covers, echoes });

@@ -147,7 +147,7 @@ impl Running {
         }
         let stale = |e: AnswerError| match e {
             AnswerError::Stale { why } => DeliverError::Stale { why },
-            other => DeliverError::Stale { why: other.to_string() },
+            other => DeliverError::Stale { why: crate::errors::chain(&other) },
         };
         let pane_error = |source: Error| DeliverError::Pane {
             target: order.tmux.target.clone(),
@@ -291,7 +291,10 @@ impl Running {
             Ok(report) => report,
             Err(e) => {
                 // Nothing was typed: say so in the journal, give the lease back.
-                give_back("pane-unreadable", &format!("nothing typed: {e}"));
+                give_back(
+                    "pane-unreadable",
+                    &format!("nothing typed: {}", crate::errors::chain(&e)),
+                );
                 return Err(DeliverError::Pane {
                     target: order.tmux.target.clone(),
                     source: Box::new(e),
@@ -580,7 +583,10 @@ impl Confirmations for RunningConfirmations<'_> {
                 deliver::turn_started(e, profiles, session, since_ns)
                     .is_some_and(|t| !seen.contains(&(t.file, t.seq)))
             })
-            .map_err(|e| Error::EventsStopped { why: e.to_string() })?;
+            .map_err(|e| match e {
+                AnswerError::Stale { why } => Error::EventsStopped { why },
+                other => Error::EventsStopped { why: crate::errors::chain(&other) },
+            })?;
         let turn = found.and_then(|e| deliver::turn_started(&e, profiles, session, since_ns));
         if let Some(t) = &turn {
             self.seen.push((t.file.clone(), t.seq));

@@ -1,5 +1,9 @@
 //! Why the engine's operations fail: a request it cannot answer ([`AnswerError`]), a delivery
 //! that cannot run ([`DeliverError`]).
+//!
+//! They live here, not in the crate's `errors.rs`, because they carry types of the layers
+//! below the engine (a lease problem, a text that cannot be typed): `errors.rs` belongs to the
+//! model layer and imports none of them (see "Layers" in the crate docs).
 
 use std::fmt;
 
@@ -89,8 +93,8 @@ impl fmt::Display for DeliverError {
                 "nothing typed: the nudge of {session:?} has no text to quote (no open item of its \
                  task list, no livelock); give the text to type"
             ),
-            DeliverError::Pane { target, source } => {
-                write!(f, "nothing typed: cannot use tmux pane {target:?}: {source}")
+            DeliverError::Pane { target, .. } => {
+                write!(f, "nothing typed: cannot use tmux pane {target:?}")
             }
             DeliverError::NoProfile { cli } => {
                 write!(f, "nothing typed: the session's CLI {cli:?} has no profile here")
@@ -102,4 +106,15 @@ impl fmt::Display for DeliverError {
     }
 }
 
-impl std::error::Error for DeliverError {}
+impl std::error::Error for DeliverError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DeliverError::Pane { source, .. } => Some(source.as_ref()),
+            // The message says the problem itself.
+            DeliverError::Text(_)
+            | DeliverError::NothingToQuote { .. }
+            | DeliverError::NoProfile { .. }
+            | DeliverError::Stale { .. } => None,
+        }
+    }
+}

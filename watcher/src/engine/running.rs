@@ -627,7 +627,7 @@ fn feeder(
             Ok(_) => None,
         };
         if let Some(e) = failure {
-            let why = e.to_string();
+            let why = crate::errors::chain(&e);
             (shared.notes)(Note::WatcherStopped(e));
             shared.lock().core.failure = Some(why);
             shared.changed.notify_all();

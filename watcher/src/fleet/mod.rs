@@ -260,8 +260,12 @@ pub fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(100u64.saturating_mul(1 << attempt.min(6)).min(5_000))
 }
 
-pub(crate) fn nats_error(op: &'static str, target: &str, e: impl std::fmt::Display) -> Error {
-    Error::Nats { op, target: target.to_owned(), reason: e.to_string() }
+pub(crate) fn nats_error(
+    op: &'static str,
+    target: &str,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> Error {
+    Error::Nats { op, target: target.to_owned(), source: Box::new(e) }
 }
 
 /// Connects (in the background: a server that is down is waited for, by the client's own

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Error;
+use crate::errors::{CursorError, Error};
 use crate::format::store::EventsDir;
 use crate::fsutil::write_durable;
 use crate::ingest::source::{self, DirId};
@@ -115,12 +115,12 @@ pub struct Cursor {
 }
 
 /// Checks a cursor name: 1 to 64 letters, digits, `-`, `_`, `.`, not starting with `.`.
-pub(crate) fn check_name(name: &str) -> Result<(), Error> {
+pub(crate) fn check_name(name: &str) -> Result<(), CursorError> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && !name.starts_with('.')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if ok { Ok(()) } else { Err(Error::BadCursorName { name: name.to_owned() }) }
+    if ok { Ok(()) } else { Err(CursorError::BadName { name: name.to_owned() }) }
 }
 
 impl Cursor {
@@ -141,7 +141,7 @@ impl Cursor {
     /// Opens (or creates) a named cursor of an events directory, creating the directory
     /// (mode 0700) if needed. Fails if another process has it open. A position saved for an
     /// earlier directory of the same path is read as the start of the current one.
-    pub fn open(events_dir: &Path, name: &str) -> Result<Cursor, Error> {
+    pub fn open(events_dir: &Path, name: &str) -> Result<Cursor, CursorError> {
         check_name(name)?;
         let lock = lock(events_dir, name)?;
         let path = events_dir.join(CURSORS_DIR).join(format!("{name}.json"));
@@ -213,7 +213,7 @@ fn lock(events_dir: &Path, name: &str) -> Result<File, Error> {
         .open(&lock_path)
         .map_err(|e| Error::io("open", &lock_path, e))?;
     if lock.try_lock().is_err() {
-        return Err(Error::CursorInUse { name: name.to_owned(), path: lock_path });
+        return Err(CursorError::InUse { name: name.to_owned(), lock: lock_path }.into());
     }
     Ok(lock)
 }
@@ -258,7 +258,7 @@ fn read_file(path: &Path) -> Result<Option<CursorFile>, Error> {
     match untrusted::read_regular(path, MAX_BYTES, Link::Refuse) {
         Ok(bytes) => serde_json::from_slice::<CursorFile>(&bytes)
             .map(Some)
-            .map_err(|e| Error::BadCursor { path: path.to_owned(), reason: e.to_string() }),
+            .map_err(|source| CursorError::Damaged { path: path.to_owned(), source }.into()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io("read", path, e)),
     }
@@ -335,22 +335,22 @@ fn held(lock_path: &Path) -> Result<Option<Option<File>>, Error> {
 
 /// Removes a saved cursor, so that it no longer holds back retention: its position file, then
 /// its lock file. Refused while a process has it open.
-pub fn remove(events_dir: &Path, name: &str) -> Result<(), Error> {
+pub fn remove(events_dir: &Path, name: &str) -> Result<(), CursorError> {
     check_name(name)?;
     let file = events_dir.join(CURSORS_DIR).join(format!("{name}.json"));
     if !file.exists() {
         let known = all(events_dir)?.into_iter().map(|(name, _)| name).collect();
-        return Err(Error::NoSuchCursor { name: name.to_owned(), known });
+        return Err(CursorError::NoSuch { name: name.to_owned(), known });
     }
     let lock_path = lock_path(events_dir, name);
     let Some(_lock) = held(&lock_path)? else {
-        return Err(Error::CursorInUse { name: name.to_owned(), path: lock_path });
+        return Err(CursorError::InUse { name: name.to_owned(), lock: lock_path });
     };
     std::fs::remove_file(&file).map_err(|e| Error::io("remove", &file, e))?;
     match std::fs::remove_file(&lock_path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io("remove", &lock_path, e)),
+        Err(e) => Err(Error::io("remove", &lock_path, e).into()),
     }
 }
 
@@ -371,7 +371,7 @@ mod tests {
         assert_eq!(names, [("busy", 3, true), ("idle", 0, false)]);
         assert!(listed.iter().all(|s| s.saved.is_some()));
         let err = remove(tmp.path(), "busy").unwrap_err();
-        assert!(matches!(err, Error::CursorInUse { .. }), "{err}");
+        assert!(matches!(err, CursorError::InUse { .. }), "{err}");
         remove(tmp.path(), "idle").unwrap();
         assert_eq!(all(tmp.path()).unwrap().len(), 1);
         assert!(!tmp.path().join(CURSORS_DIR).join("idle.lock").exists());

@@ -496,19 +496,13 @@ impl Saver {
         // The first failure, then once per longest pause: a full disk is not a flood.
         if failing.failures == 1 || failing.pause == RETRY_MAX {
             sink.notice(FollowNotice::CursorNotSaved {
-                error: error_chain(&error),
+                error: crate::errors::chain(&error),
                 retry_in: failing.pause,
                 unsaved: self.unsaved,
             });
         }
         Ok(Some(error))
     }
-}
-
-/// An error and its causes on one line.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let causes = std::iter::successors(error.source(), |cause| cause.source());
-    causes.fold(error.to_string(), |line, cause| format!("{line}: {cause}"))
 }
 
 fn pass_on(notices: Vec<Notice>, sink: &mut impl Sink) {

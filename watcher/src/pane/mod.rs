@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use self::tmux::{MAX_OUTPUT, Pane, Resolved, Server};
-use crate::error::Error;
+use crate::errors::Error;
 use crate::evidence::PaneEvidence;
 use crate::profile::PanePatterns;
 

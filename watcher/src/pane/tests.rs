@@ -201,7 +201,14 @@ fn a_pane_tmux_cannot_reach_is_an_error_that_names_the_target() {
     let pane = Pane::on_socket(dir.path().join("no-server"), "work:1.0");
     let e = pane.capture().unwrap_err();
     assert!(matches!(&e, Error::Tmux { target, .. } if target == "work:1.0"), "{e:?}");
-    assert!(e.to_string().starts_with("cannot capture tmux pane \"work:1.0\": "), "{e}");
+    assert_eq!(e.to_string(), "cannot capture tmux pane \"work:1.0\"");
+    let Error::Tmux { source: crate::errors::TmuxProblem::Failed { stderr, .. }, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert!(!stderr.is_empty(), "tmux says why it failed on stderr");
+    let cause = std::error::Error::source(&e).expect("what tmux said");
+    assert_eq!(cause.to_string(), *stderr);
+    assert!(crate::errors::chain(&e).ends_with(stderr.as_str()), "{}", crate::errors::chain(&e));
     assert!(e.fix().unwrap().contains("--tmux-socket"));
 }
 

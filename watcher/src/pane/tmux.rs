@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
+use crate::errors::{Error, TmuxProblem};
 
 /// Longest wait for one tmux command.
 const DEADLINE: Duration = Duration::from_secs(5);
@@ -82,7 +82,8 @@ impl Pane {
         args: &[&str],
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, Error> {
-        let fail = |reason: String| Error::Tmux { op, target: self.target.clone(), reason };
+        let fail = |source: TmuxProblem| Error::Tmux { op, target: self.target.clone(), source };
+        let io = |op, source| fail(TmuxProblem::Io { op, source });
         let mut command = Command::new("tmux");
         if let Some(socket) = &self.server.socket {
             command.arg("-S").arg(socket);
@@ -92,10 +93,10 @@ impl Pane {
             .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = command.spawn().map_err(|e| fail(format!("cannot run tmux: {e}")))?;
+        let mut child = command.spawn().map_err(|e| io("run", e))?;
         if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
             // load-buffer reads all of stdin before it answers: the write cannot block on it.
-            stdin.write_all(bytes).map_err(|e| fail(format!("cannot write to tmux: {e}")))?;
+            stdin.write_all(bytes).map_err(|e| io("write to", e))?;
         }
         let mut stdout = child.stdout.take().expect("piped");
         let mut stderr = child.stderr.take().expect("piped");
@@ -117,20 +118,16 @@ impl Pane {
                 Ok(None) => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(fail(format!("tmux did not answer within {DEADLINE:?}")));
+                    return Err(fail(TmuxProblem::Timeout { after: DEADLINE }));
                 }
-                Err(e) => return Err(fail(format!("cannot wait for tmux: {e}"))),
+                Err(e) => return Err(io("wait for", e)),
             }
         };
         let stdout = out.join().unwrap_or_default();
         let stderr = err.join().unwrap_or_default();
         if !status.success() {
-            let text = String::from_utf8_lossy(&stderr).trim().to_owned();
-            return Err(fail(if text.is_empty() {
-                format!("tmux exited with {status}")
-            } else {
-                text
-            }));
+            let stderr = String::from_utf8_lossy(&stderr).trim().to_owned();
+            return Err(fail(TmuxProblem::Failed { status, stderr }));
         }
         Ok(stdout)
     }
@@ -148,7 +145,7 @@ impl Pane {
         text.parse().map_err(|_| Error::Tmux {
             op: "read the pid of",
             target: self.target.clone(),
-            reason: format!("tmux gave {text:?}, not a pid"),
+            source: TmuxProblem::Unexpected { wanted: "a pid", answer: text },
         })
     }
 
@@ -168,19 +165,22 @@ impl Pane {
             return Err(Error::Tmux {
                 op: "resolve",
                 target: self.target.clone(),
-                reason: format!("tmux gave {text:?}, not a pane id, pid and state"),
+                source: TmuxProblem::Unexpected {
+                    wanted: "a pane id, pid and state",
+                    answer: text,
+                },
             });
         };
         let pid = pid.parse().map_err(|_| Error::Tmux {
             op: "resolve",
             target: self.target.clone(),
-            reason: format!("tmux gave {pid:?}, not a pid"),
+            source: TmuxProblem::Unexpected { wanted: "a pid", answer: pid.to_owned() },
         })?;
         if !id.starts_with('%') {
             return Err(Error::Tmux {
                 op: "resolve",
                 target: self.target.clone(),
-                reason: format!("tmux gave {id:?}, not a pane id"),
+                source: TmuxProblem::Unexpected { wanted: "a pane id", answer: id.to_owned() },
             });
         }
         let pane = Pane { server: self.server.clone(), target: id.to_owned() };

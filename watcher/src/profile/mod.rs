@@ -1306,7 +1306,7 @@ impl Profiles {
     /// must be a complete profile.
     pub fn overlay_file(&mut self, path: &Path) -> Result<(), ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Toml::unreadable(ConfigKind::Profile, path, &e))?;
+            .map_err(|e| Toml::unreadable(ConfigKind::Profile, path, e))?;
         let src = Source { label: path.display().to_string(), text: &text };
         let (wire, warnings) = src.parse(false)?;
         self.warnings.extend(warnings);
@@ -1338,7 +1338,7 @@ impl Profiles {
     /// Checks one file as a complete profile (strict: unknown keys are errors).
     pub fn check_file(path: &Path) -> Result<Profile, ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Toml::unreadable(ConfigKind::Profile, path, &e))?;
+            .map_err(|e| Toml::unreadable(ConfigKind::Profile, path, e))?;
         let src = Source { label: path.display().to_string(), text: &text };
         let (wire, _) = src.parse(true)?;
         if wire.base.is_some() {

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::engine::Running;
 use crate::engine::deliver::{Cancel, Order};
+use crate::errors::chain;
 use crate::protocol::{
     Answer, DecideAnswer, LeasesAnswer, ReleaseAnswer, ReloadAnswer, Reply, Request,
     SessionsAnswer, SlotAnswer, StateAnswer, parse,
@@ -85,13 +86,4 @@ pub fn handle(running: &Running, line: &str) -> String {
         Err(refused) => refused,
     }
     .to_line()
-}
-
-/// An error and its causes on one line.
-fn chain(error: &dyn std::error::Error) -> String {
-    let causes = std::iter::successors(error.source(), |cause| cause.source());
-    causes.fold(error.to_string(), |line, cause| {
-        let cause = cause.to_string();
-        if line.contains(&cause) { line } else { format!("{line}: {cause}") }
-    })
 }

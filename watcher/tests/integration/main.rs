@@ -3,4 +3,5 @@
 
 mod classifier;
 mod docs;
+mod errors;
 mod layers;
