@@ -43,6 +43,10 @@ pub enum Observation {
     Interrupted(Interrupt),
     /// The turn ended on an API error of this class.
     ApiError(FailureKind),
+    /// A model response arrived (a request went through, clearing an API error before it).
+    /// It says nothing of whether the turn goes on: a CLI may write it after the turn's last
+    /// hook (Qwen Code's `api_response` telemetry, about a second after its `Stop`).
+    ResponseArrived,
     /// The turn's last entry: the model ended its turn.
     TurnFinished,
     /// Output tokens of one model response, as the CLI counts them. `message` names the

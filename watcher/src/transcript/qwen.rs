@@ -5,8 +5,9 @@
 //! * `system` with `subtype` `ui_telemetry`, by its `systemPayload.uiEvent["event.name"]`:
 //!   `qwen-code.api_error` (written for every failed model request, retried or not, while no
 //!   hook fires): [`Observation::ApiError`], classed by its `status_code`;
-//!   `qwen-code.api_response`: the turn goes on (a retry went through), with its
-//!   `output_token_count`.
+//!   `qwen-code.api_response`: [`Observation::ResponseArrived`] (a retry went through), with
+//!   its `output_token_count`; written about a second after the turn's last hook, it never
+//!   says the turn goes on.
 //!
 //! Other `system` records (snapshots, tool-call telemetry) say nothing here. 0.24.4 writes no
 //! entry for an Esc: its `Notification(idle_prompt)` hook says the prompt is back.
@@ -46,7 +47,7 @@ fn telemetry(event: &Value) -> Vec<Observation> {
             vec![Observation::ApiError(class)]
         }
         Some(API_RESPONSE) => {
-            let mut out = vec![Observation::TurnInProgress];
+            let mut out = vec![Observation::ResponseArrived];
             if let Some(tokens) = event.get("output_token_count").and_then(Value::as_u64) {
                 out.push(Observation::OutputTokens { message: None, tokens });
             }

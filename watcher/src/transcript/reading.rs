@@ -58,7 +58,14 @@ impl Reading {
         if entry.observations.is_empty() {
             return;
         }
-        self.last_entry_ns = Some(self.last_entry_ns.map_or(ts_ns, |t| t.max(ts_ns)));
+        // An entry that only reports a response's arrival or its tokens says nothing of the
+        // turn's progress: it does not make the turn's earlier entries newer than a hook.
+        let about_the_turn = entry.observations.iter().any(|o| {
+            !matches!(o, Observation::ResponseArrived | Observation::OutputTokens { .. })
+        });
+        if about_the_turn {
+            self.last_entry_ns = Some(self.last_entry_ns.map_or(ts_ns, |t| t.max(ts_ns)));
+        }
         for observation in &entry.observations {
             match observation {
                 Observation::TurnStarted => {
@@ -78,6 +85,10 @@ impl Reading {
                 Observation::Interrupted(how) => {
                     self.interrupted = Some(Stamped { what: *how, ts_ns });
                     self.in_progress = false;
+                }
+                Observation::ResponseArrived => {
+                    // A retry went through.
+                    self.api_error = None;
                 }
                 Observation::ApiError(class) => {
                     self.api_error = Some(Stamped { what: *class, ts_ns });

@@ -411,7 +411,8 @@ fn captured_qwen_chats_say_what_the_readme_says_they_do() {
     assert_eq!((update.unreadable, update.foreign), (0, 0));
     assert_eq!(reading.api_error.map(|e| e.what), Some(FailureKind::Overloaded));
     let approved = captured("qwen/0.24.4/interactive-approved.jsonl", f);
-    assert_eq!(lines_saying(&approved, &Observation::TurnInProgress), [4, 5, 7, 8, 9]);
+    assert_eq!(lines_saying(&approved, &Observation::TurnInProgress), [5, 7, 9]);
+    assert_eq!(lines_saying(&approved, &Observation::ResponseArrived), [4, 8]);
     let tokens = Observation::OutputTokens { message: None, tokens: 10 };
     assert_eq!(lines_saying(&approved, &tokens), [4, 8]);
     let (reading, update) = follow_captured("qwen/0.24.4/interactive-approved.jsonl", f);
@@ -444,6 +445,16 @@ fn a_qwen_retry_that_goes_through_clears_the_api_error() {
     assert!(reading.api_error.is_some());
     reading.apply(&response, 2);
     assert_eq!((reading.api_error, reading.output_tokens), (None, 7));
+    // The response's telemetry, written about a second after the turn's Stop (the session's
+    // last hook, at 10): the turn does not read as going on again, so input is not refused.
+    let assistant = read(line(serde_json::json!({"sessionId": session, "type": "assistant",
+        "message": {"role": "model", "parts": [{"text": "done"}]}})));
+    let mut reading = Reading::default();
+    reading.apply(&assistant, 5);
+    assert!(reading.evidence_after(4).turn_in_progress, "output after the last hook: mid-turn");
+    reading.apply(&response, 11);
+    assert!(!reading.evidence_after(10).turn_in_progress, "{reading:?}");
+    assert_eq!(reading.output_tokens, 7);
     // Other telemetry and bookkeeping say nothing; neither does an error's text anywhere else.
     let tool = read(telemetry("qwen-code.tool_call", serde_json::json!({"status_code": 500})));
     assert!(tool.observations.is_empty());
