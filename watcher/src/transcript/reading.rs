@@ -60,9 +60,10 @@ impl Reading {
         }
         // An entry that only reports a response's arrival or its tokens says nothing of the
         // turn's progress: it does not make the turn's earlier entries newer than a hook.
-        let about_the_turn = entry.observations.iter().any(|o| {
-            !matches!(o, Observation::ResponseArrived | Observation::OutputTokens { .. })
-        });
+        let about_the_turn = entry
+            .observations
+            .iter()
+            .any(|o| !matches!(o, Observation::ResponseArrived | Observation::OutputTokens { .. }));
         if about_the_turn {
             self.last_entry_ns = Some(self.last_entry_ns.map_or(ts_ns, |t| t.max(ts_ns)));
         }
