@@ -617,8 +617,15 @@ mod tests {
         let addr = server.base_url().trim_start_matches("http://").to_owned();
         let mut stream = TcpStream::connect(&addr).unwrap();
         write!(stream, "POST /slow HTTP/1.1\r\ncontent-length: 0\r\n\r\n").unwrap();
-        let mut first = [0u8; 64];
-        let _ = stream.read(&mut first).unwrap();
+        // It leaves once the first event has arrived: the rest is paced, so the server's
+        // next write comes 200 ms later and finds the client gone.
+        let mut seen = Vec::new();
+        while !String::from_utf8_lossy(&seen).contains("data: 0") {
+            let mut chunk = [0u8; 256];
+            let n = stream.read(&mut chunk).unwrap();
+            assert!(n > 0, "the stream ended before its first event");
+            seen.extend_from_slice(&chunk[..n]);
+        }
         drop(stream);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let exchanges = loop {
