@@ -23,5 +23,8 @@ if cargo fuzz --version >/dev/null 2>&1 && cargo +nightly --version >/dev/null 2
 else
   echo "cargo-fuzz or a nightly toolchain is not installed: running the fuzz targets' bodies" \
     "over fuzz/corpus and its mutants on stable instead" >&2
-  cargo test --manifest-path fuzz/Cargo.toml --locked --release --test corpus
+  # In the workspace's target directory, unoptimised: it reuses what the tests built (34 s
+  # instead of 81 s for a release build of its own), and the corpus runs in seconds either way.
+  CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(pwd)/target}" \
+    cargo test --manifest-path fuzz/Cargo.toml --locked --test corpus
 fi
