@@ -277,11 +277,13 @@ fn backlog(tmp: &Path, profiles: &Profiles, options: &Options) -> Result<(f64, f
     // One thread (the baseline), one worker reading ahead (as before several), the default.
     let ways = [(0, 1), (ahead, 1), (ahead, threads.max(2))];
     let mut rates = [[Vec::new(), Vec::new(), Vec::new()], [Vec::new(), Vec::new(), Vec::new()]];
+    let mut cpus = rates.clone();
     for _ in 0..options.runs {
-        for (fold, rates) in [false, true].into_iter().zip(&mut rates) {
+        for ((fold, rates), cpus) in [false, true].into_iter().zip(&mut rates).zip(&mut cpus) {
             for (way, &(read_ahead, threads)) in ways.iter().enumerate() {
-                let (rate, _) = drain(&dir, profiles, fold, read_ahead, threads)?;
+                let (rate, cpu) = drain(&dir, profiles, fold, read_ahead, threads)?;
                 rates[way].push(rate);
+                cpus[way].push(cpu);
             }
         }
     }
@@ -310,15 +312,25 @@ fn backlog(tmp: &Path, profiles: &Profiles, options: &Options) -> Result<(f64, f
         threads.max(2)
     );
     let mut new = [0.0; 2];
-    for (index, (label, rates)) in ["read, parse, map, hand out", "… and fold into session state"]
-        .iter()
-        .zip(&mut rates)
-        .enumerate()
-    {
+    let labels = ["read, parse, map, hand out", "… and fold into session state"];
+    for (index, (label, rates)) in labels.iter().zip(&mut rates).enumerate() {
         let [one, worker, workers] = rates;
         let (one, worker, workers) = (median(one), median(worker), median(workers));
         println!("| {label} | {one:.0} | {worker:.0} | {workers:.0} | {:.2}× |", workers / one);
         new[index] = workers;
+    }
+    println!(
+        "\nThe CPU time those runs took per event (µs, user and system, every thread of the \
+         process; medians): what a shared machine's other load does not change as much.\n"
+    );
+    println!(
+        "| Work | One thread (baseline) | One worker | {} workers |\n|---|---:|---:|---:|",
+        threads.max(2)
+    );
+    for (label, cpus) in labels.iter().zip(&mut cpus) {
+        let [one, worker, workers] = cpus;
+        let (one, worker, workers) = (median(one), median(worker), median(workers));
+        println!("| {label} | {one:.2} | {worker:.2} | {workers:.2} |");
     }
     phases(&dir, profiles)?;
     if options.dir.is_none() {
@@ -435,14 +447,16 @@ fn load_average() -> String {
 }
 
 /// Reads everything in `dir` from a cold start, `read_ahead` files ahead on `threads` workers;
-/// returns events/s and the tracker's size.
+/// returns events/s and the CPU time (user and system, every thread of this process) per event
+/// in µs.
 fn drain(
     dir: &Path,
     profiles: &Profiles,
     fold: bool,
     read_ahead: usize,
     threads: usize,
-) -> Result<(f64, usize)> {
+) -> Result<(f64, f64)> {
+    let cpu_before = cpu_seconds();
     let start = Instant::now();
     let mut reader = Reader::open(ReaderConfig {
         read_ahead,
@@ -463,7 +477,22 @@ fn drain(
             break;
         }
     }
-    Ok((count as f64 / start.elapsed().as_secs_f64(), tracker.len()))
+    let elapsed = start.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu_before;
+    drop(black_box(tracker));
+    Ok((count as f64 / elapsed, cpu * 1e6 / count.max(1) as f64))
+}
+
+/// The CPU time this process has used so far (user and system, all threads), in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// Writes and reads `total` events in rounds, folding them into one tracker; returns the

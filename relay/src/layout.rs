@@ -173,6 +173,12 @@ fn list_bucket(dir: &Path, first: u64, listing: &mut Listing) -> Result<(), Erro
     };
     for entry in entries {
         let entry = entry.map_err(error)?;
+        // Once a listing is long, room for a whole bucket at a time: a cold backlog lists a
+        // hundred thousand names, and growing the list by doubling copied it over and over and
+        // touched twice the fresh memory (a follower's few names never get here).
+        if listing.events.len() == listing.events.capacity() && listing.events.len() >= 1024 {
+            listing.events.reserve(BUCKET_SPAN as usize);
+        }
         let name = entry.file_name();
         match name.to_str().map(classify) {
             // Only what the relay puts there: ordered events of the bucket's range.

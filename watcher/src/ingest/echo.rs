@@ -308,8 +308,8 @@ struct Incoming<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Echoes {
     /// The copies of each session, by session id; of sessions without one, by tag.
-    by_id: HashMap<String, VecDeque<Copy>>,
-    by_tag: HashMap<String, VecDeque<Copy>>,
+    by_id: HashMap<String, Memory>,
+    by_tag: HashMap<String, Memory>,
     /// Directories, profile and native names seen, each stored once.
     dirs: Vec<PathBuf>,
     names: Vec<Box<str>>,
@@ -344,16 +344,17 @@ impl Echoes {
             native: event.native.as_deref().map(|n| self.name(n)),
             digest: digest.filter(|_| !event.source.legacy),
         };
-        let copies = match (&event.session_id, &event.tag) {
+        let memory = match (&event.session_id, &event.tag) {
             (Some(id), _) => memory(&mut self.by_id, id),
             (None, Some(tag)) => memory(&mut self.by_tag, tag),
             (None, None) => return,
         };
         let mut echo_of = None;
         if event.echo_of.is_none()
-            && let Some((index, how)) = best_match(copies, &incoming, &self.names)
+            && memory.may_match(&incoming)
+            && let Some((index, how)) = best_match(&memory.copies, &incoming, &self.names)
         {
-            let original = &mut copies[index];
+            let original = &mut memory.copies[index];
             echo_of = Some(match &original.original {
                 Some(first) => (**first).clone(),
                 None => SourceRef {
@@ -367,10 +368,10 @@ impl Echoes {
                 original.paired.push(incoming.dir);
             }
         }
-        if copies.len() >= PER_SESSION {
-            copies.pop_front();
+        if memory.copies.len() >= PER_SESSION {
+            memory.pop_front();
         }
-        copies.push_back(Copy {
+        memory.push_back(Copy {
             dir: incoming.dir,
             seq: event.source.seq,
             file: event.source.file.as_str().into(),
@@ -414,9 +415,9 @@ impl Echoes {
     fn sweep(&mut self) {
         let cutoff = self.newest_ns.saturating_sub(2 * WINDOW.as_nanos() as u64);
         for sessions in [&mut self.by_id, &mut self.by_tag] {
-            sessions.retain(|_, copies| {
-                copies.retain(|c| c.ts_ns >= cutoff);
-                !copies.is_empty()
+            sessions.retain(|_, memory| {
+                memory.retain_since(cutoff);
+                !memory.copies.is_empty()
             });
         }
     }
@@ -425,10 +426,12 @@ impl Echoes {
 impl Echoes {
     /// The memory as a checkpoint writes it.
     pub(crate) fn to_wire(&self) -> wire::Echoes {
-        let copies = |sessions: &HashMap<String, VecDeque<Copy>>| {
+        let copies = |sessions: &HashMap<String, Memory>| {
             sessions
                 .iter()
-                .map(|(key, copies)| (key.clone(), copies.iter().map(copy_to_wire).collect()))
+                .map(|(key, memory)| {
+                    (key.clone(), memory.copies.iter().map(copy_to_wire).collect())
+                })
                 .collect()
         };
         wire::Echoes {
@@ -458,7 +461,7 @@ impl Echoes {
                         .into_iter()
                         .map(|c| valid(&c).then(|| copy_from_wire(c)))
                         .collect::<Option<VecDeque<Copy>>>()
-                        .map(|copies| (key, copies))
+                        .map(|copies| (key, Memory::of(copies)))
                 })
                 .collect::<Option<HashMap<_, _>>>()
         };
@@ -512,13 +515,63 @@ fn copy_from_wire(c: wire::Copy) -> Copy {
     }
 }
 
+/// The copies remembered of one session, oldest first, with what [`Memory::may_match`] looks
+/// at of each kept beside them: a busy reader compares an event with the copies of its session
+/// (up to [`PER_SESSION`], a few KiB, out of the cache when sessions are many), and almost never
+/// has to read them.
+#[derive(Debug, Clone, Default)]
+struct Memory {
+    copies: VecDeque<Copy>,
+    /// For each copy, in the same order: `None` for a legacy copy (paired without a payload),
+    /// else its payload's digest (`Some(None)` when it has none).
+    digests: VecDeque<Option<Option<u64>>>,
+}
+
+impl Memory {
+    fn of(copies: VecDeque<Copy>) -> Memory {
+        let digests = copies.iter().map(Memory::digest_of).collect();
+        Memory { copies, digests }
+    }
+
+    fn digest_of(copy: &Copy) -> Option<Option<u64>> {
+        (!copy.legacy).then_some(copy.digest)
+    }
+
+    fn push_back(&mut self, copy: Copy) {
+        self.digests.push_back(Memory::digest_of(&copy));
+        self.copies.push_back(copy);
+    }
+
+    fn pop_front(&mut self) {
+        self.copies.pop_front();
+        self.digests.pop_front();
+    }
+
+    /// Forgets the copies older than `cutoff`.
+    fn retain_since(&mut self, cutoff: u64) {
+        let before = self.copies.len();
+        self.copies.retain(|c| c.ts_ns >= cutoff);
+        if self.copies.len() != before {
+            self.digests = self.copies.iter().map(Memory::digest_of).collect();
+        }
+    }
+
+    /// False when [`best_match`] would find nothing, told from the digests alone: an event
+    /// written by hookline's relay matches only a copy with the same payload digest, or a
+    /// legacy copy. True whenever it might (then [`best_match`] decides).
+    fn may_match(&self, incoming: &Incoming<'_>) -> bool {
+        if incoming.event.source.legacy || incoming.digest.is_none() {
+            return true;
+        }
+        let same = Some(incoming.digest);
+        self.digests.iter().any(|digest| digest.is_none() || *digest == same)
+    }
+}
+
 /// The copies remembered under `key`, found without allocating when there are some.
-fn memory<'a>(
-    sessions: &'a mut HashMap<String, VecDeque<Copy>>,
-    key: &str,
-) -> &'a mut VecDeque<Copy> {
+fn memory<'a>(sessions: &'a mut HashMap<String, Memory>, key: &str) -> &'a mut Memory {
     if !sessions.contains_key(key) {
-        sessions.insert(key.to_owned(), VecDeque::new());
+        sessions.insert(key.to_owned(), Memory::default());
     }
     sessions.get_mut(key).expect("just inserted")
 }
@@ -534,6 +587,11 @@ fn best_match(
     let kind = event.kind.kind_name();
     let legacy = event.source.legacy;
     let candidates = copies.iter().enumerate().filter_map(|(index, x)| {
+        // Between two copies written by hookline's relay only identical payloads match: the
+        // digests, compared first, rule out nearly every copy of a busy session at once.
+        if !legacy && !x.legacy && (incoming.digest.is_none() || x.digest != incoming.digest) {
+            return None;
+        }
         let close = x.ts_ns.abs_diff(event.ts_ns) <= window;
         if !close || x.agent_id.as_deref() != event.agent_id.as_deref() {
             return None;
