@@ -34,10 +34,6 @@ mod watcher;
 
 use std::error::Error;
 
-/// The allocator of the `hookline` binary, so that what is measured here is what it does.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 type Result<T, E = Box<dyn Error>> = std::result::Result<T, E>;
 
 const USAGE: &str = "usage: cargo run --release -p hookline-bench -- relay [--samples N] [--baseline BIN]...\n       \

@@ -6,12 +6,6 @@ use std::process::ExitCode;
 use clap::Parser;
 use hookline_cli::{cli, cmd, error_report};
 
-/// mimalloc, not glibc's malloc: the reader's worker threads allocate what the consumer frees,
-/// and glibc spent a fifth of a cold backlog's CPU in malloc, free and consolidating its lists
-/// (`hookline-bench watcher --backlog-only` measures the same allocator).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     // Die quietly when the reader of stdout goes away (`hookline watch | head`), like other
     // Unix tools; a watch cursor is saved only after its lines were written, so nothing is lost.

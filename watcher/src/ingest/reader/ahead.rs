@@ -85,7 +85,7 @@ pub(super) fn read_one(
             unreadable(source, reason, name.unordered_ts_ns.unwrap_or(0))
         }
     };
-    Ok(Some(((Box::new(event), mark, digest), notice)))
+    Ok(Some(((event, mark, digest), notice)))
 }
 
 /// The workers and what is in flight to and from them.
