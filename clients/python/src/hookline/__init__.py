@@ -28,7 +28,7 @@ from .types import (
     View,
 )
 
-__version__ = "0.2.0"
+__version__ = "0.2.1"
 
 __all__ = [
     "Action",
