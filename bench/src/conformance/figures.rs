@@ -299,9 +299,28 @@ impl CliFigures {
         (self.recorded().map(|r| r.false_auths.len()).sum(), self.recorded().map(|r| r.peeks).sum())
     }
 
+    /// Every time to truth (ns), all transitions together.
+    pub fn all_to_truth(&self) -> Vec<u64> {
+        self.to_truth().into_values().flat_map(|(said, _)| said).collect()
+    }
+
     /// Every delivery.
     pub fn deliveries(&self) -> Vec<&DeliveryScore> {
         self.played().flat_map(|r| &r.deliveries).collect()
+    }
+
+    /// How many deliveries ended with `outcome` (`confirmed`, `refused`, ...).
+    pub fn count_outcome(&self, outcome: &str) -> usize {
+        self.deliveries().iter().filter(|d| d.outcome == outcome).count()
+    }
+
+    /// From the allow to the confirmation (ns), of every confirmed delivery.
+    pub fn allow_to_confirmed(&self) -> Vec<u64> {
+        self.deliveries()
+            .iter()
+            .filter(|d| d.outcome == "confirmed")
+            .filter_map(|d| d.allow_to_outcome_ms.map(|m| m * 1_000_000))
+            .collect()
     }
 
     /// Wrongful keystrokes: into a dialog, beyond one paste, or into the neighbouring pane.
@@ -328,15 +347,11 @@ impl CliFigures {
             })
             .collect::<serde_json::Map<_, _>>()
             .into();
-        let all: Vec<u64> = self.to_truth().values().flat_map(|(s, _)| s.iter().copied()).collect();
+        let all = self.all_to_truth();
         let (false_auths, peeks) = self.false_auths();
         let deliveries = self.deliveries();
-        let count = |o: &str| deliveries.iter().filter(|d| d.outcome == o).count();
-        let allow: Vec<u64> = deliveries
-            .iter()
-            .filter(|d| d.outcome == "confirmed")
-            .filter_map(|d| d.allow_to_outcome_ms.map(|m| m * 1_000_000))
-            .collect();
+        let count = |o: &str| self.count_outcome(o);
+        let allow = self.allow_to_confirmed();
         let notes = self.notifications();
         json!({
             "cli": self.cli,

@@ -399,7 +399,7 @@ fn summary_row(f: &CliFigures) -> String {
     let (agreement, unknown) = f.agreement().map_or(("—".into(), "—".into()), |(a, u)| {
         (format!("{:.1} %", 100.0 * a), format!("{:.1} %", 100.0 * u))
     });
-    let all: Vec<u64> = f.to_truth().values().flat_map(|(s, _)| s.iter().copied()).collect();
+    let all = f.all_to_truth();
     let worst = f.worst().map_or("—".into(), |(scenario, w, cause)| {
         format!(
             "{} `{}` for `{}` in {scenario} ({})",
@@ -410,13 +410,8 @@ fn summary_row(f: &CliFigures) -> String {
         )
     });
     let (false_auths, peeks) = f.false_auths();
-    let deliveries = f.deliveries();
-    let count = |o: &str| deliveries.iter().filter(|d| d.outcome == o).count();
-    let allow: Vec<u64> = deliveries
-        .iter()
-        .filter(|d| d.outcome == "confirmed")
-        .filter_map(|d| d.allow_to_outcome_ms.map(|m| m * 1_000_000))
-        .collect();
+    let count = |o: &str| f.count_outcome(o);
+    let allow = f.allow_to_confirmed();
     let notes = f.notifications();
     format!(
         "| {} {} | {agreement} | {unknown} | {} / {} | {worst} | {false_auths} of {peeks} | {} / {} / {} | {} | {} / {} | {} / {} |",
