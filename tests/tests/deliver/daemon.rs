@@ -18,6 +18,19 @@ fn hookline_deliver(f: &Fixture, args: &[&str]) -> Output {
     deliver_command(f, args).output().unwrap()
 }
 
+/// `hookline decide SESSION QUESTION --json` reading the fixture's pane.
+fn hookline_decide(f: &Fixture, question: &str) -> Output {
+    Command::new(binaries::hookline())
+        .args(["decide", SESSION, question, "--json", "--events-dir"])
+        .arg(f.events())
+        .args(["--tmux", TARGET, "--tmux-socket"])
+        .arg(f.tmux.socket_path().unwrap())
+        .env_remove("TMUX")
+        .env("XDG_CONFIG_HOME", f.dir.path())
+        .output()
+        .unwrap()
+}
+
 fn deliver_command(f: &Fixture, args: &[&str]) -> Command {
     deliver_command_as(f, SESSION, args)
 }
@@ -237,15 +250,7 @@ fn decide_reads_the_pane_it_is_given() {
     // A person's draft in the composer: input is withheld, and nothing is typed.
     f.tmux.type_text("a draft").unwrap();
     f.wait_for_screen(|s| s.contains("❯ a draft"));
-    let out = Command::new(binaries::hookline())
-        .args(["decide", SESSION, "input", "--json", "--events-dir"])
-        .arg(f.events())
-        .args(["--tmux", TARGET, "--tmux-socket"])
-        .arg(f.tmux.socket_path().unwrap())
-        .env_remove("TMUX")
-        .env("XDG_CONFIG_HOME", f.dir.path())
-        .output()
-        .unwrap();
+    let out = hookline_decide(&f, "input");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let findings = json["evidence"]["caller"].as_array().unwrap();
@@ -269,15 +274,7 @@ fn decide_withholds_input_and_a_nudge_from_a_pane_whose_program_has_exited() {
     let mut client = hookline::daemon::Client::connect(&f.events()).unwrap();
     assert_eq!(client.state(SESSION).unwrap().unwrap().state.as_str(), "idle");
     let ask = |question: &str| {
-        let out = Command::new(binaries::hookline())
-            .args(["decide", SESSION, question, "--json", "--events-dir"])
-            .arg(f.events())
-            .args(["--tmux", TARGET, "--tmux-socket"])
-            .arg(f.tmux.socket_path().unwrap())
-            .env_remove("TMUX")
-            .env("XDG_CONFIG_HOME", f.dir.path())
-            .output()
-            .unwrap();
+        let out = hookline_decide(&f, question);
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         (out.status.code(), json["rule"].as_str().unwrap_or_default().to_owned())
     };
