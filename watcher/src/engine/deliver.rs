@@ -145,10 +145,7 @@ impl Running {
             None if order.question == Question::Nudge => {}
             None => return Err(DeliverError::Text(deliver::TextProblem::Empty)),
         }
-        let stale = |e: AnswerError| match e {
-            AnswerError::Stale { why } => DeliverError::Stale { why },
-            other => DeliverError::Stale { why: crate::errors::chain(&other) },
-        };
+        let stale = |e: AnswerError| DeliverError::Stale { why: e.why() };
         let pane_error = |source: Error| DeliverError::Pane {
             target: order.tmux.target.clone(),
             source: Box::new(source),
@@ -272,7 +269,7 @@ impl Running {
             // could answer that dialog: none is pressed unless the session still reads idle.
             let state = self
                 .read_live(|d| d.view(&order.session, now_ns()).map(|v| v.state))
-                .map_err(|e| (Rule::LeaseLost, format!("events stopped arriving: {e}")))?;
+                .map_err(|e| (Rule::LeaseLost, format!("events stopped arriving: {}", e.why())))?;
             if state != Some(StateKind::Idle) {
                 let said = state.map_or("no session", |s| s.as_str());
                 let why = format!("the session left its idle prompt after the paste (now {said})");
@@ -583,10 +580,7 @@ impl Confirmations for RunningConfirmations<'_> {
                 deliver::turn_started(e, profiles, session, since_ns)
                     .is_some_and(|t| !seen.contains(&(t.file, t.seq)))
             })
-            .map_err(|e| match e {
-                AnswerError::Stale { why } => Error::EventsStopped { why },
-                other => Error::EventsStopped { why: crate::errors::chain(&other) },
-            })?;
+            .map_err(|e| Error::EventsStopped { why: e.why() })?;
         let turn = found.and_then(|e| deliver::turn_started(&e, profiles, session, since_ns));
         if let Some(t) = &turn {
             self.seen.push((t.file.clone(), t.seq));

@@ -29,6 +29,17 @@ pub enum AnswerError {
     Lease(crate::decide::LeaseProblem),
 }
 
+impl AnswerError {
+    /// Why events stopped arriving, or the whole chain of another error: what a delivery
+    /// that could not read the engine says of it.
+    pub(crate) fn why(self) -> String {
+        match self {
+            AnswerError::Stale { why } => why,
+            other => crate::errors::chain(&other),
+        }
+    }
+}
+
 impl fmt::Display for AnswerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
