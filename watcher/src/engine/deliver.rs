@@ -369,10 +369,11 @@ impl Running {
         Ok(self.act(|d| d.decide_consulted(&ask, now_ns(), None)))
     }
 
-    /// The answer for a name no session has: nothing typed, and the names it resembles.
+    /// The answer for a name no session has: a refusal (nothing typed), with the names it
+    /// resembles.
     fn no_such_session(&self, order: &Order, started: Instant) -> DeliverAnswer {
         let lookup = self.lookup(&order.session);
-        let mut reason = format!("no session is named {:?} (yet): nothing typed", order.session);
+        let mut reason = format!("no session is named {:?} (yet)", order.session);
         if !lookup.candidates.is_empty() {
             reason.push_str(&format!(
                 "; it is the start of {} (acts name sessions exactly)",
