@@ -93,7 +93,8 @@ pub enum Command {
 pub struct DirArgs {
     /// The events directory [default: $HOOKLINE_EVENTS_DIR, else
     /// $XDG_STATE_HOME/hookline/events, else ~/.local/state/hookline/events].
-    #[arg(long, value_name = "DIR")]
+    // Global: `hookline lease list --events-dir DIR` as well as `lease --events-dir DIR list`.
+    #[arg(long, value_name = "DIR", global = true)]
     pub events_dir: Option<PathBuf>,
 }
 
@@ -268,8 +269,6 @@ pub enum CursorsAction {
     Remove {
         /// The cursor.
         name: String,
-        #[command(flatten)]
-        dir: DirArgs,
     },
 }
 

@@ -11,9 +11,8 @@ use super::{Outcome, Reading, events_dir};
 use crate::cli::{CursorsAction, CursorsArgs};
 
 pub fn run(args: &CursorsArgs) -> Outcome {
-    if let Some(CursorsAction::Remove { name, dir }) = &args.action {
-        let dir =
-            events_dir(if dir.events_dir.is_some() { dir } else { &args.dir }, Reading::Once)?;
+    if let Some(CursorsAction::Remove { name }) = &args.action {
+        let dir = events_dir(&args.dir, Reading::Once)?;
         cursor::remove(&dir, name).map_err(|e| match e {
             hookline::CursorError::InUse { name, lock } => format!(
                 "cursor {name:?} is open in another process (lock {}): stop that consumer first",

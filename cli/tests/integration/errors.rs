@@ -67,4 +67,7 @@ fn every_command_prints_its_errors_fix_once_on_its_own_line() {
     let last = stderr.lines().last().unwrap_or_default();
     assert!(last.starts_with("hookline: no hookline daemon answers on "), "{stderr}");
     assert!(!stderr.contains("fix:"), "{stderr}");
+    // The events directory may follow the subcommand too, as with every other command.
+    let after = run(home, &["lease", "release", "l-0", "--events-dir", &home.to_string_lossy()]);
+    assert_eq!((after.status.code(), after.stderr), (out.status.code(), out.stderr));
 }
